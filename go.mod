@@ -1,0 +1,3 @@
+module github.com/echomq/kit
+
+go 1.26
