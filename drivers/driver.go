@@ -1,0 +1,88 @@
+// Package drivers is the seam between the contracts and a port: the Driver interface the
+// fourteen contracts talk to, and the port protocol's wire shapes. drivers/inproc drives the
+// reference bus in this process; drivers/subprocess drives any program that speaks the port
+// protocol (contracts/PROTOCOL.md) on its standard input and output.
+//
+// Errors: a refusal the canon types (EMQSTALE, EMQKEY, …) comes back as *emqerr.Error, so
+// contracts branch with errors.Is(err, emqerr.Stale). A port that crashes, hangs, answers
+// garbage or out of sequence comes back as *PortError: the port misbehaved, which fails the
+// contract — it is never a harness error.
+package drivers
+
+import (
+	"context"
+	"fmt"
+)
+
+// Driver is one port under test, already started. Methods mirror the protocol's ops one to one
+// and are called from one goroutine at a time.
+type Driver interface {
+	// Name identifies the driver in reports ("reference", "node", the port's command).
+	Name() string
+	Hello(ctx context.Context, a HelloArgs) (HelloResult, error)
+	Mint(ctx context.Context, a MintArgs) (MintResult, error)
+	Key(ctx context.Context, a KeyArgs) (KeyResult, error)
+	Slot(ctx context.Context, a SlotArgs) (SlotResult, error)
+	Enqueue(ctx context.Context, a EnqueueArgs) (EnqueueResult, error)
+	// Claim and LaneClaim return nil, nil when nothing is claimable.
+	Claim(ctx context.Context, a ClaimArgs) (*ClaimResult, error)
+	LaneClaim(ctx context.Context, a ClaimArgs) (*ClaimResult, error)
+	Extend(ctx context.Context, a ExtendArgs) (ExtendResult, error)
+	Complete(ctx context.Context, a FenceArgs) error
+	Retry(ctx context.Context, a RetryArgs) (RetryResult, error)
+	Fail(ctx context.Context, a FailArgs) error
+	Checkpoint(ctx context.Context, a CheckpointArgs) error
+	Reap(ctx context.Context, a ReapArgs) (CountResult, error)
+	Promote(ctx context.Context, a PromoteArgs) (CountResult, error)
+	Morgue(ctx context.Context, a MorgueArgs) (MorgueResult, error)
+	Revive(ctx context.Context, a JobArgs) (ChangedResult, error)
+	Purge(ctx context.Context, a JobArgs) (ChangedResult, error)
+	Pause(ctx context.Context, a QueueArgs) error
+	Resume(ctx context.Context, a QueueArgs) error
+	LanePause(ctx context.Context, a QueueArgs) error
+	LaneResume(ctx context.Context, a QueueArgs) error
+	LaneCeiling(ctx context.Context, a QueueArgs) error
+	Park(ctx context.Context, a ParkArgs) (ParkResult, error)
+	// Reconnect drops the port's connections and opens new ones; the fence runs again.
+	Reconnect(ctx context.Context) error
+	// Close ends the session (and the port process, for a subprocess).
+	Close(ctx context.Context) error
+}
+
+// Factory starts a fresh port session. The harness starts one per contract so that contracts
+// are independent; a subprocess factory starts a new process each time.
+type Factory interface {
+	Name() string
+	Start(ctx context.Context) (Driver, error)
+}
+
+// PortError is a port's misbehaviour at the protocol level: it crashed, hung past the request
+// deadline, printed a line that is not a valid reply, answered out of sequence, or answered an
+// error type the protocol does not know. Line quotes the offending output, Stderr the tail of
+// the port's standard error.
+type PortError struct {
+	Port   string
+	Op     string
+	Reason string
+	Line   string
+	Stderr string
+}
+
+func (e *PortError) Error() string {
+	s := fmt.Sprintf("port %s: %s: %s", e.Port, e.Op, e.Reason)
+	if e.Line != "" {
+		s += fmt.Sprintf("\n  offending line: %q", e.Line)
+	}
+	if e.Stderr != "" {
+		s += "\n  stderr tail:\n" + e.Stderr
+	}
+	return s
+}
+
+// UnsupportedError is a port's UNSUPPORTED answer: it does not implement the op.
+type UnsupportedError struct {
+	Op      string
+	Message string
+}
+
+func (e *UnsupportedError) Error() string { return "op " + e.Op + " unsupported: " + e.Message }
