@@ -1,0 +1,187 @@
+package engines
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// stopGrace is how long a stopping engine gets before SIGKILL.
+const stopGrace = 10 * time.Second
+
+// proc is one engine process we started: it owns the process (by PID), its private temp
+// directory and its log file.
+type proc struct {
+	name    string // for messages: "valkey", "postgres"
+	cmd     *exec.Cmd
+	dir     string // private temp dir, removed on stop
+	logPath string
+	stopSig syscall.Signal // the engine's "shut down now" signal
+
+	done    chan struct{} // closed once the process has been reaped
+	waitErr error
+
+	stopOnce sync.Once
+	stopErr  error
+}
+
+// startProc starts cmd in its own process group, with a parent-death signal so it dies with us,
+// its output going to logPath.
+func startProc(name string, cmd *exec.Cmd, dir, logPath string, stopSig syscall.Signal) (*proc, error) {
+	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("engines: %s log: %w", name, err)
+	}
+	defer logf.Close() // the child holds its own copy
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Setpgid = true
+	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("engines: start %s: %w", name, err)
+	}
+	p := &proc{name: name, cmd: cmd, dir: dir, logPath: logPath, stopSig: stopSig, done: make(chan struct{})}
+	go func() {
+		p.waitErr = cmd.Wait()
+		close(p.done)
+	}()
+	return p, nil
+}
+
+func (p *proc) pid() int { return p.cmd.Process.Pid }
+
+func (p *proc) exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// stop signals the engine, escalates to SIGKILL of its whole process group after the grace
+// period, reaps it and removes its temp dir. Safe to call more than once.
+func (p *proc) stop() error {
+	p.stopOnce.Do(func() {
+		var errs []error
+		if !p.exited() {
+			_ = p.cmd.Process.Signal(p.stopSig)
+			select {
+			case <-p.done:
+			case <-time.After(stopGrace):
+				// The leader is not reaped yet, so its PID (= the group ID) cannot have been reused.
+				_ = syscall.Kill(-p.pid(), syscall.SIGKILL)
+				<-p.done
+				errs = append(errs, fmt.Errorf("engines: %s (pid %d) ignored %v for %v; killed", p.name, p.pid(), p.stopSig, stopGrace))
+			}
+		}
+		if p.dir != "" {
+			if err := os.RemoveAll(p.dir); err != nil {
+				errs = append(errs, fmt.Errorf("engines: remove %s dir: %w", p.name, err))
+			}
+		}
+		p.stopErr = errors.Join(errs...)
+	})
+	return p.stopErr
+}
+
+// logTail returns the last lines of the engine's log, for error messages.
+func (p *proc) logTail() string { return fileTail(p.logPath, 20) }
+
+func fileTail(path string, n int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "(no log: " + err.Error() + ")"
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// startErr wraps a start failure with the tail of the engine's log.
+func (p *proc) startErr(err error) error {
+	return fmt.Errorf("%w\n--- %s log (%s) tail ---\n%s", err, p.name, p.logPath, p.logTail())
+}
+
+// freePort asks the kernel for a free loopback port. Another process may take it before the
+// engine binds it; callers retry on a bind failure.
+func freePort() (int, error) {
+	for range 10 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return 0, fmt.Errorf("engines: find a free port: %w", err)
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		l.Close()
+		if port != 6379 && port != 5432 {
+			return port, nil
+		}
+	}
+	return 0, errors.New("engines: no free loopback port")
+}
+
+// tempPrefix names our private temp dirs so stale ones can be found.
+const tempPrefix = "emq-engine-"
+
+// ownerFile in a temp dir records the PID of the process that created it.
+const ownerFile = ".owner-pid"
+
+// makeTempDir creates a private temp dir for one engine and records our PID in it, so a later run
+// can remove it if we die without stopping (the engine itself dies with us by Pdeathsig).
+func makeTempDir(kind string) (string, error) {
+	sweepStaleTempDirs()
+	dir, err := os.MkdirTemp("", tempPrefix+kind+"-")
+	if err != nil {
+		return "", fmt.Errorf("engines: temp dir: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ownerFile), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
+		os.RemoveAll(dir)
+		return "", fmt.Errorf("engines: temp dir: %w", err)
+	}
+	return dir, nil
+}
+
+// sweepStaleTempDirs removes temp dirs whose creator is no longer alive. Best effort.
+func sweepStaleTempDirs() {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), tempPrefix+"*"))
+	for _, d := range dirs {
+		b, err := os.ReadFile(filepath.Join(d, ownerFile))
+		if err != nil {
+			continue // being created, or not ours
+		}
+		pid, err := strconv.Atoi(string(bytes.TrimSpace(b)))
+		if err != nil || pid <= 0 || pidAlive(pid) {
+			continue
+		}
+		// Only once the creator is gone: its engines got SIGKILL by Pdeathsig with it.
+		os.RemoveAll(d)
+	}
+}
+
+// pidAlive reports whether a process with this PID exists (zombies count as gone).
+func pidAlive(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	// State is the field after the parenthesised command name.
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 || i+2 >= len(s) {
+		return true
+	}
+	return s[i+2] != 'Z' && s[i+2] != 'X'
+}

@@ -1,0 +1,310 @@
+package engines
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Valkey kinds (ValkeyOptions.Kind).
+const (
+	KindValkey   = "valkey"    // Valkey 8.1.1, the canon's engine (also "")
+	KindRedis    = "redis"     // Debian's redis-server 7.0: a real server of the wrong kind
+	KindValkey80 = "valkey8.0" // bookworm-backports Valkey 8.0.1: too old for the canon
+)
+
+// Valkey is a running Valkey (or, by Kind, another RESP server).
+type Valkey struct {
+	Addr    string // host:port
+	Mode    Mode
+	Version string // server version, e.g. "8.1.1"; "" when unknown
+	Server  string // server kind from INFO: "valkey" or "redis"; "" when unknown
+
+	proc *proc              // native mode
+	stop func() error       // container mode
+	kind string
+}
+
+// ValkeyOptions select and configure the server.
+type ValkeyOptions struct {
+	// Args are extra server arguments, e.g. {"--appendonly", "yes", "--appendfsync", "always"}.
+	// A given server cannot take them, so non-empty Args always start a server.
+	Args []string
+	// Kind is "" or "valkey" (8.1.1), "redis" (Debian's Redis 7.0) or "valkey8.0" (8.0.1).
+	// Only the default kind is ever taken from EMQ_VALKEY_ADDR.
+	Kind string
+}
+
+// Stop stops a server we started and removes its data; a no-op for a given server. Idempotent.
+func (v *Valkey) Stop() error {
+	switch {
+	case v == nil:
+		return nil
+	case v.proc != nil:
+		return v.proc.stop()
+	case v.stop != nil:
+		return v.stop()
+	}
+	return nil
+}
+
+// PID is the server's process ID in native mode, else 0.
+func (v *Valkey) PID() int {
+	if v == nil || v.proc == nil {
+		return 0
+	}
+	return v.proc.pid()
+}
+
+// LogPath is the server's log file in native mode, else "".
+func (v *Valkey) LogPath() string {
+	if v == nil || v.proc == nil {
+		return ""
+	}
+	return v.proc.logPath
+}
+
+// StartValkey returns a live server: the given one (EMQ_VALKEY_ADDR), a native one, or a container.
+// ctx bounds the start (provisioning included), not the server's life; call Stop.
+func StartValkey(ctx context.Context, opt ValkeyOptions) (*Valkey, error) {
+	kind := opt.Kind
+	if kind == "" {
+		kind = KindValkey
+	}
+	if kind != KindValkey && kind != KindRedis && kind != KindValkey80 {
+		return nil, fmt.Errorf("engines: unknown Valkey kind %q (want %q, %q or %q)", opt.Kind, KindValkey, KindRedis, KindValkey80)
+	}
+	mode, err := forcedMode()
+	if err != nil {
+		return nil, err
+	}
+	addr := os.Getenv(EnvValkeyAddr)
+	givenOK := kind == KindValkey && len(opt.Args) == 0
+	switch {
+	case mode == ModeGiven && givenOK:
+		if addr == "" {
+			return nil, fmt.Errorf("%w: %s=given but %s is not set", ErrUnavailable, EnvMode, EnvValkeyAddr)
+		}
+		return givenValkey(ctx, addr)
+	case mode == "" && givenOK && addr != "":
+		return givenValkey(ctx, addr)
+	case mode == ModeContainer:
+		return containerValkey(ctx, kind, opt.Args)
+	}
+	v, err := nativeValkey(ctx, kind, opt.Args)
+	if err != nil && mode == "" && errors.Is(err, ErrUnavailable) {
+		if cerr := containerAvailable(ctx); cerr == nil {
+			return containerValkey(ctx, kind, opt.Args)
+		}
+	}
+	return v, err
+}
+
+func givenValkey(ctx context.Context, addr string) (*Valkey, error) {
+	info, err := valkeyInfo(ctx, addr)
+	if err != nil {
+		return nil, fmt.Errorf("engines: given %s=%s: %w", EnvValkeyAddr, addr, err)
+	}
+	v := &Valkey{Addr: addr, Mode: ModeGiven, kind: KindValkey}
+	v.Server, v.Version = serverVersion(info)
+	return v, nil
+}
+
+// valkeyCommand returns the argv that runs a server of this kind, provisioning it if needed.
+func valkeyCommand(ctx context.Context, kind string) ([]string, error) {
+	switch kind {
+	case KindRedis:
+		const bin = "/usr/bin/redis-server"
+		if _, err := os.Stat(bin); err != nil {
+			cache, err := userCacheDir()
+			if err != nil {
+				return nil, err
+			}
+			if err := ensureInstalled(ctx, cache, bin, "provision-redis.sh"); err != nil {
+				return nil, err
+			}
+		}
+		return []string{bin}, nil
+	case KindValkey80:
+		cache, err := userCacheDir()
+		if err != nil {
+			return nil, err
+		}
+		prefix := filepath.Join(cache, "valkey-8.0")
+		if err := ensureProvisioned(ctx, cache, prefix, "provision-valkey80.sh"); err != nil {
+			return nil, err
+		}
+		return []string{filepath.Join(prefix, "bin", "valkey-server")}, nil
+	default:
+		cache, err := userCacheDir()
+		if err != nil {
+			return nil, err
+		}
+		prefix := filepath.Join(cache, "valkey-"+ValkeyVersion)
+		if err := ensureProvisioned(ctx, cache, prefix, "provision-valkey.sh"); err != nil {
+			return nil, err
+		}
+		// Through trixie's loader and libraries: bookworm's glibc is too old for the binary.
+		lib := filepath.Join(prefix, "usr", "lib", "x86_64-linux-gnu")
+		return []string{filepath.Join(lib, "ld-linux-x86-64.so.2"), "--library-path", lib, filepath.Join(prefix, "valkey-server")}, nil
+	}
+}
+
+func nativeValkey(ctx context.Context, kind string, extra []string) (*Valkey, error) {
+	argv, err := valkeyCommand(ctx, kind)
+	if err != nil {
+		return nil, err
+	}
+	var lastErr error
+	for range 3 { // a new port on a bind race
+		v, retry, err := startValkeyOnce(ctx, kind, argv, extra)
+		if err == nil || !retry {
+			return v, err
+		}
+		lastErr = err
+	}
+	return nil, lastErr
+}
+
+func startValkeyOnce(ctx context.Context, kind string, argv, extra []string) (v *Valkey, retry bool, err error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, false, err
+	}
+	dir, err := makeTempDir(kind)
+	if err != nil {
+		return nil, false, err
+	}
+	args := append([]string{}, argv[1:]...)
+	args = append(args, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+		"--dir", dir, "--daemonize", "no")
+	args = append(args, extra...)
+	cmd := exec.Command(argv[0], args...)
+	cmd.Dir = dir
+	p, err := startProc(kind, cmd, dir, filepath.Join(dir, "server.log"), syscall.SIGTERM)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, false, err
+	}
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	info, err := waitValkey(ctx, p, addr)
+	if err != nil {
+		err = p.startErr(fmt.Errorf("engines: %s on %s did not come up: %w", kind, addr, err))
+		log := p.logTail()
+		p.stop()
+		return nil, strings.Contains(log, "Address already in use"), err
+	}
+	v = &Valkey{Addr: addr, Mode: ModeNative, proc: p, kind: kind}
+	v.Server, v.Version = serverVersion(info)
+	return v, false, nil
+}
+
+// waitValkey polls until the server answers PING, then reads INFO server.
+func waitValkey(ctx context.Context, p *proc, addr string) (map[string]string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	for {
+		if p.exited() {
+			return nil, fmt.Errorf("exited: %v", p.waitErr)
+		}
+		info, err := valkeyInfo(ctx, addr)
+		if err == nil {
+			return info, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%w (last: %v)", ctx.Err(), err)
+		case <-p.done:
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// serverVersion picks kind and version from INFO server. Valkey also reports a redis_version
+// for compatibility, so valkey_version wins.
+func serverVersion(info map[string]string) (server, version string) {
+	if v, ok := info["valkey_version"]; ok {
+		return "valkey", v
+	}
+	if v, ok := info["redis_version"]; ok {
+		return "redis", v
+	}
+	return "", ""
+}
+
+// valkeyInfo does PING and INFO server over a short-lived connection: a tiny inline RESP exchange,
+// independent of the kit's connector.
+func valkeyInfo(ctx context.Context, addr string) (map[string]string, error) {
+	d := net.Dialer{Timeout: time.Second}
+	conn, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	deadline := time.Now().Add(2 * time.Second)
+	if dl, ok := ctx.Deadline(); ok && dl.Before(deadline) {
+		deadline = dl
+	}
+	conn.SetDeadline(deadline)
+	if _, err := io.WriteString(conn, "PING\r\nINFO server\r\n"); err != nil {
+		return nil, err
+	}
+	r := bufio.NewReader(conn)
+	pong, err := readReply(r)
+	if err != nil {
+		return nil, fmt.Errorf("PING: %w", err)
+	}
+	if pong != "PONG" {
+		return nil, fmt.Errorf("PING answered %q", pong)
+	}
+	body, err := readReply(r)
+	if err != nil {
+		return nil, fmt.Errorf("INFO server: %w", err)
+	}
+	info := map[string]string{}
+	for _, line := range strings.Split(body, "\n") {
+		if k, v, ok := strings.Cut(strings.TrimRight(line, "\r"), ":"); ok && !strings.HasPrefix(k, "#") {
+			info[k] = v
+		}
+	}
+	return info, nil
+}
+
+// readReply reads a simple string, error or bulk string reply.
+func readReply(r *bufio.Reader) (string, error) {
+	line, err := r.ReadString('\n')
+	if err != nil {
+		return "", err
+	}
+	line = strings.TrimRight(line, "\r\n")
+	if line == "" {
+		return "", errors.New("empty reply")
+	}
+	switch line[0] {
+	case '+':
+		return line[1:], nil
+	case '-':
+		return "", fmt.Errorf("server error: %s", line[1:])
+	case '$':
+		n, err := strconv.Atoi(line[1:])
+		if err != nil || n < 0 {
+			return "", fmt.Errorf("bad bulk length %q", line)
+		}
+		buf := make([]byte, n+2)
+		if _, err := io.ReadFull(r, buf); err != nil {
+			return "", err
+		}
+		return string(buf[:n]), nil
+	}
+	return "", fmt.Errorf("unexpected reply %q", line)
+}
