@@ -1,0 +1,349 @@
+// Package connector is the kit's own RESP2 client. It speaks the wire itself so the kit sees
+// exactly the bytes it sends: HELLO 2 and an OnConnect hook (the EchoMQ fence) at every
+// connect, implicit pipelining of concurrent callers on one socket, EVALSHA-first scripts, and a
+// poisoned-connection rule after any protocol or I/O failure.
+//
+// A *Conn is safe for concurrent use. Blocking commands (BLPOP, BRPOP, BLMOVE, BZPOPMIN, …)
+// hold the reply stream until they answer, so they belong on a dedicated *Conn with a single
+// owner; Do recognises them and arms a read deadline of the command's timeout plus
+// Options.BlockSlack (bounded by ctx), so a server that never answers poisons the connection
+// instead of hanging it.
+package connector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/echomq/kit/reference/resp"
+)
+
+// Options configure a Conn. The zero value is usable.
+type Options struct {
+	DialTimeout time.Duration
+	// OnConnect runs after HELLO at connect and at every reconnect, before any other command
+	// reaches the server (the EchoMQ fence hooks in here). An error refuses the connection.
+	// The *Conn it receives is bound to the socket being set up.
+	OnConnect func(ctx context.Context, c *Conn) error
+	// Tap, if set, receives a copy of every byte written to the socket (the measured wire).
+	// It is called from whichever goroutine writes; writes to it never overlap.
+	Tap io.Writer
+	// Limits bound the reply reader; zero fields take resp.DefaultLimits (512 MiB bulk,
+	// depth 32).
+	Limits resp.Limits
+	// ReadBufferSize of the socket reader; 64 KiB when zero.
+	ReadBufferSize int
+	// BlockSlack is added to a blocking command's own timeout to form its read deadline;
+	// 2s when zero.
+	BlockSlack time.Duration
+}
+
+// ServerInfo is the server's answer to HELLO 2.
+type ServerInfo struct {
+	Server, Version, Mode string
+	Proto                 int64
+	ID                    int64
+	Role                  string
+}
+
+// Conn is a RESP2 connection with implicit pipelining.
+type Conn struct {
+	addr string
+	opt  Options
+
+	sess   atomic.Pointer[session]
+	info   atomic.Pointer[ServerInfo]
+	closed atomic.Bool
+	reconn sync.Mutex // serialises Reconnect and Close
+}
+
+// Dial connects to addr, runs HELLO 2 and then opt.OnConnect.
+func Dial(ctx context.Context, addr string, opt Options) (*Conn, error) {
+	c := &Conn{addr: addr, opt: opt}
+	s, info, err := c.connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c.sess.Store(s)
+	c.info.Store(info)
+	return c, nil
+}
+
+// connect builds a ready session: socket, HELLO 2, OnConnect. Nothing else can reach the
+// socket before it is published, so the hook really runs first.
+func (c *Conn) connect(ctx context.Context) (*session, *ServerInfo, error) {
+	d := net.Dialer{Timeout: c.opt.DialTimeout}
+	nc, err := d.DialContext(ctx, "tcp", c.addr)
+	if err != nil {
+		return nil, nil, fmt.Errorf("connector: dial %s: %w", c.addr, err)
+	}
+	if tc, ok := nc.(*net.TCPConn); ok {
+		_ = tc.SetNoDelay(true)
+	}
+	s := newSession(nc, &c.opt)
+	view := &Conn{addr: c.addr, opt: c.opt}
+	view.sess.Store(s)
+	info, err := hello(ctx, view)
+	if err != nil {
+		s.close("hello", err)
+		return nil, nil, err
+	}
+	view.info.Store(info)
+	if c.opt.OnConnect != nil {
+		if err := c.opt.OnConnect(ctx, view); err != nil {
+			s.close("onconnect", err)
+			return nil, nil, fmt.Errorf("connector: connection refused by OnConnect: %w", err)
+		}
+	}
+	return s, info, nil
+}
+
+func hello(ctx context.Context, c *Conn) (*ServerInfo, error) {
+	v, err := c.Do(ctx, "HELLO", "2")
+	if err != nil {
+		var se *resp.ServerError
+		if errors.As(err, &se) {
+			return nil, fmt.Errorf("%w: %w", ErrHello, se)
+		}
+		return nil, fmt.Errorf("connector: HELLO 2: %w", err)
+	}
+	info, err := ParseHello(v)
+	if err != nil {
+		return nil, err
+	}
+	return info, nil
+}
+
+// ParseHello reads the flat key/value array a RESP2 HELLO reply is.
+func ParseHello(v resp.Value) (*ServerInfo, error) {
+	if v.Type != resp.Array || v.Null || len(v.Elems)%2 != 0 {
+		return nil, fmt.Errorf("%w: reply is a %s, not a key/value array", ErrHello, v.Type)
+	}
+	info := &ServerInfo{}
+	for i := 0; i < len(v.Elems); i += 2 {
+		k, val := v.Elems[i], v.Elems[i+1]
+		switch strings.ToLower(k.Text()) {
+		case "server":
+			info.Server = val.Text()
+		case "version":
+			info.Version = val.Text()
+		case "mode":
+			info.Mode = val.Text()
+		case "role":
+			info.Role = val.Text()
+		case "proto":
+			n, err := val.Int64()
+			if err != nil {
+				return nil, fmt.Errorf("%w: proto: %w", ErrHello, err)
+			}
+			info.Proto = n
+		case "id":
+			n, err := val.Int64()
+			if err != nil {
+				return nil, fmt.Errorf("%w: id: %w", ErrHello, err)
+			}
+			info.ID = n
+		}
+	}
+	if info.Server == "" || info.Version == "" || info.Proto != 2 {
+		return nil, fmt.Errorf("%w: reply lacks server/version or proto is not 2", ErrHello)
+	}
+	return info, nil
+}
+
+// Server returns what HELLO 2 said at the last (re)connect.
+func (c *Conn) Server() ServerInfo {
+	if p := c.info.Load(); p != nil {
+		return *p
+	}
+	return ServerInfo{}
+}
+
+// Addr is the address the connection dials.
+func (c *Conn) Addr() string { return c.addr }
+
+// Err returns the *FatalError poisoning the connection, or nil while it is healthy.
+func (c *Conn) Err() error {
+	if f := c.sess.Load().poisoned(); f != nil {
+		return f
+	}
+	return nil
+}
+
+// Reconnect replaces the socket: new dial, HELLO 2, OnConnect. Calls in flight on the old
+// socket fail with a *FatalError. On error the old (poisoned) socket stays in place.
+func (c *Conn) Reconnect(ctx context.Context) error {
+	c.reconn.Lock()
+	defer c.reconn.Unlock()
+	if c.closed.Load() {
+		return &FatalError{Op: "reconnect", Err: ErrClosed}
+	}
+	s, info, err := c.connect(ctx)
+	if err != nil {
+		return err
+	}
+	old := c.sess.Swap(s)
+	c.info.Store(info)
+	old.close("reconnect", errors.New("connector: replaced by Reconnect"))
+	return nil
+}
+
+// Close closes the socket; every later call returns a *FatalError wrapping ErrClosed.
+func (c *Conn) Close() error {
+	c.reconn.Lock()
+	defer c.reconn.Unlock()
+	if c.closed.Swap(true) {
+		return nil
+	}
+	c.sess.Load().close("close", ErrClosed)
+	return nil
+}
+
+// roundTrip sends wire (n commands) and waits for n replies, copied into dst (grown as needed).
+func (c *Conn) roundTrip(ctx context.Context, cl *call, wire []byte, dst []resp.Value, deadline time.Time) ([]resp.Value, error) {
+	if err := ctx.Err(); err != nil {
+		putCall(cl)
+		return dst, err
+	}
+	s := c.sess.Load()
+	if err := s.submit(wire, cl, deadline); err != nil {
+		putCall(cl)
+		return dst, err
+	}
+	select {
+	case <-cl.done:
+	case <-ctx.Done():
+		if cl.state.CompareAndSwap(callWaiting, callAbandoned) {
+			return dst, ctx.Err() // the reader consumes the reply and recycles cl
+		}
+		<-cl.done
+	}
+	if cl.err != nil {
+		err := cl.err
+		putCall(cl)
+		return dst, err
+	}
+	dst = append(dst[:0], cl.vals...)
+	putCall(cl)
+	return dst, nil
+}
+
+// Do sends one command and returns its reply. An error reply is returned both as the Value
+// and as its *resp.ServerError. Arguments: string, []byte, int, int64, uint64, float64 (and
+// the other scalars resp.AppendCommand accepts).
+func (c *Conn) Do(ctx context.Context, args ...any) (resp.Value, error) {
+	cl := getCall(1)
+	var err error
+	cl.wire, err = resp.AppendCommand(cl.wire[:0], args...)
+	if err != nil {
+		putCall(cl)
+		return resp.Value{}, fmt.Errorf("connector: %w", err)
+	}
+	var deadline time.Time
+	if len(args) > 0 {
+		if timeout, ok := blockingTimeout(args); ok {
+			deadline = c.blockDeadline(ctx, timeout)
+		}
+	}
+	var one [1]resp.Value
+	out, err := c.roundTrip(ctx, cl, cl.wire, one[:0], deadline)
+	if err != nil {
+		return resp.Value{}, err
+	}
+	return out[0], out[0].Err()
+}
+
+// DoBlocking is Do for a blocking command whose server-side timeout is given explicitly (0 =
+// forever); see the package comment for why it belongs on a dedicated Conn.
+func (c *Conn) DoBlocking(ctx context.Context, timeout time.Duration, args ...any) (resp.Value, error) {
+	cl := getCall(1)
+	var err error
+	cl.wire, err = resp.AppendCommand(cl.wire[:0], args...)
+	if err != nil {
+		putCall(cl)
+		return resp.Value{}, fmt.Errorf("connector: %w", err)
+	}
+	var one [1]resp.Value
+	out, err := c.roundTrip(ctx, cl, cl.wire, one[:0], c.blockDeadline(ctx, timeout))
+	if err != nil {
+		return resp.Value{}, err
+	}
+	return out[0], out[0].Err()
+}
+
+func (c *Conn) blockDeadline(ctx context.Context, timeout time.Duration) time.Time {
+	slack := c.opt.BlockSlack
+	if slack <= 0 {
+		slack = 2 * time.Second
+	}
+	var d time.Time
+	if timeout > 0 {
+		d = time.Now().Add(timeout + slack)
+	}
+	if cd, ok := ctx.Deadline(); ok && (d.IsZero() || cd.Add(slack).Before(d)) {
+		d = cd.Add(slack)
+	}
+	return d
+}
+
+// blockingTimeout recognises the list/zset blocking pops and returns their timeout argument.
+func blockingTimeout(args []any) (time.Duration, bool) {
+	name, ok := args[0].(string)
+	if !ok || len(name) < 4 || (name[0] != 'B' && name[0] != 'b') {
+		return 0, false
+	}
+	var idx int
+	switch strings.ToUpper(name) {
+	case "BLPOP", "BRPOP", "BZPOPMIN", "BZPOPMAX", "BRPOPLPUSH", "BLMOVE":
+		idx = len(args) - 1
+	case "BLMPOP", "BZMPOP":
+		idx = 1
+	default:
+		return 0, false
+	}
+	if idx < 1 || idx >= len(args) {
+		return 0, false
+	}
+	var secs float64
+	switch t := args[idx].(type) {
+	case int:
+		secs = float64(t)
+	case int64:
+		secs = float64(t)
+	case float64:
+		secs = t
+	case string:
+		f, err := strconv.ParseFloat(t, 64)
+		if err != nil {
+			return 0, false
+		}
+		secs = f
+	default:
+		return 0, false
+	}
+	return time.Duration(secs * float64(time.Second)), true
+}
+
+// Cmd is one command of an explicit Pipeline.
+type Cmd struct{ Args []any }
+
+// Pipeline sends cmds in one write and returns their replies in order. Error replies stay
+// Values (Value.Err()); the error is for the connection, a cancelled ctx or a bad argument.
+// For a cheaper, allocation-free path reuse a Batch with Exec.
+func (c *Conn) Pipeline(ctx context.Context, cmds ...Cmd) ([]resp.Value, error) {
+	b := batchPool.Get().(*Batch)
+	defer func() { b.Reset(); batchPool.Put(b) }()
+	for _, cmd := range cmds {
+		b.Add(cmd.Args...)
+	}
+	return c.Exec(ctx, b, make([]resp.Value, 0, len(cmds)))
+}
+
+var batchPool = sync.Pool{New: func() any { return new(Batch) }}

@@ -1,0 +1,222 @@
+package connector
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/echomq/kit/reference/resp"
+)
+
+// Monitor is a dedicated connection in MONITOR mode: it yields every command the server
+// executes, one line each, in the server's order. It returns from NewMonitor only after the
+// server acknowledged MONITOR, so commands sent afterwards by others are seen.
+type Monitor struct {
+	nc    net.Conn
+	lines chan string
+	done  chan struct{}
+	once  sync.Once
+
+	mu  sync.Mutex
+	err error
+}
+
+// NewMonitor dials addr, speaks HELLO 2 and enters MONITOR mode.
+func NewMonitor(ctx context.Context, addr string) (*Monitor, error) {
+	var d net.Dialer
+	nc, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("connector: monitor: dial %s: %w", addr, err)
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		_ = nc.SetDeadline(dl)
+	}
+	stop := context.AfterFunc(ctx, func() { _ = nc.Close() })
+	br := bufio.NewReaderSize(nc, 64<<10)
+	rd := resp.NewReader(br, resp.Limits{})
+	fail := func(err error) (*Monitor, error) {
+		_ = nc.Close()
+		return nil, fmt.Errorf("connector: monitor: %w", err)
+	}
+	wire, _ := resp.AppendCommand(nil, "HELLO", "2")
+	wire, _ = resp.AppendCommand(wire, "MONITOR")
+	if _, err := nc.Write(wire); err != nil {
+		return fail(err)
+	}
+	h, err := rd.Read()
+	if err != nil {
+		return fail(err)
+	}
+	if err := h.Err(); err != nil {
+		return fail(fmt.Errorf("%w: %w", ErrHello, err))
+	}
+	ok, err := rd.Read()
+	if err != nil {
+		return fail(err)
+	}
+	if err := ok.Err(); err != nil {
+		return fail(err)
+	}
+	if !stop() {
+		return fail(ctx.Err())
+	}
+	_ = nc.SetDeadline(noDeadline)
+	m := &Monitor{nc: nc, lines: make(chan string, 8192), done: make(chan struct{})}
+	go m.loop(rd)
+	return m, nil
+}
+
+func (m *Monitor) loop(rd *resp.Reader) {
+	defer close(m.lines)
+	for {
+		v, err := rd.Read()
+		if err == nil && v.Type != resp.SimpleString {
+			err = &resp.ProtocolError{Reason: "monitor line is a " + v.Type.String()}
+		}
+		if err != nil {
+			m.mu.Lock()
+			m.err = err
+			m.mu.Unlock()
+			return
+		}
+		select {
+		case m.lines <- string(v.Str):
+		case <-m.done:
+			return
+		}
+	}
+}
+
+// Next returns the next monitored line, e.g.
+// `1700000000.123456 [0 127.0.0.1:50000] "EVALSHA" "…" "1" "k"`.
+// After Close, or when the connection ends, it returns an error (io.EOF after Close).
+func (m *Monitor) Next(ctx context.Context) (string, error) {
+	select {
+	case l, ok := <-m.lines:
+		if ok {
+			return l, nil
+		}
+		m.mu.Lock()
+		err := m.err
+		m.mu.Unlock()
+		select {
+		case <-m.done:
+			return "", io.EOF
+		default:
+		}
+		return "", fmt.Errorf("connector: monitor: %w", err)
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+}
+
+// Lines exposes the channel Next reads from; it is closed when the monitor ends.
+func (m *Monitor) Lines() <-chan string { return m.lines }
+
+// Close ends the monitor.
+func (m *Monitor) Close() error {
+	m.once.Do(func() {
+		close(m.done)
+		_ = m.nc.Close()
+	})
+	return nil
+}
+
+// MonitorLine is a parsed MONITOR line.
+type MonitorLine struct {
+	Time   string // seconds.micros as the server printed it
+	DB     int
+	Client string // "ip:port", "lua" for commands a script ran, "unix:…"
+	Args   []string
+}
+
+// ParseMonitorLine splits a MONITOR line into its parts, unquoting the arguments.
+func ParseMonitorLine(line string) (MonitorLine, error) {
+	var ml MonitorLine
+	ts, rest, ok := strings.Cut(line, " [")
+	if !ok {
+		return ml, errors.New("connector: monitor line without [db client]")
+	}
+	ml.Time = ts
+	hdr, rest, ok := strings.Cut(rest, "] ")
+	if !ok {
+		// A command with no arguments cannot happen; still tolerate "]" at end.
+		hdr, ok = strings.CutSuffix(rest, "]")
+		if !ok {
+			return ml, errors.New("connector: monitor line header not closed")
+		}
+		rest = ""
+	}
+	db, client, _ := strings.Cut(hdr, " ")
+	n, err := strconv.Atoi(db)
+	if err != nil {
+		return ml, fmt.Errorf("connector: monitor line db %q: %w", db, err)
+	}
+	ml.DB, ml.Client = n, client
+	for len(rest) > 0 {
+		rest = strings.TrimLeft(rest, " ")
+		if rest == "" {
+			break
+		}
+		if rest[0] != '"' {
+			return ml, fmt.Errorf("connector: monitor argument not quoted at %q", rest)
+		}
+		arg, tail, err := unquoteMonitor(rest)
+		if err != nil {
+			return ml, err
+		}
+		ml.Args = append(ml.Args, arg)
+		rest = tail
+	}
+	return ml, nil
+}
+
+// unquoteMonitor reads one "…" argument in the server's sdscatrepr escaping.
+func unquoteMonitor(s string) (string, string, error) {
+	var b strings.Builder
+	for i := 1; i < len(s); i++ {
+		ch := s[i]
+		switch ch {
+		case '"':
+			return b.String(), s[i+1:], nil
+		case '\\':
+			if i+1 >= len(s) {
+				return "", "", errors.New("connector: monitor argument ends in a backslash")
+			}
+			i++
+			switch s[i] {
+			case 'n':
+				b.WriteByte('\n')
+			case 'r':
+				b.WriteByte('\r')
+			case 't':
+				b.WriteByte('\t')
+			case 'a':
+				b.WriteByte('\a')
+			case 'b':
+				b.WriteByte('\b')
+			case 'x':
+				if i+2 >= len(s) {
+					return "", "", errors.New("connector: monitor argument: short \\x escape")
+				}
+				v, err := strconv.ParseUint(s[i+1:i+3], 16, 8)
+				if err != nil {
+					return "", "", fmt.Errorf("connector: monitor argument: bad \\x escape: %w", err)
+				}
+				b.WriteByte(byte(v))
+				i += 2
+			default:
+				b.WriteByte(s[i])
+			}
+		default:
+			b.WriteByte(ch)
+		}
+	}
+	return "", "", errors.New("connector: monitor argument not terminated")
+}

@@ -1,0 +1,227 @@
+package connector
+
+import (
+	"bufio"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/echomq/kit/reference/resp"
+)
+
+// call is one round trip: n replies expected for bytes already queued. Calls are pooled; the
+// replies land in the call's own vals so an abandoned caller's memory is never written.
+type call struct {
+	vals     []resp.Value
+	n        int
+	err      error
+	deadline bool // a blocking command armed a read deadline; the reader disarms it
+	state    atomic.Int32
+	done     chan struct{}
+	wire     []byte // scratch for encoding a single command outside the lock
+}
+
+const (
+	callWaiting int32 = iota
+	callDone
+	callAbandoned
+)
+
+var callPool = sync.Pool{New: func() any { return &call{done: make(chan struct{}, 1)} }}
+
+func getCall(n int) *call {
+	cl := callPool.Get().(*call)
+	if cap(cl.vals) < n {
+		cl.vals = make([]resp.Value, n)
+	}
+	cl.vals = cl.vals[:n]
+	cl.n = n
+	return cl
+}
+
+func putCall(cl *call) {
+	clear(cl.vals)
+	cl.err = nil
+	cl.deadline = false
+	cl.state.Store(callWaiting)
+	if cap(cl.wire) > 64<<10 {
+		cl.wire = nil
+	}
+	if cap(cl.vals) > 4096 {
+		cl.vals = nil
+	}
+	callPool.Put(cl)
+}
+
+// session is one socket: callers append encoded commands and queue their calls under mu (one
+// of them, the combiner, writes everything accumulated so far in one syscall), and a reader
+// goroutine matches replies to calls in FIFO order.
+type session struct {
+	nc  net.Conn
+	br  *bufio.Reader
+	rd  *resp.Reader
+	tap io.Writer
+
+	mu      sync.Mutex
+	wbuf    []byte  // encoded commands not yet written
+	spare   []byte  // the other write buffer, swapped with wbuf by the combiner
+	queue   []*call // calls whose replies have not started to be read
+	writing bool    // a combiner is writing; others just append
+	fatal   *FatalError
+
+	readerDone chan struct{}
+}
+
+func newSession(nc net.Conn, opt *Options) *session {
+	size := opt.ReadBufferSize
+	if size <= 0 {
+		size = 64 << 10
+	}
+	br := bufio.NewReaderSize(nc, size)
+	s := &session{
+		nc:         nc,
+		br:         br,
+		rd:         resp.NewReader(br, opt.Limits),
+		tap:        opt.Tap,
+		readerDone: make(chan struct{}),
+	}
+	go s.readLoop()
+	return s
+}
+
+// submit queues wire (holding n commands) for cl and writes it, possibly together with other
+// callers' commands. It returns the session's fatal error if it is poisoned.
+func (s *session) submit(wire []byte, cl *call, deadline time.Time) error {
+	s.mu.Lock()
+	if s.fatal != nil {
+		err := s.fatal
+		s.mu.Unlock()
+		return err
+	}
+	if !deadline.IsZero() {
+		// Armed before the bytes leave so the reader's disarm cannot precede it.
+		cl.deadline = true
+		_ = s.nc.SetReadDeadline(deadline)
+	}
+	s.wbuf = append(s.wbuf, wire...)
+	s.queue = append(s.queue, cl)
+	if s.writing {
+		s.mu.Unlock()
+		return nil
+	}
+	s.writing = true
+	for len(s.wbuf) > 0 {
+		buf := s.wbuf
+		s.wbuf = s.spare[:0]
+		s.mu.Unlock()
+		err := s.write(buf)
+		s.mu.Lock()
+		s.spare = buf[:0]
+		if err != nil {
+			s.writing = false
+			s.mu.Unlock()
+			s.fail("write", err)
+			return nil // cl is completed with the fatal error by fail
+		}
+	}
+	s.writing = false
+	s.mu.Unlock()
+	return nil
+}
+
+func (s *session) write(buf []byte) error {
+	if s.tap != nil {
+		_, _ = s.tap.Write(buf)
+	}
+	_, err := s.nc.Write(buf)
+	return err
+}
+
+// fail poisons the session once, closes the socket and completes every queued call.
+func (s *session) fail(op string, err error) *FatalError {
+	s.mu.Lock()
+	if s.fatal != nil {
+		f := s.fatal
+		s.mu.Unlock()
+		return f
+	}
+	f := &FatalError{Op: op, Err: err}
+	s.fatal = f
+	q := s.queue
+	s.queue = nil
+	s.mu.Unlock()
+	_ = s.nc.Close()
+	for _, cl := range q {
+		complete(cl, f)
+	}
+	return f
+}
+
+func (s *session) poisoned() *FatalError {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.fatal
+}
+
+// close poisons the session with cause and waits for the reader to stop.
+func (s *session) close(op string, cause error) {
+	s.fail(op, cause)
+	<-s.readerDone
+}
+
+func complete(cl *call, err error) {
+	cl.err = err
+	if cl.state.CompareAndSwap(callWaiting, callDone) {
+		cl.done <- struct{}{}
+		return
+	}
+	putCall(cl) // the caller gave up; the call is ours to recycle
+}
+
+func (s *session) readLoop() {
+	defer close(s.readerDone)
+	var local []*call
+	for {
+		if len(local) == 0 {
+			s.mu.Lock()
+			local, s.queue = s.queue, local[:0]
+			s.mu.Unlock()
+		}
+		if len(local) == 0 {
+			// Idle: wait for bytes. Anything arriving with no call queued is unsolicited.
+			if _, err := s.br.Peek(1); err != nil {
+				s.fail("read", err)
+				return
+			}
+			s.mu.Lock()
+			local, s.queue = s.queue, local[:0]
+			s.mu.Unlock()
+			if len(local) == 0 {
+				s.fail("read", ErrUnsolicited)
+				return
+			}
+		}
+		for i, cl := range local {
+			for j := 0; j < cl.n; j++ {
+				if err := s.rd.ReadInto(&cl.vals[j]); err != nil {
+					if err == io.EOF {
+						err = io.ErrUnexpectedEOF // a reply was owed
+					}
+					f := s.fail("read", err)
+					for _, rest := range local[i:] {
+						complete(rest, f)
+					}
+					return
+				}
+			}
+			if cl.deadline {
+				_ = s.nc.SetReadDeadline(time.Time{})
+			}
+			local[i] = nil
+			complete(cl, nil)
+		}
+		local = local[:0]
+	}
+}
