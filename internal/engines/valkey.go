@@ -30,8 +30,8 @@ type Valkey struct {
 	Version string // server version, e.g. "8.1.1"; "" when unknown
 	Server  string // server kind from INFO: "valkey" or "redis"; "" when unknown
 
-	proc *proc              // native mode
-	stop func() error       // container mode
+	proc *proc        // native mode
+	stop func() error // container mode
 	kind string
 }
 
