@@ -101,7 +101,7 @@ func (r *Reader) read(v *Value, depth int) error {
 		if err != nil {
 			return err
 		}
-		v.Str = append([]byte(nil), line...)
+		v.Str = append(make([]byte, 0, len(line)), line...)
 		return nil
 	case Integer:
 		line, err := r.line()
@@ -148,7 +148,7 @@ func (r *Reader) read(v *Value, depth int) error {
 			return protoErr("array nesting over depth %d", r.lim.MaxDepth)
 		}
 		// Grow with what actually arrives, so a hostile length costs no up-front allocation.
-		if int64(cap(elems)) < n {
+		if elems == nil || int64(cap(elems)) < n {
 			elems = make([]Value, 0, min(n, 1024))
 		}
 		for i := int64(0); i < n; i++ {
