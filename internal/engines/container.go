@@ -3,7 +3,9 @@ package engines
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -66,4 +68,30 @@ func onceErr(f func() error) func() error {
 		once.Do(func() { err = f() })
 		return err
 	}
+}
+
+func containerPostgres(ctx context.Context, settings map[string]string) (*Postgres, error) {
+	if err := containerAvailable(ctx); err != nil {
+		return nil, err
+	}
+	cmd := []string{"postgres"}
+	for _, k := range slices.Sorted(maps.Keys(settings)) {
+		cmd = append(cmd, "-c", k+"="+settings[k])
+	}
+	s, err := container.Run(ctx, container.Spec{
+		Image: postgresImage, Port: "5432/tcp", Cmd: cmd,
+		Env:     map[string]string{"POSTGRES_HOST_AUTH_METHOD": "trust"},
+		WaitLog: "database system is ready to accept connections", WaitLogCount: 2,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("engines: %w", err)
+	}
+	stop := onceErr(func() error { return s.Terminate(context.Background()) })
+	dsn := fmt.Sprintf("postgres://postgres@%s/postgres?sslmode=disable", net.JoinHostPort(s.Host, strconv.Itoa(s.Port)))
+	ver, err := pgVersion(ctx, dsn)
+	if err != nil {
+		stop()
+		return nil, fmt.Errorf("engines: %s container: %w", postgresImage, err)
+	}
+	return &Postgres{URL: dsn, Mode: ModeContainer, Version: ver, stop: stop}, nil
 }

@@ -91,3 +91,22 @@ func configGet(t *testing.T, addr, key string) string {
 	readBulk(t, r)
 	return readBulk(t, r)
 }
+
+// ppid reads a process's parent PID from /proc, 0 if unknown.
+func ppid(pid int) int {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 2 {
+		return 0
+	}
+	n, _ := strconv.Atoi(f[1])
+	return n
+}
