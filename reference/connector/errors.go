@@ -15,6 +15,9 @@ var (
 	ErrHello = errors.New("connector: HELLO 2 refused")
 	// ErrScriptSHA matches a *ScriptSHAError.
 	ErrScriptSHA = errors.New("connector: SCRIPT LOAD returned an unexpected SHA1")
+	// ErrDeadline is the cause when a blocking command's read deadline (its timeout plus
+	// Options.BlockSlack) passes without a reply.
+	ErrDeadline = errors.New("connector: blocking command got no reply by its deadline")
 	// ErrUnsolicited is the cause when the server sends bytes no command asked for.
 	ErrUnsolicited = errors.New("connector: reply with no command waiting")
 )

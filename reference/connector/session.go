@@ -2,6 +2,9 @@ package connector
 
 import (
 	"bufio"
+	"errors"
+	"fmt"
+	"os"
 	"io"
 	"net"
 	"sync"
@@ -192,6 +195,9 @@ func (s *session) readLoop() {
 		if len(local) == 0 {
 			// Idle: wait for bytes. Anything arriving with no call queued is unsolicited.
 			if _, err := s.br.Peek(1); err != nil {
+				if errors.Is(err, os.ErrDeadlineExceeded) {
+					err = fmt.Errorf("%w: %w", ErrDeadline, err)
+				}
 				s.fail("read", err)
 				return
 			}
@@ -208,6 +214,8 @@ func (s *session) readLoop() {
 				if err := s.rd.ReadInto(&cl.vals[j]); err != nil {
 					if err == io.EOF {
 						err = io.ErrUnexpectedEOF // a reply was owed
+					} else if errors.Is(err, os.ErrDeadlineExceeded) {
+						err = fmt.Errorf("%w: %w", ErrDeadline, err)
 					}
 					f := s.fail("read", err)
 					for _, rest := range local[i:] {
