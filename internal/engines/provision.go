@@ -165,3 +165,13 @@ func tail(s string, n int) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// ValkeyPrefix is where ci/provision-valkey.sh puts Valkey 8.1.1; its bin/ has valkey-server,
+// valkey-cli and valkey-benchmark wrappers that run through the prefix's loader.
+func ValkeyPrefix() (string, error) {
+	cache, err := userCacheDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(cache, "valkey-"+ValkeyVersion), nil
+}

@@ -1,0 +1,120 @@
+// Command emq-engines starts a Valkey and a PostgreSQL for development, prints how to reach them
+// and stops them on Ctrl-C or SIGTERM.
+//
+//	eval "$(go run ./cmd/emq-engines | grep ^export)"   # in one shell; keep it running
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/echomq/kit/internal/engines"
+)
+
+type multi []string
+
+func (m *multi) String() string     { return strings.Join(*m, " ") }
+func (m *multi) Set(s string) error { *m = append(*m, s); return nil }
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "emq-engines:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	var (
+		valkeyOnly   = flag.Bool("valkey-only", false, "start only Valkey")
+		postgresOnly = flag.Bool("postgres-only", false, "start only PostgreSQL")
+		kind         = flag.String("valkey-kind", "", `Valkey kind: "" or valkey (8.1.1), redis (Redis 7.0), valkey8.0`)
+		vargs, pgset multi
+	)
+	flag.Var(&vargs, "valkey-arg", "extra valkey-server argument (repeatable), e.g. -valkey-arg=--appendonly -valkey-arg=yes")
+	flag.Var(&pgset, "pg-set", "PostgreSQL setting k=v (repeatable), e.g. -pg-set synchronous_commit=off")
+	flag.Parse()
+	if *valkeyOnly && *postgresOnly {
+		return errors.New("-valkey-only and -postgres-only exclude each other")
+	}
+	settings := map[string]string{}
+	for _, kv := range pgset {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return fmt.Errorf("-pg-set %q: want k=v", kv)
+		}
+		settings[k] = v
+	}
+
+	// Signals during the start cancel it; the engines started so far are stopped below.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	startCtx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+
+	var stops []func() error
+	defer func() {
+		for i := len(stops) - 1; i >= 0; i-- {
+			if err := stops[i](); err != nil {
+				fmt.Fprintln(os.Stderr, "emq-engines: stop:", err)
+			}
+		}
+	}()
+	if !*postgresOnly {
+		v, err := engines.StartValkey(startCtx, engines.ValkeyOptions{Kind: *kind, Args: vargs})
+		if err != nil {
+			return err
+		}
+		stops = append(stops, v.Stop)
+		fmt.Printf("export %s=%s\n", engines.EnvValkeyAddr, v.Addr)
+		fmt.Fprintf(os.Stderr, "# %s %s (%s mode)", v.Server, v.Version, v.Mode)
+		if v.PID() != 0 {
+			fmt.Fprintf(os.Stderr, ", pid %d, log %s", v.PID(), v.LogPath())
+		}
+		fmt.Fprintln(os.Stderr)
+		host, port, _ := strings.Cut(v.Addr, ":")
+		fmt.Fprintf(os.Stderr, "#   %s -h %s -p %s\n", valkeyCLI(), host, port)
+	}
+	if !*valkeyOnly {
+		p, err := engines.StartPostgres(startCtx, engines.PostgresOptions{Settings: settings})
+		if err != nil {
+			return err
+		}
+		stops = append(stops, p.Stop)
+		fmt.Printf("export %s='%s'\n", engines.EnvPGURL, p.URL)
+		fmt.Fprintf(os.Stderr, "# PostgreSQL %s (%s mode)", p.Version, p.Mode)
+		if p.PID() != 0 {
+			fmt.Fprintf(os.Stderr, ", pid %d, log %s", p.PID(), p.LogPath())
+		}
+		fmt.Fprintln(os.Stderr)
+		psql := "psql"
+		if _, err := exec.LookPath("psql"); err != nil {
+			psql = "psql (not installed here: apt-get install postgresql-client)"
+		}
+		fmt.Fprintf(os.Stderr, "#   %s '%s'\n", psql, p.URL)
+	}
+	fmt.Fprintln(os.Stderr, "# running; Ctrl-C or SIGTERM stops them")
+	<-ctx.Done()
+	fmt.Fprintln(os.Stderr, "# stopping")
+	return nil
+}
+
+// valkeyCLI names the provisioned valkey-cli wrapper, or plain valkey-cli if it is not there.
+func valkeyCLI() string {
+	prefix, err := engines.ValkeyPrefix()
+	if err == nil {
+		cli := filepath.Join(prefix, "bin", "valkey-cli")
+		if _, err := os.Stat(cli); err == nil {
+			return cli
+		}
+	}
+	return "valkey-cli"
+}
