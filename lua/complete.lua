@@ -1,0 +1,104 @@
+-- complete: fenced; the job is done and leaves nothing behind.
+-- KEYS[1] -> emq:{q}:job:<id>
+-- KEYS[2] -> emq:{q}:active
+-- KEYS[3] -> emq:{q}:ckpt
+-- KEYS[4] -> emq:{q}:errors
+-- KEYS[5] -> emq:{q}:laneof
+-- KEYS[6] -> emq:{q}:lanes
+-- KEYS[7] -> emq:{q}:ring
+-- KEYS[8] -> emq:{q}:wake
+-- ARGV[1] -> id (the JOB id KEYS[1] names)
+-- ARGV[2] -> token (the attempts the claim returned)
+-- Reply: 1. Row, active entry, checkpoint, last error and lane bookkeeping are removed; a lane
+--        that becomes serviceable rejoins the ring and the wake is armed.
+-- Errors: EMQSTALE (no row, not active, token differs, or lease at/before TIME; nothing
+--         changes); EMQARG bad KEYS/ARGV.
+local MAX_MS = 100000000000000
+-- An integer ARGV within [lo, hi], or nil.
+local function int(s, lo, hi)
+  if type(s) ~= 'string' or #s > 16 or not string.match(s, '^%-?%d+$') then return nil end
+  local n = tonumber(s)
+  if n < lo or n > hi then return nil end
+  return n
+end
+local function is_job(s)
+  return type(s) == 'string' and #s == 14 and string.match(s, '^JOB[0-9A-Za-z]+$') ~= nil
+end
+local function is_name(s)
+  return type(s) == 'string' and #s >= 1 and #s <= 64 and not string.find(s, '[^a-z0-9_%.%-]')
+end
+-- Every KEYS[i] must be the queue prefix of KEYS[1] (up to and including "}:") then shape[i].
+local function declare(shape)
+  if #KEYS ~= #shape then return nil, 'EMQARG want ' .. #shape .. ' KEYS, got ' .. #KEYS end
+  local k = KEYS[1]
+  local e = string.find(k, '}:', 6, true)
+  local p = e and string.sub(k, 1, e + 1)
+  if not p or string.sub(k, 1, 5) ~= 'emq:{' or not is_name(string.sub(p, 6, -3)) then
+    return nil, 'EMQARG KEYS[1] is not a queue key'
+  end
+  for i = 1, #shape do
+    if KEYS[i] ~= p .. shape[i] then
+      return nil, 'EMQARG KEYS[' .. i .. '] must be ' .. p .. shape[i]
+    end
+  end
+  return p
+end
+-- The fence on the token: nil when (id, token) holds a live lease, else the EMQSTALE line.
+local function stale(row, active, id, token, now)
+  local f = redis.call('HMGET', row, 'state', 'attempts')
+  if not f[1] then return 'EMQSTALE ' .. id .. ' no such job' end
+  if f[1] ~= 'active' then return 'EMQSTALE ' .. id .. ' is ' .. f[1] end
+  if tonumber(f[2]) ~= token then
+    return 'EMQSTALE ' .. id .. ' token ' .. ARGV[2] .. ' but attempts ' .. tostring(f[2])
+  end
+  local deadline = tonumber(redis.call('ZSCORE', active, id))
+  if not deadline or deadline <= now then return 'EMQSTALE ' .. id .. ' lease passed' end
+  return nil
+end
+local function arm(wake)
+  if redis.call('LLEN', wake) == 0 then redis.call('RPUSH', wake, '1') end
+end
+-- Lane g is in the ring iff it is serviceable: ids in its lane key, not paused, active below
+-- its ceiling (none = unlimited); at most once, keeping its place. True when it joined.
+local function ring_fix(p, lanes, ring, g)
+  local f = redis.call('HMGET', lanes, 'active:' .. g, 'ceiling:' .. g, 'paused:' .. g)
+  local active, ceiling = tonumber(f[1]) or 0, tonumber(f[2])
+  local ok = not f[3] and (not ceiling or active < ceiling) and
+    redis.call('ZCARD', p .. 'lane:' .. g) > 0
+  local at = redis.call('LPOS', ring, g)
+  if ok and not at then
+    redis.call('RPUSH', ring, g)
+    return true
+  end
+  if not ok and at then redis.call('LREM', ring, 0, g) end
+  return false
+end
+local function lane_release(lanes, g)
+  if redis.call('HINCRBY', lanes, 'active:' .. g, -1) <= 0 then
+    redis.call('HDEL', lanes, 'active:' .. g)
+  end
+end
+
+if #ARGV ~= 2 then return redis.error_reply('EMQARG want 2 ARGV, got ' .. #ARGV) end
+local id = ARGV[1]
+if not is_job(id) then return redis.error_reply('EMQARG id must be a JOB id') end
+local token = int(ARGV[2], 1, MAX_MS)
+if not token then return redis.error_reply('EMQARG token must be an integer 1..' .. MAX_MS) end
+local p, err = declare({'job:' .. id, 'active', 'ckpt', 'errors', 'laneof', 'lanes', 'ring', 'wake'})
+if not p then return redis.error_reply(err) end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local refused = stale(KEYS[1], KEYS[2], id, token, now)
+if refused then return redis.error_reply(refused) end
+
+redis.call('DEL', KEYS[1])
+redis.call('ZREM', KEYS[2], id)
+redis.call('HDEL', KEYS[3], id)
+redis.call('HDEL', KEYS[4], id)
+local g = redis.call('HGET', KEYS[5], id)
+if g then
+  redis.call('HDEL', KEYS[5], id)
+  lane_release(KEYS[6], g)
+  if ring_fix(p, KEYS[6], KEYS[7], g) then arm(KEYS[8]) end
+end
+return 1

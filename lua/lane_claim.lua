@@ -1,0 +1,97 @@
+-- lane_claim: take the lane at the ring's head, rotate it to the tail, pop its oldest id and
+-- lease it as claim does, counting it active for the lane.
+-- KEYS[1] -> emq:{q}:ring
+-- KEYS[2] -> emq:{q}:active
+-- KEYS[3] -> emq:{q}:meta
+-- KEYS[4] -> emq:{q}:wake
+-- KEYS[5] -> emq:{q}:ckpt
+-- KEYS[6] -> emq:{q}:lanes
+-- KEYS[7] -> emq:{q}:pending
+-- ARGV[1] -> lease_ms (integer 1..1e14)
+-- Reply: empty array when the queue is paused or the ring is empty; else
+--        {id, payload, attempts (the token), checkpoint of an earlier attempt or nil, lane}.
+--        A lane no longer serviceable leaves the ring; the wake is re-armed while work remains.
+-- Errors: EMQARG bad KEYS/ARGV.
+local MAX_MS = 100000000000000
+-- An integer ARGV within [lo, hi], or nil.
+local function int(s, lo, hi)
+  if type(s) ~= 'string' or #s > 16 or not string.match(s, '^%-?%d+$') then return nil end
+  local n = tonumber(s)
+  if n < lo or n > hi then return nil end
+  return n
+end
+local function is_job(s)
+  return type(s) == 'string' and #s == 14 and string.match(s, '^JOB[0-9A-Za-z]+$') ~= nil
+end
+local function is_name(s)
+  return type(s) == 'string' and #s >= 1 and #s <= 64 and not string.find(s, '[^a-z0-9_%.%-]')
+end
+-- Every KEYS[i] must be the queue prefix of KEYS[1] (up to and including "}:") then shape[i].
+local function declare(shape)
+  if #KEYS ~= #shape then return nil, 'EMQARG want ' .. #shape .. ' KEYS, got ' .. #KEYS end
+  local k = KEYS[1]
+  local e = string.find(k, '}:', 6, true)
+  local p = e and string.sub(k, 1, e + 1)
+  if not p or string.sub(k, 1, 5) ~= 'emq:{' or not is_name(string.sub(p, 6, -3)) then
+    return nil, 'EMQARG KEYS[1] is not a queue key'
+  end
+  for i = 1, #shape do
+    if KEYS[i] ~= p .. shape[i] then
+      return nil, 'EMQARG KEYS[' .. i .. '] must be ' .. p .. shape[i]
+    end
+  end
+  return p
+end
+local function arm(wake)
+  if redis.call('LLEN', wake) == 0 then redis.call('RPUSH', wake, '1') end
+end
+-- Lane g is in the ring iff it is serviceable: ids in its lane key, not paused, active below
+-- its ceiling (none = unlimited); at most once, keeping its place. True when it joined.
+local function ring_fix(p, lanes, ring, g)
+  local f = redis.call('HMGET', lanes, 'active:' .. g, 'ceiling:' .. g, 'paused:' .. g)
+  local active, ceiling = tonumber(f[1]) or 0, tonumber(f[2])
+  local ok = not f[3] and (not ceiling or active < ceiling) and
+    redis.call('ZCARD', p .. 'lane:' .. g) > 0
+  local at = redis.call('LPOS', ring, g)
+  if ok and not at then
+    redis.call('RPUSH', ring, g)
+    return true
+  end
+  if not ok and at then redis.call('LREM', ring, 0, g) end
+  return false
+end
+local function lane_release(lanes, g)
+  if redis.call('HINCRBY', lanes, 'active:' .. g, -1) <= 0 then
+    redis.call('HDEL', lanes, 'active:' .. g)
+  end
+end
+
+if #ARGV ~= 1 then return redis.error_reply('EMQARG want 1 ARGV, got ' .. #ARGV) end
+local lease = int(ARGV[1], 1, MAX_MS)
+if not lease then return redis.error_reply('EMQARG lease_ms must be an integer 1..' .. MAX_MS) end
+local p, err = declare({'ring', 'active', 'meta', 'wake', 'ckpt', 'lanes', 'pending'})
+if not p then return redis.error_reply(err) end
+
+local function rearm()
+  if redis.call('LLEN', KEYS[1]) > 0 or redis.call('ZCARD', KEYS[7]) > 0 then arm(KEYS[4]) end
+end
+if redis.call('HGET', KEYS[3], 'paused') == '1' then return {} end
+local g = redis.call('LMOVE', KEYS[1], KEYS[1], 'LEFT', 'RIGHT')
+if not g then return {} end
+local popped = redis.call('ZPOPMIN', p .. 'lane:' .. g)
+local id = popped[1]
+local row = id and p .. 'job:' .. id
+if not id or redis.call('EXISTS', row) == 0 then -- a stale ring entry or orphan id: repair
+  ring_fix(p, KEYS[6], KEYS[1], g)
+  rearm()
+  return {}
+end
+local attempts = redis.call('HINCRBY', row, 'attempts', 1)
+redis.call('HSET', row, 'state', 'active')
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZADD', KEYS[2], now + lease, id)
+redis.call('HINCRBY', KEYS[6], 'active:' .. g, 1)
+ring_fix(p, KEYS[6], KEYS[1], g)
+rearm()
+return {id, redis.call('HGET', row, 'payload'), attempts, redis.call('HGET', KEYS[5], id), g}

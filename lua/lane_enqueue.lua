@@ -1,0 +1,91 @@
+-- lane_enqueue: enqueue into lane g; idempotent by id like enqueue.
+-- KEYS[1] -> emq:{q}:job:<id>
+-- KEYS[2] -> emq:{q}:lane:<g>
+-- KEYS[3] -> emq:{q}:scheduled
+-- KEYS[4] -> emq:{q}:wake
+-- KEYS[5] -> emq:{q}:laneof
+-- KEYS[6] -> emq:{q}:lanes
+-- KEYS[7] -> emq:{q}:ring
+-- ARGV[1] -> id (the JOB id KEYS[1] names)
+-- ARGV[2] -> lane g (the lane KEYS[2] names)
+-- ARGV[3] -> payload (opaque bytes, may be empty)
+-- ARGV[4] -> delay_ms (integer 0..1e14; 0 = into the lane now, else scheduled at TIME+delay_ms)
+-- Reply: 1 enqueued (laneof id -> g; ring updated; wake armed); 0 the row exists, nothing changed.
+-- Errors: EMQARG bad KEYS/ARGV.
+local MAX_MS = 100000000000000
+-- An integer ARGV within [lo, hi], or nil.
+local function int(s, lo, hi)
+  if type(s) ~= 'string' or #s > 16 or not string.match(s, '^%-?%d+$') then return nil end
+  local n = tonumber(s)
+  if n < lo or n > hi then return nil end
+  return n
+end
+local function is_job(s)
+  return type(s) == 'string' and #s == 14 and string.match(s, '^JOB[0-9A-Za-z]+$') ~= nil
+end
+local function is_name(s)
+  return type(s) == 'string' and #s >= 1 and #s <= 64 and not string.find(s, '[^a-z0-9_%.%-]')
+end
+-- Every KEYS[i] must be the queue prefix of KEYS[1] (up to and including "}:") then shape[i].
+local function declare(shape)
+  if #KEYS ~= #shape then return nil, 'EMQARG want ' .. #shape .. ' KEYS, got ' .. #KEYS end
+  local k = KEYS[1]
+  local e = string.find(k, '}:', 6, true)
+  local p = e and string.sub(k, 1, e + 1)
+  if not p or string.sub(k, 1, 5) ~= 'emq:{' or not is_name(string.sub(p, 6, -3)) then
+    return nil, 'EMQARG KEYS[1] is not a queue key'
+  end
+  for i = 1, #shape do
+    if KEYS[i] ~= p .. shape[i] then
+      return nil, 'EMQARG KEYS[' .. i .. '] must be ' .. p .. shape[i]
+    end
+  end
+  return p
+end
+local function arm(wake)
+  if redis.call('LLEN', wake) == 0 then redis.call('RPUSH', wake, '1') end
+end
+-- Lane g is in the ring iff it is serviceable: ids in its lane key, not paused, active below
+-- its ceiling (none = unlimited); at most once, keeping its place. True when it joined.
+local function ring_fix(p, lanes, ring, g)
+  local f = redis.call('HMGET', lanes, 'active:' .. g, 'ceiling:' .. g, 'paused:' .. g)
+  local active, ceiling = tonumber(f[1]) or 0, tonumber(f[2])
+  local ok = not f[3] and (not ceiling or active < ceiling) and
+    redis.call('ZCARD', p .. 'lane:' .. g) > 0
+  local at = redis.call('LPOS', ring, g)
+  if ok and not at then
+    redis.call('RPUSH', ring, g)
+    return true
+  end
+  if not ok and at then redis.call('LREM', ring, 0, g) end
+  return false
+end
+local function lane_release(lanes, g)
+  if redis.call('HINCRBY', lanes, 'active:' .. g, -1) <= 0 then
+    redis.call('HDEL', lanes, 'active:' .. g)
+  end
+end
+
+if #ARGV ~= 4 then return redis.error_reply('EMQARG want 4 ARGV, got ' .. #ARGV) end
+local id, g, payload = ARGV[1], ARGV[2], ARGV[3]
+if not is_job(id) then return redis.error_reply('EMQARG id must be a JOB id') end
+if not is_name(g) then return redis.error_reply('EMQARG lane must be 1-64 bytes of [a-z0-9_.-]') end
+local delay = int(ARGV[4], 0, MAX_MS)
+if not delay then return redis.error_reply('EMQARG delay_ms must be an integer 0..' .. MAX_MS) end
+local p, err = declare({'job:' .. id, 'lane:' .. g, 'scheduled', 'wake', 'laneof', 'lanes', 'ring'})
+if not p then return redis.error_reply(err) end
+
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[5], id, g)
+if delay == 0 then
+  redis.call('HSET', KEYS[1], 'state', 'pending', 'attempts', 0, 'payload', payload)
+  redis.call('ZADD', KEYS[2], 0, id)
+  ring_fix(p, KEYS[6], KEYS[7], g)
+else
+  local t = redis.call('TIME')
+  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  redis.call('HSET', KEYS[1], 'state', 'scheduled', 'attempts', 0, 'payload', payload)
+  redis.call('ZADD', KEYS[3], now + delay, id)
+end
+arm(KEYS[4])
+return 1
