@@ -10,6 +10,13 @@ PREFIX=$CACHE/valkey-$VERSION
 if [ -x "$PREFIX/valkey-server" ] && [ -f "$PREFIX/.complete" ]; then
   echo "$PREFIX"; exit 0
 fi
+mkdir -p "$CACHE"
+# Parallel runs: one provisions, the others wait and then find the prefix complete.
+exec 9>"$CACHE/.provision-valkey.script.lock"
+flock 9
+if [ -x "$PREFIX/valkey-server" ] && [ -f "$PREFIX/.complete" ]; then
+  echo "$PREFIX"; exit 0
+fi
 
 command -v apt-get >/dev/null || { echo "provision-valkey: apt-get is required (Debian/Ubuntu)" >&2; exit 1; }
 command -v dpkg-deb >/dev/null || { echo "provision-valkey: dpkg-deb is required" >&2; exit 1; }

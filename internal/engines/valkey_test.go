@@ -122,3 +122,14 @@ func TestBadInput(t *testing.T) {
 		t.Fatal("unknown kind accepted")
 	}
 }
+
+func TestValkey80TooOld(t *testing.T) {
+	t.Setenv(engines.EnvMode, "")
+	v := enginestest.ValkeyWith(t, engines.ValkeyOptions{Kind: engines.KindValkey80})
+	if v.Server != "valkey" || !strings.HasPrefix(v.Version, "8.0.") {
+		t.Fatalf("got %s %s, want valkey 8.0.x", v.Server, v.Version)
+	}
+	if got := infoField(t, v.Addr, "valkey_version"); got != v.Version {
+		t.Fatalf("valkey_version %q, reported %q", got, v.Version)
+	}
+}
