@@ -1,0 +1,420 @@
+package subprocess
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/echomq/kit/drivers"
+	"github.com/echomq/kit/reference/emqerr"
+)
+
+// line is one line of the port's stdout, or the reason reading stopped.
+type line struct {
+	text []byte
+	err  error // io.EOF at the end, bufio.ErrTooLong for an over-long line
+}
+
+// driver is one running port process.
+type driver struct {
+	f      *Factory
+	cmd    *exec.Cmd
+	stdin  *os.File
+	lines  chan line
+	exited chan struct{} // closed when the process has been reaped
+	stderr *tail
+	errEOF chan struct{} // closed when stderr reached EOF
+
+	waitErr error // valid after exited is closed
+	seq     uint64
+	failed  *drivers.PortError // set on the first protocol-level failure: the session is over
+	closed  bool
+	mu      sync.Mutex // guards kill vs. reap
+}
+
+func start(cmd *exec.Cmd, f *Factory) (*driver, error) {
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		return nil, err
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		outR.Close()
+		outW.Close()
+		return nil, err
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
+	if err := cmd.Start(); err != nil {
+		for _, p := range []*os.File{inR, inW, outR, outW, errR, errW} {
+			p.Close()
+		}
+		return nil, err
+	}
+	// The child holds its own copies; closing ours lets EOF arrive when it exits.
+	inR.Close()
+	outW.Close()
+	errW.Close()
+
+	d := &driver{
+		f: f, cmd: cmd, stdin: inW,
+		lines:  make(chan line, 16),
+		exited: make(chan struct{}),
+		stderr: &tail{max: f.opt.StderrTail},
+		errEOF: make(chan struct{}),
+	}
+	go d.readStdout(outR)
+	go func() {
+		_, _ = io.Copy(d.stderr, errR)
+		errR.Close()
+		close(d.errEOF)
+	}()
+	go func() {
+		d.waitErr = cmd.Wait()
+		close(d.exited)
+	}()
+	return d, nil
+}
+
+func (d *driver) readStdout(r *os.File) {
+	defer r.Close()
+	defer close(d.lines)
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), d.f.opt.MaxLine)
+	for sc.Scan() {
+		d.lines <- line{text: append([]byte(nil), sc.Bytes()...)}
+	}
+	err := sc.Err()
+	if err == nil {
+		err = io.EOF
+	}
+	d.lines <- line{err: err}
+}
+
+func (d *driver) Name() string { return d.f.name }
+
+// kill ends the process group and waits (bounded) for the reap.
+func (d *driver) kill() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.cmd.Process != nil {
+		killGroup(d.cmd.Process.Pid)
+	}
+	select {
+	case <-d.exited:
+	case <-time.After(5 * time.Second):
+	}
+	d.stdin.Close()
+	// Let the last words on stderr arrive: they are the most useful part of the report.
+	select {
+	case <-d.errEOF:
+	case <-time.After(500 * time.Millisecond):
+	}
+}
+
+// exitStatus describes how the process ended, waiting up to grace for it to end.
+func (d *driver) exitStatus(grace time.Duration) string {
+	select {
+	case <-d.exited:
+	default:
+		select {
+		case <-d.exited:
+		case <-time.After(grace):
+			return "still running"
+		}
+	}
+	if d.waitErr == nil {
+		return "exit status 0"
+	}
+	var ee *exec.ExitError
+	if errors.As(d.waitErr, &ee) {
+		return ee.ProcessState.String()
+	}
+	return d.waitErr.Error()
+}
+
+// fail records a protocol-level failure, ends the process and returns the error.
+func (d *driver) fail(op, reason string, offending []byte) error {
+	d.kill()
+	e := &drivers.PortError{Port: d.f.name, Op: op, Reason: reason, Line: clip(offending), Stderr: d.stderr.String()}
+	d.failed = e
+	return e
+}
+
+func clip(b []byte) string {
+	const max = 2000
+	if len(b) > max {
+		return string(b[:max]) + "…"
+	}
+	return string(b)
+}
+
+// encode writes {"seq":N,"op":"…", <args' fields>}.
+func encode(seq uint64, op string, args any) ([]byte, error) {
+	head, _ := json.Marshal(drivers.Request{Seq: seq, Op: op})
+	if args == nil {
+		return head, nil
+	}
+	body, err := json.Marshal(args)
+	if err != nil {
+		return nil, err
+	}
+	if !bytes.HasPrefix(body, []byte("{")) {
+		return nil, fmt.Errorf("arguments of %s are not a JSON object", op)
+	}
+	if string(body) == "{}" {
+		return head, nil
+	}
+	out := append(head[:len(head)-1:len(head)-1], ',')
+	return append(out, body[1:]...), nil
+}
+
+// call sends one request and returns its result, enforcing the deadline and the schema.
+func (d *driver) call(ctx context.Context, op string, args any, timeout time.Duration) (json.RawMessage, error) {
+	if d.failed != nil {
+		return nil, &drivers.PortError{Port: d.f.name, Op: op, Reason: "the session already failed: " + d.failed.Reason, Stderr: d.failed.Stderr}
+	}
+	if d.closed {
+		return nil, &drivers.PortError{Port: d.f.name, Op: op, Reason: "session is closed"}
+	}
+	if !slices.Contains(drivers.Ops, op) {
+		return nil, &drivers.PortError{Port: d.f.name, Op: op, Reason: "unknown op: not in the port protocol"}
+	}
+	if d.seq == 0 && timeout < d.f.opt.StartDeadline {
+		timeout = d.f.opt.StartDeadline
+	}
+	d.seq++
+	seq := d.seq
+	req, err := encode(seq, op, args)
+	if err != nil {
+		return nil, fmt.Errorf("subprocess: %s: %w", op, err)
+	}
+	if err := check(d.f.v.request, req); err != nil {
+		// The kit built a request its own schema refuses: a harness bug, not the port's.
+		return nil, fmt.Errorf("subprocess: request %s does not match the protocol schema: %v", req, err)
+	}
+	deadline := time.Now().Add(timeout)
+	_ = d.stdin.SetWriteDeadline(deadline)
+	if _, err := d.stdin.Write(append(req, '\n')); err != nil {
+		return nil, d.fail(op, fmt.Sprintf("could not write the request (%v); the port %s", err, d.exitStatus(time.Second)), nil)
+	}
+	timer := time.NewTimer(time.Until(deadline))
+	defer timer.Stop()
+	var l line
+	var ok bool
+	select {
+	case l, ok = <-d.lines:
+	case <-d.exited:
+		// The port ended; a reply it printed first may still be in the pipe.
+		select {
+		case l, ok = <-d.lines:
+		case <-time.After(200 * time.Millisecond):
+			return nil, d.fail(op, fmt.Sprintf("exited (%s) without answering seq %d", d.exitStatus(0), seq), nil)
+		}
+	case <-timer.C:
+		return nil, d.fail(op, fmt.Sprintf("no reply to seq %d within %s (deadline); the port was killed", seq, timeout), nil)
+	case <-ctx.Done():
+		d.fail(op, "the harness gave up: "+ctx.Err().Error(), nil)
+		return nil, fmt.Errorf("subprocess: %s: %w", op, ctx.Err())
+	}
+	switch {
+	case !ok || errors.Is(l.err, io.EOF):
+		return nil, d.fail(op, fmt.Sprintf("closed its standard output without answering seq %d (%s)", seq, d.exitStatus(time.Second)), nil)
+	case errors.Is(l.err, bufio.ErrTooLong):
+		return nil, d.fail(op, fmt.Sprintf("printed a line longer than %d bytes", d.f.opt.MaxLine), nil)
+	case l.err != nil:
+		return nil, d.fail(op, "reading its standard output: "+l.err.Error(), nil)
+	}
+	return d.decode(op, seq, l.text)
+}
+
+// decode checks one reply line against the envelope, the sequence and the op's result schema.
+func (d *driver) decode(op string, seq uint64, text []byte) (json.RawMessage, error) {
+	if !json.Valid(text) {
+		return nil, d.fail(op, fmt.Sprintf("printed a line that is not JSON where the reply to seq %d was due", seq), text)
+	}
+	if err := check(d.f.v.reply, text); err != nil {
+		return nil, d.fail(op, "reply does not match the protocol schema: "+err.Error(), text)
+	}
+	var r drivers.Reply
+	if err := json.Unmarshal(text, &r); err != nil {
+		return nil, d.fail(op, "reply does not decode: "+err.Error(), text)
+	}
+	if r.Seq != seq {
+		return nil, d.fail(op, fmt.Sprintf("answered out of sequence: expected seq %d, got %d", seq, r.Seq), text)
+	}
+	if !r.OK {
+		t := emqerr.Type(r.Error.Type)
+		switch {
+		case emqerr.Known(t):
+			return nil, &emqerr.Error{Type: t, Message: r.Error.Message}
+		case r.Error.Type == drivers.ErrTypeUnsupported:
+			return nil, &drivers.UnsupportedError{Op: op, Message: r.Error.Message}
+		case r.Error.Type == drivers.ErrTypeInternal:
+			// The port is alive and says it failed; the contract fails, the session may go on.
+			return nil, &drivers.PortError{Port: d.f.name, Op: op, Reason: "answered INTERNAL: " + r.Error.Message, Line: clip(text), Stderr: d.stderr.String()}
+		}
+		return nil, d.fail(op, "unknown error type "+r.Error.Type, text)
+	}
+	if err := check(d.f.v.results[op], r.Result); err != nil {
+		return nil, d.fail(op, "result does not match the protocol schema for "+op+": "+err.Error(), text)
+	}
+	return r.Result, nil
+}
+
+// do sends op and decodes its result into T.
+func do[T any](ctx context.Context, d *driver, op string, args any) (T, error) {
+	var out T
+	raw, err := d.call(ctx, op, args, d.f.opt.Deadline)
+	if err != nil {
+		return out, err
+	}
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return out, d.fail(op, "result does not decode: "+err.Error(), raw)
+	}
+	return out, nil
+}
+
+func (d *driver) Hello(ctx context.Context, a drivers.HelloArgs) (drivers.HelloResult, error) {
+	return do[drivers.HelloResult](ctx, d, "hello", a)
+}
+func (d *driver) Mint(ctx context.Context, a drivers.MintArgs) (drivers.MintResult, error) {
+	return do[drivers.MintResult](ctx, d, "mint", a)
+}
+func (d *driver) Key(ctx context.Context, a drivers.KeyArgs) (drivers.KeyResult, error) {
+	return do[drivers.KeyResult](ctx, d, "key", a)
+}
+func (d *driver) Slot(ctx context.Context, a drivers.SlotArgs) (drivers.SlotResult, error) {
+	return do[drivers.SlotResult](ctx, d, "slot", a)
+}
+func (d *driver) Enqueue(ctx context.Context, a drivers.EnqueueArgs) (drivers.EnqueueResult, error) {
+	return do[drivers.EnqueueResult](ctx, d, "enqueue", a)
+}
+func (d *driver) Claim(ctx context.Context, a drivers.ClaimArgs) (*drivers.ClaimResult, error) {
+	return do[*drivers.ClaimResult](ctx, d, "claim", a)
+}
+func (d *driver) LaneClaim(ctx context.Context, a drivers.ClaimArgs) (*drivers.ClaimResult, error) {
+	return do[*drivers.ClaimResult](ctx, d, "lane_claim", a)
+}
+func (d *driver) Extend(ctx context.Context, a drivers.ExtendArgs) (drivers.ExtendResult, error) {
+	return do[drivers.ExtendResult](ctx, d, "extend", a)
+}
+func (d *driver) Complete(ctx context.Context, a drivers.FenceArgs) error {
+	_, err := do[drivers.Empty](ctx, d, "complete", a)
+	return err
+}
+func (d *driver) Retry(ctx context.Context, a drivers.RetryArgs) (drivers.RetryResult, error) {
+	return do[drivers.RetryResult](ctx, d, "retry", a)
+}
+func (d *driver) Fail(ctx context.Context, a drivers.FailArgs) error {
+	_, err := do[drivers.Empty](ctx, d, "fail", a)
+	return err
+}
+func (d *driver) Checkpoint(ctx context.Context, a drivers.CheckpointArgs) error {
+	_, err := do[drivers.Empty](ctx, d, "checkpoint", a)
+	return err
+}
+func (d *driver) Reap(ctx context.Context, a drivers.ReapArgs) (drivers.CountResult, error) {
+	return do[drivers.CountResult](ctx, d, "reap", a)
+}
+func (d *driver) Promote(ctx context.Context, a drivers.PromoteArgs) (drivers.CountResult, error) {
+	return do[drivers.CountResult](ctx, d, "promote", a)
+}
+func (d *driver) Morgue(ctx context.Context, a drivers.MorgueArgs) (drivers.MorgueResult, error) {
+	return do[drivers.MorgueResult](ctx, d, "morgue", a)
+}
+func (d *driver) Revive(ctx context.Context, a drivers.JobArgs) (drivers.ChangedResult, error) {
+	return do[drivers.ChangedResult](ctx, d, "revive", a)
+}
+func (d *driver) Purge(ctx context.Context, a drivers.JobArgs) (drivers.ChangedResult, error) {
+	return do[drivers.ChangedResult](ctx, d, "purge", a)
+}
+func (d *driver) Pause(ctx context.Context, a drivers.QueueArgs) error {
+	_, err := do[drivers.Empty](ctx, d, "pause", a)
+	return err
+}
+func (d *driver) Resume(ctx context.Context, a drivers.QueueArgs) error {
+	_, err := do[drivers.Empty](ctx, d, "resume", a)
+	return err
+}
+func (d *driver) LanePause(ctx context.Context, a drivers.QueueArgs) error {
+	_, err := do[drivers.Empty](ctx, d, "lane_pause", a)
+	return err
+}
+func (d *driver) LaneResume(ctx context.Context, a drivers.QueueArgs) error {
+	_, err := do[drivers.Empty](ctx, d, "lane_resume", a)
+	return err
+}
+func (d *driver) LaneCeiling(ctx context.Context, a drivers.QueueArgs) error {
+	_, err := do[drivers.Empty](ctx, d, "lane_ceiling", a)
+	return err
+}
+
+// Park waits for the port's consumers: the deadline is the op's own timeout plus ParkSlack.
+func (d *driver) Park(ctx context.Context, a drivers.ParkArgs) (drivers.ParkResult, error) {
+	var out drivers.ParkResult
+	raw, err := d.call(ctx, "park", a, time.Duration(a.TimeoutMS)*time.Millisecond+d.f.opt.ParkSlack)
+	if err != nil {
+		return out, err
+	}
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return out, d.fail("park", "result does not decode: "+err.Error(), raw)
+	}
+	return out, nil
+}
+
+func (d *driver) Reconnect(ctx context.Context) error {
+	_, err := do[drivers.Empty](ctx, d, "reconnect", nil)
+	return err
+}
+
+// Close sends close and expects the port to exit 0 within the deadline. Whatever happens, the
+// process group is killed and reaped afterwards. Closing a failed session only reaps it.
+func (d *driver) Close(ctx context.Context) error {
+	if d.closed {
+		return nil
+	}
+	if d.failed != nil {
+		d.closed = true
+		d.kill()
+		return nil
+	}
+	_, err := do[drivers.Empty](ctx, d, "close", nil)
+	d.closed = true
+	if err != nil {
+		d.kill()
+		return err
+	}
+	select {
+	case <-d.exited:
+	case <-time.After(d.f.opt.Deadline):
+		return d.fail("close", fmt.Sprintf("did not exit within %s after close; the port was killed", d.f.opt.Deadline), nil)
+	case <-ctx.Done():
+		d.kill()
+		return ctx.Err()
+	}
+	status := d.exitStatus(0)
+	d.kill() // reap anything the port left behind in its group
+	if d.waitErr != nil {
+		e := &drivers.PortError{Port: d.f.name, Op: "close", Reason: "exited with " + status + " after close (want status 0)", Stderr: d.stderr.String()}
+		d.failed = e
+		return e
+	}
+	return nil
+}

@@ -1,0 +1,116 @@
+// Package subprocess is a drivers.Factory for ports that are programs: it starts one process per
+// session, speaks the port protocol (contracts/PROTOCOL.md Part B) on its standard input and
+// output, validates every reply against contracts/port-protocol.schema.json, and turns a crash, a
+// hang, garbage, an out-of-sequence reply or an unknown error type into a *drivers.PortError that
+// quotes the offending line and the tail of the port's stderr. A misbehaving port can fail a
+// contract; it can never hang or crash the harness: deadlines kill the port's process group.
+package subprocess
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"time"
+
+	"github.com/echomq/kit/drivers"
+)
+
+// Defaults of Options.
+const (
+	DefaultDeadline      = 10 * time.Second
+	DefaultParkSlack     = 5 * time.Second
+	DefaultStartDeadline = 60 * time.Second
+	DefaultStderrTail    = 8 << 10
+	DefaultMaxLine       = 64 << 20
+)
+
+// Options configure a Factory. The zero value takes the defaults.
+type Options struct {
+	// Dir is the port's working directory ("" = the harness's).
+	Dir string
+	// Env is added to the harness's environment for the port (KEY=VALUE).
+	Env []string
+	// Name names the port in reports; default: the command line.
+	Name string
+	// Deadline bounds every request (default 10 s); park gets its own timeout_ms + ParkSlack.
+	Deadline  time.Duration
+	ParkSlack time.Duration
+	// StartDeadline bounds the first request of a session (hello), which also pays for the
+	// port's start-up (an interpreter, `go run`); default 60 s.
+	StartDeadline time.Duration
+	// StderrTail is how many bytes of stderr are kept for reports (default 8 KiB).
+	StderrTail int
+	// MaxLine bounds one reply line (default 64 MiB); a longer line is garbage.
+	MaxLine int
+}
+
+func (o Options) withDefaults() Options {
+	if o.Deadline <= 0 {
+		o.Deadline = DefaultDeadline
+	}
+	if o.ParkSlack <= 0 {
+		o.ParkSlack = DefaultParkSlack
+	}
+	if o.StartDeadline <= 0 {
+		o.StartDeadline = DefaultStartDeadline
+	}
+	if o.StderrTail <= 0 {
+		o.StderrTail = DefaultStderrTail
+	}
+	if o.MaxLine <= 0 {
+		o.MaxLine = DefaultMaxLine
+	}
+	return o
+}
+
+// Factory starts a port program, one process per session.
+type Factory struct {
+	argv []string
+	name string
+	opt  Options
+	v    *validator
+}
+
+var _ drivers.Factory = (*Factory)(nil)
+
+// New returns a Factory for a command line, split shell-like (see Split). The program is looked
+// up on PATH, or relative to opt.Dir when it contains a slash.
+func New(command string, opt Options) (*Factory, error) {
+	argv, err := Split(command)
+	if err != nil {
+		return nil, err
+	}
+	v, err := newValidator()
+	if err != nil {
+		return nil, err
+	}
+	opt = opt.withDefaults()
+	name := opt.Name
+	if name == "" {
+		name = command
+	}
+	return &Factory{argv: argv, name: name, opt: opt, v: v}, nil
+}
+
+// Name is the port's name in reports.
+func (f *Factory) Name() string { return f.name }
+
+// Argv is the split command line.
+func (f *Factory) Argv() []string { return append([]string(nil), f.argv...) }
+
+// Start starts a fresh port process. It does not send hello; the first request does.
+func (f *Factory) Start(ctx context.Context) (drivers.Driver, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(f.argv[0], f.argv[1:]...)
+	cmd.Dir = f.opt.Dir
+	cmd.Env = append(os.Environ(), f.opt.Env...)
+	setProcessGroup(cmd)
+	d, err := start(cmd, f)
+	if err != nil {
+		return nil, &drivers.PortError{Port: f.name, Op: "start", Reason: fmt.Sprintf("could not start %q: %v", f.argv[0], err)}
+	}
+	return d, nil
+}

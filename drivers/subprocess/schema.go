@@ -1,0 +1,68 @@
+package subprocess
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+
+	"github.com/echomq/kit/contracts"
+	"github.com/echomq/kit/drivers"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// validator checks reply lines against contracts/port-protocol.schema.json: the envelope, then
+// the op's result.
+type validator struct {
+	reply   *jsonschema.Schema
+	request *jsonschema.Schema
+	results map[string]*jsonschema.Schema
+}
+
+func newValidator() (*validator, error) {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(contracts.Schema()))
+	if err != nil {
+		return nil, fmt.Errorf("subprocess: port protocol schema: %w", err)
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource(contracts.SchemaURL, doc); err != nil {
+		return nil, fmt.Errorf("subprocess: port protocol schema: %w", err)
+	}
+	v := &validator{results: map[string]*jsonschema.Schema{}}
+	if v.reply, err = c.Compile(contracts.SchemaURL + "#/$defs/reply"); err != nil {
+		return nil, fmt.Errorf("subprocess: port protocol schema: %w", err)
+	}
+	if v.request, err = c.Compile(contracts.SchemaURL + "#/$defs/request"); err != nil {
+		return nil, fmt.Errorf("subprocess: port protocol schema: %w", err)
+	}
+	for _, op := range drivers.Ops {
+		s, err := c.Compile(contracts.SchemaURL + "#/$defs/results/" + op)
+		if err != nil {
+			return nil, fmt.Errorf("subprocess: port protocol schema: result of %s: %w", op, err)
+		}
+		v.results[op] = s
+	}
+	return v, nil
+}
+
+// check validates a decoded JSON value; the error is one line.
+func check(s *jsonschema.Schema, raw []byte) error {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return fmt.Errorf("not JSON: %v", err)
+	}
+	if err := s.Validate(doc); err != nil {
+		return fmt.Errorf("%s", oneLine(err))
+	}
+	return nil
+}
+
+// oneLine flattens the validator's indented error tree.
+func oneLine(err error) string {
+	var parts []string
+	for _, l := range strings.Split(err.Error(), "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			parts = append(parts, strings.TrimPrefix(l, "- "))
+		}
+	}
+	return strings.Join(parts, "; ")
+}

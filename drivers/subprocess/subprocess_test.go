@@ -1,0 +1,270 @@
+package subprocess
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/echomq/kit/drivers"
+	"github.com/echomq/kit/reference/emqerr"
+)
+
+// fakePort builds testdata/fakeport once per test binary run.
+func fakePort(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "fakeport")
+	out, err := exec.Command("go", "build", "-o", bin, "./testdata/fakeport").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build fakeport: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func session(t *testing.T, bin, mode, op string, opt Options) drivers.Driver {
+	t.Helper()
+	opt.Env = append(opt.Env, "FAKE_MODE="+mode, "FAKE_OP="+op)
+	f, err := New(bin, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := f.Start(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close(context.Background()) })
+	if _, err := d.Hello(context.Background(), drivers.HelloArgs{Valkey: "127.0.0.1:1"}); err != nil && op != "hello" {
+		t.Fatalf("hello: %v", err)
+	}
+	return d
+}
+
+func portError(t *testing.T, err error, reason string) *drivers.PortError {
+	t.Helper()
+	var pe *drivers.PortError
+	if !errors.As(err, &pe) {
+		t.Fatalf("want *drivers.PortError (%s), got %T: %v", reason, err, err)
+	}
+	if !strings.Contains(pe.Reason, reason) {
+		t.Fatalf("PortError reason %q does not say %q", pe.Reason, reason)
+	}
+	return pe
+}
+
+func TestMisbehavingPorts(t *testing.T) {
+	bin := fakePort(t)
+	ctx := context.Background()
+	fast := Options{Deadline: 400 * time.Millisecond, StartDeadline: 5 * time.Second}
+	cases := []struct {
+		mode, reason, line string
+		stderr             bool
+	}{
+		{"crash", "without answering seq 2 (exit status 2)", "", true},
+		{"hang", "no reply to seq 2 within 400ms", "", true},
+		{"hang-child", "no reply to seq 2 within 400ms", "", true},
+		{"garbage", "not JSON", "ready to serve!", false},
+		{"outofseq", "out of sequence: expected seq 2, got 3", `"seq":3`, false},
+		{"unknownerr", "does not match the protocol schema", "BOGUS", false},
+		{"badresult", "result does not match the protocol schema for mint", `"ids":"JOB"`, false},
+	}
+	for _, c := range cases {
+		t.Run(c.mode, func(t *testing.T) {
+			d := session(t, bin, c.mode, "mint", fast)
+			start := time.Now()
+			_, err := d.Mint(ctx, drivers.MintArgs{N: 1})
+			if took := time.Since(start); took > 3*time.Second {
+				t.Fatalf("the failure took %s: deadlines not enforced", took)
+			}
+			pe := portError(t, err, c.reason)
+			if pe.Op != "mint" || pe.Port == "" {
+				t.Errorf("PortError names op %q port %q", pe.Op, pe.Port)
+			}
+			if !strings.Contains(pe.Line, c.line) {
+				t.Errorf("PortError line %q does not quote %q", pe.Line, c.line)
+			}
+			if c.stderr && !strings.Contains(pe.Stderr, "fakeport: got mint seq 2") {
+				t.Errorf("stderr tail missing: %q", pe.Stderr)
+			}
+			if !groupGone(d.(*driver).cmd.Process.Pid) {
+				t.Errorf("the port's process group is still alive")
+			}
+			// The session is over: the next op fails at once, naming the first failure.
+			_, err = d.Claim(ctx, drivers.ClaimArgs{Queue: "q", LeaseMS: 100})
+			portError(t, err, "the session already failed")
+			if err := d.Close(ctx); err != nil {
+				t.Errorf("close of a failed session: %v", err)
+			}
+		})
+	}
+}
+
+func TestTwiceIsOutOfSequence(t *testing.T) {
+	d := session(t, fakePort(t), "twice", "mint", Options{Deadline: time.Second})
+	if _, err := d.Mint(context.Background(), drivers.MintArgs{N: 1}); err != nil {
+		t.Fatalf("first answer is fine: %v", err)
+	}
+	_, err := d.Claim(context.Background(), drivers.ClaimArgs{Queue: "q", LeaseMS: 100})
+	portError(t, err, "out of sequence: expected seq 3, got 2")
+}
+
+func TestTypedErrors(t *testing.T) {
+	bin := fakePort(t)
+	ctx := context.Background()
+
+	d := session(t, bin, "stale", "mint", Options{})
+	_, err := d.Mint(ctx, drivers.MintArgs{N: 1})
+	var ee *emqerr.Error
+	if !errors.Is(err, emqerr.Stale) || !errors.As(err, &ee) || ee.Message != "token 7 is not live" {
+		t.Fatalf("want EMQSTALE as *emqerr.Error, got %T %v", err, err)
+	}
+	if _, err := d.Mint(ctx, drivers.MintArgs{N: 1}); !errors.Is(err, emqerr.Stale) {
+		t.Fatalf("a canon error does not end the session: %v", err)
+	}
+
+	d = session(t, bin, "unsupported", "mint", Options{})
+	_, err = d.Mint(ctx, drivers.MintArgs{N: 1})
+	var ue *drivers.UnsupportedError
+	if !errors.As(err, &ue) || ue.Op != "mint" {
+		t.Fatalf("want *drivers.UnsupportedError, got %T %v", err, err)
+	}
+
+	d = session(t, bin, "internal", "mint", Options{})
+	_, err = d.Mint(ctx, drivers.MintArgs{N: 1})
+	portError(t, err, "answered INTERNAL: lost connection")
+}
+
+func TestHappyPathAndClose(t *testing.T) {
+	bin := fakePort(t)
+	ctx := context.Background()
+	d := session(t, bin, "", "", Options{})
+	m, err := d.Mint(ctx, drivers.MintArgs{N: 1})
+	if err != nil || len(m.IDs) != 1 || m.IDs[0][0] != "JOB0000000000A" {
+		t.Fatalf("mint: %+v %v", m, err)
+	}
+	c, err := d.Claim(ctx, drivers.ClaimArgs{Queue: "q", LeaseMS: 100})
+	if err != nil || c != nil {
+		t.Fatalf("claim of nothing: %+v %v", c, err)
+	}
+	if err := d.Close(ctx); err != nil {
+		t.Fatalf("close: %v", err)
+	}
+
+	d = session(t, bin, "exit1", "close", Options{})
+	portError(t, d.Close(ctx), "exited with exit status 1 after close")
+}
+
+func TestStartFailureIsAPortError(t *testing.T) {
+	f, err := New("/nonexistent/port --flag", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.Start(context.Background())
+	portError(t, err, "could not start")
+}
+
+func TestShellOneLiners(t *testing.T) {
+	ctx := context.Background()
+	// A port that dies at once: hello fails cleanly, quoting stderr.
+	f, err := New(`sh -c 'echo "no valkey for me" >&2; exit 7'`, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := f.Start(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = d.Hello(ctx, drivers.HelloArgs{Valkey: "127.0.0.1:1"})
+	pe := portError(t, err, "exit status 7")
+	if !strings.Contains(pe.Stderr, "no valkey for me") {
+		t.Errorf("stderr tail %q", pe.Stderr)
+	}
+	// A port that answers hello with a result missing its claims.
+	f, _ = New(`sh -c 'read l; echo "{\"seq\":1,\"ok\":true,\"result\":{\"name\":\"x\"}}"; sleep 5'`, Options{})
+	d, _ = f.Start(ctx)
+	_, err = d.Hello(ctx, drivers.HelloArgs{Valkey: "127.0.0.1:1"})
+	portError(t, err, "result does not match the protocol schema for hello")
+	d.Close(ctx)
+}
+
+func TestEncodeMatchesSchema(t *testing.T) {
+	v, err := newValidator()
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs := map[string]any{
+		"hello":     drivers.HelloArgs{Valkey: "127.0.0.1:6"},
+		"enqueue":   drivers.EnqueueArgs{Queue: "q", PayloadB64: "aGk=", DelayMS: 5, Lane: "a"},
+		"retry":     drivers.RetryArgs{FenceArgs: drivers.FenceArgs{Queue: "q", ID: "JOB0000000000A", Token: 1}, MaxAttempts: 3, DelayMS: 10, Error: "boom"},
+		"park":      drivers.ParkArgs{Queue: "q", Consumers: 2, Jobs: 3, LeaseMS: 100, ParkMS: 50, TimeoutMS: 1000},
+		"reconnect": nil,
+	}
+	for op, a := range reqs {
+		b, err := encode(9, op, a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := check(v.request, b); err != nil {
+			t.Errorf("%s: %s: %v", op, b, err)
+		}
+	}
+	if b, _ := encode(1, "hello", drivers.HelloArgs{Valkey: "x"}); string(b) != `{"seq":1,"op":"hello","valkey":"x"}` {
+		t.Errorf("encode: %s", b)
+	}
+	if err := check(v.request, []byte(`{"seq":1,"op":"hello","valkey":"x","bogus":1}`)); err == nil {
+		t.Error("the request schema admits an unknown field")
+	}
+}
+
+func TestSplit(t *testing.T) {
+	cases := map[string][]string{
+		`go run ./cmd/emq-port`:       {"go", "run", "./cmd/emq-port"},
+		`node  'ports/my port.js' -x`: {"node", "ports/my port.js", "-x"},
+		`sh -c "echo \"hi\" there"`:   {"sh", "-c", `echo "hi" there`},
+		`a\ b c`:                      {"a b", "c"},
+		`x ''`:                        {"x", ""},
+	}
+	for in, want := range cases {
+		got, err := Split(in)
+		if err != nil || strings.Join(got, "|") != strings.Join(want, "|") || len(got) != len(want) {
+			t.Errorf("Split(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "  ", `a 'b`, `a "b`, `a\`} {
+		if _, err := Split(bad); err == nil {
+			t.Errorf("Split(%q) accepted", bad)
+		}
+	}
+}
+
+// groupGone waits briefly until no live (non-zombie) process is left in the group: a killed
+// grandchild is reaped by init, not by us, so a zombie may linger.
+func groupGone(pgid int) bool {
+	for range 50 {
+		if !groupAlive(pgid) {
+			return true
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return false
+}
+
+func groupAlive(pgid int) bool {
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid pgrp …; comm may hold blanks, so cut after the last ')'.
+		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+		if len(f) > 2 && f[0] != "Z" && f[2] == strconv.Itoa(pgid) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,88 @@
+// Command fakeport is a tiny, deliberately misbehaving port for the subprocess driver's tests.
+// FAKE_MODE picks the misbehaviour; it shows on the op named by FAKE_OP (default mint).
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"time"
+)
+
+func main() {
+	mode, at := os.Getenv("FAKE_MODE"), os.Getenv("FAKE_OP")
+	if at == "" {
+		at = "mint"
+	}
+	in := bufio.NewScanner(os.Stdin)
+	out := bufio.NewWriter(os.Stdout)
+	reply := func(s string) { out.WriteString(s + "\n"); out.Flush() }
+	for in.Scan() {
+		var req map[string]any
+		if err := json.Unmarshal(in.Bytes(), &req); err != nil {
+			fmt.Fprintln(os.Stderr, "fakeport: bad request:", err)
+			os.Exit(3)
+		}
+		seq := uint64(req["seq"].(float64))
+		op := req["op"].(string)
+		fmt.Fprintf(os.Stderr, "fakeport: got %s seq %d\n", op, seq)
+		if op == at {
+			switch mode {
+			case "crash":
+				fmt.Fprintln(os.Stderr, "fakeport: panic: boom")
+				os.Exit(2)
+			case "hang":
+				time.Sleep(time.Hour)
+			case "hang-child":
+				// A grandchild that keeps stdout open: only a process-group kill ends it.
+				c := exec.Command("sleep", "3600")
+				c.Stdout = os.Stdout
+				c.Start()
+				time.Sleep(time.Hour)
+			case "garbage":
+				reply("ready to serve!")
+				continue
+			case "outofseq":
+				reply(fmt.Sprintf(`{"seq":%d,"ok":true,"result":{"ids":[]}}`, seq+1))
+				continue
+			case "unknownerr":
+				reply(fmt.Sprintf(`{"seq":%d,"ok":false,"error":{"type":"BOGUS","message":"?"}}`, seq))
+				continue
+			case "badresult":
+				reply(fmt.Sprintf(`{"seq":%d,"ok":true,"result":{"ids":"JOB"}}`, seq))
+				continue
+			case "stale":
+				reply(fmt.Sprintf(`{"seq":%d,"ok":false,"error":{"type":"EMQSTALE","message":"token 7 is not live"}}`, seq))
+				continue
+			case "unsupported":
+				reply(fmt.Sprintf(`{"seq":%d,"ok":false,"error":{"type":"UNSUPPORTED","message":"no mint here"}}`, seq))
+				continue
+			case "internal":
+				reply(fmt.Sprintf(`{"seq":%d,"ok":false,"error":{"type":"INTERNAL","message":"lost connection"}}`, seq))
+				continue
+			case "exit1":
+				reply(fmt.Sprintf(`{"seq":%d,"ok":true,"result":{}}`, seq))
+				os.Exit(1)
+			case "twice":
+				reply(fmt.Sprintf(`{"seq":%d,"ok":true,"result":{"ids":[]}}`, seq))
+				reply(fmt.Sprintf(`{"seq":%d,"ok":true,"result":{"ids":[]}}`, seq))
+				continue
+			}
+		}
+		switch op {
+		case "hello":
+			reply(fmt.Sprintf(`{"seq":%d,"ok":true,"result":{"name":"fake","runtime":"go","bundle":"echomq:2.0.0","digest":"%040d","claims":["C01"]}}`, seq, 0))
+		case "mint":
+			reply(fmt.Sprintf(`{"seq":%d,"ok":true,"result":{"ids":[["JOB0000000000A"]]}}`, seq))
+		case "claim":
+			reply(fmt.Sprintf(`{"seq":%d,"ok":true,"result":null}`, seq))
+		case "close":
+			reply(fmt.Sprintf(`{"seq":%d,"ok":true,"result":{}}`, seq))
+			os.Exit(0)
+		default:
+			reply(fmt.Sprintf(`{"seq":%d,"ok":true,"result":{}}`, seq))
+		}
+	}
+}
