@@ -45,7 +45,7 @@ func containerValkey(ctx context.Context, kind string, extra []string) (*Valkey,
 	defer cancel()
 	var info map[string]string
 	for {
-		if info, err = valkeyInfo(wctx, addr); err == nil {
+		if info, err = valkeyInfo(wctx, addr, argValue(extra, "--requirepass")); err == nil {
 			break
 		}
 		select {

@@ -35,7 +35,9 @@ type proc struct {
 }
 
 // startProc starts cmd in its own process group, with a parent-death signal so it dies with us,
-// its output going to logPath.
+// its output going to logPath. (Linux sends Pdeathsig when the forking thread exits; Go keeps its
+// threads for the process's life unless a goroutine exits while locked to one, so do not start
+// engines from a LockOSThread goroutine that ends.)
 func startProc(name string, cmd *exec.Cmd, dir, logPath string, stopSig syscall.Signal) (*proc, error) {
 	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {

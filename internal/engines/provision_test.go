@@ -58,4 +58,3 @@ func TestModuleRoot(t *testing.T) {
 		t.Fatalf("module root %s has no ci/provision-valkey.sh: %v", root, err)
 	}
 }
-

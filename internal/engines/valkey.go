@@ -111,7 +111,12 @@ func StartValkey(ctx context.Context, opt ValkeyOptions) (*Valkey, error) {
 }
 
 func givenValkey(ctx context.Context, addr string) (*Valkey, error) {
-	info, err := valkeyInfo(ctx, addr)
+	info, err := valkeyInfo(ctx, addr, "")
+	var rerr replyError
+	if errors.As(err, &rerr) {
+		// It answers but will not tell us (e.g. NOAUTH): use it as given, version unknown.
+		return &Valkey{Addr: addr, Mode: ModeGiven, kind: KindValkey}, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("engines: given %s=%s: %w", EnvValkeyAddr, addr, err)
 	}
@@ -197,7 +202,7 @@ func startValkeyOnce(ctx context.Context, kind string, argv, extra []string) (v 
 		return nil, false, err
 	}
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	info, err := waitValkey(ctx, p, addr)
+	info, err := waitValkey(ctx, p, addr, argValue(extra, "--requirepass"))
 	if err != nil {
 		err = p.startErr(fmt.Errorf("engines: %s on %s did not come up: %w", kind, addr, err))
 		log := p.logTail()
@@ -210,14 +215,14 @@ func startValkeyOnce(ctx context.Context, kind string, argv, extra []string) (v 
 }
 
 // waitValkey polls until the server answers PING, then reads INFO server.
-func waitValkey(ctx context.Context, p *proc, addr string) (map[string]string, error) {
+func waitValkey(ctx context.Context, p *proc, addr, password string) (map[string]string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
 	for {
 		if p.exited() {
 			return nil, fmt.Errorf("exited: %v", p.waitErr)
 		}
-		info, err := valkeyInfo(ctx, addr)
+		info, err := valkeyInfo(ctx, addr, password)
 		if err == nil {
 			return info, nil
 		}
@@ -228,6 +233,17 @@ func waitValkey(ctx context.Context, p *proc, addr string) (map[string]string, e
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
+}
+
+// argValue returns the value after the last occurrence of flag in args, "" if absent.
+func argValue(args []string, flag string) string {
+	v := ""
+	for i := 0; i+1 < len(args); i++ {
+		if args[i] == flag {
+			v = args[i+1]
+		}
+	}
+	return v
 }
 
 // serverVersion picks kind and version from INFO server. Valkey also reports a redis_version
@@ -244,7 +260,7 @@ func serverVersion(info map[string]string) (server, version string) {
 
 // valkeyInfo does PING and INFO server over a short-lived connection: a tiny inline RESP exchange,
 // independent of the kit's connector.
-func valkeyInfo(ctx context.Context, addr string) (map[string]string, error) {
+func valkeyInfo(ctx context.Context, addr, password string) (map[string]string, error) {
 	d := net.Dialer{Timeout: time.Second}
 	conn, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
@@ -256,10 +272,21 @@ func valkeyInfo(ctx context.Context, addr string) (map[string]string, error) {
 		deadline = dl
 	}
 	conn.SetDeadline(deadline)
-	if _, err := io.WriteString(conn, "PING\r\nINFO server\r\n"); err != nil {
+	var req strings.Builder
+	if password != "" {
+		writeCommand(&req, "AUTH", password)
+	}
+	writeCommand(&req, "PING")
+	writeCommand(&req, "INFO", "server")
+	if _, err := io.WriteString(conn, req.String()); err != nil {
 		return nil, err
 	}
 	r := bufio.NewReader(conn)
+	if password != "" {
+		if _, err := readReply(r); err != nil {
+			return nil, fmt.Errorf("AUTH: %w", err)
+		}
+	}
 	pong, err := readReply(r)
 	if err != nil {
 		return nil, fmt.Errorf("PING: %w", err)
@@ -280,6 +307,18 @@ func valkeyInfo(ctx context.Context, addr string) (map[string]string, error) {
 	return info, nil
 }
 
+func writeCommand(b *strings.Builder, args ...string) {
+	fmt.Fprintf(b, "*%d\r\n", len(args))
+	for _, a := range args {
+		fmt.Fprintf(b, "$%d\r\n%s\r\n", len(a), a)
+	}
+}
+
+// replyError is an error reply from the server.
+type replyError string
+
+func (e replyError) Error() string { return "server error: " + string(e) }
+
 // readReply reads a simple string, error or bulk string reply.
 func readReply(r *bufio.Reader) (string, error) {
 	line, err := r.ReadString('\n')
@@ -294,7 +333,7 @@ func readReply(r *bufio.Reader) (string, error) {
 	case '+':
 		return line[1:], nil
 	case '-':
-		return "", fmt.Errorf("server error: %s", line[1:])
+		return "", replyError(line[1:])
 	case '$':
 		n, err := strconv.Atoi(line[1:])
 		if err != nil || n < 0 {

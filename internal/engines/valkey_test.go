@@ -133,3 +133,20 @@ func TestValkey80TooOld(t *testing.T) {
 		t.Fatalf("valkey_version %q, reported %q", got, v.Version)
 	}
 }
+
+// A given server that answers but refuses to say more (AUTH required) is still used as given.
+func TestValkeyGivenWithAuth(t *testing.T) {
+	t.Setenv(engines.EnvMode, "")
+	real := enginestest.ValkeyWith(t, engines.ValkeyOptions{Args: []string{"--requirepass", "s3cret"}})
+	if real.Version != engines.ValkeyVersion { // we started it, so we know the password
+		t.Fatalf("native with requirepass: version %q", real.Version)
+	}
+	t.Setenv(engines.EnvValkeyAddr, real.Addr)
+	v, err := engines.StartValkey(context.Background(), engines.ValkeyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Mode != engines.ModeGiven || v.Addr != real.Addr || v.Version != "" {
+		t.Fatalf("got %+v", v)
+	}
+}
