@@ -2,6 +2,7 @@ package engines_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"strings"
 	"testing"
@@ -148,5 +149,25 @@ func TestValkeyGivenWithAuth(t *testing.T) {
 	}
 	if v.Mode != engines.ModeGiven || v.Addr != real.Addr || v.Version != "" {
 		t.Fatalf("got %+v", v)
+	}
+}
+
+func TestForcedModes(t *testing.T) {
+	ctx := context.Background()
+	t.Setenv(engines.EnvMode, "given")
+	t.Setenv(engines.EnvValkeyAddr, "")
+	t.Setenv(engines.EnvPGURL, "")
+	if _, err := engines.StartValkey(ctx, engines.ValkeyOptions{}); !errors.Is(err, engines.ErrUnavailable) || !strings.Contains(err.Error(), engines.EnvValkeyAddr) {
+		t.Errorf("given without %s: %v", engines.EnvValkeyAddr, err)
+	}
+	if _, err := engines.StartPostgres(ctx, engines.PostgresOptions{}); !errors.Is(err, engines.ErrUnavailable) || !strings.Contains(err.Error(), engines.EnvPGURL) {
+		t.Errorf("given without %s: %v", engines.EnvPGURL, err)
+	}
+	// native wins over an address in the environment when forced.
+	t.Setenv(engines.EnvMode, "native")
+	t.Setenv(engines.EnvValkeyAddr, "127.0.0.1:1")
+	v := enginestest.Valkey(t)
+	if v.Mode != engines.ModeNative || v.Addr == "127.0.0.1:1" {
+		t.Fatalf("forced native: %s at %s", v.Mode, v.Addr)
 	}
 }
