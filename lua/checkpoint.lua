@@ -4,7 +4,7 @@
 -- KEYS[2] -> emq:{q}:active
 -- KEYS[3] -> emq:{q}:ckpt
 -- ARGV[1] -> id (the JOB id KEYS[1] names)
--- ARGV[2] -> token
+-- ARGV[2] -> token (integer 1..1e14: the attempts its claim returned)
 -- ARGV[3] -> checkpoint bytes (opaque, may be empty)
 -- Reply: 1.
 -- Errors: EMQSTALE (see complete; nothing changes); EMQARG bad KEYS/ARGV.
@@ -55,7 +55,7 @@ if #ARGV ~= 3 then return redis.error_reply('EMQARG want 3 ARGV, got ' .. #ARGV)
 local id = ARGV[1]
 if not is_job(id) then return redis.error_reply('EMQARG id must be a JOB id') end
 local token = int(ARGV[2], 1, MAX_MS)
-if not token then return redis.error_reply('EMQARG token must be an integer 1..' .. MAX_MS) end
+if not token then return redis.error_reply('EMQARG token must be an integer 1..100000000000000') end
 local p, err = declare({'job:' .. id, 'active', 'ckpt'})
 if not p then return redis.error_reply(err) end
 local t = redis.call('TIME')

@@ -46,7 +46,7 @@ end
 
 if #ARGV ~= 1 then return redis.error_reply('EMQARG want 1 ARGV, got ' .. #ARGV) end
 local lease = int(ARGV[1], 1, MAX_MS)
-if not lease then return redis.error_reply('EMQARG lease_ms must be an integer 1..' .. MAX_MS) end
+if not lease then return redis.error_reply('EMQARG lease_ms must be an integer 1..100000000000000') end
 local p, err = declare({'pending', 'active', 'meta', 'wake', 'ckpt', 'ring'})
 if not p then return redis.error_reply(err) end
 

@@ -8,7 +8,7 @@
 -- KEYS[7] -> emq:{q}:ring
 -- KEYS[8] -> emq:{q}:wake
 -- ARGV[1] -> id (the JOB id KEYS[1] names)
--- ARGV[2] -> token (the attempts the claim returned)
+-- ARGV[2] -> token (integer 1..1e14: the attempts its claim returned)
 -- Reply: 1. Row, active entry, checkpoint, last error and lane bookkeeping are removed; a lane
 --        that becomes serviceable rejoins the ring and the wake is armed.
 -- Errors: EMQSTALE (no row, not active, token differs, or lease at/before TIME; nothing
@@ -83,7 +83,7 @@ if #ARGV ~= 2 then return redis.error_reply('EMQARG want 2 ARGV, got ' .. #ARGV)
 local id = ARGV[1]
 if not is_job(id) then return redis.error_reply('EMQARG id must be a JOB id') end
 local token = int(ARGV[2], 1, MAX_MS)
-if not token then return redis.error_reply('EMQARG token must be an integer 1..' .. MAX_MS) end
+if not token then return redis.error_reply('EMQARG token must be an integer 1..100000000000000') end
 local p, err = declare({'job:' .. id, 'active', 'ckpt', 'errors', 'laneof', 'lanes', 'ring', 'wake'})
 if not p then return redis.error_reply(err) end
 local t = redis.call('TIME')

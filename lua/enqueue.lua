@@ -43,7 +43,7 @@ if #ARGV ~= 3 then return redis.error_reply('EMQARG want 3 ARGV, got ' .. #ARGV)
 local id, payload = ARGV[1], ARGV[2]
 if not is_job(id) then return redis.error_reply('EMQARG id must be a JOB id') end
 local delay = int(ARGV[3], 0, MAX_MS)
-if not delay then return redis.error_reply('EMQARG delay_ms must be an integer 0..' .. MAX_MS) end
+if not delay then return redis.error_reply('EMQARG delay_ms must be an integer 0..100000000000000') end
 local p, err = declare({'job:' .. id, 'pending', 'scheduled', 'wake'})
 if not p then return redis.error_reply(err) end
 

@@ -8,7 +8,7 @@
 -- KEYS[7] -> emq:{q}:ring
 -- KEYS[8] -> emq:{q}:wake
 -- ARGV[1] -> id (the JOB id KEYS[1] names)
--- ARGV[2] -> token
+-- ARGV[2] -> token (integer 1..1e14: the attempts its claim returned)
 -- ARGV[3] -> error text (stored as the last error)
 -- Reply: 1 (state dead, in dead at TIME; checkpoint and laneof kept for a revive).
 -- Errors: EMQSTALE (see complete; nothing changes); EMQARG bad KEYS/ARGV.
@@ -82,7 +82,7 @@ if #ARGV ~= 3 then return redis.error_reply('EMQARG want 3 ARGV, got ' .. #ARGV)
 local id, text = ARGV[1], ARGV[3]
 if not is_job(id) then return redis.error_reply('EMQARG id must be a JOB id') end
 local token = int(ARGV[2], 1, MAX_MS)
-if not token then return redis.error_reply('EMQARG token must be an integer 1..' .. MAX_MS) end
+if not token then return redis.error_reply('EMQARG token must be an integer 1..100000000000000') end
 local p, err = declare({'job:' .. id, 'active', 'dead', 'errors', 'laneof', 'lanes', 'ring', 'wake'})
 if not p then return redis.error_reply(err) end
 local t = redis.call('TIME')

@@ -71,7 +71,7 @@ local id, g, payload = ARGV[1], ARGV[2], ARGV[3]
 if not is_job(id) then return redis.error_reply('EMQARG id must be a JOB id') end
 if not is_name(g) then return redis.error_reply('EMQARG lane must be 1-64 bytes of [a-z0-9_.-]') end
 local delay = int(ARGV[4], 0, MAX_MS)
-if not delay then return redis.error_reply('EMQARG delay_ms must be an integer 0..' .. MAX_MS) end
+if not delay then return redis.error_reply('EMQARG delay_ms must be an integer 0..100000000000000') end
 local p, err = declare({'job:' .. id, 'lane:' .. g, 'scheduled', 'wake', 'laneof', 'lanes', 'ring'})
 if not p then return redis.error_reply(err) end
 

@@ -11,7 +11,7 @@
 -- KEYS[9] -> emq:{q}:lanes
 -- KEYS[10] -> emq:{q}:ring
 -- ARGV[1] -> id (the JOB id KEYS[1] names)
--- ARGV[2] -> token
+-- ARGV[2] -> token (integer 1..1e14: the attempts its claim returned)
 -- ARGV[3] -> max_attempts (integer 1..1e9)
 -- ARGV[4] -> delay_ms (integer 0..1e14; 0 = pending now, else scheduled at TIME+delay_ms)
 -- ARGV[5] -> error text (stored as the last error)
@@ -87,11 +87,11 @@ if #ARGV ~= 5 then return redis.error_reply('EMQARG want 5 ARGV, got ' .. #ARGV)
 local id, text = ARGV[1], ARGV[5]
 if not is_job(id) then return redis.error_reply('EMQARG id must be a JOB id') end
 local token = int(ARGV[2], 1, MAX_MS)
-if not token then return redis.error_reply('EMQARG token must be an integer 1..' .. MAX_MS) end
+if not token then return redis.error_reply('EMQARG token must be an integer 1..100000000000000') end
 local max = int(ARGV[3], 1, 1000000000)
 if not max then return redis.error_reply('EMQARG max_attempts must be an integer 1..1000000000') end
 local delay = int(ARGV[4], 0, MAX_MS)
-if not delay then return redis.error_reply('EMQARG delay_ms must be an integer 0..' .. MAX_MS) end
+if not delay then return redis.error_reply('EMQARG delay_ms must be an integer 0..100000000000000') end
 local p, err = declare({'job:' .. id, 'active', 'pending', 'scheduled', 'dead', 'errors', 'wake',
   'laneof', 'lanes', 'ring'})
 if not p then return redis.error_reply(err) end
