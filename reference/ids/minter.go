@@ -11,8 +11,12 @@ import (
 	"time"
 )
 
-// Leaser is the store of worker-id leases (`{emq}:minter:<w>` on the server). The bus implements
-// it with the connector: Acquire is SET NX PX, Renew and Release act only while owner holds it.
+// Leaser is the store of worker-id leases, `{emq}:minter:<w>` on the server (keys.Minter). The
+// bus implements it with the connector and no script, on Valkey ≥ 8.1:
+//
+//	Acquire: SET {emq}:minter:<w> <owner> NX PX <ttl>        (OK → true, nil → false)
+//	Renew:   SET {emq}:minter:<w> <owner> IFEQ <owner> PX <ttl> (OK only while owner holds it)
+//	Release: SET {emq}:minter:<w> <owner> IFEQ <owner> PX 1     (lapses at once; no-op if not held)
 type Leaser interface {
 	Acquire(ctx context.Context, worker int, owner string, ttl time.Duration) (bool, error)
 	Renew(ctx context.Context, worker int, owner string, ttl time.Duration) (bool, error)

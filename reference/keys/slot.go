@@ -36,3 +36,6 @@ func CRC16(s string) uint16 {
 	}
 	return crc
 }
+
+// Slot is the cluster slot every key of the queue answers.
+func (q Q) Slot() uint16 { return Slot(q.Pending()) }
