@@ -171,3 +171,17 @@ func TestForcedModes(t *testing.T) {
 		t.Fatalf("forced native: %s at %s", v.Mode, v.Addr)
 	}
 }
+
+// A server that cannot start says why: the error carries its log's tail, and nothing is left behind.
+func TestStartFailureShowsLog(t *testing.T) {
+	t.Setenv(engines.EnvMode, "")
+	ctx := context.Background()
+	_, err := engines.StartValkey(ctx, engines.ValkeyOptions{Args: []string{"--no-such-directive", "1"}})
+	if err == nil || !strings.Contains(err.Error(), "no-such-directive") || !strings.Contains(err.Error(), "log") {
+		t.Errorf("valkey with a bad argument: %v", err)
+	}
+	_, err = engines.StartPostgres(ctx, engines.PostgresOptions{Settings: map[string]string{"no_such_setting": "1"}})
+	if err == nil || !strings.Contains(err.Error(), `unrecognized configuration parameter "no_such_setting"`) {
+		t.Errorf("postgres with a bad setting: %v", err)
+	}
+}
