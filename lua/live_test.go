@@ -295,14 +295,14 @@ func TestLiveRetryPromote(t *testing.T) {
 		t.Fatalf("redelivery token %d, want 2", c.token)
 	}
 	t0 := r.now()
-	r.ok(lua.Retry, id(1), "", id(1), 2, 3, 40, "e2")
-	if s, _ := r.score(r.q.Scheduled(), id(1)); s < t0+40 || r.state(id(1)) != "scheduled" || r.hash(r.q.Errors())[id(1)] != "e2" {
+	r.ok(lua.Retry, id(1), "", id(1), 2, 3, 300, "e2")
+	if s, _ := r.score(r.q.Scheduled(), id(1)); s < t0+300 || r.state(id(1)) != "scheduled" || r.hash(r.q.Errors())[id(1)] != "e2" {
 		t.Fatalf("retry with backoff: score %d (t0 %d), state %s", s, t0, r.state(id(1)))
 	}
 	if v := r.ok(lua.Promote, "", "", 100); v.Int != 0 {
 		t.Fatalf("promote before due = %d", v.Int)
 	}
-	time.Sleep(60 * time.Millisecond)
+	time.Sleep(350 * time.Millisecond)
 	r.do("DEL", r.q.Wake())
 	if v := r.ok(lua.Promote, "", "", 100); v.Int != 1 || r.state(id(1)) != "pending" || len(r.members(r.q.Wake())) != 1 {
 		t.Fatalf("promote when due = %d, state %s", v.Int, r.state(id(1)))
@@ -373,10 +373,10 @@ func TestLiveReap(t *testing.T) {
 	r := newRig(t)
 	r.enqueue(id(1), "p1", 0)
 	r.enqueue(id(2), "p2", 0)
-	zombie := r.mustClaim(lua.Claim, 50)
+	zombie := r.mustClaim(lua.Claim, 250)
 	r.ok(lua.Checkpoint, id(1), "", id(1), zombie.token, "half")
 	live := r.mustClaim(lua.Claim, 60000)
-	time.Sleep(70 * time.Millisecond)
+	time.Sleep(300 * time.Millisecond)
 	r.do("DEL", r.q.Wake())
 	if v := r.ok(lua.Reap, "", "", 5, 100); v.Int != 1 {
 		t.Fatalf("reap = %d, want 1", v.Int)
