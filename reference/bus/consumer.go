@@ -1,0 +1,388 @@
+package bus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/echomq/kit/reference/connector"
+	"github.com/echomq/kit/reference/emqerr"
+)
+
+// Handler runs one job. Returning nil completes it; an error retries it with backoff (or buries
+// it at MaxAttempts); an error wrapped by Permanent buries it at once. A handler may settle the
+// job itself (j.Complete, j.Retry, j.Fail); the consumer then leaves it alone.
+type Handler func(ctx context.Context, j *Job) error
+
+// ConsumerOptions configure a Consumer. Zero fields take the defaults noted.
+type ConsumerOptions struct {
+	Concurrency int           // workers, each with its own parking connection; 1
+	Lease       time.Duration // claim lease, extended by a heartbeat every Lease/3; 30s
+	MaxAttempts int64         // claims before a failing job is buried; 10
+	// Backoff is the retry delay after the attempt-th failure; exponential from 1s, capped at
+	// 10 minutes, when nil.
+	Backoff func(attempt int) time.Duration
+	Lanes   bool          // claim by rotating the lane ring instead of the queue's pending set
+	Park    time.Duration // server-side timeout of one blocking pop on the wake key; 5s
+	// Maintain is the interval of the consumer's reap and promote; Lease/2 when zero; negative
+	// turns maintenance off (another process runs it).
+	Maintain time.Duration
+	// Grace is how long in-flight handlers may run after Run's context ends before their
+	// contexts are cancelled; their jobs are then left to the reaper. 10s when zero.
+	Grace time.Duration
+	// Logf receives operational errors (a failed claim, a lost lease); nil discards them.
+	Logf func(format string, args ...any)
+}
+
+// Consumer drains one queue with a fixed pool of workers. Idle workers park on the queue's
+// wake key (one blocking pop on a dedicated connection each) and send nothing else.
+type Consumer struct {
+	bus   *Bus
+	q     *qkeys
+	opt   ConsumerOptions
+	h     Handler
+	parkS string // the BLPOP timeout argument in seconds
+	wake  []any  // the BLPOP command
+}
+
+// ErrLeaseLost is the cause a handler's context is cancelled with when its heartbeat finds the
+// lease gone (the token is stale: the job was reaped or settled elsewhere).
+var ErrLeaseLost = errors.New("bus: lease lost")
+
+// ErrShutdown is the cause a handler's context is cancelled with when the grace period ends.
+var ErrShutdown = errors.New("bus: consumer shut down")
+
+type permanent struct{ err error }
+
+func (p permanent) Error() string { return p.err.Error() }
+func (p permanent) Unwrap() error { return p.err }
+
+// Permanent marks a handler error as final: the job goes to the morgue without retries.
+func Permanent(err error) error { return permanent{err} }
+
+// DefaultBackoff doubles from 1s per attempt, capped at 10 minutes.
+func DefaultBackoff(attempt int) time.Duration {
+	if attempt < 1 {
+		attempt = 1
+	}
+	if attempt > 10 {
+		return 10 * time.Minute
+	}
+	return min(time.Second<<(attempt-1), 10*time.Minute)
+}
+
+// Consumer builds a consumer of queue; call Run to start it.
+func (b *Bus) Consumer(queue string, opt ConsumerOptions, h Handler) (*Consumer, error) {
+	q, err := b.queue(queue)
+	if err != nil {
+		return nil, err
+	}
+	if h == nil {
+		return nil, errors.New("bus: consumer needs a handler")
+	}
+	if opt.Concurrency == 0 {
+		opt.Concurrency = 1
+	}
+	if opt.Lease == 0 {
+		opt.Lease = 30 * time.Second
+	}
+	if opt.MaxAttempts == 0 {
+		opt.MaxAttempts = 10
+	}
+	if opt.Backoff == nil {
+		opt.Backoff = DefaultBackoff
+	}
+	if opt.Park == 0 {
+		opt.Park = 5 * time.Second
+	}
+	if opt.Maintain == 0 {
+		opt.Maintain = opt.Lease / 2
+	}
+	if opt.Grace == 0 {
+		opt.Grace = 10 * time.Second
+	}
+	switch {
+	case opt.Concurrency < 0, opt.MaxAttempts < 0, opt.Grace < 0:
+		return nil, fmt.Errorf("bus: consumer: %w", argErr("negative concurrency, attempts or grace"))
+	case opt.Lease < 3*time.Millisecond:
+		return nil, fmt.Errorf("bus: consumer: %w", argErr("lease %v: want at least 3ms", opt.Lease))
+	case opt.Park < time.Millisecond:
+		return nil, fmt.Errorf("bus: consumer: %w", argErr("park %v: want at least 1ms", opt.Park))
+	}
+	c := &Consumer{bus: b, q: q, opt: opt, h: h}
+	c.parkS = strconv.FormatFloat(opt.Park.Seconds(), 'f', 3, 64)
+	c.wake = []any{"BLPOP", q.wake, c.parkS}
+	return c, nil
+}
+
+func (c *Consumer) logf(format string, args ...any) {
+	if c.opt.Logf != nil {
+		c.opt.Logf(format, args...)
+	}
+}
+
+// Run works the queue until ctx ends, then shuts down gracefully: no more claims, in-flight
+// handlers get Grace to finish (their jobs are settled), then their contexts are cancelled and
+// their jobs left to the reaper. Run returns once every goroutine it started has ended.
+func (c *Consumer) Run(ctx context.Context) error {
+	// hard outlives ctx by the grace period: handlers and settlements run under it.
+	hard, kill := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer kill(ErrShutdown)
+	var wg sync.WaitGroup
+	for i := 0; i < c.opt.Concurrency; i++ {
+		w := &worker{c: c, idx: i}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w.run(ctx, hard)
+		}()
+	}
+	if c.opt.Maintain > 0 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.maintain(ctx)
+		}()
+	}
+	done := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+	}
+	grace := time.NewTimer(c.opt.Grace)
+	defer grace.Stop()
+	select {
+	case <-done:
+	case <-grace.C:
+		kill(ErrShutdown)
+		<-done
+	}
+	return nil
+}
+
+// maintain runs promote and reap on a ticker; both arm the wake when they free work.
+func (c *Consumer) maintain(ctx context.Context) {
+	t := time.NewTicker(c.opt.Maintain)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if _, err := c.bus.promote(ctx, c.q, 1000); err != nil && ctx.Err() == nil {
+			c.logf("bus: consumer %s: %v", c.q.name, err)
+		}
+		if _, err := c.bus.reap(ctx, c.q, c.opt.MaxAttempts, 1000); err != nil && ctx.Err() == nil {
+			c.logf("bus: consumer %s: %v", c.q.name, err)
+		}
+	}
+}
+
+// worker is one slot of the pool: claim, handle, settle; park when there is nothing to claim.
+type worker struct {
+	c    *Consumer
+	idx  int
+	park *connector.Conn // dialled at the first park, closed when the worker ends
+
+	// The heartbeat: a timer reused across jobs; cur is the job it extends.
+	hb       *time.Timer
+	cur      atomic.Pointer[Job]
+	hbMu     sync.Mutex
+	hbClosed bool
+	beats    sync.WaitGroup
+}
+
+func (w *worker) run(ctx, hard context.Context) {
+	c := w.c
+	// Per-worker parent of the handlers' contexts keeps their registration off a shared lock.
+	wctx, wcancel := context.WithCancel(hard)
+	w.hb = time.AfterFunc(time.Hour, w.beat)
+	w.hb.Stop()
+	defer func() {
+		w.hbMu.Lock()
+		w.hbClosed = true
+		w.hbMu.Unlock()
+		w.hb.Stop()
+		w.beats.Wait()
+		wcancel()
+		if w.park != nil {
+			w.park.Close()
+		}
+	}()
+	fails := 0
+	for ctx.Err() == nil {
+		// The claim runs under hard, not ctx: a claim the server ran must reach its handler.
+		j, err := c.bus.claim(hard, c.q, c.opt.Lease, c.opt.Lanes)
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			fails++
+			c.logf("bus: consumer %s worker %d: %v", c.q.name, w.idx, err)
+			if !sleep(ctx, backoffErr(fails)) {
+				return
+			}
+			continue
+		}
+		fails = 0
+		if j == nil {
+			if !w.parkUntilWoken(ctx) {
+				return
+			}
+			continue
+		}
+		w.handle(wctx, hard, j)
+	}
+}
+
+func backoffErr(fails int) time.Duration {
+	return min(10*time.Millisecond<<min(fails, 7), time.Second)
+}
+
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// parkUntilWoken blocks on the wake key until a token arrives (true) or ctx ends (false). A pop
+// that times out parks again: only a wake token sends the worker back to claim.
+func (w *worker) parkUntilWoken(ctx context.Context) bool {
+	c := w.c
+	if c.bus.opt.Defects.PollPark {
+		return sleep(ctx, 5*time.Millisecond) // defect: poll the claim instead of parking
+	}
+	fails := 0
+	for ctx.Err() == nil {
+		if w.park == nil {
+			p, err := c.bus.dial(ctx)
+			if err != nil {
+				fails++
+				c.logf("bus: consumer %s worker %d: park: %v", c.q.name, w.idx, err)
+				if !sleep(ctx, backoffErr(fails)) {
+					return false
+				}
+				continue
+			}
+			w.park = p
+		}
+		v, err := w.park.DoBlocking(ctx, c.opt.Park, c.wake...)
+		if err != nil {
+			// A cancelled pop is still in flight on the server: close the line so it cannot
+			// swallow a token meant for another consumer.
+			w.park.Close()
+			w.park = nil
+			if ctx.Err() != nil {
+				return false
+			}
+			fails++
+			c.logf("bus: consumer %s worker %d: park: %v", c.q.name, w.idx, err)
+			if !sleep(ctx, backoffErr(fails)) {
+				return false
+			}
+			continue
+		}
+		fails = 0
+		if !v.Null {
+			return true
+		}
+	}
+	return false
+}
+
+// handle runs the handler under a heartbeat and settles the job by its outcome.
+func (w *worker) handle(wctx, hard context.Context, j *Job) {
+	c := w.c
+	j.Worker = w.idx
+	hctx, stop := context.WithCancelCause(wctx)
+	j.stop = stop
+	w.cur.Store(j)
+	w.hb.Reset(time.Duration(j.lease.Load()) * time.Millisecond / 3)
+	err := w.call(hctx, j)
+	w.cur.Store(nil)
+	w.hb.Stop()
+	cause := context.Cause(hctx)
+	stop(nil)
+	if j.settled.Load() {
+		return
+	}
+	switch {
+	case errors.Is(cause, ErrLeaseLost):
+		c.logf("bus: consumer %s: job %s token %d: lease lost while running", c.q.name, j.ID, j.Token)
+		return
+	case err != nil && hard.Err() != nil:
+		return // cancelled by shutdown: the reaper redelivers it
+	}
+	var serr error
+	var p permanent
+	switch {
+	case err == nil:
+		serr = c.bus.settle(hard, c.bus.scripts.complete, j, completeKeys)
+	case errors.As(err, &p):
+		serr = c.bus.settle(hard, c.bus.scripts.fail, j, failKeys, err.Error())
+	default:
+		delay := c.opt.Backoff(int(j.Token))
+		serr = c.bus.settle(hard, c.bus.scripts.retry, j, retryKeys, c.opt.MaxAttempts, delayMS(max(delay, 0)), err.Error())
+	}
+	if serr != nil && hard.Err() == nil {
+		c.logf("bus: consumer %s: settle job %s token %d: %v", c.q.name, j.ID, j.Token, serr)
+	}
+}
+
+// call runs the handler, turning a panic into an error.
+func (w *worker) call(ctx context.Context, j *Job) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("bus: handler panic: %v\n%s", r, debug.Stack())
+		}
+	}()
+	return w.c.h(ctx, j)
+}
+
+// beat extends the current job's lease; it runs on the timer's goroutine.
+func (w *worker) beat() {
+	w.hbMu.Lock()
+	if w.hbClosed {
+		w.hbMu.Unlock()
+		return
+	}
+	w.beats.Add(1)
+	w.hbMu.Unlock()
+	defer w.beats.Done()
+	j := w.cur.Load()
+	if j == nil {
+		return
+	}
+	lease := time.Duration(j.lease.Load()) * time.Millisecond
+	ctx, cancel := context.WithTimeout(context.Background(), lease/3)
+	_, err := j.bus.Extend(ctx, j.Queue, j.ID, j.Token, lease)
+	cancel()
+	if errors.Is(err, emqerr.Stale) {
+		if w.cur.Load() == j {
+			j.stop(ErrLeaseLost)
+		}
+		return
+	}
+	if err != nil {
+		w.c.logf("bus: consumer %s: heartbeat job %s: %v", w.c.q.name, j.ID, err)
+	}
+	if w.cur.Load() == j {
+		w.hb.Reset(lease / 3)
+	}
+}

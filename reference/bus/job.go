@@ -1,0 +1,74 @@
+package bus
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"time"
+)
+
+// Job is a claimed job. Token is the attempt count the claim minted: the fencing token every
+// settlement names. Saved holds the checkpoint an earlier attempt stored (nil when none).
+type Job struct {
+	Queue   string
+	ID      string
+	Payload []byte
+	Token   int64
+	Saved   []byte
+	Lane    string
+	// Worker is the index of the consumer worker that runs the job (0 outside a Consumer).
+	Worker int
+
+	bus     *Bus
+	q       *qkeys
+	lease   atomic.Int64 // ms; what the heartbeat extends by
+	settled atomic.Bool
+	stop    context.CancelCauseFunc // cancels the handler's context (consumer only)
+}
+
+// Checkpoint stores data for this attempt; a redelivery after a crash or retry reads it back.
+func (j *Job) Checkpoint(ctx context.Context, data []byte) error {
+	if data == nil {
+		data = []byte{}
+	}
+	_, err := j.bus.fencedQ(ctx, "checkpoint", j.q, j.ID, j.Token, j.bus.scripts.checkpoint, checkpointKeys, data)
+	return err
+}
+
+// Extend moves the lease deadline to server TIME + d and makes d the heartbeat's lease.
+func (j *Job) Extend(ctx context.Context, d time.Duration) (deadlineMS int64, err error) {
+	ms, err := leaseMS(d)
+	if err != nil {
+		return 0, fmt.Errorf("bus: extend: %w", err)
+	}
+	v, err := j.bus.fencedQ(ctx, "extend", j.q, j.ID, j.Token, j.bus.scripts.extend, extendKeys, ms)
+	if err != nil {
+		return 0, err
+	}
+	j.lease.Store(ms)
+	return v.Int, nil
+}
+
+// Complete retires the job. A handler that settles its job itself leaves nothing for the
+// consumer to do.
+func (j *Job) Complete(ctx context.Context) error {
+	return j.bus.settle(ctx, j.bus.scripts.complete, j, completeKeys)
+}
+
+// Retry returns the job for another attempt after delay, or buries it at maxAttempts.
+func (j *Job) Retry(ctx context.Context, maxAttempts int64, delay time.Duration, errText string) (dead bool, err error) {
+	if maxAttempts < 1 || delay < 0 {
+		return false, fmt.Errorf("bus: retry: %w", argErr("max attempts %d, delay %v", maxAttempts, delay))
+	}
+	v, err := j.bus.fencedQ(ctx, "retry", j.q, j.ID, j.Token, j.bus.scripts.retry, retryKeys, maxAttempts, delayMS(delay), errText)
+	if err != nil {
+		return false, err
+	}
+	j.settled.Store(true)
+	return string(v.Str) == "dead", nil
+}
+
+// Fail sends the job to the morgue with errText.
+func (j *Job) Fail(ctx context.Context, errText string) error {
+	return j.bus.settle(ctx, j.bus.scripts.fail, j, failKeys, errText)
+}

@@ -1,0 +1,532 @@
+package bus
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/echomq/kit/reference/connector"
+	"github.com/echomq/kit/reference/resp"
+)
+
+// Message is one job to enqueue. ID empty: the bus mints one. Delay > 0: scheduled on the
+// server's clock. Lane non-empty: into that lane of the queue.
+type Message struct {
+	ID      string
+	Payload []byte
+	Delay   time.Duration
+	Lane    string
+}
+
+// Enqueued is the outcome of one enqueue: Created is false for a duplicate id (nothing changed).
+type Enqueued struct {
+	ID      string
+	Created bool
+}
+
+// EnqueueOption refines Enqueue.
+type EnqueueOption func(*Message)
+
+// WithID enqueues under a caller-chosen JOB id (idempotent: a second enqueue changes nothing).
+func WithID(id string) EnqueueOption { return func(m *Message) { m.ID = id } }
+
+// WithDelay schedules the job delay from now on the server's clock.
+func WithDelay(d time.Duration) EnqueueOption { return func(m *Message) { m.Delay = d } }
+
+// WithLane enqueues into lane g.
+func WithLane(g string) EnqueueOption { return func(m *Message) { m.Lane = g } }
+
+// Enqueue adds one job to queue and returns its id and whether it was created.
+func (b *Bus) Enqueue(ctx context.Context, queue string, payload []byte, opts ...EnqueueOption) (Enqueued, error) {
+	m := Message{Payload: payload}
+	for _, o := range opts {
+		o(&m)
+	}
+	return b.Send(ctx, queue, m)
+}
+
+// Send enqueues m into queue.
+func (b *Bus) Send(ctx context.Context, queue string, m Message) (Enqueued, error) {
+	q, err := b.queue(queue)
+	if err != nil {
+		return Enqueued{}, err
+	}
+	var kb [7]string
+	s, ks, args, err := b.enqueueCall(ctx, q, &m, kb[:0])
+	if err != nil {
+		return Enqueued{}, err
+	}
+	var v resp.Value
+	if b.opt.Defects.EvalEnqueue {
+		v, err = b.eval(ctx, s, ks, args)
+	} else {
+		v, err = b.conn.EvalSha(ctx, s, ks, args...)
+	}
+	if err != nil {
+		return Enqueued{}, typed("enqueue", err)
+	}
+	return Enqueued{ID: m.ID, Created: v.Int == 1}, nil
+}
+
+// enqueueCall validates m, mints its id if needed, and returns the script, KEYS and ARGV.
+func (b *Bus) enqueueCall(ctx context.Context, q *qkeys, m *Message, ks []string) (*connector.Script, []string, []any, error) {
+	if m.Delay < 0 {
+		return nil, nil, nil, fmt.Errorf("bus: enqueue: %w", argErr("negative delay %v", m.Delay))
+	}
+	var lane string
+	if m.Lane != "" {
+		var err error
+		if lane, err = b.lane(q, m.Lane); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	if m.ID == "" {
+		id, err := b.Mint(ctx)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		m.ID = id
+	}
+	row, err := b.job(q, m.ID)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	delay := m.Delay.Milliseconds()
+	if m.Delay > 0 && delay == 0 {
+		delay = 1 // a positive delay below 1ms still schedules
+	}
+	if lane == "" {
+		ks = append(ks, row, q.pending, q.scheduled, q.wake)
+		return b.scripts.enqueue, ks, []any{m.ID, m.Payload, delay}, nil
+	}
+	ks = append(ks, row, lane, q.scheduled, q.wake, q.laneof, q.lanes, q.ring)
+	return b.scripts.laneEnqueue, ks, []any{m.ID, m.Lane, m.Payload, delay}, nil
+}
+
+// eval is the EvalEnqueue defect: the script's source, edited, sent with EVAL.
+func (b *Bus) eval(ctx context.Context, s *connector.Script, ks []string, args []any) (resp.Value, error) {
+	cmd := make([]any, 0, 3+len(ks)+len(args))
+	cmd = append(cmd, "EVAL", s.Source+"\n-- patched in place\n", len(ks))
+	for _, k := range ks {
+		cmd = append(cmd, k)
+	}
+	return b.conn.Do(ctx, append(cmd, args...)...)
+}
+
+// EnqueueBatch enqueues msgs into queue in one pipeline (one write, one round trip). The
+// results are in msgs' order; a refused message fails the whole call before anything is sent.
+func (b *Bus) EnqueueBatch(ctx context.Context, queue string, msgs []Message) ([]Enqueued, error) {
+	q, err := b.queue(queue)
+	if err != nil {
+		return nil, err
+	}
+	batch := new(connector.Batch)
+	out := make([]Enqueued, len(msgs))
+	ks := make([]string, 0, 7*len(msgs))
+	for i := range msgs {
+		m := msgs[i]
+		s, k, args, err := b.enqueueCall(ctx, q, &m, ks[len(ks):])
+		if err != nil {
+			return nil, fmt.Errorf("bus: batch message %d: %w", i, err)
+		}
+		ks = ks[:len(ks)+len(k)]
+		out[i].ID = m.ID
+		batch.EvalSha(s, k, args...)
+	}
+	vals, err := b.conn.Exec(ctx, batch, make([]resp.Value, 0, len(msgs)))
+	if err != nil {
+		return nil, typed("enqueue batch", err)
+	}
+	for i, v := range vals {
+		if err := v.Err(); err != nil {
+			return out, typed(fmt.Sprintf("enqueue batch message %d", i), err)
+		}
+		out[i].Created = v.Int == 1
+	}
+	return out, nil
+}
+
+// Claim leases the oldest pending job of queue for lease, or returns nil, nil when the queue
+// is empty or paused.
+func (b *Bus) Claim(ctx context.Context, queue string, lease time.Duration) (*Job, error) {
+	q, err := b.queue(queue)
+	if err != nil {
+		return nil, err
+	}
+	return b.claim(ctx, q, lease, false)
+}
+
+// LaneClaim leases the oldest job of the lane at the ring's head and rotates the ring, or
+// returns nil, nil when no lane is serviceable or the queue is paused.
+func (b *Bus) LaneClaim(ctx context.Context, queue string, lease time.Duration) (*Job, error) {
+	q, err := b.queue(queue)
+	if err != nil {
+		return nil, err
+	}
+	return b.claim(ctx, q, lease, true)
+}
+
+func (b *Bus) claim(ctx context.Context, q *qkeys, lease time.Duration, lanes bool) (*Job, error) {
+	ms, err := leaseMS(lease)
+	if err != nil {
+		return nil, fmt.Errorf("bus: claim: %w", err)
+	}
+	var v resp.Value
+	switch {
+	case lanes:
+		v, err = b.conn.EvalSha(ctx, b.scripts.laneClaim, q.laneClaimKeys, ms)
+	case b.opt.Defects.ClientClockLease:
+		v, err = b.conn.EvalSha(ctx, b.scripts.claim, q.claimKeys, time.Now().UnixMilli()+ms)
+	case b.opt.Defects.ArgvRowPrefix:
+		v, err = b.conn.EvalSha(ctx, b.scripts.claim, q.claimKeys, ms, q.prefix+"job:")
+	default:
+		v, err = b.conn.EvalSha(ctx, b.scripts.claim, q.claimKeys, ms)
+	}
+	if err != nil {
+		return nil, typed("claim", err)
+	}
+	return b.claimed(q, v, ms)
+}
+
+// claimed reads a claim reply: {} or {id, payload, attempts, checkpoint|nil[, lane]}.
+func (b *Bus) claimed(q *qkeys, v resp.Value, leaseMS int64) (*Job, error) {
+	if v.Type != resp.Array {
+		return nil, fmt.Errorf("bus: claim: unexpected %s reply", v.Type)
+	}
+	e := v.Elems
+	if len(e) == 0 {
+		return nil, nil
+	}
+	if len(e) < 3 {
+		return nil, fmt.Errorf("bus: claim: reply has %d elements", len(e))
+	}
+	j := &Job{bus: b, q: q, Queue: q.name, ID: string(e[0].Str), Payload: e[1].Str, Token: e[2].Int}
+	j.lease.Store(leaseMS)
+	if len(e) > 3 && !e[3].Null && e[3].Type == resp.BulkString {
+		j.Saved = e[3].Str
+		if j.Saved == nil {
+			j.Saved = []byte{}
+		}
+	}
+	if len(e) > 4 {
+		j.Lane = string(e[4].Str)
+	}
+	if j.Payload == nil {
+		j.Payload = []byte{}
+	}
+	return j, nil
+}
+
+func leaseMS(d time.Duration) (int64, error) {
+	ms := d.Milliseconds()
+	if ms < 1 {
+		return 0, argErr("lease %v: want at least 1ms", d)
+	}
+	return ms, nil
+}
+
+// fenced runs a fenced script on (queue, id, token) with KEYS = row followed by rest(q).
+func (b *Bus) fenced(ctx context.Context, op, queue, id string, token int64, s *connector.Script, rest func(q *qkeys) []string, args ...any) (resp.Value, error) {
+	q, err := b.queue(queue)
+	if err != nil {
+		return resp.Value{}, err
+	}
+	return b.fencedQ(ctx, op, q, id, token, s, rest, args...)
+}
+
+func (b *Bus) fencedQ(ctx context.Context, op string, q *qkeys, id string, token int64, s *connector.Script, rest func(q *qkeys) []string, args ...any) (resp.Value, error) {
+	row, err := b.job(q, id)
+	if err != nil {
+		return resp.Value{}, err
+	}
+	if token < 1 {
+		return resp.Value{}, fmt.Errorf("bus: %s: %w", op, argErr("token %d: want at least 1", token))
+	}
+	var kb [10]string
+	ks := append(append(kb[:0], row), rest(q)...)
+	var ab [5]any
+	v, err := b.conn.EvalSha(ctx, s, ks, append(append(ab[:0], id, token), args...)...)
+	if err != nil {
+		return v, typed(op+" "+id, err)
+	}
+	return v, nil
+}
+
+// settle runs a fenced script on a claimed job (the consumer's path).
+func (b *Bus) settle(ctx context.Context, s *connector.Script, j *Job, rest func(q *qkeys) []string, args ...any) error {
+	_, err := b.fencedQ(ctx, s.Name, j.q, j.ID, j.Token, s, rest, args...)
+	if err == nil {
+		j.settled.Store(true)
+	}
+	return err
+}
+
+func completeKeys(q *qkeys) []string {
+	return []string{q.active, q.ckpt, q.errors, q.laneof, q.lanes, q.ring, q.wake}
+}
+
+func retryKeys(q *qkeys) []string {
+	return []string{q.active, q.pending, q.scheduled, q.dead, q.errors, q.wake, q.laneof, q.lanes, q.ring}
+}
+
+func failKeys(q *qkeys) []string {
+	return []string{q.active, q.dead, q.errors, q.laneof, q.lanes, q.ring, q.wake}
+}
+
+func extendKeys(q *qkeys) []string     { return []string{q.active} }
+func checkpointKeys(q *qkeys) []string { return []string{q.active, q.ckpt} }
+
+// Complete retires the job: EMQSTALE unless (id, token) holds a live lease.
+func (b *Bus) Complete(ctx context.Context, queue, id string, token int64) error {
+	_, err := b.fenced(ctx, "complete", queue, id, token, b.scripts.complete, completeKeys)
+	return err
+}
+
+// Retry returns the job to pending (delay 0) or scheduled, keeping errText as its last error;
+// at maxAttempts it goes to the morgue instead and dead is true.
+func (b *Bus) Retry(ctx context.Context, queue, id string, token, maxAttempts int64, delay time.Duration, errText string) (dead bool, err error) {
+	if maxAttempts < 1 || delay < 0 {
+		return false, fmt.Errorf("bus: retry: %w", argErr("max attempts %d, delay %v", maxAttempts, delay))
+	}
+	v, err := b.fenced(ctx, "retry", queue, id, token, b.scripts.retry, retryKeys, maxAttempts, delayMS(delay), errText)
+	if err != nil {
+		return false, err
+	}
+	switch string(v.Str) {
+	case "dead":
+		return true, nil
+	case "retried":
+		return false, nil
+	}
+	return false, fmt.Errorf("bus: retry: unexpected reply %q", v.Text())
+}
+
+func delayMS(d time.Duration) int64 {
+	ms := d.Milliseconds()
+	if d > 0 && ms == 0 {
+		ms = 1
+	}
+	return ms
+}
+
+// Fail sends the job to the morgue with errText as its last error.
+func (b *Bus) Fail(ctx context.Context, queue, id string, token int64, errText string) error {
+	_, err := b.fenced(ctx, "fail", queue, id, token, b.scripts.fail, failKeys, errText)
+	return err
+}
+
+// Extend moves the job's lease deadline to server TIME + lease and returns it (server ms).
+func (b *Bus) Extend(ctx context.Context, queue, id string, token int64, lease time.Duration) (int64, error) {
+	ms, err := leaseMS(lease)
+	if err != nil {
+		return 0, fmt.Errorf("bus: extend: %w", err)
+	}
+	v, err := b.fenced(ctx, "extend", queue, id, token, b.scripts.extend, extendKeys, ms)
+	if err != nil {
+		return 0, err
+	}
+	return v.Int, nil
+}
+
+// Checkpoint stores data for the job's current attempt; a redelivery reads it back.
+func (b *Bus) Checkpoint(ctx context.Context, queue, id string, token int64, data []byte) error {
+	if data == nil {
+		data = []byte{}
+	}
+	_, err := b.fenced(ctx, "checkpoint", queue, id, token, b.scripts.checkpoint, checkpointKeys, data)
+	return err
+}
+
+// Reap returns up to limit expired leases (server clock) to pending, or buries those at
+// maxAttempts, and reports how many it settled.
+func (b *Bus) Reap(ctx context.Context, queue string, maxAttempts int64, limit int) (int64, error) {
+	q, err := b.queue(queue)
+	if err != nil {
+		return 0, err
+	}
+	return b.reap(ctx, q, maxAttempts, limit)
+}
+
+func (b *Bus) reap(ctx context.Context, q *qkeys, maxAttempts int64, limit int) (int64, error) {
+	v, err := b.conn.EvalSha(ctx, b.scripts.reap, q.reapKeys, maxAttempts, limit)
+	if err != nil {
+		return 0, typed("reap", err)
+	}
+	return v.Int, nil
+}
+
+// Promote moves up to limit due scheduled jobs to pending (or their lane).
+func (b *Bus) Promote(ctx context.Context, queue string, limit int) (int64, error) {
+	q, err := b.queue(queue)
+	if err != nil {
+		return 0, err
+	}
+	return b.promote(ctx, q, limit)
+}
+
+func (b *Bus) promote(ctx context.Context, q *qkeys, limit int) (int64, error) {
+	v, err := b.conn.EvalSha(ctx, b.scripts.promote, q.promoteKeys, limit)
+	if err != nil {
+		return 0, typed("promote", err)
+	}
+	return v.Int, nil
+}
+
+// DeadJob is a job in the morgue.
+type DeadJob struct {
+	ID       string
+	Attempts int64
+	Payload  []byte
+	Error    string
+	Died     int64 // server ms
+}
+
+// Morgue lists up to limit dead jobs, oldest death first. It only reads.
+func (b *Bus) Morgue(ctx context.Context, queue string, limit int) ([]DeadJob, error) {
+	q, err := b.queue(queue)
+	if err != nil {
+		return nil, err
+	}
+	if limit < 1 {
+		return nil, fmt.Errorf("bus: morgue: %w", argErr("limit %d: want at least 1", limit))
+	}
+	v, err := b.conn.Do(ctx, "ZRANGE", q.dead, 0, limit-1, "WITHSCORES")
+	if err != nil {
+		return nil, typed("morgue", err)
+	}
+	if len(v.Elems)%2 != 0 {
+		return nil, fmt.Errorf("bus: morgue: odd ZRANGE reply")
+	}
+	out := make([]DeadJob, 0, len(v.Elems)/2)
+	if len(v.Elems) == 0 {
+		return out, nil
+	}
+	batch := new(connector.Batch)
+	for i := 0; i < len(v.Elems); i += 2 {
+		id := string(v.Elems[i].Str)
+		died, err := strconv.ParseFloat(string(v.Elems[i+1].Str), 64)
+		if err != nil {
+			return nil, fmt.Errorf("bus: morgue: score of %s: %w", id, err)
+		}
+		row, err := b.job(q, id)
+		if err != nil {
+			return nil, fmt.Errorf("bus: morgue holds a foreign id: %w", err)
+		}
+		out = append(out, DeadJob{ID: id, Died: int64(died)})
+		batch.Add("HMGET", row, "attempts", "payload").Add("HGET", q.errors, id)
+	}
+	vals, err := b.conn.Exec(ctx, batch, nil)
+	if err != nil {
+		return nil, typed("morgue", err)
+	}
+	for i := range out {
+		row, e := vals[2*i], vals[2*i+1]
+		if err := row.Err(); err != nil {
+			return nil, typed("morgue", err)
+		}
+		if len(row.Elems) == 2 {
+			out[i].Attempts, _ = row.Elems[0].Int64()
+			out[i].Payload = row.Elems[1].Str
+		}
+		out[i].Error = string(e.Str)
+	}
+	return out, nil
+}
+
+// Revive returns a dead job to pending (attempts intact); false when it is not dead.
+func (b *Bus) Revive(ctx context.Context, queue, id string) (bool, error) {
+	return b.byID(ctx, "revive", queue, id, b.scripts.revive, func(q *qkeys) []string {
+		return []string{q.dead, q.pending, q.errors, q.wake, q.laneof, q.lanes, q.ring}
+	})
+}
+
+// Purge removes a dead job for good; false when it is not dead.
+func (b *Bus) Purge(ctx context.Context, queue, id string) (bool, error) {
+	return b.byID(ctx, "purge", queue, id, b.scripts.purge, func(q *qkeys) []string {
+		return []string{q.dead, q.errors, q.ckpt, q.laneof}
+	})
+}
+
+func (b *Bus) byID(ctx context.Context, op, queue, id string, s *connector.Script, rest func(*qkeys) []string) (bool, error) {
+	q, err := b.queue(queue)
+	if err != nil {
+		return false, err
+	}
+	row, err := b.job(q, id)
+	if err != nil {
+		return false, err
+	}
+	v, err := b.conn.EvalSha(ctx, s, append([]string{row}, rest(q)...), id)
+	if err != nil {
+		return false, typed(op+" "+id, err)
+	}
+	return v.Int == 1, nil
+}
+
+// Pause stops claims on the whole queue (claim and lane claim answer empty); work is kept.
+func (b *Bus) Pause(ctx context.Context, queue string) error {
+	q, err := b.queue(queue)
+	if err != nil {
+		return err
+	}
+	if _, err := b.conn.EvalSha(ctx, b.scripts.pause, q.pauseKeys); err != nil {
+		return typed("pause", err)
+	}
+	return nil
+}
+
+// Resume lifts a queue pause and wakes a parked consumer if work is waiting.
+func (b *Bus) Resume(ctx context.Context, queue string) error {
+	q, err := b.queue(queue)
+	if err != nil {
+		return err
+	}
+	if _, err := b.conn.EvalSha(ctx, b.scripts.resume, q.resumeKeys); err != nil {
+		return typed("resume", err)
+	}
+	return nil
+}
+
+// LanePause takes lane g out of the ring; its backlog stays.
+func (b *Bus) LanePause(ctx context.Context, queue, g string) error {
+	q, err := b.queue(queue)
+	if err != nil {
+		return err
+	}
+	if _, err := b.lane(q, g); err != nil {
+		return err
+	}
+	if _, err := b.conn.EvalSha(ctx, b.scripts.lanePause, q.lanePauseKeys, g); err != nil {
+		return typed("lane pause", err)
+	}
+	return nil
+}
+
+// LaneResume lifts lane g's pause; it rejoins the ring if serviceable.
+func (b *Bus) LaneResume(ctx context.Context, queue, g string) error {
+	return b.laneOp(ctx, "lane resume", queue, g, b.scripts.laneResume)
+}
+
+// LaneCeiling limits lane g to n concurrently active jobs; 0 removes the limit.
+func (b *Bus) LaneCeiling(ctx context.Context, queue, g string, n int64) error {
+	if n < 0 {
+		return fmt.Errorf("bus: lane ceiling: %w", argErr("ceiling %d: want 0 or more", n))
+	}
+	return b.laneOp(ctx, "lane ceiling", queue, g, b.scripts.laneCeiling, n)
+}
+
+func (b *Bus) laneOp(ctx context.Context, op, queue, g string, s *connector.Script, extra ...any) error {
+	q, err := b.queue(queue)
+	if err != nil {
+		return err
+	}
+	lk, err := b.lane(q, g)
+	if err != nil {
+		return err
+	}
+	if _, err := b.conn.EvalSha(ctx, s, []string{lk, q.lanes, q.ring, q.wake}, append([]any{g}, extra...)...); err != nil {
+		return typed(op, err)
+	}
+	return nil
+}

@@ -1,0 +1,104 @@
+package bus
+
+import (
+	"fmt"
+
+	"github.com/echomq/kit/reference/emqerr"
+	"github.com/echomq/kit/reference/ids"
+	"github.com/echomq/kit/reference/keys"
+)
+
+// queue holds a queue's keys, built once, and the static KEYS lists of its scripts. The lists
+// are shared read-only by concurrent calls.
+type qkeys struct {
+	name, prefix                                    string
+	pending, active, scheduled, dead, errors, ckpt  string
+	meta, wake, ring, lanes, laneof                 string
+	claimKeys, laneClaimKeys, reapKeys, promoteKeys []string
+	pauseKeys, resumeKeys, lanePauseKeys            []string
+	lax                                             bool
+}
+
+// queue returns the cached keys of queue name; EMQKEY for a name outside the grammar.
+func (b *Bus) queue(name string) (*qkeys, error) {
+	if q, ok := b.queues.Load(name); ok {
+		return q.(*qkeys), nil
+	}
+	var prefix string
+	if kq, err := keys.Queue(name); err == nil {
+		prefix = kq.Prefix()
+	} else if b.opt.Defects.LaxQueueNames {
+		prefix = "emq:{" + name + "}:" // defect: the builder sends what it was given
+	} else {
+		return nil, fmt.Errorf("bus: %w", err)
+	}
+	q := &qkeys{name: name, prefix: prefix, lax: b.opt.Defects.LaxQueueNames}
+	for _, f := range []struct {
+		dst  *string
+		kind keys.Kind
+	}{
+		{&q.pending, keys.KindPending}, {&q.active, keys.KindActive},
+		{&q.scheduled, keys.KindScheduled}, {&q.dead, keys.KindDead},
+		{&q.errors, keys.KindErrors}, {&q.ckpt, keys.KindCkpt}, {&q.meta, keys.KindMeta},
+		{&q.wake, keys.KindWake}, {&q.ring, keys.KindRing}, {&q.lanes, keys.KindLanes},
+		{&q.laneof, keys.KindLaneOf},
+	} {
+		*f.dst = prefix + string(f.kind)
+	}
+	q.claimKeys = []string{q.pending, q.active, q.meta, q.wake, q.ckpt, q.ring}
+	q.laneClaimKeys = []string{q.ring, q.active, q.meta, q.wake, q.ckpt, q.lanes, q.pending}
+	q.reapKeys = []string{q.active, q.pending, q.dead, q.errors, q.wake, q.laneof, q.lanes, q.ring}
+	q.promoteKeys = []string{q.scheduled, q.pending, q.wake, q.laneof, q.lanes, q.ring}
+	q.pauseKeys = []string{q.meta}
+	q.resumeKeys = []string{q.meta, q.pending, q.ring, q.wake}
+	q.lanePauseKeys = []string{q.lanes, q.ring}
+	got, _ := b.queues.LoadOrStore(name, q)
+	return got.(*qkeys), nil
+}
+
+// job is the row key of id: EMQKIND for another brand, EMQKEY for a malformed id.
+func (b *Bus) job(q *qkeys, id string) (string, error) {
+	if _, err := ids.ParseJob(id); err != nil {
+		if !(b.opt.Defects.LaxIDBrand && isKind(err)) {
+			return "", fmt.Errorf("bus: %w", err)
+		}
+	}
+	return q.prefix + "job:" + id, nil
+}
+
+// lane is the key of lane g: EMQKEY for a name outside the grammar.
+func (b *Bus) lane(q *qkeys, g string) (string, error) {
+	if !keys.ValidName(g) && !b.opt.Defects.LaxQueueNames {
+		return "", fmt.Errorf("bus: %w", &emqerr.Error{Type: emqerr.TypeKey, Message: fmt.Sprintf("lane %q: want 1-%d bytes of [a-z0-9_.-]", g, keys.MaxName)})
+	}
+	return q.prefix + "lane:" + g, nil
+}
+
+func isKind(err error) bool {
+	e, ok := err.(*emqerr.Error)
+	return ok && e.Type == emqerr.TypeKind
+}
+
+// Key is the bus's key builder for queue q: kind is a §2 type name (pending, …, job, lane); id
+// names the job for "job", lane the lane for "lane". Refusals are EMQKEY / EMQKIND, and no
+// byte reaches the server.
+func (b *Bus) Key(q, kind, id, lane string) (string, error) {
+	qq, err := b.queue(q)
+	if err != nil {
+		return "", err
+	}
+	switch keys.Kind(kind) {
+	case keys.KindJob:
+		return b.job(qq, id)
+	case keys.KindLane:
+		return b.lane(qq, lane)
+	case keys.KindBundle, keys.KindMinter:
+	default:
+		for _, k := range keys.QueueKinds() {
+			if string(k) == kind {
+				return qq.prefix + kind, nil
+			}
+		}
+	}
+	return "", fmt.Errorf("bus: %w", &emqerr.Error{Type: emqerr.TypeKey, Message: fmt.Sprintf("key type %q is not a queue key type", kind)})
+}
