@@ -28,11 +28,13 @@ endif
 engines: provision
 	$(GO) run ./cmd/emq-engines
 
-provision: provision-valkey provision-postgres provision-redis
+provision: provision-valkey provision-postgres provision-redis provision-valkey80
 provision-valkey:
 	@bash ci/provision-valkey.sh >/dev/null
 provision-postgres:
 	@bash ci/provision-postgres.sh >/dev/null
+provision-valkey80:
+	@bash ci/provision-valkey80.sh >/dev/null
 provision-redis:
 	@bash ci/provision-redis.sh >/dev/null
 
