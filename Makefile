@@ -15,7 +15,7 @@ test: provision vet
 	@if [ -d ports/node ] && command -v node >/dev/null; then $(MAKE) --no-print-directory node-test; fi
 
 ## conform: certify the reference bus (in-process and as a subprocess), or PORT='cmd …'
-conform: provision-valkey
+conform: provision-valkey provision-redis
 ifeq ($(strip $(PORT)),)
 	$(GO) build -o bin/emq-port ./cmd/emq-port
 	$(GO) run ./cmd/emq-conform -out $(OUT)/reference
