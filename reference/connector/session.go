@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -72,6 +73,8 @@ type session struct {
 	spare   []byte  // the other write buffer, swapped with wbuf by the combiner
 	queue   []*call // calls whose replies have not started to be read
 	writing bool    // a combiner is writing; others just append
+
+	inflight atomic.Int64 // calls submitted and not yet completed
 	fatal   *FatalError
 
 	readerDone chan struct{}
@@ -111,10 +114,18 @@ func (s *session) submit(wire []byte, cl *call, deadline time.Time) error {
 	s.wbuf = append(s.wbuf, wire...)
 	s.queue = append(s.queue, cl)
 	if s.writing {
+		s.inflight.Add(1)
 		s.mu.Unlock()
 		return nil
 	}
 	s.writing = true
+	if s.inflight.Add(1) > 1 {
+		// Others are waiting on replies, so more commands are likely on their way: yield once
+		// and let them join this write instead of paying a syscall each.
+		s.mu.Unlock()
+		runtime.Gosched()
+		s.mu.Lock()
+	}
 	for len(s.wbuf) > 0 {
 		buf := s.wbuf
 		s.wbuf = s.spare[:0]
@@ -228,6 +239,7 @@ func (s *session) readLoop() {
 				_ = s.nc.SetReadDeadline(time.Time{})
 			}
 			local[i] = nil
+			s.inflight.Add(-1)
 			complete(cl, nil)
 		}
 		local = local[:0]
