@@ -75,7 +75,7 @@ type session struct {
 	writing bool    // a combiner is writing; others just append
 
 	inflight atomic.Int64 // calls submitted and not yet completed
-	fatal   *FatalError
+	fatal    *FatalError
 
 	readerDone chan struct{}
 }
