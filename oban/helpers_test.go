@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"testing"
 	"time"
@@ -11,17 +12,36 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/echomq/kit/internal/engines"
 	"github.com/echomq/kit/oban"
 )
 
-// pgURL is the live PostgreSQL the tests run against.
+// pgServer is the one live PostgreSQL the package's tests share (EMQ_PG_URL, or one started
+// natively by internal/engines); each test isolates itself in its own schema.
+var pgServer *engines.Postgres
+
+func TestMain(m *testing.M) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	pg, err := engines.StartPostgres(ctx, engines.PostgresOptions{})
+	cancel()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "oban tests need a live PostgreSQL 16: %v\n", err)
+		os.Exit(1)
+	}
+	pgServer = pg
+	code := m.Run()
+	if err := pg.Stop(); err != nil {
+		fmt.Fprintf(os.Stderr, "stop PostgreSQL: %v\n", err)
+		if code == 0 {
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
 func pgURL(t *testing.T) string {
 	t.Helper()
-	u := os.Getenv("EMQ_PG_URL")
-	if u == "" {
-		t.Fatal("EMQ_PG_URL is not set: these tests need a live PostgreSQL 16 (see ENGINES.md)")
-	}
-	return u
+	return pgServer.URL
 }
 
 // fixture is a pool plus a private schema (Oban prefix), dropped when the test ends, so tests
