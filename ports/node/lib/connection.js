@@ -1,0 +1,122 @@
+'use strict';
+// One TCP connection speaking RESP2 with implicit pipelining: every command is written at once
+// and its promise settles when its reply arrives, in order. A lost connection fails every
+// command in flight with ConnectionError — never a silent retry, since a write may have landed.
+
+const net = require('node:net');
+const resp = require('./resp');
+const errors = require('./errors');
+
+function splitAddress(address) {
+  const i = typeof address === 'string' ? address.lastIndexOf(':') : -1;
+  const port = i > 0 ? Number(address.slice(i + 1)) : NaN;
+  if (!Number.isInteger(port) || port <= 0 || port > 65535) {
+    throw errors.arg(`address ${JSON.stringify(address)}: want host:port`);
+  }
+  let host = address.slice(0, i);
+  if (host.startsWith('[') && host.endsWith(']')) host = host.slice(1, -1);
+  return { host, port };
+}
+
+class Connection {
+  #socket;
+  #reader = new resp.Reader();
+  #pending = [];
+  #closed = null;
+
+  constructor(socket, name) {
+    this.#socket = socket;
+    this.name = name;
+    socket.setNoDelay(true);
+    socket.on('data', (chunk) => this.#onData(chunk));
+    socket.on('error', (err) => this.#fail(new errors.ConnectionError(`${name}: ${err.message}`, err)));
+    socket.on('close', () => this.#fail(new errors.ConnectionError(`${name}: connection closed`)));
+  }
+
+  static open(address, { name = 'valkey', timeoutMs = 5000 } = {}) {
+    const { host, port } = splitAddress(address);
+    return new Promise((resolve, reject) => {
+      const socket = net.connect({ host, port });
+      const timer = setTimeout(() => {
+        socket.destroy();
+        reject(new errors.ConnectionError(`${name}: connect to ${address} timed out after ${timeoutMs} ms`));
+      }, timeoutMs);
+      socket.once('connect', () => {
+        clearTimeout(timer);
+        socket.removeAllListeners('error');
+        resolve(new Connection(socket, name));
+      });
+      socket.once('error', (err) => {
+        clearTimeout(timer);
+        reject(new errors.ConnectionError(`${name}: connect to ${address}: ${err.message}`, err));
+      });
+    });
+  }
+
+  get closed() {
+    return this.#closed !== null;
+  }
+
+  // send writes one command; the promise resolves with its reply value or rejects with its
+  // typed error. Several sends without awaiting form a pipeline.
+  send(...args) {
+    if (this.#closed) return Promise.reject(this.#closed);
+    let frame;
+    try {
+      frame = resp.encode(args);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return new Promise((resolve, reject) => {
+      this.#pending.push({ resolve, reject });
+      this.#socket.write(frame);
+    });
+  }
+
+  // pipeline sends commands back to back in one write and settles them all.
+  pipeline(commands) {
+    if (this.#closed) return Promise.reject(this.#closed);
+    const frames = commands.map((c) => resp.encode(c));
+    const promises = commands.map(
+      () => new Promise((resolve, reject) => this.#pending.push({ resolve, reject })),
+    );
+    this.#socket.write(Buffer.concat(frames));
+    return Promise.allSettled(promises).then((rs) => rs.map((r) => (r.status === 'fulfilled' ? r.value : r.reason)));
+  }
+
+  close() {
+    this.#fail(new errors.ConnectionError(`${this.name}: closed by the client`));
+    this.#socket.destroy();
+  }
+
+  #onData(chunk) {
+    let replies;
+    try {
+      replies = this.#reader.feed(chunk);
+    } catch (err) {
+      this.#fail(new errors.ConnectionError(`${this.name}: ${err.message}`, err));
+      this.#socket.destroy();
+      return;
+    }
+    for (const r of replies) {
+      const p = this.#pending.shift();
+      if (!p) {
+        this.#fail(new errors.ConnectionError(`${this.name}: reply with no command waiting`));
+        this.#socket.destroy();
+        return;
+      }
+      if (r instanceof resp.ReplyError) p.reject(errors.fromServer(r.line));
+      else p.resolve(r);
+    }
+  }
+
+  #fail(err) {
+    if (this.#closed) return;
+    this.#closed = err;
+    const pending = this.#pending;
+    this.#pending = [];
+    for (const p of pending) p.reject(err);
+  }
+}
+
+module.exports = { Connection, splitAddress };

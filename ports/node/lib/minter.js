@@ -1,0 +1,135 @@
+'use strict';
+// The leased JOB-id minter (canon §3, A9, A11). The worker id is leased from the server under the
+// braced deployment key, never guessed: a guessed id could collide with a live minter's, and a
+// colliding id would be swallowed by the idempotent enqueue.
+
+const crypto = require('node:crypto');
+const ids = require('./ids');
+const keys = require('./keys');
+const errors = require('./errors');
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+class MinterLostError extends Error {
+  constructor(message) {
+    super(message);
+    this.name = 'MinterLostError';
+  }
+}
+
+class Minter {
+  #exec;
+  #now;
+  #ttl;
+  #timer = null;
+  #validUntil = 0; // local ms until which the lease is known held
+  #lastMs = -1;
+  #seq = 0;
+  #mustAdvance = false; // a new worker id may not reuse the last millisecond
+  #closed = false;
+
+  // exec(...args) sends one command on the session's current command connection.
+  constructor({ exec, ttlMs = 30000, now = Date.now, owner, brand = ids.JOB, log = () => {} }) {
+    if (!ids.validBrand(brand)) throw errors.key(`brand ${JSON.stringify(brand)}: want three capitals`);
+    if (!Number.isInteger(ttlMs) || ttlMs < 3) throw errors.arg(`minter ttl ${ttlMs} ms too short`);
+    this.#exec = exec;
+    this.#now = now;
+    this.#ttl = ttlMs;
+    this.brand = brand;
+    this.owner = owner ?? crypto.randomBytes(16).toString('hex');
+    this.worker = -1;
+    this.log = log;
+  }
+
+  // acquire leases a free worker id, scanning from a random start so that minters starting
+  // together do not race for the same ids.
+  async acquire() {
+    const start = crypto.randomInt(ids.MAX_WORKER + 1);
+    for (let i = 0; i <= ids.MAX_WORKER; i++) {
+      const w = (start + i) % (ids.MAX_WORKER + 1);
+      const sent = this.#now();
+      const r = await this.#exec('SET', keys.minter(w), this.owner, 'NX', 'PX', this.#ttl);
+      if (r === 'OK') {
+        if (this.worker >= 0 && w !== this.worker) this.#mustAdvance = true;
+        this.worker = w;
+        this.#validUntil = sent + this.#ttl;
+        this.#schedule();
+        return w;
+      }
+    }
+    throw errors.server('no free minter id: all 1024 worker ids are leased');
+  }
+
+  // reaffirm runs after a reconnect: keep the lease if it is still ours, else lease afresh.
+  async reaffirm() {
+    if (this.worker >= 0 && (await this.renew())) return this.worker;
+    return this.acquire();
+  }
+
+  // renew extends the lease only while the server still holds our owner token (SET … IFEQ).
+  async renew() {
+    if (this.worker < 0 || this.#closed) return false;
+    const sent = this.#now();
+    const r = await this.#exec('SET', keys.minter(this.worker), this.owner, 'IFEQ', this.owner, 'PX', this.#ttl);
+    if (r === 'OK') {
+      this.#validUntil = sent + this.#ttl;
+      return true;
+    }
+    this.#validUntil = 0;
+    this.log(`minter: lease on worker ${this.worker} lost; minting stops`);
+    return false;
+  }
+
+  #schedule() {
+    if (this.#timer) clearInterval(this.#timer);
+    this.#timer = setInterval(() => {
+      this.renew().catch((err) => this.log(`minter: renewal failed: ${err.message}`));
+    }, Math.min(2 ** 31 - 1, Math.max(1, Math.floor(this.#ttl / 3))));
+    this.#timer.unref();
+  }
+
+  get held() {
+    return !this.#closed && this.worker >= 0 && this.#now() < this.#validUntil;
+  }
+
+  // next mints one id. Ids from one minter strictly increase: a clock stepped back keeps the
+  // last millisecond; past 4095 ids in one millisecond the minter waits for the next.
+  async next() {
+    for (;;) {
+      if (!this.held) throw new MinterLostError(`minter holds no lease (worker ${this.worker})`);
+      let ms = this.#now() - ids.EPOCH_MS;
+      if (ms < 0) throw errors.arg('clock is before the snowflake epoch 2024-01-01');
+      if (ms > ids.MAX_MS) throw errors.arg('clock is past the 42-bit snowflake range');
+      if (ms < this.#lastMs) ms = this.#lastMs;
+      if (ms > this.#lastMs) {
+        this.#lastMs = ms;
+        this.#seq = 0;
+        this.#mustAdvance = false;
+      } else if (!this.#mustAdvance && this.#seq < ids.MAX_SEQ) {
+        this.#seq++;
+      } else {
+        await sleep(1);
+        continue;
+      }
+      return ids.encode(this.brand, ids.compose(this.#lastMs, this.worker, this.#seq));
+    }
+  }
+
+  // release gives the worker id back at once, and only if it is still ours: IFEQ with a 1 ms
+  // expiry is a compare-and-delete (Valkey 8.1 has no DELIFEQ).
+  async release() {
+    this.#closed = true;
+    if (this.#timer) clearInterval(this.#timer);
+    this.#timer = null;
+    if (this.worker < 0) return;
+    await this.#exec('SET', keys.minter(this.worker), this.owner, 'IFEQ', this.owner, 'PX', 1);
+  }
+
+  stop() {
+    this.#closed = true;
+    if (this.#timer) clearInterval(this.#timer);
+    this.#timer = null;
+  }
+}
+
+module.exports = { Minter, MinterLostError };

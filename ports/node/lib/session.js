@@ -1,0 +1,129 @@
+'use strict';
+// A fenced session: every connection it opens runs HELLO 2, the server check (A12) and the
+// bundle fence before any other command, at connect and after every reconnect. Scripts run
+// EVALSHA-first; NOSCRIPT loads the exact source, verifies the SHA1 the server returns, and
+// retries once (a NOSCRIPT script did not run, so the retry cannot double an effect).
+
+const { Connection } = require('./connection');
+const errors = require('./errors');
+const keys = require('./keys');
+
+const MIN_VERSION = [8, 1, 0];
+
+function text(v) {
+  return Buffer.isBuffer(v) ? v.toString('utf8') : v;
+}
+
+function parseVersion(s) {
+  const m = /^(\d+)\.(\d+)\.(\d+)/.exec(s ?? '');
+  return m ? [Number(m[1]), Number(m[2]), Number(m[3])] : null;
+}
+
+function versionAtLeast(v, min) {
+  for (let i = 0; i < 3; i++) if (v[i] !== min[i]) return v[i] > min[i];
+  return true;
+}
+
+// checkServer applies A12 to a RESP2 HELLO reply (a flat field/value array).
+function checkServer(reply, { admitEngine = false, log = () => {} } = {}) {
+  if (!Array.isArray(reply) || reply.length % 2 !== 0) throw errors.server('HELLO 2 answered a non-map reply');
+  const facts = {};
+  for (let i = 0; i < reply.length; i += 2) facts[text(reply[i])] = text(reply[i + 1]);
+  const v = parseVersion(facts.version);
+  const problems = [];
+  if (facts.server !== 'valkey') problems.push(`server ${JSON.stringify(facts.server)}, want "valkey"`);
+  if (!v || !versionAtLeast(v, MIN_VERSION)) problems.push(`version ${JSON.stringify(facts.version)}, want >= 8.1.0`);
+  if (facts.mode !== 'standalone') problems.push(`mode ${JSON.stringify(facts.mode)}, want "standalone"`);
+  if (problems.length > 0) {
+    if (!admitEngine) throw errors.server(problems.join('; '));
+    log(`session: ADMITTING a non-canon engine by explicit opt-in: ${problems.join('; ')}`);
+  }
+  return facts;
+}
+
+class Session {
+  #address;
+  #conns = new Set();
+
+  constructor({ address, bundle, admitEngine = false, log = () => {} }) {
+    this.#address = address;
+    this.bundle = bundle;
+    this.admitEngine = admitEngine;
+    this.log = log;
+    this.conn = null; // the shared, pipelined command connection
+    this.server = null;
+  }
+
+  get address() {
+    return this.#address;
+  }
+
+  async connect() {
+    this.conn = await this.open('emq-cmd');
+  }
+
+  // open dials a new connection and fences it. Parking connections come from here too, so a
+  // consumer's first command is the handshake, like every other connection's.
+  async open(name) {
+    const conn = await Connection.open(this.#address, { name });
+    try {
+      let hello;
+      try {
+        hello = await conn.send('HELLO', '2');
+      } catch (err) {
+        if (err instanceof errors.ConnectionError) throw err;
+        throw errors.server(`the server rejected HELLO 2: ${err.message}`);
+      }
+      this.server = checkServer(hello, { admitEngine: this.admitEngine, log: this.log });
+      await this.#fence(conn);
+    } catch (err) {
+      conn.close();
+      throw err;
+    }
+    this.#conns.add(conn);
+    return conn;
+  }
+
+  async #fence(conn) {
+    await this.evalsha('fence', [keys.BUNDLE], [this.bundle.version, this.bundle.digest], conn);
+  }
+
+  // evalsha runs a bundle script by SHA1 on conn (default: the command connection).
+  async evalsha(name, keyList, argv, conn = this.conn) {
+    const s = this.bundle.script(name);
+    const cmd = ['EVALSHA', s.sha1, keyList.length, ...keyList, ...argv];
+    try {
+      return await conn.send(...cmd);
+    } catch (err) {
+      if (!(err instanceof errors.ServerError) || err.code !== 'NOSCRIPT') throw err;
+    }
+    const got = text(await conn.send('SCRIPT', 'LOAD', s.source));
+    if (typeof got !== 'string' || got.toLowerCase() !== s.sha1) {
+      throw new Error(`SCRIPT LOAD ${name}: server answered SHA1 ${got}, want ${s.sha1}`);
+    }
+    return conn.send(...cmd);
+  }
+
+  command(...args) {
+    return this.conn.send(...args);
+  }
+
+  release(conn) {
+    this.#conns.delete(conn);
+    conn.close();
+  }
+
+  // reconnect drops every connection and opens a fresh, fenced command connection.
+  async reconnect() {
+    this.closeAll();
+    await this.connect();
+  }
+
+  closeAll() {
+    for (const c of this.#conns) c.close();
+    this.#conns.clear();
+    this.conn = null;
+  }
+}
+
+module.exports = { Session, checkServer, parseVersion, versionAtLeast };
