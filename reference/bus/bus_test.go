@@ -407,7 +407,9 @@ func TestEnqueueBatch(t *testing.T) {
 	lj.Complete(ctx)
 }
 
-func errorsIsKey(err error) bool { return err != nil && bytes.Contains([]byte(err.Error()), []byte("EMQKEY")) }
+func errorsIsKey(err error) bool {
+	return err != nil && bytes.Contains([]byte(err.Error()), []byte("EMQKEY"))
+}
 
 // Ids minted in sequence across concurrent callers sort in mint order per caller, and claims
 // come oldest first.
