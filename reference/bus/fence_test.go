@@ -1,0 +1,53 @@
+package bus_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/echomq/kit/internal/engines"
+	"github.com/echomq/kit/internal/enginestest"
+	"github.com/echomq/kit/reference/bus"
+	"github.com/echomq/kit/reference/emqerr"
+	"github.com/echomq/kit/reference/fence"
+)
+
+func TestOpenRefusesWrongKindServer(t *testing.T) {
+	redis := enginestest.ValkeyWith(t, engines.ValkeyOptions{Kind: engines.KindRedis})
+	_, err := bus.Open(ctxT(t), redis.Addr, bus.Options{})
+	var e *emqerr.Error
+	if !errors.As(err, &e) || e.Type != emqerr.TypeServer {
+		t.Fatalf("open on Redis 7 = %v, want *emqerr.Error EMQSERVER", err)
+	}
+	if n := inspect(t, redis.Addr).int("DBSIZE"); n != 0 {
+		t.Fatalf("a refused open wrote %d keys", n)
+	}
+	// The explicit opt-in admits it, and says so.
+	var said []string
+	b, err := bus.Open(ctxT(t), redis.Addr, bus.Options{Fence: fence.Options{AllowEngine: true, Logf: func(f string, _ ...any) { said = append(said, f) }}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close() // Redis 7 has no SET IFEQ: the minter cannot release its lease there
+	if len(said) == 0 || b.Server().Server != "redis" {
+		t.Fatalf("admitted without a log line (%v) or not redis (%+v)", said, b.Server())
+	}
+}
+
+func TestOpenRefusesAnotherBundle(t *testing.T) {
+	v := enginestest.ValkeyWith(t, engines.ValkeyOptions{Args: []string{"--databases", "1"}})
+	in := inspect(t, v.Addr)
+	b := openBus(t, v.Addr, bus.Options{})
+	if got := string(in.do("HGET", "{emq}:bundle", "digest").Str); got != b.Digest() {
+		t.Fatalf("installed digest %q", got)
+	}
+	in.do("HSET", "{emq}:bundle", "version", "echomq:3.0.0", "digest", strings.Repeat("0", 40))
+	_, err := bus.Open(ctxT(t), v.Addr, bus.Options{})
+	if !errors.Is(err, emqerr.Version) {
+		t.Fatalf("open over another bundle = %v, want EMQVERSION", err)
+	}
+	// The open bus fences again at reconnect and is refused too.
+	if err := b.Reconnect(ctxT(t)); !errors.Is(err, emqerr.Version) {
+		t.Fatalf("reconnect over another bundle = %v, want EMQVERSION", err)
+	}
+}
