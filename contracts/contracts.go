@@ -74,3 +74,6 @@ func ParseID(id string) (string, error) {
 	}
 	return c.ID, nil
 }
+
+// KitVersion is the conformance kit's version, reported in every certification.
+const KitVersion = "0.1.0"

@@ -1,0 +1,270 @@
+// Command emq-conform certifies an EchoMQ port: it runs the fourteen wire contracts (C01–C14)
+// against the port and a Valkey 8.1, prints one line per contract, ends with CONFORMANCE n/14
+// and writes a certification folder (transcript, JUnit XML, JSON, HTML, facts).
+//
+//	emq-conform [-port 'CMD'] [-valkey ADDR] [-out DIR] [-known-failing FILE] [-label C09]
+//	            [-focus REGEXP] [-list] [-mutant NAME] [-deadline 10s]
+//
+// Without -port it certifies the in-process reference bus. Without -valkey (or EMQ_VALKEY_ADDR)
+// it starts its own Valkey. A given server must be dedicated: every clause FLUSHALLs it.
+// Exit status: 0 certified (or, for a filtered run, every selected contract passed), 1 a
+// contract failed or is not claimed, 2 the harness could not run.
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/echomq/kit/contracts"
+	"github.com/echomq/kit/contracts/report"
+	"github.com/echomq/kit/contracts/suite"
+	"github.com/echomq/kit/drivers"
+	"github.com/echomq/kit/drivers/subprocess"
+	"github.com/echomq/kit/internal/engines"
+	"github.com/echomq/kit/lua"
+)
+
+// Exit statuses.
+const (
+	exitCertified = 0
+	exitFailed    = 1
+	exitHarness   = 2
+)
+
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+type options struct {
+	port, valkey, out, knownFile, label, focus, mutant string
+	list                                               bool
+	deadline                                           time.Duration
+}
+
+func parse(args []string, stderr io.Writer) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("emq-conform", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	env := os.Getenv
+	fs.StringVar(&o.port, "port", env("EMQ_PORT"), "port command line (split shell-like); empty: the in-process reference bus [EMQ_PORT]")
+	fs.StringVar(&o.valkey, "valkey", env("EMQ_VALKEY_ADDR"), "host:port of a dedicated Valkey 8.1 (it is FLUSHALLed); empty: start one [EMQ_VALKEY_ADDR]")
+	fs.StringVar(&o.out, "out", env("EMQ_CONFORM_OUT"), "certification folder (default certification/<port>/) [EMQ_CONFORM_OUT]")
+	fs.StringVar(&o.knownFile, "known-failing", env("EMQ_KNOWN_FAILING"), "file of contract ids allowed to fail, one per line, # comments [EMQ_KNOWN_FAILING]")
+	fs.StringVar(&o.label, "label", env("EMQ_LABEL"), "run only these contracts, e.g. C09 or C09,C10 [EMQ_LABEL]")
+	fs.StringVar(&o.focus, "focus", env("EMQ_FOCUS"), "run only clauses whose id matches this regular expression [EMQ_FOCUS]")
+	fs.StringVar(&o.mutant, "mutant", env("EMQ_MUTANT"), "run a mutant of the reference (in-process), or pass EMQ_MUTANT to the port [EMQ_MUTANT]")
+	fs.BoolVar(&o.list, "list", false, "print the contracts and clauses without running")
+	fs.DurationVar(&o.deadline, "deadline", subprocess.DefaultDeadline, "per-request deadline for a subprocess port")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected arguments: %q", fs.Args())
+	}
+	return o, nil
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	o, err := parse(args, stderr)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitCertified
+		}
+		fmt.Fprintln(stderr, "emq-conform:", err)
+		return exitHarness
+	}
+	if o.list {
+		for _, c := range suite.List() {
+			fmt.Fprintf(stdout, "%s\n", c.Contract.Title())
+			fmt.Fprintf(stdout, "    %s\n", c.Contract.Rule)
+			for _, cl := range c.Clauses {
+				fmt.Fprintf(stdout, "  %s\n", cl)
+			}
+		}
+		return exitCertified
+	}
+	harness := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "emq-conform: HARNESS ERROR: "+format+"\n", a...)
+		return exitHarness
+	}
+	var ropt suite.RunOptions
+	if o.label != "" {
+		for _, l := range strings.Split(o.label, ",") {
+			id, err := contracts.ParseID(l)
+			if err != nil {
+				return harness("-label: %v", err)
+			}
+			ropt.Labels = append(ropt.Labels, id)
+		}
+	}
+	if o.focus != "" {
+		ropt.Focus = []string{o.focus}
+	}
+	if o.knownFile != "" {
+		if ropt.KnownFailing, err = readKnownFailing(o.knownFile); err != nil {
+			return harness("-known-failing: %v", err)
+		}
+	}
+	bundle, err := lua.Load()
+	if err != nil {
+		return harness("the script bundle: %v", err)
+	}
+
+	ctx := context.Background()
+	factory, err := newFactory(o)
+	if err != nil {
+		return harness("%v", err)
+	}
+	vk, err := valkey(ctx, o.valkey)
+	if err != nil {
+		return harness("no Valkey: %v", err)
+	}
+	defer vk.Stop()
+
+	facts := report.Facts{
+		Port: factory.Name(), PortCommand: o.port, KitVersion: contracts.KitVersion,
+		Bundle: lua.Version, BundleDigest: bundle.Digest(), ValkeyVersion: vk.Server + " " + vk.Version, Mutant: o.mutant,
+	}
+	if h, err := probe(ctx, factory, vk.Addr); err == nil {
+		facts.PortRuntime = h.Runtime
+		if o.port != "" {
+			facts.Port = h.Name
+		}
+	} else {
+		fmt.Fprintf(stderr, "emq-conform: the port's first hello failed (the contracts will say more): %v\n", err)
+	}
+	out := o.out
+	if out == "" {
+		out = filepath.Join("certification", report.Label(facts.Port))
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return harness("-out: %v", err)
+	}
+
+	cfg := &suite.Config{Factory: factory, Valkey: vk.Addr, Bundle: bundle, WrongKind: wrongKind}
+	// Ginkgo's own reporter writes to standard output; it goes to ginkgo.log instead, and the
+	// console gets the contract lines.
+	console, restore, err := divertStdout(filepath.Join(out, "ginkgo.log"), stdout)
+	if err != nil {
+		return harness("%v", err)
+	}
+	fmt.Fprintf(console, "EchoMQ conformance: %s against %s %s (bundle %s)\n", facts.Port, vk.Server, vk.Version, lua.Version)
+	ropt.Progress = func(c suite.ContractResult) { fmt.Fprintln(console, report.Line(c)) }
+	res, err := suite.Run(cfg, ropt)
+	restore()
+	if err != nil {
+		return harness("%v", err)
+	}
+	if res.Hello != nil {
+		facts.PortRuntime = res.Hello.Runtime
+	}
+	for _, id := range res.Stale {
+		fmt.Fprintf(stdout, "known-failing list is stale: %s passed\n", id)
+	}
+	fmt.Fprintln(stdout, report.Summary(res))
+	path, err := report.Write(out, res, facts)
+	if err != nil {
+		return harness("writing reports: %v", err)
+	}
+	fmt.Fprintf(stdout, "reports: %s (transcript %s)\n", out, filepath.Base(path))
+	return exitCode(res)
+}
+
+func exitCode(r *suite.Result) int {
+	failed := len(r.Stale) > 0
+	for _, c := range r.Contracts {
+		switch c.Status {
+		case suite.StatusHarnessError:
+			return exitHarness
+		case suite.StatusFail, suite.StatusNotClaimed:
+			failed = true
+		}
+	}
+	switch {
+	case failed:
+		return exitFailed
+	case r.Filtered || r.Certified:
+		return exitCertified
+	}
+	// Unfiltered, nothing failed, yet not certified: known-failing contracts.
+	return exitFailed
+}
+
+func readKnownFailing(path string) ([]string, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer fh.Close()
+	var out []string
+	sc := bufio.NewScanner(fh)
+	for n := 1; sc.Scan(); n++ {
+		line, _, _ := strings.Cut(sc.Text(), "#")
+		if line = strings.TrimSpace(line); line == "" {
+			continue
+		}
+		id, err := contracts.ParseID(line)
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", path, n, err)
+		}
+		out = append(out, id)
+	}
+	return out, sc.Err()
+}
+
+func newFactory(o options) (drivers.Factory, error) {
+	if o.port == "" {
+		return referenceFactory(o.mutant)
+	}
+	var env []string
+	if o.mutant != "" {
+		env = append(env, "EMQ_MUTANT="+o.mutant)
+	}
+	return subprocess.New(o.port, subprocess.Options{Env: env, Deadline: o.deadline})
+}
+
+// valkey is the given server, or one started for this run.
+func valkey(ctx context.Context, addr string) (*engines.Valkey, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	if addr != "" {
+		os.Setenv(engines.EnvValkeyAddr, addr)
+	}
+	v, err := engines.StartValkey(ctx, engines.ValkeyOptions{})
+	if err != nil {
+		return nil, err
+	}
+	if v.Server != "valkey" {
+		v.Stop()
+		return nil, fmt.Errorf("%s answers as %q %s, not valkey: the kit certifies against Valkey 8.1", v.Addr, v.Server, v.Version)
+	}
+	return v, nil
+}
+
+// wrongKind starts a Redis 7 for C01's wrong-kind clause.
+func wrongKind(ctx context.Context) (string, func(), error) {
+	v, err := engines.StartValkey(ctx, engines.ValkeyOptions{Kind: engines.KindRedis})
+	if err != nil {
+		return "", nil, err
+	}
+	return v.Addr, func() { v.Stop() }, nil
+}
+
+// probe opens one session to learn the port's name and runtime for the reports.
+func probe(ctx context.Context, f drivers.Factory, addr string) (drivers.HelloResult, error) {
+	d, err := f.Start(ctx)
+	if err != nil {
+		return drivers.HelloResult{}, err
+	}
+	h, err := d.Hello(ctx, drivers.HelloArgs{Valkey: addr})
+	if cerr := d.Close(ctx); err == nil {
+		err = cerr
+	}
+	return h, err
+}

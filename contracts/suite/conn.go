@@ -1,0 +1,90 @@
+package suite
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/echomq/kit/reference/resp"
+)
+
+// conn is the harness's own RESP2 connection to the server: FLUSHALL, reads of the keyspace,
+// TIME, CLIENT LIST, the kit's own enqueues. Its local address is known, so its lines are told
+// apart from the port's in the MONITOR stream.
+type conn struct {
+	nc    net.Conn
+	r     *resp.Reader
+	local string
+}
+
+func dial(ctx context.Context, addr string) (*conn, error) {
+	d := net.Dialer{Timeout: 5 * time.Second}
+	nc, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	return &conn{nc: nc, r: resp.NewReader(bufio.NewReader(nc), resp.DefaultLimits()), local: nc.LocalAddr().String()}, nil
+}
+
+func (c *conn) Close() error { return c.nc.Close() }
+
+// pipeline sends every command, then reads every reply. A server error reply is returned in
+// its Value, not as an error; the error is for the connection.
+func (c *conn) pipeline(ctx context.Context, cmds ...[]any) ([]resp.Value, error) {
+	var buf []byte
+	for _, args := range cmds {
+		var err error
+		if buf, err = resp.AppendCommand(buf, args...); err != nil {
+			return nil, err
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	if dl, ok := ctx.Deadline(); ok && dl.Before(deadline) {
+		deadline = dl
+	}
+	_ = c.nc.SetDeadline(deadline)
+	if _, err := c.nc.Write(buf); err != nil {
+		return nil, err
+	}
+	out := make([]resp.Value, len(cmds))
+	for i := range out {
+		v, err := c.r.Read()
+		if err != nil {
+			return nil, err
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+// do runs one command and turns an error reply into an error.
+func (c *conn) do(ctx context.Context, args ...any) (resp.Value, error) {
+	vs, err := c.pipeline(ctx, args)
+	if err != nil {
+		return resp.Value{}, err
+	}
+	if e := vs[0].Err(); e != nil {
+		return vs[0], e
+	}
+	return vs[0], nil
+}
+
+// serverMS is the server's clock in ms (A2: sec*1000 + floor(usec/1000)).
+func (c *conn) serverMS(ctx context.Context) (int64, error) {
+	v, err := c.do(ctx, "TIME")
+	if err != nil {
+		return 0, err
+	}
+	if len(v.Elems) != 2 {
+		return 0, errors.New("TIME: unexpected reply")
+	}
+	sec, err1 := v.Elems[0].Int64()
+	usec, err2 := v.Elems[1].Int64()
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("TIME: %v %v", err1, err2)
+	}
+	return sec*1000 + usec/1000, nil
+}

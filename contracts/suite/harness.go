@@ -1,0 +1,320 @@
+// Package suite is the fourteen contracts as Ginkgo v2 specs, and the machinery they share: a
+// fresh keyspace and a fresh port session per clause, the harness's own connection for reading
+// the keyspace, and a MONITOR capture checked against the wire law after every clause.
+//
+// Register defines the specs for one configuration; Run (or a go test TestX calling RunSpecs)
+// runs them. Ginkgo runs a suite once per process.
+package suite
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/echomq/kit/drivers"
+	"github.com/echomq/kit/lua"
+	"github.com/echomq/kit/reference/emqerr"
+	. "github.com/onsi/ginkgo/v2"
+)
+
+// Config is what the specs run against.
+type Config struct {
+	// Factory starts a fresh port session per clause.
+	Factory drivers.Factory
+	// Valkey is the address of a Valkey 8.1 the harness may FLUSHALL at will (dedicated).
+	Valkey string
+	// Bundle is the kit's script bundle: the SHA1s the wire law admits and the digest of the fence.
+	Bundle *lua.Bundle
+	// WrongKind starts a server of the wrong kind (a Redis 7) for C01 and returns its address and
+	// a stop function. Nil: C01's wrong-kind clause fails as a harness error.
+	WrongKind func(ctx context.Context) (addr string, stop func(), err error)
+	// ClauseTimeout bounds one clause (default 60 s).
+	ClauseTimeout time.Duration
+}
+
+// HarnessErrorPrefix starts the failure message of a clause the harness itself could not run
+// (its own connection to Valkey failed): the contract is reported HARNESS ERROR, not FAIL.
+const HarnessErrorPrefix = "HARNESS ERROR: "
+
+// NotClaimedPrefix starts the skip message of a clause whose contract the port does not claim.
+const NotClaimedPrefix = "NOT CLAIMED: "
+
+// ReportEntryWire names the report entry that holds a failed clause's wire trace.
+const ReportEntryWire = "wire"
+
+// ReportEntryHello names the report entry that holds the port's hello result (JSON).
+const ReportEntryHello = "hello"
+
+const rulePortProtocol = `contracts/PROTOCOL.md Part B: "A port that misses [the deadline], exits, prints a line that is not a valid reply, or answers out of sequence fails the contract in progress"`
+
+// T is one clause's world: a flushed keyspace, a MONITOR capture, and a port session.
+type T struct {
+	ctx   context.Context
+	cfg   *Config
+	cid   string
+	admin *conn
+	mon   *monitor
+	law   *law
+	own   []string
+	D     drivers.Driver // the port session opened for the clause
+	Hello drivers.HelloResult
+	more  []drivers.Driver // further sessions a clause opened
+	syncs int
+	stops []func()
+	// parking is closed when a background park op has returned: the session is not closed
+	// under it.
+	parking chan struct{}
+}
+
+// clauseOpts change how a clause opens its session.
+type clauseOpts struct {
+	noHello bool // the clause says hello itself (C01's refusals)
+}
+
+// clause defines one It: open a fresh world, run body, check the wire law, close.
+func clause(cfg *Config, contractID, id string, opt clauseOpts, body func(t *T)) {
+	timeout := cfg.ClauseTimeout
+	if timeout <= 0 {
+		timeout = 60 * time.Second
+	}
+	It(id, func(ctx SpecContext) {
+		t := &T{ctx: ctx, cfg: cfg, cid: contractID}
+		DeferCleanup(t.close, NodeTimeout(30*time.Second))
+		t.open(opt)
+		body(t)
+		t.keyspaceParses()
+		t.checkWireLaw()
+	}, SpecTimeout(timeout), Offset(1))
+}
+
+func (t *T) open(opt clauseOpts) {
+	var err error
+	if t.admin, err = dial(t.ctx, t.cfg.Valkey); err != nil {
+		t.harness("connect to Valkey at %s: %v", t.cfg.Valkey, err)
+	}
+	t.own = append(t.own, t.admin.local)
+	if _, err := t.admin.do(t.ctx, "FLUSHALL"); err != nil {
+		t.harness("FLUSHALL: %v", err)
+	}
+	if t.mon, err = startMonitor(t.ctx, t.cfg.Valkey); err != nil {
+		t.harness("MONITOR: %v", err)
+	}
+	t.own = append(t.own, t.mon.local)
+	t.law = newLaw(t.cfg.Bundle, t.isOwn, t.getkeys)
+	t.D = t.start()
+	if opt.noHello {
+		return
+	}
+	h, err := t.D.Hello(t.ctx, drivers.HelloArgs{Valkey: t.cfg.Valkey})
+	if err != nil {
+		t.failErr(`contracts/PROTOCOL.md: "hello: connect, HELLO 2, server check (A12), fence"`,
+			"hello against Valkey 8.1 succeeds", "hello", err)
+	}
+	t.Hello = h
+	AddReportEntry(ReportEntryHello, helloJSON(h), ReportEntryVisibilityNever)
+	if !slices.Contains(h.Claims, t.cid) {
+		Skip(NotClaimedPrefix + "the port's hello does not claim " + t.cid)
+	}
+}
+
+// start opens a port session (the clause's first, or another one).
+func (t *T) start() drivers.Driver {
+	d, err := t.cfg.Factory.Start(t.ctx)
+	if err != nil {
+		t.failErr(rulePortProtocol, "the port starts", "start", err)
+	}
+	if t.D != nil {
+		t.more = append(t.more, d)
+	}
+	return d
+}
+
+func (t *T) close(ctx SpecContext) {
+	if t.parking != nil {
+		select {
+		case <-t.parking:
+		case <-time.After(20 * time.Second):
+		}
+	}
+	failed := CurrentSpecReport().Failed()
+	if failed && t.mon != nil && t.admin != nil {
+		_ = t.mon.sync(ctx, t.admin, 1<<30)
+		AddReportEntry(ReportEntryWire, t.trace(t.mon.snapshot(), 200), ReportEntryVisibilityNever)
+	}
+	for _, d := range append(t.more, t.D) {
+		if d == nil {
+			continue
+		}
+		if err := d.Close(ctx); err != nil && !failed {
+			t.failErr(`contracts/PROTOCOL.md Part B: "After close the port exits with status 0"`, "close ends the session cleanly", "close", err)
+		}
+	}
+	for _, stop := range t.stops {
+		stop()
+	}
+	if t.mon != nil {
+		t.mon.Close()
+	}
+	if t.admin != nil {
+		t.admin.Close()
+	}
+}
+
+func (t *T) isOwn(client string) bool { return slices.Contains(t.own, client) }
+
+func (t *T) getkeys(args []string) ([]string, error) {
+	cmd := []any{"COMMAND", "GETKEYS"}
+	for _, a := range args {
+		cmd = append(cmd, a)
+	}
+	v, err := t.admin.do(t.ctx, cmd...)
+	if err != nil {
+		if strings.Contains(err.Error(), "no key arguments") {
+			return nil, nil
+		}
+		return nil, err
+	}
+	var ks []string
+	for _, e := range v.Elems {
+		ks = append(ks, string(e.Str))
+	}
+	return ks, nil
+}
+
+// sync waits until the capture holds everything the server ran so far.
+func (t *T) sync() {
+	t.syncs++
+	if err := t.mon.sync(t.ctx, t.admin, t.syncs); err != nil {
+		t.harness("%v", err)
+	}
+}
+
+// mark is a position in the capture: lines after it are newer.
+func (t *T) mark() int {
+	t.sync()
+	return t.mon.len()
+}
+
+// portLines are the port's lines (its own commands and its scripts' lua lines) after mark.
+func (t *T) portLines(from int) []Line {
+	t.sync()
+	all := t.mon.snapshot()
+	var out []Line
+	for _, l := range all[from:] {
+		if l.Client == "lua" {
+			if l.Script >= 0 && !t.isOwn(all[l.Script].Client) {
+				out = append(out, l)
+			}
+			continue
+		}
+		if !t.isOwn(l.Client) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+func (t *T) checkWireLaw() {
+	t.sync()
+	if vs := t.law.check(t.mon.snapshot()); len(vs) > 0 {
+		var b strings.Builder
+		for i, v := range vs {
+			if i == 8 {
+				fmt.Fprintf(&b, "\n… and %d more", len(vs)-i)
+				break
+			}
+			if i > 0 {
+				b.WriteString("\n")
+			}
+			b.WriteString(v.String())
+		}
+		t.fail(WireLawRule, "every command the port sent obeys the wire law", fmt.Sprintf("%d violation(s):\n%s", len(vs), b.String()))
+	}
+}
+
+// WireLawRule is the wire law as the canon states it.
+const WireLawRule = `canon §7: "The wire law holds in every contract … A port that breaks the wire law fails the contract in which it did so"`
+
+// trace renders the port's lines of a capture, the last max of them.
+func (t *T) trace(all []Line, max int) string {
+	var ls []string
+	for _, l := range all {
+		if l.Client == "lua" {
+			if l.Script >= 0 && t.isOwn(all[l.Script].Client) {
+				continue
+			}
+			ls = append(ls, "    "+l.String())
+			continue
+		}
+		if t.isOwn(l.Client) {
+			continue
+		}
+		ls = append(ls, l.String())
+	}
+	if len(ls) > max {
+		ls = append([]string{fmt.Sprintf("… %d earlier lines", len(ls)-max)}, ls[len(ls)-max:]...)
+	}
+	return strings.Join(ls, "\n")
+}
+
+// fail ends the clause with an h2spec-style message: the rule, what was expected, what the
+// port did.
+func (t *T) fail(rule, expected, got string, wire ...Line) {
+	msg := fmt.Sprintf("RULE:     %s\nEXPECTED: %s\nGOT:      %s", rule, expected, got)
+	if len(wire) > 0 {
+		var ws []string
+		for _, l := range wire {
+			ws = append(ws, "  "+l.String())
+		}
+		msg += "\nWIRE:\n" + strings.Join(ws, "\n")
+	}
+	Fail(msg, 2)
+}
+
+// check fails the clause unless cond holds.
+func (t *T) check(cond bool, rule, expected, gotFormat string, a ...any) {
+	if !cond {
+		t.fail(rule, expected, fmt.Sprintf(gotFormat, a...))
+	}
+}
+
+// failErr reports an unexpected error from the port.
+func (t *T) failErr(rule, expected, op string, err error) {
+	var pe *drivers.PortError
+	var ue *drivers.UnsupportedError
+	switch {
+	case errors.As(err, &pe):
+		t.fail(rule, expected, fmt.Sprintf("the port misbehaved on %s: %v", op, err))
+	case errors.As(err, &ue):
+		t.fail(rule, expected, fmt.Sprintf("the port answered UNSUPPORTED to %s (%s) in a contract it claims", op, ue.Message))
+	default:
+		t.fail(rule, expected, fmt.Sprintf("%s answered an error: %v", op, err))
+	}
+}
+
+// harness ends the clause as a harness error: the kit could not do its part.
+func (t *T) harness(format string, a ...any) {
+	Fail(HarnessErrorPrefix+fmt.Sprintf(format, a...), 1)
+}
+
+// ok fails the clause when a port op that must succeed did not.
+func (t *T) ok(err error, rule, op string) {
+	if err != nil {
+		t.failErr(rule, op+" succeeds", op, err)
+	}
+}
+
+// refused checks that err is the canon error want.
+func (t *T) refused(err error, want *emqerr.Error, rule, what string) {
+	if errors.Is(err, want) {
+		return
+	}
+	got := "it succeeded"
+	if err != nil {
+		got = "it answered " + err.Error()
+	}
+	t.fail(rule, fmt.Sprintf("%s is refused %s", what, want.Type), got)
+}

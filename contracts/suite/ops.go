@@ -1,0 +1,105 @@
+package suite
+
+import (
+	"strings"
+
+	"github.com/echomq/kit/drivers"
+	"github.com/echomq/kit/reference/keys"
+)
+
+// Port ops that a clause needs to succeed; a failure fails the clause quoting the rule.
+
+func (t *T) enqueue(q, payload string) string {
+	return t.enqueueWith(drivers.EnqueueArgs{Queue: q, PayloadB64: b64(payload)})
+}
+
+func (t *T) enqueueWith(a drivers.EnqueueArgs) string {
+	r, err := t.D.Enqueue(t.ctx, a)
+	t.ok(err, ruleEnqueue, "enqueue")
+	t.check(r.Created, ruleEnqueue, "a new job's enqueue answers created: true", "created: false for %s", r.ID)
+	return r.ID
+}
+
+func (t *T) laneEnqueue(q, lane, payload string) string {
+	return t.enqueueWith(drivers.EnqueueArgs{Queue: q, Lane: lane, PayloadB64: b64(payload)})
+}
+
+func (t *T) claim(q string, lease int64) *drivers.ClaimResult {
+	c, err := t.D.Claim(t.ctx, drivers.ClaimArgs{Queue: q, LeaseMS: lease})
+	t.ok(err, ruleClaim, "claim")
+	return c
+}
+
+func (t *T) mustClaim(q string, lease int64) *drivers.ClaimResult {
+	c := t.claim(q, lease)
+	if c == nil {
+		t.fail(ruleClaim, "claim on a queue with pending work returns a job", "an empty reply")
+	}
+	return c
+}
+
+func (t *T) laneClaim(q string, lease int64) *drivers.ClaimResult {
+	c, err := t.D.LaneClaim(t.ctx, drivers.ClaimArgs{Queue: q, LeaseMS: lease})
+	t.ok(err, ruleLanes, "lane_claim")
+	return c
+}
+
+func fa(q, id string, token int64) drivers.FenceArgs {
+	return drivers.FenceArgs{Queue: q, ID: id, Token: token}
+}
+
+func (t *T) complete(q, id string, token int64) {
+	t.ok(t.D.Complete(t.ctx, fa(q, id, token)), ruleComplete, "complete with the live token")
+}
+
+// portCommands are the port's own commands after from, without its minter lease traffic
+// (a minter renews in the background, A9) and without lua lines.
+func (t *T) portCommands(from int) []Line {
+	var out []Line
+	for _, l := range t.portLines(from) {
+		if l.Client == "lua" {
+			continue
+		}
+		if len(l.Args) > 1 && strings.HasPrefix(l.Args[1], "{emq}:minter:") {
+			continue
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// byClient groups port command lines by connection, in order of first appearance.
+func byClient(lines []Line) ([]string, map[string][]Line) {
+	var order []string
+	m := map[string][]Line{}
+	for _, l := range lines {
+		if l.Client == "lua" {
+			continue
+		}
+		if _, ok := m[l.Client]; !ok {
+			order = append(order, l.Client)
+		}
+		m[l.Client] = append(m[l.Client], l)
+	}
+	return order, m
+}
+
+// keyspaceParses checks the whole keyspace against the grammar: every key parses and the keys
+// of one queue answer one slot.
+func (t *T) keyspaceParses() {
+	slot := map[string]uint16{}
+	for _, k := range t.allKeys() {
+		p, err := keys.Parse(k)
+		if err != nil {
+			t.fail(ruleGrammar, "every key in the keyspace parses", "key "+k+": "+err.Error())
+		}
+		if p.Queue == "" {
+			continue
+		}
+		s := keys.Slot(k)
+		if prev, ok := slot[p.Queue]; ok && prev != s {
+			t.fail(ruleGrammar, "all keys of queue "+p.Queue+" answer one slot", "key "+k+" answers another slot")
+		}
+		slot[p.Queue] = s
+	}
+}

@@ -1,0 +1,311 @@
+package suite
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/echomq/kit/lua"
+	"github.com/echomq/kit/reference/keys"
+)
+
+// Clauses of the canon and of the kit's protocol that the wire law quotes.
+const (
+	ruleFence     = `canon §1.2 / §5: "A session runs the handshake at connect and at every reconnect before any other command": HELLO 2, then the fence script, first on every connection`
+	ruleEvalsha   = `canon §1.1 / §7: "every transition is an EVALSHA of a bundle SHA1 (never EVAL of edited source, never a loose command sequence)"`
+	ruleA4        = `contracts/PROTOCOL.md A4: besides EVALSHA a port may send only the handshake, the minter lease, the blocking pop on a wake key and read-only commands on grammar keys`
+	ruleParse     = `canon §2 / §7: "every key any command or script touches parses under §2 and every key of one queue answers one slot"`
+	ruleDeclared  = `canon §1.3: "A script touches only keys passed in KEYS[], or keys derived inside the script from a declared key by the grammar … No script ever builds an operand key from an ARGV value"`
+	ruleArgvIDKey = `contracts/PROTOCOL.md A5: "A fenced or idempotent op passes the row key emq:{q}:job:<id> in KEYS[] and the id in ARGV"`
+)
+
+// Violation is one breach of the wire law, with the lines that show it.
+type Violation struct {
+	Rule  string
+	What  string
+	Lines []Line
+}
+
+func (v Violation) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\n  rule: %s", v.What, v.Rule)
+	for _, l := range v.Lines {
+		fmt.Fprintf(&b, "\n  wire: %s", l)
+	}
+	return b.String()
+}
+
+// law checks captured lines against the wire law.
+type law struct {
+	scripts map[string]lua.Script // by SHA1
+	fence   string                // the fence's SHA1
+	own     func(client string) bool
+	getkeys func(args []string) ([]string, error) // COMMAND GETKEYS, for commands the table lacks
+}
+
+func newLaw(b *lua.Bundle, own func(string) bool, getkeys func([]string) ([]string, error)) *law {
+	w := &law{scripts: map[string]lua.Script{}, own: own, getkeys: getkeys}
+	for _, s := range b.Scripts() {
+		w.scripts[s.SHA1] = s
+	}
+	w.fence = b.MustScript(lua.Fence).SHA1
+	return w
+}
+
+// Commands a port may send outside scripts that read grammar keys (A4).
+var readOnly = []string{"ZRANGE", "ZSCORE", "ZCARD", "HGET", "HMGET", "HGETALL", "LLEN", "LRANGE", "EXISTS", "TYPE"}
+
+// Commands on the minter lease key {emq}:minter:<w> (A9: lease, renewal, release).
+var minterCmds = []string{"SET", "GET", "PEXPIRE", "PTTL", "DEL", "UNLINK", "EXISTS"}
+
+// Commands whose only key is their first argument.
+var firstKey = map[string]bool{}
+
+func init() {
+	for _, c := range strings.Fields(`ZADD ZREM ZSCORE ZPOPMIN ZPOPMAX ZRANGE ZRANGEBYSCORE ZREVRANGE
+	ZREVRANGEBYSCORE ZCARD ZCOUNT ZRANK ZINCRBY ZMSCORE ZRANGEBYLEX ZREMRANGEBYSCORE ZREMRANGEBYRANK
+	HSET HSETNX HGET HMGET HDEL HINCRBY HGETALL HEXISTS HLEN HKEYS HVALS HMSET LLEN RPUSH LPUSH
+	RPUSHX LPUSHX LPOP RPOP LRANGE LREM LPOS LINDEX LSET LTRIM GET SET INCR INCRBY DECR EXPIRE
+	PEXPIRE PTTL TTL TYPE SADD SREM SISMEMBER SMEMBERS SCARD`) {
+		firstKey[c] = true
+	}
+}
+
+// keysOf returns the keys a command names.
+func (w *law) keysOf(args []string) ([]string, error) {
+	if len(args) == 0 {
+		return nil, nil
+	}
+	switch c := strings.ToUpper(args[0]); {
+	case c == "TIME" || c == "PING" || c == "ECHO" || c == "HELLO" || c == "SELECT" || c == "CLIENT" || c == "SCRIPT":
+		return nil, nil
+	case firstKey[c]:
+		if len(args) < 2 {
+			return nil, nil
+		}
+		return args[1:2], nil
+	case c == "DEL" || c == "UNLINK" || c == "EXISTS" || c == "TOUCH" || c == "MGET":
+		return args[1:], nil
+	case c == "BLPOP" || c == "BRPOP":
+		if len(args) < 3 {
+			return nil, nil
+		}
+		return args[1 : len(args)-1], nil
+	case c == "EVALSHA" || c == "EVAL" || c == "EVALSHA_RO" || c == "EVAL_RO" || c == "FCALL" || c == "FCALL_RO":
+		ks, _, err := evalKeys(args)
+		return ks, err
+	}
+	return w.getkeys(args)
+}
+
+// evalKeys splits EVALSHA sha numkeys k… a… into KEYS and ARGV.
+func evalKeys(args []string) (ks, argv []string, err error) {
+	if len(args) < 3 {
+		return nil, nil, fmt.Errorf("EVALSHA without numkeys")
+	}
+	n, err := strconv.Atoi(args[2])
+	if err != nil || n < 0 || 3+n > len(args) {
+		return nil, nil, fmt.Errorf("EVALSHA numkeys %q", args[2])
+	}
+	return args[3 : 3+n], args[3+n:], nil
+}
+
+// check returns every violation in lines (the whole capture of one session).
+func (w *law) check(lines []Line) []Violation {
+	var out []Violation
+	add := func(rule, what string, ls ...Line) { out = append(out, Violation{Rule: rule, What: what, Lines: ls}) }
+
+	stage := map[string]int{} // per port connection: 0 before HELLO, 1 before the fence, 2 fenced
+	for _, l := range lines {
+		if l.Client == "lua" || w.own(l.Client) {
+			continue
+		}
+		cmd := l.Cmd()
+		switch st := stage[l.Client]; {
+		case st == 0:
+			if cmd != "HELLO" {
+				add(ruleFence, fmt.Sprintf("connection %s: first command was %s, not HELLO 2", l.Client, cmd), l)
+				stage[l.Client] = 2 // one report per connection
+				break
+			}
+			if len(l.Args) < 2 || l.Args[1] != "2" {
+				add(ruleFence, fmt.Sprintf("connection %s: HELLO without protocol 2", l.Client), l)
+			}
+			stage[l.Client] = 1
+		case st == 1:
+			switch {
+			case cmd == "EVALSHA" && len(l.Args) > 1 && l.Args[1] == w.fence:
+				stage[l.Client] = 2
+			case cmd == "SCRIPT" && len(l.Args) > 1 && strings.EqualFold(l.Args[1], "LOAD"):
+			default:
+				add(ruleFence, fmt.Sprintf("connection %s: %s before the fence script ran", l.Client, cmd), l)
+				stage[l.Client] = 2
+			}
+		}
+		out = append(out, w.command(l)...)
+	}
+	// Keys inside port scripts.
+	for _, l := range lines {
+		if l.Client != "lua" || l.Script < 0 || l.Script >= len(lines) {
+			continue
+		}
+		outer := lines[l.Script]
+		if w.own(outer.Client) {
+			continue
+		}
+		out = append(out, w.scriptKey(outer, l)...)
+	}
+	return out
+}
+
+// command checks one command a port sent outside any script.
+func (w *law) command(l Line) []Violation {
+	var out []Violation
+	add := func(rule, what string) { out = append(out, Violation{Rule: rule, What: what, Lines: []Line{l}}) }
+	cmd := l.Cmd()
+	sub := ""
+	if len(l.Args) > 1 {
+		sub = strings.ToUpper(l.Args[1])
+	}
+	ks, err := w.keysOf(l.Args)
+	if err != nil {
+		add(ruleA4, fmt.Sprintf("%s: cannot tell its keys: %v", cmd, err))
+		return out
+	}
+	var parsed []keys.Parsed
+	for _, k := range ks {
+		p, err := keys.Parse(k)
+		if err != nil {
+			add(ruleParse, fmt.Sprintf("%s touches %q, which does not parse: %v", cmd, k, err))
+			return out
+		}
+		parsed = append(parsed, p)
+	}
+	switch {
+	case cmd == "HELLO" || cmd == "PING":
+	case cmd == "SELECT":
+		if sub != "0" {
+			add(ruleA4, "SELECT of a database other than 0")
+		}
+	case cmd == "CLIENT":
+		if sub != "SETNAME" && sub != "SETINFO" {
+			add(ruleA4, "CLIENT "+sub+" is not among the commands a port may send")
+		}
+	case cmd == "SCRIPT":
+		if sub != "LOAD" {
+			add(ruleA4, "SCRIPT "+sub+" is not among the commands a port may send")
+		}
+	case cmd == "EVALSHA":
+		if len(l.Args) < 2 {
+			add(ruleEvalsha, "EVALSHA without a SHA1")
+			break
+		}
+		if _, ok := w.scripts[strings.ToLower(l.Args[1])]; !ok {
+			add(ruleEvalsha, fmt.Sprintf("EVALSHA %s is not a script of the bundle", l.Args[1]))
+		}
+		if v := coLocated(ks); v != "" {
+			add(ruleParse, "EVALSHA's KEYS "+v)
+		}
+	case cmd == "EVAL" || cmd == "EVAL_RO" || cmd == "EVALSHA_RO" || cmd == "FCALL" || cmd == "FCALL_RO" || cmd == "FUNCTION":
+		add(ruleEvalsha, cmd+" is never allowed: transitions are EVALSHA of bundle scripts")
+	case cmd == "MULTI" || cmd == "EXEC" || cmd == "DISCARD" || cmd == "WATCH":
+		add(ruleEvalsha, cmd+": a transaction is a loose command sequence, not a bundle script")
+	case cmd == "BLPOP":
+		for _, p := range parsed {
+			if p.Kind != keys.KindWake {
+				add(ruleA4, fmt.Sprintf("BLPOP on %s: the only blocking pop is on a wake key", p.Key()))
+			}
+		}
+	case slices.Contains(readOnly, cmd):
+	case slices.Contains(minterCmds, cmd) && len(parsed) > 0 && allMinter(parsed):
+	default:
+		if len(ks) > 0 {
+			add(ruleEvalsha, fmt.Sprintf("loose %s on %s: a state change outside a bundle script, or a command outside A4", cmd, strings.Join(ks, " ")))
+		} else {
+			add(ruleA4, cmd+" is not among the commands a port may send")
+		}
+	}
+	return out
+}
+
+func allMinter(ps []keys.Parsed) bool {
+	for _, p := range ps {
+		if p.Kind != keys.KindMinter {
+			return false
+		}
+	}
+	return true
+}
+
+// coLocated says what is wrong when keys do not all answer one slot ("" when they do).
+func coLocated(ks []string) string {
+	for _, k := range ks[min(1, len(ks)):] {
+		if keys.Slot(k) != keys.Slot(ks[0]) {
+			return fmt.Sprintf("%q (slot %d) and %q (slot %d) answer different slots", ks[0], keys.Slot(ks[0]), k, keys.Slot(k))
+		}
+	}
+	return ""
+}
+
+// scriptKey checks the keys one lua line of a port's script touches.
+func (w *law) scriptKey(outer, l Line) []Violation {
+	var out []Violation
+	add := func(rule, what string) {
+		out = append(out, Violation{Rule: rule, What: what, Lines: []Line{outer, l}})
+	}
+	declared, argv, err := evalKeys(outer.Args)
+	if err != nil {
+		return nil // the outer line's own check reports it
+	}
+	touched, err := w.keysOf(l.Args)
+	if err != nil {
+		add(ruleDeclared, fmt.Sprintf("script line %s: cannot tell its keys: %v", l.Cmd(), err))
+		return out
+	}
+	name := "script"
+	if s, ok := w.scripts[strings.ToLower(outer.Args[1])]; ok {
+		name = s.Name
+	}
+	for _, k := range touched {
+		if slices.Contains(declared, k) {
+			continue
+		}
+		p, err := keys.Parse(k)
+		if err != nil {
+			add(ruleParse, fmt.Sprintf("%s touches %q, which does not parse: %v", name, k, err))
+			continue
+		}
+		if len(declared) == 0 {
+			add(ruleDeclared, fmt.Sprintf("%s declares no KEYS but touches %q", name, k))
+			continue
+		}
+		dq, derr := keys.Parse(declared[0])
+		switch {
+		case p.Kind != keys.KindJob && p.Kind != keys.KindLane:
+			add(ruleDeclared, fmt.Sprintf("%s touches %q, a %s key it did not declare (only a job row or a lane key can be derived)", name, k, p.Kind))
+		case derr != nil || dq.Queue != p.Queue:
+			add(ruleDeclared, fmt.Sprintf("%s touches %q, outside the queue of its declared keys", name, k))
+		case fromArgv(k, p, argv) != "":
+			rule := ruleDeclared
+			if p.Kind == keys.KindJob && slices.Contains(argv, p.ID) {
+				rule = ruleArgvIDKey
+			}
+			add(rule, fmt.Sprintf("%s touches %q, built from ARGV (%s) without declaring it in KEYS", name, k, fromArgv(k, p, argv)))
+		}
+	}
+	return out
+}
+
+// fromArgv names the ARGV value an undeclared key was built from, or "".
+func fromArgv(k string, p keys.Parsed, argv []string) string {
+	for i, a := range argv {
+		switch {
+		case p.Kind == keys.KindJob && a == p.ID, p.Kind == keys.KindLane && a == p.Lane:
+			return fmt.Sprintf("ARGV[%d] = %q is the key's id or lane", i+1, a)
+		case len(a) >= 4 && strings.HasPrefix(k, a):
+			return fmt.Sprintf("ARGV[%d] = %q is the key's prefix", i+1, a)
+		}
+	}
+	return ""
+}
