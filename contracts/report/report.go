@@ -97,7 +97,7 @@ func Write(dir string, r *suite.Result, f Facts) (string, error) {
 	label := Label(f.Port)
 	transcript := filepath.Join(dir, "conformance-"+label+".out")
 	files := map[string]func(io.Writer) error{
-		transcript: func(w io.Writer) error { _, err := io.WriteString(w, Transcript(r, f)); return err },
+		transcript:                        func(w io.Writer) error { _, err := io.WriteString(w, Transcript(r, f)); return err },
 		filepath.Join(dir, "junit.xml"):   func(w io.Writer) error { return writeJUnit(w, r, f) },
 		filepath.Join(dir, "report.json"): func(w io.Writer) error { return writeJSON(w, r, f) },
 		filepath.Join(dir, "report.html"): func(w io.Writer) error { return writeHTML(w, r, f) },
