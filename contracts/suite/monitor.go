@@ -180,48 +180,70 @@ func parseMonitorLine(s string) (Line, bool) {
 	}
 	l := Line{Client: who[1], Raw: s}
 	rest := s[end+1:]
+	// Valkey 8.1.1 escapes backslashes and control bytes in MONITOR arguments but not double
+	// quotes, so a quote closes an argument only when the line ends or another one opens.
+	closes := func(i int) bool { return i+1 == len(rest) || strings.HasPrefix(rest[i+1:], ` "`) }
+	// SCRIPT LOAD's source is its last argument: everything up to the final quote.
+	const load = ` "SCRIPT" "LOAD" "`
+	if strings.HasPrefix(strings.ToUpper(rest), load) && strings.HasSuffix(rest, `"`) && len(rest) > len(load) {
+		l.Args = []string{rest[2:8], rest[11:15], unrepr(rest[len(load) : len(rest)-1])}
+		return l, true
+	}
 	for i := 0; i < len(rest); {
 		if rest[i] != '"' {
 			i++
 			continue
 		}
-		var b strings.Builder
+		start := i + 1
 		i++
-		for i < len(rest) && rest[i] != '"' {
-			c := rest[i]
-			if c == '\\' && i+1 < len(rest) {
+		for i < len(rest) && !(rest[i] == '"' && closes(i)) {
+			if rest[i] == '\\' {
 				i++
-				switch rest[i] {
-				case 'n':
-					b.WriteByte('\n')
-				case 'r':
-					b.WriteByte('\r')
-				case 't':
-					b.WriteByte('\t')
-				case 'a':
-					b.WriteByte('\a')
-				case 'b':
-					b.WriteByte('\b')
-				case 'x':
-					if i+2 < len(rest) {
-						if v, err := strconv.ParseUint(rest[i+1:i+3], 16, 8); err == nil {
-							b.WriteByte(byte(v))
-							i += 2
-							break
-						}
-					}
-					b.WriteByte('x')
-				default:
-					b.WriteByte(rest[i])
-				}
-				i++
-				continue
 			}
-			b.WriteByte(c)
 			i++
 		}
+		l.Args = append(l.Args, unrepr(rest[start:min(i, len(rest))]))
 		i++
-		l.Args = append(l.Args, b.String())
 	}
 	return l, true
+}
+
+// unrepr undoes sdscatrepr's escapes: \\ \" \n \r \t \a \b \xHH.
+func unrepr(s string) string {
+	if !strings.Contains(s, "\\") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '\\' || i+1 >= len(s) {
+			b.WriteByte(c)
+			continue
+		}
+		i++
+		switch s[i] {
+		case 'n':
+			b.WriteByte('\n')
+		case 'r':
+			b.WriteByte('\r')
+		case 't':
+			b.WriteByte('\t')
+		case 'a':
+			b.WriteByte('\a')
+		case 'b':
+			b.WriteByte('\b')
+		case 'x':
+			if i+2 < len(s) {
+				if v, err := strconv.ParseUint(s[i+1:i+3], 16, 8); err == nil {
+					b.WriteByte(byte(v))
+					i += 2
+					continue
+				}
+			}
+			b.WriteByte('x')
+		default:
+			b.WriteByte(s[i])
+		}
+	}
+	return b.String()
 }

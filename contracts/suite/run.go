@@ -127,11 +127,12 @@ func contractOf(clauseID string) string {
 
 // summarize turns spec reports into contract results.
 func summarize(reports []types.SpecReport, known []string) *Result {
-	r := &Result{Total: len(contracts.All())}
+	all := contracts.All()
+	r := &Result{Total: len(all), Contracts: make([]ContractResult, len(all))}
 	byID := map[string]*ContractResult{}
-	for _, c := range contracts.All() {
-		r.Contracts = append(r.Contracts, ContractResult{ID: c.ID, Name: c.Name, Rule: c.Rule, Status: StatusNotRun})
-		byID[c.ID] = &r.Contracts[len(r.Contracts)-1]
+	for i, c := range all {
+		r.Contracts[i] = ContractResult{ID: c.ID, Name: c.Name, Rule: c.Rule, Status: StatusNotRun}
+		byID[c.ID] = &r.Contracts[i]
 	}
 	for _, sr := range reports {
 		if sr.LeafNodeType != types.NodeTypeIt {
