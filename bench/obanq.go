@@ -1,0 +1,276 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/echomq/kit/oban"
+)
+
+// Oban's producer debounces dispatches by dispatch_cooldown (5 ms, lib/oban/queue/producer.ex
+// at v2.18.3); the stager re-notifies queues with available jobs every second
+// (lib/oban/stager.ex), which is the producer's only polling.
+const (
+	obanDispatchCooldown = 5 * time.Millisecond
+	obanStageInterval    = time.Second
+	obanQueue            = "bench"
+	obanNode             = "emq-bench"
+)
+
+// ObanQueue is the Oban-shaped queue: package oban's engine driven by a model of Oban's
+// producer (LISTEN for insert notifications, debounced fetch of limit−running jobs, one task per
+// job, one ack UPDATE per job).
+type ObanQueue struct {
+	pool   *pgxpool.Pool
+	eng    *oban.Engine
+	url    string
+	prefix string
+	rows   string // the business table
+}
+
+// NewObanQueue migrates the Oban schema under prefix and returns the queue. Notifications are on,
+// as in Oban's default configuration.
+func NewObanQueue(ctx context.Context, pool *pgxpool.Pool, url, prefix string) (*ObanQueue, error) {
+	if err := oban.MigratePrefix(ctx, pool, prefix); err != nil {
+		return nil, err
+	}
+	eng, err := oban.New(pool, oban.Config{Prefix: prefix, Notify: true})
+	if err != nil {
+		return nil, err
+	}
+	rows := pgx.Identifier{prefix, "orders"}.Sanitize()
+	if _, err := pool.Exec(ctx, `CREATE TABLE IF NOT EXISTS `+rows+` (id bigint PRIMARY KEY, note text NOT NULL)`); err != nil {
+		return nil, fmt.Errorf("bench: oban business table: %w", err)
+	}
+	return &ObanQueue{pool: pool, eng: eng, url: url, prefix: prefix, rows: rows}, nil
+}
+
+func (q *ObanQueue) Name() string   { return SysOban }
+func (q *ObanQueue) Engine() Engine { return Postgres }
+
+func (q *ObanQueue) job(p []byte) oban.Job {
+	return oban.Job{Queue: obanQueue, Worker: "Bench.Worker", Args: p}
+}
+
+func (q *ObanQueue) Enqueue(ctx context.Context, p []byte) error {
+	_, err := q.eng.Insert(ctx, q.job(p))
+	return err
+}
+
+func (q *ObanQueue) EnqueueBatch(ctx context.Context, ps [][]byte) error {
+	jobs := make([]oban.Job, len(ps))
+	for i, p := range ps {
+		jobs[i] = q.job(p)
+	}
+	got, err := q.eng.InsertAll(ctx, jobs)
+	if err == nil && len(got) != len(jobs) {
+		err = fmt.Errorf("bench: oban insert_all stored %d of %d", len(got), len(jobs))
+	}
+	return err
+}
+
+func (q *ObanQueue) EnqueueWithRow(ctx context.Context, id int64, p []byte) error {
+	tx, err := q.pool.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	if _, err := tx.Exec(ctx, `INSERT INTO `+q.rows+` (id, note) VALUES ($1, 'order')`, id); err != nil {
+		return err
+	}
+	if _, err := q.eng.InsertTx(ctx, tx, q.job(p)); err != nil {
+		return err
+	}
+	return tx.Commit(ctx)
+}
+
+func (q *ObanQueue) Fill(ctx context.Context, n int) error {
+	return fillBatches(ctx, n, 1000, q.EnqueueBatch)
+}
+
+func (q *ObanQueue) Drain(ctx context.Context, n, workers int) error {
+	p := q.producer(workers, func(int64) {})
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- p.run(ctx, int64(n)) }()
+	return <-done
+}
+
+func (q *ObanQueue) Consume(ctx context.Context, workers int, h Handler) (func() error, error) {
+	p := q.producer(workers, h)
+	ln, err := pgx.Connect(ctx, q.url)
+	if err != nil {
+		return nil, fmt.Errorf("bench: oban listener: %w", err)
+	}
+	if _, err := ln.Exec(ctx, `LISTEN `+pgx.Identifier{q.prefix + ".oban_insert"}.Sanitize()); err != nil {
+		ln.Close(ctx)
+		return nil, fmt.Errorf("bench: oban listen: %w", err)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { // the notifier: an insert notification for our queue schedules a dispatch
+		defer wg.Done()
+		defer ln.Close(context.Background())
+		want := `{"queue":"` + obanQueue + `"}`
+		for {
+			n, err := ln.WaitForNotification(ctx)
+			if err != nil {
+				return
+			}
+			if n.Payload == want {
+				p.kick()
+			}
+		}
+	}()
+	var runErr error
+	go func() {
+		defer wg.Done()
+		runErr = p.run(ctx, -1)
+	}()
+	return func() error {
+		cancel()
+		wg.Wait()
+		return runErr
+	}, nil
+}
+
+func (q *ObanQueue) Reset(ctx context.Context) error {
+	_, err := q.pool.Exec(ctx, `TRUNCATE `+pgx.Identifier{q.prefix, "oban_jobs"}.Sanitize()+`, `+q.rows)
+	return err
+}
+
+func (q *ObanQueue) Close() error { return nil }
+
+// obanProducer models Oban.Queue.Producer for one queue with a concurrency limit.
+type obanProducer struct {
+	eng     *oban.Engine
+	limit   int
+	h       Handler
+	events  chan struct{}
+	running atomic.Int64
+	acked   atomic.Int64
+	failed  atomic.Pointer[error]
+	tasks   sync.WaitGroup
+}
+
+func (q *ObanQueue) producer(limit int, h Handler) *obanProducer {
+	return &obanProducer{eng: q.eng, limit: limit, h: h, events: make(chan struct{}, 1)}
+}
+
+func (p *obanProducer) kick() {
+	select {
+	case p.events <- struct{}{}:
+	default:
+	}
+}
+
+// run dispatches until ctx ends or, with want ≥ 0, until want jobs are acknowledged.
+func (p *obanProducer) run(ctx context.Context, want int64) error {
+	defer p.tasks.Wait()
+	stage := time.NewTicker(obanStageInterval)
+	defer stage.Stop()
+	p.kick() // a producer dispatches once at start
+	for {
+		if err := p.failed.Load(); err != nil {
+			return *err
+		}
+		if want >= 0 && p.acked.Load() >= want {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-p.events:
+		case <-stage.C:
+		}
+		// schedule_dispatch: one timer; events arriving meanwhile ride on this dispatch.
+		if !sleepCtx(ctx, obanDispatchCooldown) {
+			return nil
+		}
+		select {
+		case <-p.events:
+		default:
+		}
+		if err := p.dispatch(ctx); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+func (p *obanProducer) dispatch(ctx context.Context) error {
+	demand := p.limit - int(p.running.Load())
+	if demand <= 0 {
+		return nil
+	}
+	jobs, err := p.eng.Fetch(ctx, obanQueue, demand, obanNode)
+	if err != nil {
+		return err
+	}
+	for _, j := range jobs {
+		p.running.Add(1)
+		p.tasks.Add(1)
+		go func() {
+			defer p.tasks.Done()
+			if t, err := sentAt(j.Args); err == nil {
+				p.h(t)
+			} else {
+				p.fail(err)
+			}
+			// Acks run to completion even when the run is being stopped, as Oban's executor does.
+			if err := p.eng.Complete(context.WithoutCancel(ctx), j.ID); err != nil {
+				p.fail(err)
+			}
+			p.running.Add(-1)
+			p.acked.Add(1)
+			p.kick() // a finished job frees a slot: Oban dispatches again
+		}()
+	}
+	return nil
+}
+
+func (p *obanProducer) fail(err error) {
+	p.failed.CompareAndSwap(nil, &err)
+	p.kick()
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// fillBatches enqueues n payloads in batches of size through batch.
+func fillBatches(ctx context.Context, n, size int, batch func(context.Context, [][]byte) error) error {
+	now := time.Now().UnixNano()
+	for done := 0; done < n; {
+		k := min(size, n-done)
+		ps := make([][]byte, k)
+		for i := range ps {
+			ps[i] = payload(now)
+		}
+		if err := batch(ctx, ps); err != nil {
+			return fmt.Errorf("bench: fill: %w", err)
+		}
+		done += k
+	}
+	return nil
+}
+
+var errIncomplete = errors.New("bench: jobs not all processed")

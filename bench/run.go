@@ -1,0 +1,546 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/echomq/kit/internal/engines"
+	"github.com/echomq/kit/reference/connector"
+	"github.com/echomq/kit/reference/resp"
+)
+
+// Schemas the bench owns in PostgreSQL; it drops and recreates exactly these.
+const (
+	obanPrefix  = "emq_bench"
+	riverSchema = "emq_bench_river"
+)
+
+// Config is one invocation of the bench.
+type Config struct {
+	Mode       string
+	Durability bool      // add the axis: bus appendfsync always, Postgres synchronous_commit=off
+	Progress   io.Writer // progress lines; nil discards
+}
+
+// Report is everything one invocation measured.
+type Report struct {
+	Tool     string    `json:"tool"`
+	Started  time.Time `json:"started"`
+	Seconds  float64   `json:"seconds"`
+	Params   Params    `json:"params"`
+	Machine  Machine   `json:"machine"`
+	Runs     []*Run    `json:"runs"`
+	Versions Versions  `json:"versions"`
+}
+
+// Machine is where it ran.
+type Machine struct {
+	Cores      int    `json:"cores"`
+	GOMAXPROCS int    `json:"gomaxprocs"`
+	OS         string `json:"os"`
+	Arch       string `json:"arch"`
+	Go         string `json:"go"`
+}
+
+// Versions of the systems under test.
+type Versions struct {
+	Oban  string `json:"oban_shaped"`
+	River string `json:"river"`
+	Bus   string `json:"bus"`
+}
+
+// Run is one durability axis: its engines, ceilings and scenarios.
+type Run struct {
+	Axis      string              `json:"axis"`
+	Engines   []EngineInfo        `json:"engines"`
+	Ceilings  []Ceiling           `json:"ceilings"`
+	Scenarios []*Scenario         `json:"scenarios"`
+	Latency   *LatencyScenario    `json:"latency"`
+	Gaps      []string            `json:"gaps"`
+	ceil      map[string]*Ceiling // by name
+}
+
+// EngineInfo is an engine as found: version, how obtained, the settings that decide durability.
+type EngineInfo struct {
+	Engine   Engine      `json:"engine"`
+	Version  string      `json:"version"`
+	Mode     string      `json:"mode"`
+	Settings [][2]string `json:"settings"`
+}
+
+// Ceiling is an engine's raw rate in this run.
+type Ceiling struct {
+	Name        string `json:"name"`
+	Engine      Engine `json:"engine"`
+	What        string `json:"what"`
+	Concurrency int    `json:"concurrency"`
+	Unit        string `json:"unit"`
+	Rate        Spread `json:"rate"`
+	Err         string `json:"error,omitempty"`
+}
+
+// Scenario is one throughput scenario.
+type Scenario struct {
+	Name        string    `json:"name"`
+	Title       string    `json:"title"`
+	Concurrency int       `json:"concurrency"`
+	Batch       int       `json:"batch,omitempty"`
+	Results     []*Result `json:"results"`
+	Ratios      []Ratio   `json:"ratios"`
+}
+
+// Result is one system in one scenario.
+type Result struct {
+	System   string  `json:"system"`
+	Engine   Engine  `json:"engine"`
+	JobsPerS Spread  `json:"jobs_per_s"`
+	Ceiling  string  `json:"ceiling"`
+	Fraction float64 `json:"fraction_of_ceiling"`
+	Err      string  `json:"error,omitempty"`
+}
+
+// Ratio compares two systems' medians (or latencies).
+type Ratio struct {
+	Name  string  `json:"name"`
+	Value float64 `json:"value"`
+}
+
+// LatencyScenario is the open-loop end-to-end latency run.
+type LatencyScenario struct {
+	Name     string           `json:"name"`
+	Title    string           `json:"title"`
+	Rate     float64          `json:"rate"`
+	Seconds  float64          `json:"seconds"`
+	Workers  int              `json:"workers"`
+	Senders  int              `json:"senders"`
+	Results  []*LatencyResult `json:"results"`
+	Ratios   []Ratio          `json:"ratios"`
+	PlotFile string           `json:"plot_file"`
+}
+
+type axis struct {
+	name     string
+	pg       map[string]string
+	valkey   []string
+	describe string
+}
+
+// Execute runs every axis and returns the report. Engines are started (or taken as given from
+// EMQ_PG_URL / EMQ_VALKEY_ADDR) per axis and stopped before it returns.
+func Execute(ctx context.Context, cfg Config) (*Report, error) {
+	p, err := ParamsFor(cfg.Mode)
+	if err != nil {
+		return nil, err
+	}
+	prog := cfg.Progress
+	if prog == nil {
+		prog = io.Discard
+	}
+	rep := &Report{Tool: "emq-bench", Started: time.Now().UTC(), Params: p,
+		Machine: Machine{Cores: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0), OS: runtime.GOOS,
+			Arch: runtime.GOARCH, Go: runtime.Version()},
+		Versions: Versions{Oban: "kit oban package: Oban 2.18.3 Basic engine SQL, schema v12, notifications on",
+			River: "github.com/riverqueue/river " + moduleVersion("github.com/riverqueue/river") + " (riverpgxv5)",
+			Bus:   "kit reference/bus, bundle echomq:2.0.0"}}
+	axes := []axis{{name: "as-configured"}}
+	if cfg.Durability {
+		axes = append(axes, axis{name: "durability-swapped",
+			pg:     map[string]string{"synchronous_commit": "off"},
+			valkey: []string{"--appendonly", "yes", "--appendfsync", "always", "--save", ""}})
+	}
+	for _, ax := range axes {
+		fmt.Fprintf(prog, "emq-bench: axis %s: starting engines\n", ax.name)
+		run, err := runAxis(ctx, p, ax, prog)
+		if err != nil {
+			return rep, fmt.Errorf("bench: axis %s: %w", ax.name, err)
+		}
+		rep.Runs = append(rep.Runs, run)
+	}
+	rep.Seconds = time.Since(rep.Started).Seconds()
+	return rep, nil
+}
+
+func runAxis(ctx context.Context, p Params, ax axis, prog io.Writer) (*Run, error) {
+	run := &Run{Axis: ax.name, ceil: map[string]*Ceiling{}}
+	sctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	pg, err := engines.StartPostgres(sctx, engines.PostgresOptions{Settings: ax.pg})
+	cancel()
+	if err != nil {
+		return nil, err
+	}
+	defer pg.Stop()
+	sctx, cancel = context.WithTimeout(ctx, 5*time.Minute)
+	vk, err := engines.StartValkey(sctx, engines.ValkeyOptions{Args: ax.valkey})
+	cancel()
+	if err != nil {
+		return nil, err
+	}
+	defer vk.Stop()
+
+	pcfg, err := pgxpool.ParseConfig(pg.URL)
+	if err != nil {
+		return nil, err
+	}
+	pcfg.MaxConns = int32(p.Producers + p.Workers + 8)
+	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
+	if err != nil {
+		return nil, err
+	}
+	defer pool.Close()
+
+	pgInfo, err := postgresInfo(ctx, pool, pg)
+	if err != nil {
+		return nil, err
+	}
+	admin, err := connector.Dial(ctx, vk.Addr, connector.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("valkey: %w", err)
+	}
+	defer admin.Close()
+	vkInfo, err := valkeyInfo(ctx, admin, vk)
+	if err != nil {
+		return nil, err
+	}
+	run.Engines = []EngineInfo{pgInfo, vkInfo}
+
+	for _, s := range []string{obanPrefix, riverSchema} {
+		if _, err := pool.Exec(ctx, `DROP SCHEMA IF EXISTS `+pgx.Identifier{s}.Sanitize()+` CASCADE`); err != nil {
+			return nil, fmt.Errorf("reset schema %s: %w", s, err)
+		}
+	}
+	defer func() {
+		for _, s := range []string{obanPrefix, riverSchema} {
+			_, _ = pool.Exec(context.WithoutCancel(ctx), `DROP SCHEMA IF EXISTS `+pgx.Identifier{s}.Sanitize()+` CASCADE`)
+		}
+	}()
+	ob, err := NewObanQueue(ctx, pool, pg.URL, obanPrefix)
+	if err != nil {
+		return nil, fmt.Errorf("oban-shaped: %w", err)
+	}
+	queues := []Queue{ob}
+	if rq, err := NewRiverQueue(ctx, pool, riverSchema, ob.rows); err != nil {
+		run.Gaps = append(run.Gaps, fmt.Sprintf("%s: not measured: %v", SysRiver, err))
+	} else {
+		queues = append(queues, rq)
+	}
+	if bq, err := NewBusQueue(ctx, vk.Addr, pool, ob.rows); err != nil {
+		run.Gaps = append(run.Gaps, fmt.Sprintf("%s: not measured: %v", SysBus, err))
+	} else {
+		queues = append(queues, bq)
+	}
+	defer func() {
+		for _, q := range queues {
+			q.Close()
+		}
+	}()
+
+	measureCeilings(ctx, run, p, pool, admin, prog)
+	var rowID atomic.Int64
+	scenarios := []struct {
+		name, title, ceilingPG string
+		conc, batch            int
+		op                     func(q Queue) func(ctx context.Context, w int) (int, error)
+	}{
+		{ScEnqueueSingle, "enqueue, one producer, one job per commit", "pg-commit-1", 1, 0,
+			func(q Queue) func(context.Context, int) (int, error) {
+				return func(ctx context.Context, _ int) (int, error) {
+					return 1, q.Enqueue(ctx, payload(time.Now().UnixNano()))
+				}
+			}},
+		{ScEnqueueConc, fmt.Sprintf("enqueue, %d concurrent producers, one job per commit", p.Producers), "pg-commit-n", p.Producers, 0,
+			func(q Queue) func(context.Context, int) (int, error) {
+				return func(ctx context.Context, _ int) (int, error) {
+					return 1, q.Enqueue(ctx, payload(time.Now().UnixNano()))
+				}
+			}},
+		{ScEnqueueBatch, fmt.Sprintf("enqueue, one producer, batches of %d", p.Batch), "pg-commit-1", 1, p.Batch,
+			func(q Queue) func(context.Context, int) (int, error) {
+				return func(ctx context.Context, _ int) (int, error) {
+					ps := make([][]byte, p.Batch)
+					now := time.Now().UnixNano()
+					for i := range ps {
+						ps[i] = payload(now)
+					}
+					return p.Batch, q.EnqueueBatch(ctx, ps)
+				}
+			}},
+		{ScEnqueueTx, fmt.Sprintf("business row + its job, %d producers (PG: one transaction; bus: PG insert then enqueue, not atomic)", p.Producers), "pg-commit-n", p.Producers, 0,
+			func(q Queue) func(context.Context, int) (int, error) {
+				return func(ctx context.Context, _ int) (int, error) {
+					return 1, q.EnqueueWithRow(ctx, rowID.Add(1), payload(time.Now().UnixNano()))
+				}
+			}},
+	}
+	for _, sc := range scenarios {
+		s := &Scenario{Name: sc.name, Title: sc.title, Concurrency: sc.conc, Batch: sc.batch}
+		rates := map[string][]float64{}
+		errs := map[string]error{}
+		for rep := range p.Repeats {
+			for _, q := range queues {
+				if errs[q.Name()] != nil {
+					continue
+				}
+				if err := q.Reset(ctx); err != nil {
+					errs[q.Name()] = err
+					continue
+				}
+				r, err := timed(ctx, p.Duration, sc.conc, sc.op(q))
+				if err != nil {
+					errs[q.Name()] = err
+					fmt.Fprintf(prog, "emq-bench: %s %s: error: %v\n", sc.name, q.Name(), err)
+					continue
+				}
+				rates[q.Name()] = append(rates[q.Name()], r)
+				fmt.Fprintf(prog, "emq-bench: %s %s repeat %d/%d: %.0f jobs/s\n", sc.name, q.Name(), rep+1, p.Repeats, r)
+			}
+		}
+		ceilFor := func(q Queue) string {
+			if q.Engine() == Valkey && sc.name != ScEnqueueTx {
+				return "valkey-evalsha"
+			}
+			return sc.ceilingPG
+		}
+		s.Results = results(run, queues, rates, errs, ceilFor)
+		if sc.name == ScEnqueueTx {
+			for _, r := range s.Results {
+				if r.Engine == Valkey {
+					r.Engine = "postgres+valkey" // the bus pair writes to both; PG's commit bounds it
+				}
+			}
+		}
+		s.Ratios = ratios(s.Results)
+		run.Scenarios = append(run.Scenarios, s)
+	}
+
+	// Drain.
+	s := &Scenario{Name: ScDrain, Title: fmt.Sprintf("drain a backlog of %d with %d workers, empty handler", p.Backlog, p.Workers), Concurrency: p.Workers}
+	rates := map[string][]float64{}
+	errs := map[string]error{}
+	for rep := range p.Repeats {
+		for _, q := range queues {
+			if errs[q.Name()] != nil {
+				continue
+			}
+			r, err := drainOnce(ctx, q, p.Backlog, p.Workers)
+			if err != nil {
+				errs[q.Name()] = err
+				fmt.Fprintf(prog, "emq-bench: %s %s: error: %v\n", ScDrain, q.Name(), err)
+				continue
+			}
+			rates[q.Name()] = append(rates[q.Name()], r)
+			fmt.Fprintf(prog, "emq-bench: %s %s repeat %d/%d: %.0f jobs/s\n", ScDrain, q.Name(), rep+1, p.Repeats, r)
+		}
+	}
+	s.Results = results(run, queues, rates, errs, func(q Queue) string {
+		if q.Engine() == Valkey {
+			return "valkey-evalsha"
+		}
+		return "pg-commit-n"
+	})
+	s.Ratios = ratios(s.Results)
+	run.Scenarios = append(run.Scenarios, s)
+
+	// End-to-end latency at a fixed offered rate.
+	ls := &LatencyScenario{Name: ScLatency, Rate: p.Rate, Seconds: p.LatencyDuration.Seconds(), Workers: p.Workers, Senders: p.Producers,
+		Title:    fmt.Sprintf("enqueue → handler start at %.0f jobs/s offered for %.0fs, %d workers (open loop)", p.Rate, p.LatencyDuration.Seconds(), p.Workers),
+		PlotFile: "latency-e2e-" + ax.name + ".svg"}
+	for _, q := range queues {
+		if err := q.Reset(ctx); err != nil {
+			ls.Results = append(ls.Results, &LatencyResult{System: q.Name(), Err: err.Error()})
+			continue
+		}
+		r, err := openLoop(ctx, q, p.Rate, p.LatencyDuration, p.Workers, p.Producers)
+		if err != nil {
+			r.Err = err.Error()
+			fmt.Fprintf(prog, "emq-bench: %s %s: error: %v\n", ScLatency, q.Name(), err)
+		} else {
+			fmt.Fprintf(prog, "emq-bench: %s %s: p50 %.2fms p99 %.2fms max %.2fms (%d jobs)\n", ScLatency, q.Name(),
+				r.Latency.P50, r.Latency.P99, r.Latency.Max, r.Received)
+		}
+		ls.Results = append(ls.Results, &r)
+	}
+	ls.Ratios = latencyRatios(ls.Results)
+	run.Latency = ls
+	for _, q := range queues {
+		_ = q.Reset(ctx)
+	}
+	return run, nil
+}
+
+func results(run *Run, queues []Queue, rates map[string][]float64, errs map[string]error, ceilFor func(Queue) string) []*Result {
+	var out []*Result
+	for _, q := range queues {
+		r := &Result{System: q.Name(), Engine: q.Engine(), Ceiling: ceilFor(q)}
+		if err := errs[q.Name()]; err != nil {
+			r.Err = err.Error()
+		}
+		if len(rates[q.Name()]) > 0 && r.Err == "" {
+			r.JobsPerS = spreadOf(rates[q.Name()])
+			if c := run.ceil[r.Ceiling]; c != nil && c.Rate.Median > 0 {
+				r.Fraction = r.JobsPerS.Median / c.Rate.Median
+			}
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+func ratios(rs []*Result) []Ratio {
+	med := map[string]float64{}
+	for _, r := range rs {
+		if r.Err == "" && r.JobsPerS.Median > 0 {
+			med[r.System] = r.JobsPerS.Median
+		}
+	}
+	var out []Ratio
+	for _, other := range []string{SysOban, SysRiver} {
+		if b, o := med[SysBus], med[other]; b > 0 && o > 0 {
+			out = append(out, Ratio{Name: SysBus + "/" + other, Value: b / o})
+		}
+	}
+	return out
+}
+
+func latencyRatios(rs []*LatencyResult) []Ratio {
+	by := map[string]*LatencyResult{}
+	for _, r := range rs {
+		if r.Err == "" && r.Latency.Count > 0 {
+			by[r.System] = r
+		}
+	}
+	var out []Ratio
+	for _, other := range []string{SysOban, SysRiver} {
+		b, o := by[SysBus], by[other]
+		if b == nil || o == nil || o.Latency.P50 <= 0 || o.Latency.P99 <= 0 {
+			continue
+		}
+		out = append(out, Ratio{Name: "p50 " + SysBus + "/" + other, Value: b.Latency.P50 / o.Latency.P50},
+			Ratio{Name: "p99 " + SysBus + "/" + other, Value: b.Latency.P99 / o.Latency.P99})
+	}
+	return out
+}
+
+// measureCeilings: PostgreSQL's single-insert durable commits at 1 and n clients, and Valkey's
+// raw EVALSHA of a trivial script pipelined through the kit's connector.
+func measureCeilings(ctx context.Context, run *Run, p Params, pool *pgxpool.Pool, admin *connector.Conn, prog io.Writer) {
+	table := pgx.Identifier{obanPrefix, "ceiling"}.Sanitize()
+	_, terr := pool.Exec(ctx, `CREATE TABLE IF NOT EXISTS `+table+` (id bigserial PRIMARY KEY, v bigint NOT NULL)`)
+	commit := func(ctx context.Context, _ int) (int, error) {
+		_, err := pool.Exec(ctx, `INSERT INTO `+table+` (v) VALUES ($1)`, time.Now().UnixNano())
+		return 1, err
+	}
+	var batches []*connector.Batch
+	var dsts [][]resp.Value
+	for range p.Producers {
+		batches = append(batches, new(connector.Batch))
+		dsts = append(dsts, make([]resp.Value, 0, p.Pipeline))
+	}
+	evalsha := func(ctx context.Context, w int) (int, error) {
+		return p.Pipeline, valkeyCeilingBatch(ctx, admin, batches[w], p.Pipeline, dsts[w])
+	}
+	for _, c := range []struct {
+		name, what string
+		engine     Engine
+		conc       int
+		op         func(context.Context, int) (int, error)
+	}{
+		{"pg-commit-1", "INSERT of one row per autocommit transaction, 1 client", Postgres, 1, commit},
+		{"pg-commit-n", fmt.Sprintf("INSERT of one row per autocommit transaction, %d clients", p.Producers), Postgres, p.Producers, commit},
+		{"valkey-evalsha", fmt.Sprintf("EVALSHA of `return 1`, %d clients × pipelines of %d, one connector connection", p.Producers, p.Pipeline), Valkey, p.Producers, evalsha},
+	} {
+		cl := &Ceiling{Name: c.name, Engine: c.engine, What: c.what, Concurrency: c.conc, Unit: "ops/s"}
+		if c.engine == Postgres && terr != nil {
+			cl.Err = terr.Error()
+		}
+		var xs []float64
+		for rep := 0; rep < p.Repeats && cl.Err == ""; rep++ {
+			r, err := timed(ctx, p.Duration, c.conc, c.op)
+			if err != nil {
+				cl.Err = err.Error()
+				break
+			}
+			xs = append(xs, r)
+			fmt.Fprintf(prog, "emq-bench: ceiling %s repeat %d/%d: %.0f ops/s\n", c.name, rep+1, p.Repeats, r)
+		}
+		if cl.Err == "" {
+			cl.Rate = spreadOf(xs)
+		}
+		run.Ceilings = append(run.Ceilings, *cl)
+	}
+	for i := range run.Ceilings {
+		run.ceil[run.Ceilings[i].Name] = &run.Ceilings[i]
+	}
+	_, _ = pool.Exec(ctx, `DROP TABLE IF EXISTS `+table)
+}
+
+func postgresInfo(ctx context.Context, pool *pgxpool.Pool, pg *engines.Postgres) (EngineInfo, error) {
+	info := EngineInfo{Engine: Postgres, Mode: string(pg.Mode)}
+	if err := pool.QueryRow(ctx, `SHOW server_version`).Scan(&info.Version); err != nil {
+		return info, fmt.Errorf("postgres version: %w", err)
+	}
+	rows, err := pool.Query(ctx, `SELECT name, setting || coalesce(unit, '') FROM pg_settings
+		WHERE name IN ('synchronous_commit', 'fsync', 'wal_sync_method', 'full_page_writes', 'wal_level',
+		               'commit_delay', 'shared_buffers', 'max_connections') ORDER BY name`)
+	if err != nil {
+		return info, fmt.Errorf("postgres settings: %w", err)
+	}
+	for rows.Next() {
+		var k, v string
+		if err := rows.Scan(&k, &v); err != nil {
+			return info, err
+		}
+		info.Settings = append(info.Settings, [2]string{k, v})
+	}
+	return info, rows.Err()
+}
+
+func valkeyInfo(ctx context.Context, c *connector.Conn, vk *engines.Valkey) (EngineInfo, error) {
+	info := EngineInfo{Engine: Valkey, Mode: string(vk.Mode), Version: vk.Server + " " + vk.Version}
+	for _, k := range []string{"appendonly", "appendfsync", "save", "maxmemory-policy"} {
+		v, err := c.Do(ctx, "CONFIG", "GET", k)
+		if err != nil {
+			return info, fmt.Errorf("valkey CONFIG GET %s: %w", k, err)
+		}
+		val := "?"
+		if len(v.Elems) == 2 {
+			val = string(v.Elems[1].Str)
+		}
+		if val == "" {
+			val = `""`
+		}
+		info.Settings = append(info.Settings, [2]string{k, val})
+	}
+	return info, nil
+}
+
+// setting looks a setting up in an EngineInfo.
+func (e EngineInfo) setting(k string) string {
+	for _, kv := range e.Settings {
+		if kv[0] == k {
+			return kv[1]
+		}
+	}
+	return "?"
+}
+
+func moduleVersion(path string) string {
+	if v := buildVersion(path); v != "" {
+		return v
+	}
+	return "(version unknown)"
+}
+
+func titleCase(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}

@@ -1,0 +1,169 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Scenario names, in report order.
+const (
+	ScEnqueueSingle = "enqueue-single"
+	ScEnqueueConc   = "enqueue-concurrent"
+	ScEnqueueBatch  = "enqueue-batch"
+	ScEnqueueTx     = "enqueue-transactional"
+	ScDrain         = "drain"
+	ScLatency       = "latency-e2e"
+)
+
+// Scenarios lists every scenario the report must contain, in order.
+var Scenarios = []string{ScEnqueueSingle, ScEnqueueConc, ScEnqueueBatch, ScEnqueueTx, ScDrain, ScLatency}
+
+// timed runs op from conc goroutines until d has passed and returns jobs per second. op
+// returns how many jobs it enqueued. The first error stops the run.
+func timed(ctx context.Context, d time.Duration, conc int, op func(ctx context.Context, worker int) (int, error)) (float64, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var jobs atomic.Int64
+	var first atomic.Pointer[error]
+	var wg sync.WaitGroup
+	start := time.Now()
+	deadline := start.Add(d)
+	for w := range conc {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for time.Now().Before(deadline) && ctx.Err() == nil {
+				n, err := op(ctx, w)
+				if err != nil {
+					if ctx.Err() == nil {
+						first.CompareAndSwap(nil, &err)
+					}
+					cancel()
+					return
+				}
+				jobs.Add(int64(n))
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	if p := first.Load(); p != nil {
+		return 0, *p
+	}
+	if err := ctx.Err(); err != nil && jobs.Load() == 0 {
+		return 0, err
+	}
+	return float64(jobs.Load()) / elapsed.Seconds(), nil
+}
+
+// openLoop offers rate jobs/s for d to q (consumed by workers) and measures enqueue → handler
+// start. Each job carries its intended send instant and latency is counted from that instant,
+// not from when a sender got round to it: a stalled sender cannot hide queueing delay
+// (coordinated omission). Senders are a pool so one slow enqueue does not delay the schedule.
+func openLoop(ctx context.Context, q Queue, rate float64, d time.Duration, workers, senders int) (LatencyResult, error) {
+	res := LatencyResult{System: q.Name()}
+	hist := newLatencyHist()
+	var received atomic.Int64
+	stop, err := q.Consume(ctx, workers, func(sent int64) {
+		hist.record(time.Duration(time.Now().UnixNano() - sent))
+		received.Add(1)
+	})
+	if err != nil {
+		return res, err
+	}
+	stopped := false
+	defer func() {
+		if !stopped {
+			_ = stop()
+		}
+	}()
+	// Consumers start (River elects a leader, the bus parks): give them a moment before the clock.
+	if !sleepCtx(ctx, 300*time.Millisecond) {
+		return res, ctx.Err()
+	}
+
+	n := int64(rate * d.Seconds())
+	interval := time.Duration(float64(time.Second) / rate)
+	todo := make(chan int64, n)
+	var sendErr atomic.Pointer[error]
+	var sent atomic.Int64
+	var wg sync.WaitGroup
+	for range senders {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for t := range todo {
+				if err := q.Enqueue(ctx, payload(t)); err != nil {
+					sendErr.CompareAndSwap(nil, &err)
+					continue
+				}
+				sent.Add(1)
+			}
+		}()
+	}
+	start := time.Now()
+	for i := range n {
+		at := start.Add(time.Duration(i) * interval)
+		if w := time.Until(at); w > 0 && !sleepCtx(ctx, w) {
+			break
+		}
+		todo <- at.UnixNano()
+	}
+	close(todo)
+	wg.Wait()
+	res.Offered = n
+	res.Sent = sent.Load()
+	res.SendSeconds = time.Since(start).Seconds()
+	// Wait for the tail: every sent job must reach a handler.
+	deadline := time.Now().Add(10*time.Second + d)
+	for received.Load() < res.Sent && time.Now().Before(deadline) && ctx.Err() == nil {
+		time.Sleep(10 * time.Millisecond)
+	}
+	stopped = true
+	serr := stop()
+	res.Received = received.Load()
+	res.Latency = hist.summary()
+	switch {
+	case sendErr.Load() != nil:
+		return res, fmt.Errorf("enqueue: %w", *sendErr.Load())
+	case serr != nil:
+		return res, fmt.Errorf("stop consumers: %w", serr)
+	case res.Received < res.Sent:
+		return res, fmt.Errorf("%w: %d of %d jobs reached a handler", errIncomplete, res.Received, res.Sent)
+	}
+	return res, nil
+}
+
+// LatencyResult is one system's run of the latency scenario.
+type LatencyResult struct {
+	System      string  `json:"system"`
+	Offered     int64   `json:"offered"`
+	Sent        int64   `json:"sent"`
+	Received    int64   `json:"received"`
+	SendSeconds float64 `json:"send_seconds"`
+	Latency     Latency `json:"latency"`
+	Err         string  `json:"error,omitempty"`
+}
+
+// drainOnce pre-fills n jobs and times their burn-down by workers.
+func drainOnce(ctx context.Context, q Queue, n, workers int) (float64, error) {
+	if err := q.Reset(ctx); err != nil {
+		return 0, err
+	}
+	if err := q.Fill(ctx, n); err != nil {
+		return 0, err
+	}
+	dctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	start := time.Now()
+	if err := q.Drain(dctx, n, workers); err != nil {
+		return 0, err
+	}
+	return float64(n) / time.Since(start).Seconds(), nil
+}
+
+var errNoSystem = errors.New("bench: system unavailable")

@@ -1,0 +1,57 @@
+// Command emq-bench measures the Oban-shaped Postgres queue, River and the EchoMQ bus side by
+// side in one run, with each engine's ceiling, and writes bench.out, bench.json and SVG latency
+// plots into -out.
+//
+//	go run ./cmd/emq-bench -mode ci|full -out DIR [-durability]
+//
+// Engines come from EMQ_PG_URL / EMQ_VALKEY_ADDR when set, else are started natively (see
+// internal/engines); the -durability axis always starts its own.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/echomq/kit/bench"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stderr)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "emq-bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string, stderr io.Writer) error {
+	fs := flag.NewFlagSet("emq-bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	mode := fs.String("mode", "ci", "ci (a few minutes on 2 cores), full (longer repeats) or tiny (smoke)")
+	out := fs.String("out", "out/bench", "directory for bench.out, bench.json and the SVG plots")
+	dur := fs.Bool("durability", false, "add an axis: bus appendfsync always, Postgres synchronous_commit=off")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if _, err := bench.ParamsFor(*mode); err != nil {
+		return err
+	}
+	rep, err := bench.Execute(ctx, bench.Config{Mode: *mode, Durability: *dur, Progress: stderr})
+	if err != nil {
+		return err
+	}
+	if err := bench.WriteAll(*out, rep); err != nil {
+		return fmt.Errorf("write report: %w", err)
+	}
+	fmt.Fprintf(stderr, "emq-bench: wrote %s/bench.out, bench.json and plots in %.0fs\n", *out, rep.Seconds)
+	return nil
+}
