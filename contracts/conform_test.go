@@ -1,0 +1,195 @@
+package contracts_test
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/echomq/kit/contracts/report"
+	"github.com/echomq/kit/contracts/suite"
+)
+
+var update = flag.Bool("update", false, "rewrite transcripts/conformance-reference.out from a fresh run")
+
+// bins holds the binaries TestMain builds: emq-conform, badport, and emq-port when it exists.
+var bins = map[string]string{}
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	dir, err := os.MkdirTemp("", "emq-conform-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	code := func() int {
+		defer os.RemoveAll(dir)
+		for name, pkg := range map[string]string{
+			"emq-conform": "./cmd/emq-conform",
+			"badport":     "./contracts/testdata/badport",
+			"emq-port":    "./cmd/emq-port",
+		} {
+			if _, err := os.Stat(filepath.Join("..", pkg)); err != nil {
+				continue
+			}
+			bin := filepath.Join(dir, name)
+			cmd := exec.Command("go", "build", "-o", bin, pkg)
+			cmd.Dir = ".."
+			if out, err := cmd.CombinedOutput(); err != nil {
+				fmt.Fprintf(os.Stderr, "go build %s: %v\n%s", pkg, err, out)
+				return 2
+			}
+			bins[name] = bin
+		}
+		return m.Run()
+	}()
+	os.Exit(code)
+}
+
+// run is one emq-conform run.
+type run struct {
+	exit       int
+	stdout     string
+	stderr     string
+	report     *report.JSONReport
+	transcript string
+	took       time.Duration
+}
+
+func (r *run) status(id string) suite.ContractResult {
+	for _, c := range r.report.Result.Contracts {
+		if c.ID == id {
+			return c
+		}
+	}
+	return suite.ContractResult{}
+}
+
+// conform runs the emq-conform binary with its own Valkey (never a shared one: every clause
+// FLUSHALLs), into a fresh certification folder.
+func conform(t *testing.T, env []string, args ...string) *run {
+	t.Helper()
+	out := t.TempDir()
+	cmd := exec.Command(bins["emq-conform"], append([]string{"-out", out}, args...)...)
+	cmd.Env = append(withoutEnv(os.Environ(), "EMQ_VALKEY_ADDR", "EMQ_MUTANT", "EMQ_PORT", "EMQ_LABEL"), env...)
+	var so, se bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &so, &se
+	start := time.Now()
+	err := cmd.Run()
+	r := &run{stdout: so.String(), stderr: se.String(), took: time.Since(start)}
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		r.exit = ee.ExitCode()
+	case err != nil:
+		t.Fatalf("emq-conform: %v", err)
+	}
+	if r.report, err = report.ReadJSON(filepath.Join(out, "report.json")); err != nil {
+		t.Fatalf("no report (exit %d): %v\nstdout:\n%s\nstderr:\n%s", r.exit, err, r.stdout, r.stderr)
+	}
+	ts, _ := filepath.Glob(filepath.Join(out, "conformance-*.out"))
+	if len(ts) != 1 {
+		t.Fatalf("want one transcript in %s, got %v", out, ts)
+	}
+	b, _ := os.ReadFile(ts[0])
+	r.transcript = string(b)
+	for _, f := range []string{"junit.xml", "report.html", "facts.json"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Errorf("certification folder lacks %s", f)
+		}
+	}
+	return r
+}
+
+func withoutEnv(env []string, names ...string) []string {
+	var out []string
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		if !contains(names, k) {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+func contains(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// realPort is a working port command to wrap: the Go reference's port binary, else the Node port.
+func realPort(t *testing.T) string {
+	if b := bins["emq-port"]; b != "" {
+		return b
+	}
+	if _, err := exec.LookPath("node"); err == nil {
+		if abs, err := filepath.Abs("../ports/node/port.js"); err == nil {
+			if _, err := os.Stat(abs); err == nil {
+				return "node " + abs
+			}
+		}
+	}
+	t.Skip("no port binary to wrap: neither cmd/emq-port nor node + ports/node")
+	return ""
+}
+
+// TestMisbehavingPortFailsCleanly: a port that crashes, hangs or prints garbage mid-suite gets
+// a FAIL report (exit 1) within the deadlines, never a hang or a harness error.
+func TestMisbehavingPortFailsCleanly(t *testing.T) {
+	port := realPort(t)
+	cases := []struct {
+		mode, op, label, reason string
+		fail, pass             []string
+	}{
+		{"crash", "claim", "", "without answering", []string{"C06", "C07", "C11", "C14"}, []string{"C01", "C02", "C12"}},
+		{"hang", "retry", "C09,C04", "within 700ms", []string{"C09"}, []string{"C04"}},
+		{"garbage", "reap", "C11", "not JSON", []string{"C11"}, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.mode, func(t *testing.T) {
+			args := []string{"-port", bins["badport"], "-deadline", "700ms"}
+			if c.label != "" {
+				args = append(args, "-label", c.label)
+			}
+			r := conform(t, []string{"BADPORT_CMD=" + port, "BADPORT_OP=" + c.op, "BADPORT_MODE=" + c.mode}, args...)
+			if r.exit != 1 {
+				t.Fatalf("exit %d, want 1 (a port's misbehaviour is a failure)\n%s\n%s", r.exit, r.stdout, r.stderr)
+			}
+			if r.took > 90*time.Second {
+				t.Errorf("the run took %s", r.took)
+			}
+			for _, id := range c.fail {
+				s := r.status(id)
+				if s.Status != suite.StatusFail {
+					t.Errorf("%s is %s, want FAIL", id, s.Status)
+					continue
+				}
+				found := false
+				for _, cl := range s.Clauses {
+					found = found || (strings.Contains(cl.Message, c.reason) && strings.Contains(cl.Message, "badport: sabotaging "+c.op))
+				}
+				if !found {
+					t.Errorf("%s: no clause's failure says %q with the port's stderr tail", id, c.reason)
+				}
+			}
+			for _, id := range c.pass {
+				if s := r.status(id); s.Status != suite.StatusPass {
+					t.Errorf("%s is %s, want PASS (it never sends %s)", id, s.Status, c.op)
+				}
+			}
+			if !strings.Contains(r.stdout, "CONFORMANCE ") {
+				t.Errorf("no summary line:\n%s", r.stdout)
+			}
+		})
+	}
+}

@@ -1,0 +1,65 @@
+// Command badport wraps a real port and sabotages one op, for the harness's robustness tests:
+// BADPORT_CMD is the real port (split on blanks), BADPORT_OP the op to sabotage and
+// BADPORT_MODE what happens there: crash (exit 3 without answering), hang (never answer) or
+// garbage (print a line that is not a reply).
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+)
+
+func main() {
+	argv := strings.Fields(os.Getenv("BADPORT_CMD"))
+	op, mode := os.Getenv("BADPORT_OP"), os.Getenv("BADPORT_MODE")
+	if len(argv) == 0 {
+		fmt.Fprintln(os.Stderr, "badport: BADPORT_CMD is empty")
+		os.Exit(2)
+	}
+	real := exec.Command(argv[0], argv[1:]...)
+	real.Stderr = os.Stderr
+	in, _ := real.StdinPipe()
+	out, _ := real.StdoutPipe()
+	if err := real.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, "badport:", err)
+		os.Exit(2)
+	}
+	replies := bufio.NewScanner(out)
+	replies.Buffer(nil, 64<<20)
+	reqs := bufio.NewScanner(os.Stdin)
+	reqs.Buffer(nil, 64<<20)
+	for reqs.Scan() {
+		var req struct {
+			Op string `json:"op"`
+		}
+		_ = json.Unmarshal(reqs.Bytes(), &req)
+		if req.Op == op {
+			fmt.Fprintf(os.Stderr, "badport: sabotaging %s with %s\n", op, mode)
+			switch mode {
+			case "crash":
+				real.Process.Kill()
+				os.Exit(3)
+			case "hang":
+				time.Sleep(time.Hour)
+			case "garbage":
+				fmt.Println("Segmentation fault (not really)")
+				continue
+			}
+		}
+		fmt.Fprintf(in, "%s\n", reqs.Bytes())
+		if !replies.Scan() {
+			os.Exit(4)
+		}
+		fmt.Printf("%s\n", replies.Bytes())
+		if req.Op == "close" {
+			break
+		}
+	}
+	in.Close()
+	real.Wait()
+}
