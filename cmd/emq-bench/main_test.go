@@ -1,0 +1,137 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/echomq/kit/bench"
+)
+
+// TestReportStructure runs the program in its tiny mode against real engines (EMQ_PG_URL /
+// EMQ_VALKEY_ADDR or native ones) and checks the shape of what it wrote.
+func TestReportStructure(t *testing.T) {
+	dir := t.TempDir()
+	var stderr bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	if err := run(ctx, []string{"-mode", "tiny", "-out", dir}, &stderr); err != nil {
+		t.Fatalf("run: %v\n%s", err, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "emq-bench: enqueue-single") {
+		t.Errorf("no progress on stderr:\n%s", stderr.String())
+	}
+
+	out := read(t, filepath.Join(dir, "bench.out"))
+	asym := strings.Index(out, bench.HeadAsymmetry)
+	if asym < 0 {
+		t.Fatalf("no asymmetry section:\n%s", out)
+	}
+	// Every figure sits in a table whose header row starts "ceiling" or "system"; the asymmetry
+	// must precede the first of them and every section heading.
+	for _, marker := range []string{"\nceiling ", "\nsystem ", bench.HeadCeilings, bench.HeadScenario, bench.HeadGaps} {
+		if i := strings.Index(out, marker); i < 0 || i < asym {
+			t.Errorf("%q at %d, asymmetry at %d: the asymmetry must come first", strings.TrimSpace(marker), i, asym)
+		}
+	}
+	section := out[asym:strings.Index(out, bench.HeadCeilings)]
+	for _, must := range []string{"synchronous_commit=", "appendonly", "not atomic", "16.14", "valkey 8.1.1", "cores", "per timed repeat"} {
+		if !strings.Contains(section, must) {
+			t.Errorf("asymmetry section lacks %q:\n%s", must, section)
+		}
+	}
+	for _, sc := range bench.Scenarios {
+		if !strings.Contains(out, bench.HeadScenario+sc+" ") {
+			t.Errorf("no table for scenario %s", sc)
+		}
+	}
+	if strings.Contains(out, "\terror") || strings.Contains(out, " error ") {
+		t.Errorf("a system failed:\n%s", out)
+	}
+
+	var rep bench.Report
+	if err := json.Unmarshal([]byte(read(t, filepath.Join(dir, "bench.json"))), &rep); err != nil {
+		t.Fatalf("bench.json: %v", err)
+	}
+	if len(rep.Runs) != 1 {
+		t.Fatalf("runs = %d, want 1", len(rep.Runs))
+	}
+	r := rep.Runs[0]
+	if len(r.Gaps) != 0 {
+		t.Errorf("gaps: %v", r.Gaps)
+	}
+	for _, c := range r.Ceilings {
+		if c.Err != "" || c.Rate.Median <= 0 {
+			t.Errorf("ceiling %s: %+v", c.Name, c)
+		}
+	}
+	systems := []string{bench.SysOban, bench.SysRiver, bench.SysBus}
+	if len(r.Scenarios) != len(bench.Scenarios)-1 {
+		t.Errorf("%d throughput scenarios in JSON", len(r.Scenarios))
+	}
+	for _, s := range r.Scenarios {
+		if len(s.Results) != len(systems) {
+			t.Errorf("%s: %d results", s.Name, len(s.Results))
+			continue
+		}
+		for i, res := range s.Results {
+			if res.System != systems[i] || res.Err != "" || res.JobsPerS.Median <= 0 || res.Fraction <= 0 {
+				t.Errorf("%s: result %+v", s.Name, res)
+			}
+		}
+		if len(s.Ratios) != 2 {
+			t.Errorf("%s: ratios %+v", s.Name, s.Ratios)
+		}
+	}
+	if r.Latency == nil || len(r.Latency.Results) != len(systems) {
+		t.Fatalf("latency: %+v", r.Latency)
+	}
+	for _, res := range r.Latency.Results {
+		if res.Err != "" || res.Received != res.Offered || res.Offered == 0 || res.Latency.P50 <= 0 || res.Latency.Max < res.Latency.P99 {
+			t.Errorf("latency %s: %+v", res.System, res)
+		}
+	}
+
+	svg := read(t, filepath.Join(dir, r.Latency.PlotFile))
+	dec := xml.NewDecoder(strings.NewReader(svg))
+	lines := 0
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("svg is not well-formed XML: %v", err)
+		}
+		if se, ok := tok.(xml.StartElement); ok && se.Name.Local == "polyline" {
+			lines++
+		}
+	}
+	if lines != len(systems) {
+		t.Errorf("svg has %d lines, want %d", lines, len(systems))
+	}
+}
+
+func TestRejectsBadFlags(t *testing.T) {
+	for _, args := range [][]string{{"-mode", "nope"}, {"extra"}, {"-bogus"}} {
+		if err := run(context.Background(), args, io.Discard); err == nil {
+			t.Errorf("run(%q) succeeded", args)
+		}
+	}
+}
+
+func read(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
