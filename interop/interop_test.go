@@ -21,6 +21,7 @@ import (
 	"github.com/echomq/kit/reference/bus"
 	"github.com/echomq/kit/reference/emqerr"
 	"github.com/echomq/kit/reference/ids"
+	"github.com/redis/go-redis/v9"
 )
 
 const queue = "interop"
@@ -28,6 +29,7 @@ const queue = "interop"
 // rig is one Valkey, a Go bus and a Node port session on it.
 type rig struct {
 	ctx  context.Context
+	raw  *redis.Client // the test's own connection, for inspection and sabotage
 	gob  *bus.Bus
 	node drivers.Driver
 	hi   drivers.HelloResult
@@ -69,7 +71,9 @@ func setup(t *testing.T) *rig {
 	if err != nil {
 		t.Fatalf("node hello: %v", err)
 	}
-	return &rig{ctx: ctx, gob: gob, node: d, hi: hi}
+	raw := redis.NewClient(&redis.Options{Addr: v.Addr, Protocol: 2, DisableIdentity: true})
+	t.Cleanup(func() { raw.Close() })
+	return &rig{ctx: ctx, raw: raw, gob: gob, node: d, hi: hi}
 }
 
 func b64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
@@ -282,6 +286,22 @@ func TestCrossRuntime(t *testing.T) {
 				t.Fatalf("node park completed %+v, want each of %v once with token 1", j, want)
 			}
 			delete(want, j.ID)
+		}
+	})
+	t.Run("a node consumer takes a first look at a go backlog whose wake token is gone", func(t *testing.T) {
+		e, err := r.gob.Enqueue(ctx, queue, []byte("no token"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.raw.Del(ctx, "emq:{"+queue+"}:wake").Err(); err != nil {
+			t.Fatal(err)
+		}
+		p, err := r.node.Park(ctx, drivers.ParkArgs{Queue: queue, Consumers: 1, Jobs: 1, LeaseMS: 30000, ParkMS: 3000, TimeoutMS: 1500})
+		if err != nil {
+			t.Fatalf("node park: %v", err)
+		}
+		if len(p.Jobs) != 1 || p.Jobs[0].ID != e.ID {
+			t.Fatalf("node park completed %+v, want %s from its first look", p.Jobs, e.ID)
 		}
 	})
 }

@@ -1,8 +1,9 @@
 'use strict';
 // The parking consumer (canon law 6, A10). Each consumer owns one connection used for nothing but
 // the handshake and BLPOP on the queue's wake key; claims and settlements go over the bus's shared
-// command connection. Woken, it claims until the queue answers empty, then parks again — an idle
-// consumer sends nothing else, and a burst passes the re-armed token from consumer to consumer.
+// command connection. It claims until the queue answers empty (at start, and each time it is
+// woken), then parks again — an idle consumer sends nothing else, and a burst passes the
+// re-armed token from consumer to consumer.
 
 const errors = require('./errors');
 
@@ -41,18 +42,20 @@ class Consumer {
     this.#done = (async () => {
       this.#conn = await this.#bus.session.open(this.name);
       try {
+        // One first look: a backlog whose wake token was taken by a consumer that died before
+        // claiming would otherwise wait for the next arm.
+        let woke = true;
         while (!this.#stopped) {
+          if (woke) await this.#drain(deadline);
           const left = deadline - Date.now();
-          if (left <= 0) break;
+          if (this.#stopped || left <= 0) break;
           const wait = Math.max(1, Math.min(this.parkMs, left));
-          let woke;
           try {
-            woke = await this.#conn.send('BLPOP', this.wakeKey, (wait / 1000).toFixed(3));
+            woke = (await this.#conn.send('BLPOP', this.wakeKey, (wait / 1000).toFixed(3))) !== null;
           } catch (err) {
             if (this.#stopped) break;
             throw err;
           }
-          if (woke !== null) await this.#drain(deadline);
         }
       } finally {
         this.#bus.session.release(this.#conn);
