@@ -43,7 +43,7 @@ type Options struct {
 type Defects struct {
 	EvalEnqueue      bool // enqueue sends EVAL of an edited source instead of EVALSHA
 	ClientClockLease bool // claim sends an instant (client now + lease) instead of lease_ms
-	ArgvRowPrefix    bool // claim passes the row-key prefix in ARGV for the script to build from
+	ArgvRowPrefix    bool // enqueue passes the row-key prefix in ARGV for the script to build from
 	PollPark         bool // an idle consumer polls claim instead of blocking on the wake key
 	RepeatIDs        bool // the minter restarts its sequence every call: repeats within a ms
 	FenceLate        bool // the minter lease is taken before the fence runs

@@ -37,4 +37,3 @@ func Example() {
 		log.Fatal(err)
 	}
 }
-

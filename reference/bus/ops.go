@@ -98,6 +98,9 @@ func (b *Bus) enqueueCall(ctx context.Context, q *qkeys, m *Message, ks []string
 	}
 	if lane == "" {
 		ks = append(ks, row, q.pending, q.scheduled, q.wake)
+		if b.opt.Defects.ArgvRowPrefix {
+			return b.scripts.enqueue, ks, []any{m.ID, m.Payload, delay, q.prefix + "job:"}, nil
+		}
 		return b.scripts.enqueue, ks, []any{m.ID, m.Payload, delay}, nil
 	}
 	ks = append(ks, row, lane, q.scheduled, q.wake, q.laneof, q.lanes, q.ring)
@@ -178,8 +181,6 @@ func (b *Bus) claim(ctx context.Context, q *qkeys, lease time.Duration, lanes bo
 		v, err = b.conn.EvalSha(ctx, b.scripts.laneClaim, q.laneClaimKeys, ms)
 	case b.opt.Defects.ClientClockLease:
 		v, err = b.conn.EvalSha(ctx, b.scripts.claim, q.claimKeys, time.Now().UnixMilli()+ms)
-	case b.opt.Defects.ArgvRowPrefix:
-		v, err = b.conn.EvalSha(ctx, b.scripts.claim, q.claimKeys, ms, q.prefix+"job:")
 	default:
 		v, err = b.conn.EvalSha(ctx, b.scripts.claim, q.claimKeys, ms)
 	}

@@ -1,0 +1,451 @@
+// Package inproc is the drivers.Driver over the reference bus in this process: every op of the
+// port protocol, and any mutant of the reference (reference/mutant) selected by name.
+package inproc
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/echomq/kit/contracts"
+	"github.com/echomq/kit/drivers"
+	"github.com/echomq/kit/lua"
+	"github.com/echomq/kit/reference/bus"
+	"github.com/echomq/kit/reference/emqerr"
+	"github.com/echomq/kit/reference/keys"
+	"github.com/echomq/kit/reference/mutant"
+)
+
+// Name is the driver's name in reports.
+const Name = "echomq-go-reference"
+
+// Options configure the factory. Bus is the base bus configuration; Mutant, when set, names a
+// mutant of the catalogue applied on top of it.
+type Options struct {
+	Mutant string
+	Bus    bus.Options
+}
+
+// Factory starts in-process reference sessions.
+type Factory struct {
+	opt  bus.Options
+	name string
+}
+
+// New builds a factory; an unknown mutant name is an error.
+func New(opt Options) (*Factory, error) {
+	f := &Factory{opt: opt.Bus, name: Name}
+	if opt.Mutant != "" {
+		spec, ok := mutant.Lookup(opt.Mutant)
+		if !ok {
+			return nil, fmt.Errorf("inproc: unknown mutant %q (have %v)", opt.Mutant, mutant.Names())
+		}
+		if err := spec.Apply(&f.opt); err != nil {
+			return nil, fmt.Errorf("inproc: %w", err)
+		}
+		f.name = Name + "+mutant:" + spec.Name
+	}
+	return f, nil
+}
+
+// Name identifies the reference (and its mutant).
+func (f *Factory) Name() string { return f.name }
+
+// Start returns a fresh session; it connects at hello.
+func (f *Factory) Start(ctx context.Context) (drivers.Driver, error) {
+	return &Driver{opt: f.opt, name: f.name}, nil
+}
+
+// Driver is one session of the reference bus. Methods are called from one goroutine at a time.
+type Driver struct {
+	opt  bus.Options
+	name string
+	b    *bus.Bus
+}
+
+var _ drivers.Driver = (*Driver)(nil)
+
+// Name identifies the driver.
+func (d *Driver) Name() string { return d.name }
+
+var errNoHello = errors.New("inproc: no session: hello first")
+
+func (d *Driver) bus() (*bus.Bus, error) {
+	if d.b == nil {
+		return nil, errNoHello
+	}
+	return d.b, nil
+}
+
+// Hello connects (HELLO 2, server check, fence) and declares every contract.
+func (d *Driver) Hello(ctx context.Context, a drivers.HelloArgs) (drivers.HelloResult, error) {
+	if d.b != nil {
+		return drivers.HelloResult{}, errors.New("inproc: hello twice")
+	}
+	b, err := bus.Open(ctx, a.Valkey, d.opt)
+	if err != nil {
+		return drivers.HelloResult{}, err
+	}
+	d.b = b
+	var claims []string
+	for _, c := range contracts.All() {
+		claims = append(claims, c.ID)
+	}
+	return drivers.HelloResult{Name: d.name, Runtime: runtime.Version(), Bundle: lua.Version, Digest: b.Digest(), Claims: claims}, nil
+}
+
+// Mint mints N ids from each of Parallel concurrent callers sharing the session's minter.
+func (d *Driver) Mint(ctx context.Context, a drivers.MintArgs) (drivers.MintResult, error) {
+	b, err := d.bus()
+	if err != nil {
+		return drivers.MintResult{}, err
+	}
+	par := max(a.Parallel, 1)
+	if a.N < 0 || a.N > 1_000_000 || par > 1024 {
+		return drivers.MintResult{}, argErr("mint n %d parallel %d", a.N, a.Parallel)
+	}
+	out := make([][]string, par)
+	errs := make([]error, par)
+	var wg sync.WaitGroup
+	for i := range out {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ids := make([]string, 0, a.N)
+			for range a.N {
+				id, err := b.Mint(ctx)
+				if err != nil {
+					errs[i] = err
+					return
+				}
+				ids = append(ids, id)
+			}
+			out[i] = ids
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return drivers.MintResult{}, err
+	}
+	return drivers.MintResult{IDs: out}, nil
+}
+
+// Key is the bus's key builder; no server traffic.
+func (d *Driver) Key(ctx context.Context, a drivers.KeyArgs) (drivers.KeyResult, error) {
+	b, err := d.bus()
+	if err != nil {
+		return drivers.KeyResult{}, err
+	}
+	k, err := b.Key(a.Queue, a.Type, a.ID, a.Lane)
+	return drivers.KeyResult{Key: k}, err
+}
+
+// Slot is the key's cluster slot.
+func (d *Driver) Slot(ctx context.Context, a drivers.SlotArgs) (drivers.SlotResult, error) {
+	return drivers.SlotResult{Slot: int(keys.Slot(a.Key))}, nil
+}
+
+// Enqueue enqueues one job (into a lane when named).
+func (d *Driver) Enqueue(ctx context.Context, a drivers.EnqueueArgs) (drivers.EnqueueResult, error) {
+	b, err := d.bus()
+	if err != nil {
+		return drivers.EnqueueResult{}, err
+	}
+	p, err := unb64("payload_b64", a.PayloadB64)
+	if err != nil {
+		return drivers.EnqueueResult{}, err
+	}
+	if a.DelayMS < 0 {
+		return drivers.EnqueueResult{}, argErr("delay_ms %d", a.DelayMS)
+	}
+	e, err := b.Send(ctx, a.Queue, bus.Message{ID: a.ID, Payload: p, Delay: ms(a.DelayMS), Lane: a.Lane})
+	return drivers.EnqueueResult{ID: e.ID, Created: e.Created}, err
+}
+
+// Claim leases the oldest pending job.
+func (d *Driver) Claim(ctx context.Context, a drivers.ClaimArgs) (*drivers.ClaimResult, error) {
+	b, err := d.bus()
+	if err != nil {
+		return nil, err
+	}
+	j, err := b.Claim(ctx, a.Queue, ms(a.LeaseMS))
+	return claimResult(j, err)
+}
+
+// LaneClaim leases a job from the lane at the ring's head.
+func (d *Driver) LaneClaim(ctx context.Context, a drivers.ClaimArgs) (*drivers.ClaimResult, error) {
+	b, err := d.bus()
+	if err != nil {
+		return nil, err
+	}
+	j, err := b.LaneClaim(ctx, a.Queue, ms(a.LeaseMS))
+	return claimResult(j, err)
+}
+
+func claimResult(j *bus.Job, err error) (*drivers.ClaimResult, error) {
+	if err != nil || j == nil {
+		return nil, err
+	}
+	r := &drivers.ClaimResult{ID: j.ID, PayloadB64: base64.StdEncoding.EncodeToString(j.Payload), Token: j.Token, Lane: j.Lane}
+	if j.Saved != nil {
+		s := base64.StdEncoding.EncodeToString(j.Saved)
+		r.CheckpointB64 = &s
+	}
+	return r, nil
+}
+
+// Extend moves the lease deadline.
+func (d *Driver) Extend(ctx context.Context, a drivers.ExtendArgs) (drivers.ExtendResult, error) {
+	b, err := d.bus()
+	if err != nil {
+		return drivers.ExtendResult{}, err
+	}
+	dl, err := b.Extend(ctx, a.Queue, a.ID, a.Token, ms(a.LeaseMS))
+	return drivers.ExtendResult{DeadlineMS: dl}, err
+}
+
+// Complete retires a job.
+func (d *Driver) Complete(ctx context.Context, a drivers.FenceArgs) error {
+	b, err := d.bus()
+	if err != nil {
+		return err
+	}
+	return b.Complete(ctx, a.Queue, a.ID, a.Token)
+}
+
+// Retry retries or buries a job.
+func (d *Driver) Retry(ctx context.Context, a drivers.RetryArgs) (drivers.RetryResult, error) {
+	b, err := d.bus()
+	if err != nil {
+		return drivers.RetryResult{}, err
+	}
+	if a.DelayMS < 0 {
+		return drivers.RetryResult{}, argErr("delay_ms %d", a.DelayMS)
+	}
+	dead, err := b.Retry(ctx, a.Queue, a.ID, a.Token, a.MaxAttempts, ms(a.DelayMS), a.Error)
+	if err != nil {
+		return drivers.RetryResult{}, err
+	}
+	if dead {
+		return drivers.RetryResult{Outcome: "dead"}, nil
+	}
+	return drivers.RetryResult{Outcome: "retried"}, nil
+}
+
+// Fail buries a job.
+func (d *Driver) Fail(ctx context.Context, a drivers.FailArgs) error {
+	b, err := d.bus()
+	if err != nil {
+		return err
+	}
+	return b.Fail(ctx, a.Queue, a.ID, a.Token, a.Error)
+}
+
+// Checkpoint stores bytes for the current attempt.
+func (d *Driver) Checkpoint(ctx context.Context, a drivers.CheckpointArgs) error {
+	b, err := d.bus()
+	if err != nil {
+		return err
+	}
+	data, err := unb64("data_b64", a.DataB64)
+	if err != nil {
+		return err
+	}
+	return b.Checkpoint(ctx, a.Queue, a.ID, a.Token, data)
+}
+
+// Reap returns expired leases.
+func (d *Driver) Reap(ctx context.Context, a drivers.ReapArgs) (drivers.CountResult, error) {
+	b, err := d.bus()
+	if err != nil {
+		return drivers.CountResult{}, err
+	}
+	n, err := b.Reap(ctx, a.Queue, a.MaxAttempts, limit(a.Limit, 1000))
+	return drivers.CountResult{Count: n}, err
+}
+
+// Promote moves due scheduled jobs.
+func (d *Driver) Promote(ctx context.Context, a drivers.PromoteArgs) (drivers.CountResult, error) {
+	b, err := d.bus()
+	if err != nil {
+		return drivers.CountResult{}, err
+	}
+	n, err := b.Promote(ctx, a.Queue, limit(a.Limit, 1000))
+	return drivers.CountResult{Count: n}, err
+}
+
+// Morgue lists dead jobs.
+func (d *Driver) Morgue(ctx context.Context, a drivers.MorgueArgs) (drivers.MorgueResult, error) {
+	b, err := d.bus()
+	if err != nil {
+		return drivers.MorgueResult{}, err
+	}
+	m, err := b.Morgue(ctx, a.Queue, limit(a.Limit, 100))
+	if err != nil {
+		return drivers.MorgueResult{}, err
+	}
+	out := drivers.MorgueResult{Jobs: make([]drivers.DeadJob, len(m))}
+	for i, j := range m {
+		out.Jobs[i] = drivers.DeadJob{ID: j.ID, Attempts: j.Attempts, PayloadB64: base64.StdEncoding.EncodeToString(j.Payload), Error: j.Error, DiedMS: j.Died}
+	}
+	return out, nil
+}
+
+// Revive returns a dead job to pending.
+func (d *Driver) Revive(ctx context.Context, a drivers.JobArgs) (drivers.ChangedResult, error) {
+	b, err := d.bus()
+	if err != nil {
+		return drivers.ChangedResult{}, err
+	}
+	ok, err := b.Revive(ctx, a.Queue, a.ID)
+	return drivers.ChangedResult{Changed: ok}, err
+}
+
+// Purge removes a dead job.
+func (d *Driver) Purge(ctx context.Context, a drivers.JobArgs) (drivers.ChangedResult, error) {
+	b, err := d.bus()
+	if err != nil {
+		return drivers.ChangedResult{}, err
+	}
+	ok, err := b.Purge(ctx, a.Queue, a.ID)
+	return drivers.ChangedResult{Changed: ok}, err
+}
+
+// Pause pauses the queue.
+func (d *Driver) Pause(ctx context.Context, a drivers.QueueArgs) error {
+	b, err := d.bus()
+	if err != nil {
+		return err
+	}
+	return b.Pause(ctx, a.Queue)
+}
+
+// Resume resumes the queue.
+func (d *Driver) Resume(ctx context.Context, a drivers.QueueArgs) error {
+	b, err := d.bus()
+	if err != nil {
+		return err
+	}
+	return b.Resume(ctx, a.Queue)
+}
+
+// LanePause pauses a lane.
+func (d *Driver) LanePause(ctx context.Context, a drivers.QueueArgs) error {
+	b, err := d.bus()
+	if err != nil {
+		return err
+	}
+	return b.LanePause(ctx, a.Queue, a.Lane)
+}
+
+// LaneResume resumes a lane.
+func (d *Driver) LaneResume(ctx context.Context, a drivers.QueueArgs) error {
+	b, err := d.bus()
+	if err != nil {
+		return err
+	}
+	return b.LaneResume(ctx, a.Queue, a.Lane)
+}
+
+// LaneCeiling sets a lane's ceiling.
+func (d *Driver) LaneCeiling(ctx context.Context, a drivers.QueueArgs) error {
+	b, err := d.bus()
+	if err != nil {
+		return err
+	}
+	return b.LaneCeiling(ctx, a.Queue, a.Lane, a.Ceiling)
+}
+
+// Park runs Consumers consumers, each parked on its own connection when idle, until Jobs jobs
+// were claimed and completed or TimeoutMS passed. Maintenance is off: an idle consumer sends
+// nothing but its blocking pop.
+func (d *Driver) Park(ctx context.Context, a drivers.ParkArgs) (drivers.ParkResult, error) {
+	b, err := d.bus()
+	if err != nil {
+		return drivers.ParkResult{}, err
+	}
+	if a.Consumers < 1 || a.Consumers > 256 || a.Jobs < 0 || a.TimeoutMS < 1 {
+		return drivers.ParkResult{}, argErr("park consumers %d jobs %d timeout_ms %d", a.Consumers, a.Jobs, a.TimeoutMS)
+	}
+	runCtx, cancel := context.WithTimeout(ctx, ms(a.TimeoutMS))
+	defer cancel()
+	var mu sync.Mutex
+	res := drivers.ParkResult{Jobs: []drivers.Parked{}}
+	c, err := b.Consumer(a.Queue, bus.ConsumerOptions{
+		Concurrency: a.Consumers, Lease: ms(a.LeaseMS), Park: ms(a.ParkMS), Maintain: -1, Grace: 2 * time.Second,
+	}, func(ctx context.Context, j *bus.Job) error {
+		if err := j.Complete(ctx); err != nil {
+			return err
+		}
+		mu.Lock()
+		res.Jobs = append(res.Jobs, drivers.Parked{Consumer: j.Worker, ID: j.ID, Token: j.Token})
+		if len(res.Jobs) >= a.Jobs {
+			cancel()
+		}
+		mu.Unlock()
+		return nil
+	})
+	if err != nil {
+		return drivers.ParkResult{}, err
+	}
+	if a.Jobs == 0 {
+		cancel()
+	}
+	if err := c.Run(runCtx); err != nil {
+		return drivers.ParkResult{}, err
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	return res, nil
+}
+
+// Reconnect drops the session's connection and dials anew; the fence runs first.
+func (d *Driver) Reconnect(ctx context.Context) error {
+	b, err := d.bus()
+	if err != nil {
+		return err
+	}
+	return b.Reconnect(ctx)
+}
+
+// Close releases the minter lease and closes the session.
+func (d *Driver) Close(ctx context.Context) error {
+	if d.b == nil {
+		return nil
+	}
+	err := d.b.Close()
+	d.b = nil
+	return err
+}
+
+// ms converts protocol milliseconds, saturating past what a time.Duration holds.
+func ms(n int64) time.Duration {
+	if n > math.MaxInt64/int64(time.Millisecond) {
+		return math.MaxInt64
+	}
+	return time.Duration(n) * time.Millisecond
+}
+
+func limit(n, def int64) int {
+	if n == 0 {
+		return int(def)
+	}
+	return int(max(min(n, math.MaxInt32), math.MinInt32))
+}
+
+func unb64(field, s string) ([]byte, error) {
+	p, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		return nil, argErr("%s: %v", field, err)
+	}
+	return p, nil
+}
+
+func argErr(format string, a ...any) *emqerr.Error {
+	return &emqerr.Error{Type: emqerr.TypeArg, Message: fmt.Sprintf(format, a...)}
+}

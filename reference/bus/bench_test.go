@@ -1,0 +1,85 @@
+package bus_test
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/echomq/kit/reference/bus"
+)
+
+// BenchmarkEnqueueParallel: concurrent producers sharing the bus's auto-pipelined connection.
+func BenchmarkEnqueueParallel(b *testing.B) {
+	ctx, bb, q := context.Background(), openBus(b, addr, bus.Options{}), qname(b)
+	payload := []byte("0123456789abcdef")
+	b.SetParallelism(16)
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := bb.Enqueue(ctx, q, payload); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "jobs/s")
+	inspect(b, addr).do("DEL", "emq:{"+q+"}:pending", "emq:{"+q+"}:wake")
+}
+
+// BenchmarkEnqueueBatch: one pipeline of 100 enqueues per call.
+func BenchmarkEnqueueBatch(b *testing.B) {
+	ctx, bb, q := context.Background(), openBus(b, addr, bus.Options{}), qname(b)
+	msgs := make([]bus.Message, 100)
+	for i := range msgs {
+		msgs[i].Payload = []byte("0123456789abcdef")
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for j := range msgs {
+			msgs[j].ID = ""
+		}
+		if _, err := bb.EnqueueBatch(ctx, q, msgs); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(b.N*len(msgs))/b.Elapsed().Seconds(), "jobs/s")
+}
+
+// BenchmarkDrain: a consumer draining b.N pre-enqueued jobs, claim + complete each.
+func BenchmarkDrain(b *testing.B) {
+	ctx, bb, q := context.Background(), openBus(b, addr, bus.Options{}), qname(b)
+	msgs := make([]bus.Message, 1000)
+	for left := b.N; left > 0; left -= len(msgs) {
+		n := min(left, len(msgs))
+		for j := range msgs[:n] {
+			msgs[j] = bus.Message{Payload: []byte("x")}
+		}
+		if _, err := bb.EnqueueBatch(ctx, q, msgs[:n]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var done atomic.Int64
+	finished := make(chan struct{})
+	c, _ := bb.Consumer(q, bus.ConsumerOptions{Concurrency: 64, Lease: 30 * time.Second, Maintain: -1, Park: time.Second},
+		func(ctx context.Context, j *bus.Job) error {
+			if done.Add(1) == int64(b.N) {
+				close(finished)
+			}
+			return nil
+		})
+	runCtx, cancel := context.WithCancel(ctx)
+	b.ReportAllocs()
+	b.ResetTimer()
+	ran := make(chan struct{})
+	go func() { c.Run(runCtx); close(ran) }()
+	<-finished
+	cancel()
+	<-ran
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "jobs/s")
+}
