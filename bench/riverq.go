@@ -67,10 +67,11 @@ func (q *RiverQueue) newClient(workers int) (*river.Client[pgx.Tx], error) {
 		}
 		return nil
 	}))
-	cfg := &river.Config{Schema: q.schema, Workers: ws, Logger: q.log}
+	// FetchCooldown also paces the inserting client's notifications (its insert notify limiter),
+	// so the insert-only client takes it too.
+	cfg := &river.Config{Schema: q.schema, Workers: ws, Logger: q.log, FetchCooldown: RiverFetchCooldown}
 	if workers > 0 {
 		cfg.Queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: workers}}
-		cfg.FetchCooldown = RiverFetchCooldown
 	}
 	c, err := river.NewClient(riverpgxv5.New(q.pool), cfg)
 	if err != nil {
