@@ -1,12 +1,11 @@
 package main
 
 import (
-	"errors"
-
 	"github.com/echomq/kit/drivers"
+	"github.com/echomq/kit/drivers/inproc"
 )
 
-// referenceFactory is the in-process reference bus, or one of its mutants.
+// referenceFactory is the in-process reference bus, or one of its mutants (reference/mutant).
 func referenceFactory(mutant string) (drivers.Factory, error) {
-	return nil, errors.New("the in-process reference driver (drivers/inproc) is not available yet")
+	return inproc.New(inproc.Options{Mutant: mutant})
 }
