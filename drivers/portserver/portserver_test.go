@@ -1,0 +1,123 @@
+package portserver_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/echomq/kit/drivers"
+	"github.com/echomq/kit/drivers/inproc"
+	"github.com/echomq/kit/drivers/portserver"
+	"github.com/echomq/kit/internal/enginestest"
+)
+
+// port runs Serve over the reference driver on pipes; send writes a line and reads the reply.
+type port struct {
+	t    *testing.T
+	in   *io.PipeWriter
+	out  *bufio.Reader
+	done chan error
+}
+
+func start(t *testing.T) *port {
+	f, err := inproc.New(inproc.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	p := &port{t: t, in: inW, out: bufio.NewReader(outR), done: make(chan error, 1)}
+	go func() {
+		p.done <- portserver.ServeFactory(context.Background(), f, inR, outW)
+		outW.Close()
+	}()
+	return p
+}
+
+func (p *port) send(line string) drivers.Reply {
+	p.t.Helper()
+	if _, err := io.WriteString(p.in, line+"\n"); err != nil {
+		p.t.Fatal(err)
+	}
+	got, err := p.out.ReadString('\n')
+	if err != nil {
+		p.t.Fatalf("reading the reply to %s: %v", line, err)
+	}
+	var r drivers.Reply
+	if err := json.Unmarshal([]byte(got), &r); err != nil {
+		p.t.Fatalf("reply %q: %v", got, err)
+	}
+	return r
+}
+
+func TestServeExchange(t *testing.T) {
+	addr := enginestest.Valkey(t).Addr
+	p := start(t)
+	if r := p.send(`{"seq":1,"op":"hello","valkey":"` + addr + `"}`); !r.OK || r.Seq != 1 {
+		t.Fatalf("hello %+v %s", r, r.Result)
+	}
+	r := p.send(`{"seq":2,"op":"enqueue","queue":"orders","payload_b64":"aGk="}`)
+	var e drivers.EnqueueResult
+	json.Unmarshal(r.Result, &e)
+	if !r.OK || !e.Created || len(e.ID) != 14 {
+		t.Fatalf("enqueue %+v %s", r, r.Result)
+	}
+	r = p.send(`{"seq":3,"op":"claim","queue":"orders","lease_ms":30000}`)
+	var c drivers.ClaimResult
+	json.Unmarshal(r.Result, &c)
+	if !r.OK || c.ID != e.ID || c.Token != 1 || !strings.Contains(string(r.Result), `"checkpoint_b64":null`) {
+		t.Fatalf("claim %s", r.Result)
+	}
+	r = p.send(fmt.Sprintf(`{"seq":4,"op":"complete","queue":"orders","id":"%s","token":7}`, e.ID))
+	if r.OK || r.Error == nil || r.Error.Type != "EMQSTALE" {
+		t.Fatalf("stale complete %+v", r)
+	}
+	r = p.send(fmt.Sprintf(`{"seq":5,"op":"complete","queue":"orders","id":"%s","token":1}`, e.ID))
+	if !r.OK || string(r.Result) != "{}" {
+		t.Fatalf("complete %+v %s", r, r.Result)
+	}
+	if r = p.send(`{"seq":6,"op":"claim","queue":"orders","lease_ms":30000}`); !r.OK || string(r.Result) != "null" {
+		t.Fatalf("empty claim %s", r.Result)
+	}
+	if r = p.send(`{"seq":7,"op":"enqueue","queue":"Bad Name","payload_b64":""}`); r.Error == nil || r.Error.Type != "EMQKEY" {
+		t.Fatalf("bad queue %+v", r)
+	}
+	if r = p.send(`{"seq":8,"op":"teleport"}`); r.Error == nil || r.Error.Type != drivers.ErrTypeUnsupported || r.Seq != 8 {
+		t.Fatalf("unknown op %+v", r)
+	}
+	if r = p.send(`{"seq":9,"op":"claim","queue":"orders","lease_ms":"soon"}`); r.Error == nil || r.Error.Type != "EMQARG" {
+		t.Fatalf("bad argument %+v", r)
+	}
+	if r = p.send(`not json`); r.Error == nil || r.Seq != 0 {
+		t.Fatalf("garbage %+v", r)
+	}
+	if r = p.send(`{"seq":10,"op":"close"}`); !r.OK {
+		t.Fatalf("close %+v", r)
+	}
+	select {
+	case err := <-p.done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Serve did not return after close")
+	}
+}
+
+func TestServeEndsAtEOF(t *testing.T) {
+	p := start(t)
+	p.in.Close()
+	select {
+	case err := <-p.done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Serve did not return at EOF")
+	}
+}

@@ -1,0 +1,119 @@
+package mutant_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/echomq/kit/contracts"
+	"github.com/echomq/kit/internal/enginestest"
+	"github.com/echomq/kit/lua"
+	"github.com/echomq/kit/reference/bus"
+	"github.com/echomq/kit/reference/connector"
+	"github.com/echomq/kit/reference/mutant"
+)
+
+func TestCatalogue(t *testing.T) {
+	cat := mutant.Catalogue()
+	if len(cat) < 22 {
+		t.Fatalf("%d mutants, want at least 22", len(cat))
+	}
+	seen := map[string]bool{}
+	for _, s := range cat {
+		if seen[s.Name] || s.Name == "" || s.Defect == "" {
+			t.Errorf("mutant %q: duplicate or unnamed or undescribed", s.Name)
+		}
+		seen[s.Name] = true
+		if _, ok := contracts.Lookup(s.Contract); !ok {
+			t.Errorf("mutant %s: contract %q is not one of C01–C14", s.Name, s.Contract)
+		}
+		if len(s.Edits) == 0 && s.Defects == (bus.Defects{}) && !s.AllowEngine {
+			t.Errorf("mutant %s changes nothing", s.Name)
+		}
+		// Every edit must match the canonical bundle exactly once: a bundle change that moves
+		// the text must break the catalogue, not silently turn a mutant into the reference.
+		if err := s.Check(); err != nil {
+			panic(err)
+		}
+		if got, ok := mutant.Lookup(s.Name); !ok || got.Name != s.Name {
+			t.Errorf("Lookup(%s) failed", s.Name)
+		}
+	}
+	if _, ok := mutant.Lookup("no-such-mutant"); ok {
+		t.Error("Lookup found a mutant that does not exist")
+	}
+}
+
+// Apply edits exactly the named scripts and leaves the rest byte for byte canonical.
+func TestApplyEditsOnlyItsScripts(t *testing.T) {
+	canon, _ := lua.Load()
+	for _, s := range mutant.Catalogue() {
+		var opt bus.Options
+		if err := s.Apply(&opt); err != nil {
+			t.Fatal(err)
+		}
+		if opt.Defects != s.Defects || opt.Fence.AllowEngine != s.AllowEngine {
+			t.Errorf("%s: defects not applied", s.Name)
+		}
+		if len(s.Edits) == 0 {
+			if opt.Rewrite != nil {
+				t.Errorf("%s: a Go mutant rewrites scripts", s.Name)
+			}
+			continue
+		}
+		edited := map[string]bool{}
+		for _, e := range s.Edits {
+			edited[e.Script] = true
+		}
+		for _, ls := range canon.Scripts() {
+			got := opt.Rewrite(ls.Name, ls.Source)
+			if changed := got != ls.Source; changed != edited[ls.Name] {
+				t.Errorf("%s: script %s changed=%v, want %v", s.Name, ls.Name, changed, edited[ls.Name])
+			}
+		}
+	}
+}
+
+// Every edited script still compiles: a mutant must misbehave, not fail to load.
+func TestEditedScriptsCompile(t *testing.T) {
+	addr := enginestest.Valkey(t).Addr
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c, err := connector.Dial(ctx, addr, connector.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	canon, _ := lua.Load()
+	for _, s := range mutant.Catalogue() {
+		var opt bus.Options
+		s.Apply(&opt)
+		for _, e := range s.Edits {
+			ls, _ := canon.Script(e.Script)
+			src := opt.Rewrite(e.Script, ls.Source)
+			if err := c.LoadScript(ctx, connector.NewScript(e.Script, src)); err != nil {
+				t.Errorf("%s: edited %s does not load: %v", s.Name, e.Script, err)
+			}
+		}
+	}
+	// A bus opened with a Lua mutant runs the edited script (here: enqueue overwrites).
+	spec, _ := mutant.Lookup("enqueue-overwrites")
+	var opt bus.Options
+	spec.Apply(&opt)
+	b, err := bus.Open(ctx, addr, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	id, _ := b.Mint(ctx)
+	b.Enqueue(ctx, "m", []byte("one"), bus.WithID(id))
+	e, err := b.Enqueue(ctx, "m", []byte("two"), bus.WithID(id))
+	if err != nil || !e.Created {
+		t.Fatalf("the mutant's duplicate enqueue = %+v, %v; want created (the defect)", e, err)
+	}
+	v, _ := c.Do(ctx, "HGET", "emq:{m}:job:"+id, "payload")
+	if !strings.EqualFold(string(v.Str), "two") {
+		t.Fatalf("payload %q", v.Str)
+	}
+}
