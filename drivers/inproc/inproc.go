@@ -85,7 +85,7 @@ func (d *Driver) bus() (*bus.Bus, error) {
 // Hello connects (HELLO 2, server check, fence) and declares every contract.
 func (d *Driver) Hello(ctx context.Context, a drivers.HelloArgs) (drivers.HelloResult, error) {
 	if d.b != nil {
-		return drivers.HelloResult{}, errors.New("inproc: hello twice")
+		return drivers.HelloResult{}, argErr("hello on an open session")
 	}
 	b, err := bus.Open(ctx, a.Valkey, d.opt)
 	if err != nil {

@@ -11,6 +11,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
+	"strings"
 
 	"github.com/echomq/kit/drivers"
 	"github.com/echomq/kit/reference/emqerr"
@@ -121,19 +123,54 @@ func fail(seq uint64, err error) drivers.Reply {
 
 type opFunc func(ctx context.Context, d drivers.Driver, line []byte) (any, error)
 
-// decode unmarshals the request's top-level fields into the op's arguments.
-func decode[A any](line []byte) (A, error) {
+// decode unmarshals the request's top-level fields into the op's arguments. A field the shape
+// does not mark omitempty is required: its absence is EMQARG, like a value of the wrong type.
+func decode[A any](line []byte, required []string) (A, error) {
 	var a A
+	if len(required) > 0 {
+		var fields map[string]json.RawMessage
+		if err := json.Unmarshal(line, &fields); err != nil {
+			return a, &emqerr.Error{Type: emqerr.TypeArg, Message: "arguments: " + err.Error()}
+		}
+		for _, f := range required {
+			if v, ok := fields[f]; !ok || string(v) == "null" {
+				return a, &emqerr.Error{Type: emqerr.TypeArg, Message: "missing required field " + f}
+			}
+		}
+	}
 	if err := json.Unmarshal(line, &a); err != nil {
 		return a, &emqerr.Error{Type: emqerr.TypeArg, Message: "arguments: " + err.Error()}
 	}
 	return a, nil
 }
 
+// requiredFields lists the JSON names of t's fields without omitempty, embedded structs
+// included.
+func requiredFields(t reflect.Type) []string {
+	var out []string
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if f.Anonymous && f.Type.Kind() == reflect.Struct {
+			out = append(out, requiredFields(f.Type)...)
+			continue
+		}
+		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if !f.IsExported() || name == "-" || strings.Contains(opts, "omitempty") {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		out = append(out, name)
+	}
+	return out
+}
+
 // call adapts a driver method with a result.
 func call[A, R any](f func(drivers.Driver, context.Context, A) (R, error)) opFunc {
+	required := requiredFields(reflect.TypeFor[A]())
 	return func(ctx context.Context, d drivers.Driver, line []byte) (any, error) {
-		a, err := decode[A](line)
+		a, err := decode[A](line, required)
 		if err != nil {
 			return nil, err
 		}
@@ -143,8 +180,9 @@ func call[A, R any](f func(drivers.Driver, context.Context, A) (R, error)) opFun
 
 // call0 adapts a driver method that answers only success.
 func call0[A any](f func(drivers.Driver, context.Context, A) error) opFunc {
+	required := requiredFields(reflect.TypeFor[A]())
 	return func(ctx context.Context, d drivers.Driver, line []byte) (any, error) {
-		a, err := decode[A](line)
+		a, err := decode[A](line, required)
 		if err != nil {
 			return nil, err
 		}

@@ -121,3 +121,30 @@ func TestServeEndsAtEOF(t *testing.T) {
 		t.Fatal("Serve did not return at EOF")
 	}
 }
+
+func TestServeRequiredFields(t *testing.T) {
+	addr := enginestest.Valkey(t).Addr
+	p := start(t)
+	if r := p.send(`{"seq":1,"op":"hello","valkey":"` + addr + `"}`); !r.OK {
+		t.Fatalf("hello %+v", r)
+	}
+	for i, line := range []string{
+		`{"seq":%d,"op":"hello","valkey":"` + addr + `"}`,          // a second hello
+		`{"seq":%d,"op":"enqueue","queue":"q"}`,                    // payload_b64 missing
+		`{"seq":%d,"op":"enqueue","queue":"q","payload_b64":"aGk"}`, // unpadded
+		`{"seq":%d,"op":"claim","queue":"q"}`,                      // lease_ms missing
+		`{"seq":%d,"op":"complete","queue":"q","id":"JOB00000000001"}`,
+		`{"seq":%d,"op":"park","queue":"q","consumers":1,"jobs":1}`,
+	} {
+		seq := i + 2
+		r := p.send(fmt.Sprintf(line, seq))
+		if r.Seq != uint64(seq) || r.OK || r.Error.Type != "EMQARG" {
+			t.Errorf("%s: %+v", line, r.Error)
+		}
+	}
+	// Omitted omitempty fields are not required: lane_ceiling 0 travels without "ceiling".
+	if r := p.send(`{"seq":20,"op":"lane_ceiling","queue":"q","lane":"g"}`); !r.OK {
+		t.Fatalf("lane_ceiling without ceiling: %+v", r.Error)
+	}
+	p.send(`{"seq":21,"op":"close"}`)
+}

@@ -60,7 +60,9 @@ type Bus struct {
 	canon   *lua.Bundle
 	scripts scripts
 	conn    *connector.Conn
-	mint    minter
+	mint    atomic.Pointer[minterBox]
+	lastMu  sync.Mutex
+	last    string // the greatest id minted: a replacement minter starts above it
 	queues  sync.Map // queue name → *qkeys
 	closed  atomic.Bool
 }
@@ -70,6 +72,8 @@ type minter interface {
 	Next(ctx context.Context) (string, error)
 	Close() error
 }
+
+type minterBox struct{ m minter }
 
 // Open dials addr with the fence as the connection's OnConnect, and leases an id minter.
 func Open(ctx context.Context, addr string, opt Options) (*Bus, error) {
@@ -97,13 +101,15 @@ func Open(ctx context.Context, addr string, opt Options) (*Bus, error) {
 		return nil, fmt.Errorf("bus: open %s: %w", addr, fence.Classify(err))
 	}
 	b.conn = conn
-	if b.mint, err = b.newMinter(ctx); err != nil {
+	m, err := b.newMinter(ctx)
+	if err != nil {
 		conn.Close()
 		return nil, err
 	}
+	b.mint.Store(&minterBox{m})
 	if opt.Defects.FenceLate {
 		if _, err := fence.Run(ctx, conn, canon); err != nil {
-			b.mint.Close()
+			m.Close()
 			conn.Close()
 			return nil, fmt.Errorf("bus: open %s: %w", addr, err)
 		}
@@ -153,11 +159,36 @@ func (b *Bus) Digest() string { return b.canon.Digest() }
 // Server is what the server's HELLO 2 said at the last (re)connect.
 func (b *Bus) Server() connector.ServerInfo { return b.conn.Server() }
 
-// Reconnect replaces the main connection's socket; the handshake runs again first.
+// Reconnect replaces the main connection's socket; the handshake runs again first. A minter
+// that lost its lease is replaced by a freshly leased one that mints above every id so far.
 func (b *Bus) Reconnect(ctx context.Context) error {
 	if err := b.conn.Reconnect(ctx); err != nil {
 		return fmt.Errorf("bus: reconnect: %w", fence.Classify(err))
 	}
+	old := b.mint.Load().m
+	if _, err := old.Next(ctx); err == nil {
+		return nil // the lease holds
+	}
+	m, err := b.newMinter(ctx)
+	if err != nil {
+		return fmt.Errorf("bus: reconnect: %w", err)
+	}
+	b.lastMu.Lock()
+	last := b.last
+	b.lastMu.Unlock()
+	for {
+		// Another worker id may sort below the old one within a millisecond: skip ahead.
+		id, err := m.Next(ctx)
+		if err != nil {
+			m.Close()
+			return fmt.Errorf("bus: reconnect: %w", err)
+		}
+		if id > last {
+			break
+		}
+	}
+	b.mint.Store(&minterBox{m})
+	old.Close() // its lease is gone already; releasing is best effort
 	return nil
 }
 
@@ -166,7 +197,7 @@ func (b *Bus) Close() error {
 	if b.closed.Swap(true) {
 		return nil
 	}
-	err := b.mint.Close()
+	err := b.mint.Load().m.Close()
 	return errors.Join(err, b.conn.Close())
 }
 
@@ -272,10 +303,15 @@ func (r *repeater) Close() error { return r.m.Close() }
 
 // Mint mints a JOB id from the bus's leased minter.
 func (b *Bus) Mint(ctx context.Context) (string, error) {
-	id, err := b.mint.Next(ctx)
+	id, err := b.mint.Load().m.Next(ctx)
 	if err != nil {
 		return "", fmt.Errorf("bus: mint: %w", err)
 	}
+	b.lastMu.Lock()
+	if id > b.last {
+		b.last = id
+	}
+	b.lastMu.Unlock()
 	return id, nil
 }
 

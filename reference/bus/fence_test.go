@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/echomq/kit/internal/engines"
 	"github.com/echomq/kit/internal/enginestest"
@@ -49,5 +50,39 @@ func TestOpenRefusesAnotherBundle(t *testing.T) {
 	// The open bus fences again at reconnect and is refused too.
 	if err := b.Reconnect(ctxT(t)); !errors.Is(err, emqerr.Version) {
 		t.Fatalf("reconnect over another bundle = %v, want EMQVERSION", err)
+	}
+}
+
+// A minter that lost its lease stops minting (not a canon refusal) until a reconnect leases
+// again; the new minter never mints below an id minted before.
+func TestReconnectReleasesALostMinter(t *testing.T) {
+	v := enginestest.ValkeyWith(t, engines.ValkeyOptions{Args: []string{"--databases", "1"}})
+	in := inspect(t, v.Addr)
+	ctx := ctxT(t)
+	b := openBus(t, v.Addr, bus.Options{MinterTTL: 150 * time.Millisecond})
+	last, err := b.Mint(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leases := in.scan("{emq}:minter:*")
+	if len(leases) != 1 {
+		t.Fatalf("minter leases %v", leases)
+	}
+	in.do("SET", leases[0], "thief", "PX", 60000) // someone else holds the worker id now
+	waitFor(t, "the minter to notice", func() bool { _, err := b.Mint(ctx); return err != nil })
+	_, err = b.Mint(ctx)
+	var e *emqerr.Error
+	if errors.As(err, &e) {
+		t.Fatalf("a lost lease surfaced as a canon error: %v", err)
+	}
+	if err := b.Reconnect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	id, err := b.Mint(ctx)
+	if err != nil || id <= last {
+		t.Fatalf("mint after reconnect = %q, %v (last %q)", id, err, last)
+	}
+	if n := len(in.scan("{emq}:minter:*")); n != 2 {
+		t.Fatalf("%d minter keys, want the thief's and the new lease", n)
 	}
 }
