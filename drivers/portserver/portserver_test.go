@@ -129,10 +129,10 @@ func TestServeRequiredFields(t *testing.T) {
 		t.Fatalf("hello %+v", r)
 	}
 	for i, line := range []string{
-		`{"seq":%d,"op":"hello","valkey":"` + addr + `"}`,          // a second hello
-		`{"seq":%d,"op":"enqueue","queue":"q"}`,                    // payload_b64 missing
+		`{"seq":%d,"op":"hello","valkey":"` + addr + `"}`,           // a second hello
+		`{"seq":%d,"op":"enqueue","queue":"q"}`,                     // payload_b64 missing
 		`{"seq":%d,"op":"enqueue","queue":"q","payload_b64":"aGk"}`, // unpadded
-		`{"seq":%d,"op":"claim","queue":"q"}`,                      // lease_ms missing
+		`{"seq":%d,"op":"claim","queue":"q"}`,                       // lease_ms missing
 		`{"seq":%d,"op":"complete","queue":"q","id":"JOB00000000001"}`,
 		`{"seq":%d,"op":"park","queue":"q","consumers":1,"jobs":1}`,
 	} {

@@ -62,7 +62,7 @@ type Bus struct {
 	conn    *connector.Conn
 	mint    atomic.Pointer[minterBox]
 	lastMu  sync.Mutex
-	last    string // the greatest id minted: a replacement minter starts above it
+	last    string   // the greatest id minted: a replacement minter starts above it
 	queues  sync.Map // queue name → *qkeys
 	closed  atomic.Bool
 }
