@@ -137,7 +137,7 @@ func writeFigures(w io.Writer, rep *Report, run *Run) {
 		fmt.Fprintf(tw, "%s\t%s\t%.0f\t%.0f–%.0f\t%s\n", c.Name, c.Engine, c.Rate.Median, c.Rate.Min, c.Rate.Max, c.What)
 	}
 	tw.Flush()
-	fmt.Fprintln(w)
+	fmt.Fprintf(w, "\"of engine ceiling\" below = jobs/s ÷ the named ceiling's ops/s; above 1× means more than one job per commit (batches).\n\n")
 	for _, s := range run.Scenarios {
 		fmt.Fprintf(w, "%s%s — axis %s ==\n%s\n", HeadScenario, s.Name, run.Axis, s.Title)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -154,7 +154,7 @@ func writeFigures(w io.Writer, rep *Report, run *Run) {
 			fmt.Fprintf(tw, "%s\t%s\t%.0f\t%.0f–%.0f\t%d\t%s\n", r.System, r.Engine, r.JobsPerS.Median, r.JobsPerS.Min, r.JobsPerS.Max, len(r.JobsPerS.Repeats), frac)
 		}
 		tw.Flush()
-		writeRatios(w, s.Ratios)
+		writeRatios(w, s.Ratios, "jobs/s medians; above 1: the bus moved more")
 		fmt.Fprintln(w)
 	}
 	if ls := run.Latency; ls != nil {
@@ -172,7 +172,7 @@ func writeFigures(w io.Writer, rep *Report, run *Run) {
 			}
 		}
 		tw.Flush()
-		writeRatios(w, ls.Ratios)
+		writeRatios(w, ls.Ratios, "below 1: the bus was faster")
 		fmt.Fprintln(w)
 	}
 	fmt.Fprintf(w, "%s — axis %s ==\n", HeadGaps, run.Axis)
@@ -187,7 +187,7 @@ func writeFigures(w io.Writer, rep *Report, run *Run) {
 	}
 }
 
-func writeRatios(w io.Writer, rs []Ratio) {
+func writeRatios(w io.Writer, rs []Ratio, note string) {
 	if len(rs) == 0 {
 		fmt.Fprintf(w, "ratios: n/a (a system is missing or failed)\n")
 		return
@@ -196,7 +196,7 @@ func writeRatios(w io.Writer, rs []Ratio) {
 	for _, r := range rs {
 		parts = append(parts, fmt.Sprintf("%s = %.2f", r.Name, r.Value))
 	}
-	fmt.Fprintf(w, "ratios: %s\n", strings.Join(parts, ", "))
+	fmt.Fprintf(w, "ratios: %s (%s)\n", strings.Join(parts, ", "), note)
 }
 
 // WriteLatencySVG draws latency against percentile, one line per system: x is the percentile

@@ -454,7 +454,7 @@ func measureCeilings(ctx context.Context, run *Run, p Params, pool *pgxpool.Pool
 	}{
 		{"pg-commit-1", "INSERT of one row per autocommit transaction, 1 client", Postgres, 1, commit},
 		{"pg-commit-n", fmt.Sprintf("INSERT of one row per autocommit transaction, %d clients", p.Producers), Postgres, p.Producers, commit},
-		{"valkey-evalsha", fmt.Sprintf("EVALSHA of `return 1`, %d clients × pipelines of %d, one connector connection", p.Producers, p.Pipeline), Valkey, p.Producers, evalsha},
+		{"valkey-evalsha", fmt.Sprintf("EVALSHA of `return 1`, %d clients × pipelines of %d, one connector connection (writes nothing, so no AOF fsync)", p.Producers, p.Pipeline), Valkey, p.Producers, evalsha},
 	} {
 		cl := &Ceiling{Name: c.name, Engine: c.engine, What: c.what, Concurrency: c.conc, Unit: "ops/s"}
 		if c.engine == Postgres && terr != nil {
