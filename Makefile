@@ -44,10 +44,12 @@ transcripts: provision
 	$(GO) test -count=1 ./contracts -run TestTranscript -update
 
 ## bench: the full bench (bus vs Oban-shaped vs River); bench-ci: the short one CI runs
+# DURABILITY=1 adds the opt-in axis: the bus under appendfsync always, Postgres with synchronous_commit=off.
+BENCH_FLAGS := $(if $(DURABILITY),-durability,)
 bench: provision
-	$(GO) run ./cmd/emq-bench -mode full -out transcripts
+	$(GO) run ./cmd/emq-bench -mode full $(BENCH_FLAGS) -out transcripts/bench
 bench-ci: provision
-	$(GO) run ./cmd/emq-bench -mode ci -out out/bench
+	$(GO) run ./cmd/emq-bench -mode ci $(BENCH_FLAGS) -out out/bench
 
 ## bundle: the bundle version, every script's SHA1 and the bundle digest
 bundle:
