@@ -149,7 +149,7 @@ func TestMisbehavingPortFailsCleanly(t *testing.T) {
 	port := realPort(t)
 	cases := []struct {
 		mode, op, label, reason string
-		fail, pass             []string
+		fail, pass              []string
 	}{
 		{"crash", "claim", "", "without answering", []string{"C06", "C07", "C11", "C14"}, []string{"C01", "C02", "C12"}},
 		{"hang", "retry", "C09,C04", "within 700ms", []string{"C09"}, []string{"C04"}},

@@ -43,7 +43,7 @@ func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
 type options struct {
 	port, valkey, out, knownFile, label, focus, mutant string
-	list                                               bool
+	list, admitMutant                                  bool
 	deadline                                           time.Duration
 }
 
@@ -60,6 +60,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.focus, "focus", env("EMQ_FOCUS"), "run only clauses whose id matches this regular expression [EMQ_FOCUS]")
 	fs.StringVar(&o.mutant, "mutant", env("EMQ_MUTANT"), "run a mutant of the reference (in-process), or pass EMQ_MUTANT to the port [EMQ_MUTANT]")
 	fs.BoolVar(&o.list, "list", false, "print the contracts and clauses without running")
+	fs.BoolVar(&o.admitMutant, "admit-mutant-scripts", false, "kit self-test: admit the -mutant's edited scripts as bundle scripts (never certifies)")
 	fs.DurationVar(&o.deadline, "deadline", subprocess.DefaultDeadline, "per-request deadline for a subprocess port")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -148,6 +149,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 
 	cfg := &suite.Config{Factory: factory, Valkey: vk.Addr, Bundle: bundle, WrongKind: wrongKind}
+	if o.admitMutant {
+		if o.mutant == "" || o.port != "" {
+			return harness("-admit-mutant-scripts needs -mutant and the in-process reference")
+		}
+		if cfg.Admit, err = mutantScripts(bundle, o.mutant); err != nil {
+			return harness("%v", err)
+		}
+		facts.Mutant += " (edited scripts admitted: not a certification)"
+	}
 	// Ginkgo's own reporter writes to standard output; it goes to ginkgo.log instead, and the
 	// console gets the contract lines.
 	console, restore, err := divertStdout(filepath.Join(out, "ginkgo.log"), stdout)

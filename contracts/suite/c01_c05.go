@@ -176,6 +176,7 @@ func c02(cfg *Config) {
 				}
 			}
 			// A delayed enqueue: scheduled at server TIME + delay_ms.
+			m := t.mark()
 			id2 := t.enqueueWith(drivers.EnqueueArgs{Queue: "orders", PayloadB64: b64("later"), DelayMS: 60000})
 			after := t.now()
 			row2 := t.hash(jobKey(q, id2))
@@ -184,6 +185,7 @@ func c02(cfg *Config) {
 			due, ok := t.zscore(q.Scheduled(), id2)
 			t.check(ok && due >= before+60000 && due <= after+60000, ruleEnqueue,
 				fmt.Sprintf("due time in scheduled within [%d, %d] (server TIME + 60000)", before+60000, after+60000), "in scheduled: %v, due %d", ok, due)
+			t.durationOnWire(m, lua.Enqueue, 60000)
 		})
 		clause(cfg, "C02", "C02/mint/leased-minter", clauseOpts{}, func(t *T) {
 			id := t.enqueue("orders", "x")

@@ -1,6 +1,8 @@
 package suite
 
 import (
+	"crypto/sha1"
+	"encoding/hex"
 	"fmt"
 	"strings"
 
@@ -53,6 +55,7 @@ func c06(cfg *Config) {
 		clause(cfg, "C06", "C06/claim/first-claim-token-1", clauseOpts{}, func(t *T) {
 			q := t.q("orders")
 			id := t.enqueue("orders", "the payload")
+			m := t.mark()
 			before := t.now()
 			c := t.mustClaim("orders", 5000)
 			after := t.now()
@@ -62,6 +65,7 @@ func c06(cfg *Config) {
 			t.state("orders", id, "active", 1, ruleClaim)
 			t.leaseWithin(q.Active(), id, before, after, 5000, ruleClaim)
 			t.in(q.Pending(), id, false, ruleClaim)
+			t.durationOnWire(m, lua.Claim, 5000)
 		})
 		clause(cfg, "C06", "C06/claim/empty-queue-empty-reply", clauseOpts{}, func(t *T) {
 			before := t.snapshot()
@@ -99,8 +103,9 @@ func c06(cfg *Config) {
 			lines := t.portLines(m)
 			loaded, pops := false, 0
 			for _, l := range lines {
-				if l.Cmd() == "SCRIPT" && strings.EqualFold(argAt(l, 1), "load") && argAt(l, 2) == t.cfg.Bundle.MustScript(lua.Claim).Source {
-					loaded = true
+				if l.Cmd() == "SCRIPT" && strings.EqualFold(argAt(l, 1), "load") {
+					sum := sha1.Sum([]byte(argAt(l, 2)))
+					loaded = loaded || t.law.scripts[hex.EncodeToString(sum[:])].Name == lua.Claim
 				}
 				if l.Client == "lua" && l.Cmd() == "ZPOPMIN" {
 					pops++
@@ -146,12 +151,14 @@ func c07(cfg *Config) {
 			id := t.enqueue("orders", "x")
 			c := t.mustClaim("orders", 150)
 			d0, _ := t.zscore(q.Active(), id)
+			m := t.mark()
 			before := t.now()
 			e, err := t.D.Extend(t.ctx, drivers.ExtendArgs{FenceArgs: fa("orders", id, c.Token), LeaseMS: 30000})
 			after := t.now()
 			t.ok(err, ruleExtend, "extend")
 			got := t.leaseWithin(q.Active(), id, before, after, 30000, ruleExtend)
 			t.check(e.DeadlineMS == got, ruleExtend, fmt.Sprintf("extend answers the new deadline %d", got), "deadline_ms %d", e.DeadlineMS)
+			t.durationOnWire(m, lua.Extend, 30000)
 			t.waitPast(d0)
 			t.complete("orders", id, c.Token)
 		})
@@ -223,6 +230,7 @@ func c09(cfg *Config) {
 			q := t.q("orders")
 			id := t.enqueue("orders", "x")
 			c := t.mustClaim("orders", 30000)
+			m := t.mark()
 			before := t.now()
 			r, err := t.D.Retry(t.ctx, drivers.RetryArgs{FenceArgs: fa("orders", id, c.Token), MaxAttempts: 5, DelayMS: 60000, Error: "boom: upstream 503"})
 			after := t.now()
@@ -234,6 +242,7 @@ func c09(cfg *Config) {
 			t.check(e == "boom: upstream 503", ruleRetry, "the last error kept", "%q", e)
 			t.in(q.Active(), id, false, ruleRetry)
 			t.in(q.Pending(), id, false, ruleRetry)
+			t.durationOnWire(m, lua.Retry, 60000)
 		})
 		clause(cfg, "C09", "C09/retry/promote-on-server-clock", clauseOpts{}, func(t *T) {
 			q := t.q("orders")

@@ -33,6 +33,10 @@ type Config struct {
 	WrongKind func(ctx context.Context) (addr string, stop func(), err error)
 	// ClauseTimeout bounds one clause (default 60 s).
 	ClauseTimeout time.Duration
+	// Admit names extra script SHA1s (sha1 → script name) the wire law accepts as the bundle's.
+	// It is a self-test aid of the kit, never for certification: with a mutant's edited scripts
+	// admitted, the mutant table shows what the behavioural checks catch on their own.
+	Admit map[string]string
 }
 
 // HarnessErrorPrefix starts the failure message of a clause the harness itself could not run
@@ -103,7 +107,7 @@ func (t *T) open(opt clauseOpts) {
 		t.harness("MONITOR: %v", err)
 	}
 	t.own = append(t.own, t.mon.local)
-	t.law = newLaw(t.cfg.Bundle, t.isOwn, t.getkeys)
+	t.law = newLaw(t.cfg.Bundle, t.cfg.Admit, t.isOwn, t.getkeys)
 	t.D = t.start()
 	if opt.noHello {
 		return

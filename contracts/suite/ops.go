@@ -1,6 +1,9 @@
 package suite
 
 import (
+	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/echomq/kit/drivers"
@@ -101,5 +104,35 @@ func (t *T) keyspaceParses() {
 			t.fail(ruleGrammar, "all keys of queue "+p.Queue+" answer one slot", "key "+k+" answers another slot")
 		}
 		slot[p.Queue] = s
+	}
+}
+
+// durationOnWire checks canon law 4 on the port's wire after from: every run of the script
+// carries the duration the harness asked for in its ARGV (never an instant), and the run that
+// executed (an EVALSHA answered NOSCRIPT shows no lua lines) read the server's TIME.
+func (t *T) durationOnWire(from int, script string, ms int64) {
+	all := t.portLines(from)
+	ran := false
+	for i, l := range all {
+		if l.Client == "lua" || l.Cmd() != "EVALSHA" || t.law.scripts[strings.ToLower(argAt(l, 1))].Name != script {
+			continue
+		}
+		_, argv, _ := evalKeys(l.Args)
+		executed, timed := false, false
+		for _, x := range all[i+1:] {
+			if x.Client != "lua" {
+				break
+			}
+			executed = true
+			timed = timed || x.Cmd() == "TIME"
+		}
+		ran = ran || executed
+		if !slices.Contains(argv, strconv.FormatInt(ms, 10)) || (executed && !timed) {
+			t.fail(ruleClock, fmt.Sprintf("%s carries the duration %d in ARGV and takes the time from TIME inside the script", script, ms),
+				fmt.Sprintf("ARGV %q, TIME read in the script: %v", argv, timed), all[i:min(len(all), i+12)]...)
+		}
+	}
+	if !ran {
+		t.fail(ruleClock, "the "+script+" script on the wire", "no run of "+script+" from the port")
 	}
 }

@@ -2,6 +2,7 @@ package suite
 
 // The canon's clauses the contracts quote in their failure messages.
 const (
+	ruleClock      = `canon §1.4: "The server's clock owns time. Leases, due times and death times come from TIME inside the script. Clients send durations (lease_ms, delay_ms), never instants"`
 	ruleIDs        = `canon §3: "A JOB id is 14 ASCII bytes: the brand JOB followed by a 64-bit snowflake in base62 … left-padded with 0 to 11 characters"`
 	ruleMinter     = `canon §3: "Two live minters never share a worker id: the minter leases it from the server under the braced deployment base (SET {emq}:minter:<w> <owner> NX PX <ttl>)"`
 	ruleMintOrder  = `canon §3: "Within one minter ids are strictly increasing … byte order is snowflake order is mint order, and score-0 zsets pop oldest first"`

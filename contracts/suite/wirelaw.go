@@ -44,10 +44,13 @@ type law struct {
 	getkeys func(args []string) ([]string, error) // COMMAND GETKEYS, for commands the table lacks
 }
 
-func newLaw(b *lua.Bundle, own func(string) bool, getkeys func([]string) ([]string, error)) *law {
+func newLaw(b *lua.Bundle, admit map[string]string, own func(string) bool, getkeys func([]string) ([]string, error)) *law {
 	w := &law{scripts: map[string]lua.Script{}, own: own, getkeys: getkeys}
 	for _, s := range b.Scripts() {
 		w.scripts[s.SHA1] = s
+	}
+	for sha, name := range admit {
+		w.scripts[sha] = lua.Script{Name: name, SHA1: sha}
 	}
 	w.fence = b.MustScript(lua.Fence).SHA1
 	return w
@@ -206,6 +209,13 @@ func (w *law) command(l Line) []Violation {
 		}
 		if v := coLocated(ks); v != "" {
 			add(ruleParse, "EVALSHA's KEYS "+v)
+		}
+		if _, argv, err := evalKeys(l.Args); err == nil {
+			for i, a := range argv {
+				if strings.HasPrefix(a, "emq:{") || strings.HasPrefix(a, "{emq}:") {
+					add(ruleDeclared, fmt.Sprintf("EVALSHA passes key material in ARGV[%d] = %q: a script could build an operand key from it", i+1, a))
+				}
+			}
 		}
 	case cmd == "EVAL" || cmd == "EVAL_RO" || cmd == "EVALSHA_RO" || cmd == "FCALL" || cmd == "FCALL_RO" || cmd == "FUNCTION":
 		add(ruleEvalsha, cmd+" is never allowed: transitions are EVALSHA of bundle scripts")

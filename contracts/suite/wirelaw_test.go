@@ -29,7 +29,7 @@ func TestWireLaw(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := newLaw(b, func(c string) bool { return c == "kit" }, func([]string) ([]string, error) { return nil, nil })
+	w := newLaw(b, nil, func(c string) bool { return c == "kit" }, func([]string) ([]string, error) { return nil, nil })
 	fence := "p|EVALSHA " + b.MustScript(lua.Fence).SHA1 + " 1 {emq}:bundle " + lua.Version + " " + b.Digest()
 	claim := b.MustScript(lua.Claim).SHA1
 	claimCall := "p|EVALSHA " + claim + " 6 emq:{q}:pending emq:{q}:active emq:{q}:meta emq:{q}:wake emq:{q}:ckpt emq:{q}:ring 100"
@@ -58,6 +58,7 @@ func TestWireLaw(t *testing.T) {
 		"outside the queue":          {"p|HELLO 2", fence, claimCall, "lua|HGET emq:{other}:job:JOB0000000000A payload"},
 		"is the key's prefix":        {"p|HELLO 2", fence, "p|EVALSHA " + claim + " 6 emq:{q}:pending emq:{q}:active emq:{q}:meta emq:{q}:wake emq:{q}:ckpt emq:{q}:ring emq:{q}:job:", "lua|HINCRBY " + job + " attempts 1"},
 		"is the key's id or lane":    {"p|HELLO 2", fence, "p|EVALSHA " + claim + " 1 emq:{q}:pending JOB0000000000A", "lua|HGET " + job + " state"},
+		"key material in ARGV[2]":    {"p|HELLO 2", fence, "p|EVALSHA " + claim + " 1 " + job + " JOB0000000000A emq:{q}:job:"},
 		"answer different slots":     {"p|HELLO 2", fence, "p|EVALSHA " + claim + " 2 emq:{q}:pending emq:{r}:active"},
 	}
 	for want, c := range bad {

@@ -1,0 +1,40 @@
+package contracts_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/echomq/kit/contracts/suite"
+	"github.com/echomq/kit/drivers/inproc"
+	"github.com/echomq/kit/internal/engines"
+	"github.com/echomq/kit/lua"
+	. "github.com/onsi/ginkgo/v2"
+)
+
+// TestConformance runs the suite in this process against the in-process reference, under
+// Ginkgo's own flags: go test ./contracts -run TestConformance -ginkgo.label-filter=C09, or
+// -ginkgo.focus='C09/retry/backoff-parks-in-scheduled' for one clause.
+func TestConformance(t *testing.T) {
+	ctx := context.Background()
+	vk, err := engines.StartValkey(ctx, engines.ValkeyOptions{})
+	if err != nil {
+		t.Fatalf("Valkey: %v", err)
+	}
+	t.Cleanup(func() { vk.Stop() })
+	f, err := inproc.New(inproc.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := lua.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	suite.Register(&suite.Config{Factory: f, Valkey: vk.Addr, Bundle: b, WrongKind: func(ctx context.Context) (string, func(), error) {
+		r, err := engines.StartValkey(ctx, engines.ValkeyOptions{Kind: engines.KindRedis})
+		if err != nil {
+			return "", nil, err
+		}
+		return r.Addr, func() { r.Stop() }, nil
+	}})
+	RunSpecs(t, "EchoMQ conformance (in-process reference)")
+}
