@@ -91,9 +91,16 @@ func Open(ctx context.Context, addr string, opt Options) (*Bus, error) {
 	copt := b.connOptions()
 	copt.Tap = opt.Tap
 	if opt.Defects.FenceLate {
-		// Defect: the server check only; the fence waits until the minter is leased.
+		// Defect: at the first connect the server check only; the fence waits until the
+		// minter is leased. Reconnects fence as they should.
+		var first atomic.Bool
+		first.Store(true)
+		full := copt.OnConnect
 		copt.OnConnect = func(ctx context.Context, c *connector.Conn) error {
-			return fence.Check(c.Server(), opt.Fence)
+			if first.Swap(false) {
+				return fence.Check(c.Server(), opt.Fence)
+			}
+			return full(ctx, c)
 		}
 	}
 	conn, err := connector.Dial(ctx, addr, copt)
@@ -314,8 +321,6 @@ func (b *Bus) Mint(ctx context.Context) (string, error) {
 	b.lastMu.Unlock()
 	return id, nil
 }
-
-var errClosed = errors.New("bus: closed")
 
 func argErr(format string, a ...any) *emqerr.Error {
 	return &emqerr.Error{Type: emqerr.TypeArg, Message: fmt.Sprintf(format, a...)}

@@ -16,7 +16,6 @@ type qkeys struct {
 	meta, wake, ring, lanes, laneof                 string
 	claimKeys, laneClaimKeys, reapKeys, promoteKeys []string
 	pauseKeys, resumeKeys, lanePauseKeys            []string
-	lax                                             bool
 }
 
 // queue returns the cached keys of queue name; EMQKEY for a name outside the grammar.
@@ -32,7 +31,7 @@ func (b *Bus) queue(name string) (*qkeys, error) {
 	} else {
 		return nil, fmt.Errorf("bus: %w", err)
 	}
-	q := &qkeys{name: name, prefix: prefix, lax: b.opt.Defects.LaxQueueNames}
+	q := &qkeys{name: name, prefix: prefix}
 	for _, f := range []struct {
 		dst  *string
 		kind keys.Kind
