@@ -193,3 +193,47 @@ func TestMisbehavingPortFailsCleanly(t *testing.T) {
 		})
 	}
 }
+
+// TestVerdicts covers the statuses and exit codes beyond PASS and FAIL: an unclaimed contract,
+// a known-failing list (honoured, and stale), and a harness that cannot run.
+func TestVerdicts(t *testing.T) {
+	port := realPort(t)
+	known := filepath.Join(t.TempDir(), "known-failing")
+	if err := os.WriteFile(known, []byte("# gaps we know about\nC13   # ceilings\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Run("not-claimed", func(t *testing.T) {
+		r := conform(t, []string{"BADPORT_CMD=" + port, "BADPORT_CLAIMS=C01"}, "-port", bins["badport"], "-label", "C01,C02")
+		if r.exit != 1 || r.status("C01").Status != suite.StatusPass || r.status("C02").Status != suite.StatusNotClaimed {
+			t.Fatalf("exit %d, C01 %s, C02 %s; want 1, PASS, NOT CLAIMED\n%s", r.exit, r.status("C01").Status, r.status("C02").Status, r.stdout)
+		}
+		if !strings.Contains(r.stdout, "C02 mint") || !strings.Contains(r.stdout, "NOT CLAIMED") {
+			t.Errorf("console:\n%s", r.stdout)
+		}
+	})
+	t.Run("known-failing", func(t *testing.T) {
+		r := conform(t, nil, "-mutant", "ceiling-ignored", "-known-failing", known)
+		if r.exit != 0 || r.status("C13").Status != suite.StatusKnownFailing || r.report.Result.Certified {
+			t.Fatalf("exit %d, C13 %s, certified %v; want 0, KNOWN FAILING, false\n%s", r.exit, r.status("C13").Status, r.report.Result.Certified, r.stdout)
+		}
+		if !strings.Contains(r.stdout, "CONFORMANCE 13/14") {
+			t.Errorf("console:\n%s", r.stdout)
+		}
+	})
+	t.Run("stale-known-failing", func(t *testing.T) {
+		r := conform(t, nil, "-known-failing", known, "-label", "C13")
+		if r.exit != 1 || !strings.Contains(r.stdout, "known-failing list is stale: C13") {
+			t.Fatalf("exit %d; want 1 and a stale-list line\n%s", r.exit, r.stdout)
+		}
+	})
+	t.Run("harness-error", func(t *testing.T) {
+		for _, args := range [][]string{{"-valkey", "127.0.0.1:1"}, {"-label", "C99"}, {"-nonsense"}} {
+			cmd := exec.Command(bins["emq-conform"], append([]string{"-out", t.TempDir()}, args...)...)
+			out, err := cmd.CombinedOutput()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != 2 {
+				t.Errorf("%v: %v, want exit 2\n%s", args, err, out)
+			}
+		}
+	})
+}

@@ -7,8 +7,9 @@
 //
 // Without -port it certifies the in-process reference bus. Without -valkey (or EMQ_VALKEY_ADDR)
 // it starts its own Valkey. A given server must be dedicated: every clause FLUSHALLs it.
-// Exit status: 0 certified (or, for a filtered run, every selected contract passed), 1 a
-// contract failed or is not claimed, 2 the harness could not run.
+// Exit status: 0 certified (or every selected contract passed, or failed only as listed in
+// -known-failing), 1 a contract failed or is not claimed or the known-failing list is stale, 2
+// the harness could not run (no Valkey, a bad flag).
 package main
 
 import (
@@ -196,14 +197,11 @@ func exitCode(r *suite.Result) int {
 			failed = true
 		}
 	}
-	switch {
-	case failed:
+	if failed {
 		return exitFailed
-	case r.Filtered || r.Certified:
-		return exitCertified
 	}
-	// Unfiltered, nothing failed, yet not certified: known-failing contracts.
-	return exitFailed
+	// Certified, or every failure was on the known-failing list (the summary still says n/14).
+	return exitCertified
 }
 
 func readKnownFailing(path string) ([]string, error) {

@@ -1,7 +1,8 @@
 // Command badport wraps a real port and sabotages one op, for the harness's robustness tests:
 // BADPORT_CMD is the real port (split on blanks), BADPORT_OP the op to sabotage and
 // BADPORT_MODE what happens there: crash (exit 3 without answering), hang (never answer) or
-// garbage (print a line that is not a reply).
+// garbage (print a line that is not a reply). BADPORT_CLAIMS, when set, replaces the claims of
+// the port's hello by this comma-separated list.
 package main
 
 import (
@@ -55,7 +56,15 @@ func main() {
 		if !replies.Scan() {
 			os.Exit(4)
 		}
-		fmt.Printf("%s\n", replies.Bytes())
+		reply := replies.Bytes()
+		if claims := os.Getenv("BADPORT_CLAIMS"); req.Op == "hello" && claims != "" {
+			var r map[string]any
+			if json.Unmarshal(reply, &r) == nil && r["ok"] == true {
+				r["result"].(map[string]any)["claims"] = strings.Split(claims, ",")
+				reply, _ = json.Marshal(r)
+			}
+		}
+		fmt.Printf("%s\n", reply)
 		if req.Op == "close" {
 			break
 		}
