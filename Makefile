@@ -19,7 +19,7 @@ conform: provision-valkey provision-redis
 ifeq ($(strip $(PORT)),)
 	$(GO) build -o bin/emq-port ./cmd/emq-port
 	$(GO) run ./cmd/emq-conform -out $(OUT)/reference
-	$(GO) run ./cmd/emq-conform -port ./bin/emq-port -name reference-subprocess -out $(OUT)/reference-subprocess
+	$(GO) run ./cmd/emq-conform -port ./bin/emq-port -out $(OUT)/reference-subprocess
 else
 	$(GO) run ./cmd/emq-conform -port '$(PORT)' -out $(OUT)/port
 endif
@@ -41,7 +41,7 @@ provision-redis:
 ## transcripts: regenerate every deterministic frozen transcript under transcripts/
 transcripts: provision
 	$(GO) test -count=1 ./reference/gate -run TestTranscript -update
-	$(GO) test -count=1 ./contracts -run TestTranscript -update
+	$(GO) test -count=1 ./contracts -run "TestReferenceInProcess|TestNodePort" -update
 
 ## bench: the full bench (bus vs Oban-shaped vs River); bench-ci: the short one CI runs
 # DURABILITY=1 adds the opt-in axis: the bus under appendfsync always, Postgres with synchronous_commit=off.

@@ -16,7 +16,7 @@ import (
 	"github.com/echomq/kit/contracts/suite"
 )
 
-var update = flag.Bool("update", false, "rewrite transcripts/conformance-reference.out from a fresh run")
+var update = flag.Bool("update", false, "rewrite the frozen conformance transcripts from a fresh run")
 
 // bins holds the binaries TestMain builds: emq-conform, badport, and emq-port when it exists.
 var bins = map[string]string{}

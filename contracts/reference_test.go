@@ -3,6 +3,7 @@ package contracts_test
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -13,34 +14,54 @@ import (
 	"github.com/echomq/kit/reference/mutant"
 )
 
-const frozen = "../transcripts/conformance-reference.out"
-
 // TestReferenceInProcess: the clean reference is certified in-process, and its transcript is
 // the frozen one byte for byte (-update rewrites it).
 func TestReferenceInProcess(t *testing.T) {
 	r := conform(t, nil)
+	certified(t, r, "the reference")
+	frozen(t, "../transcripts/conformance-reference.out", r.transcript)
+}
+
+// TestNodePort: the second runtime, written from the documents alone, is certified through the
+// subprocess driver, and its transcript is frozen like the reference's.
+func TestNodePort(t *testing.T) {
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node is not installed: the Node port cannot be certified here (install Node.js 20)")
+	}
+	r := conform(t, nil, "-port", "node ../ports/node/port.js")
+	certified(t, r, "the Node port")
+	frozen(t, "../transcripts/conformance-node.out", r.transcript)
+}
+
+func certified(t *testing.T, r *run, who string) {
+	t.Helper()
 	if r.exit != 0 || !r.report.Result.Certified {
-		t.Fatalf("the reference is not certified (exit %d):\n%s\n%s", r.exit, r.stdout, failures(r))
+		t.Fatalf("%s is not certified (exit %d):\n%s\n%s", who, r.exit, r.stdout, failures(r))
 	}
 	if !strings.Contains(r.stdout, "CONFORMANCE 14/14") {
 		t.Errorf("no CONFORMANCE 14/14 line:\n%s", r.stdout)
 	}
+}
+
+// frozen compares a fresh transcript with the committed one, or rewrites it under -update.
+func frozen(t *testing.T, path, fresh string) {
+	t.Helper()
 	if *update {
-		if err := os.MkdirAll(filepath.Dir(frozen), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(frozen, []byte(r.transcript), 0o644); err != nil {
+		if err := os.WriteFile(path, []byte(fresh), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("rewrote %s", frozen)
+		t.Logf("rewrote %s", path)
 		return
 	}
-	want, err := os.ReadFile(frozen)
+	want, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("%v (run go test ./contracts -run TestReferenceInProcess -update)", err)
+		t.Fatalf("%v (run make transcripts)", err)
 	}
-	if string(want) != r.transcript {
-		t.Errorf("a fresh transcript differs from %s (rerun with -update if the change is intended):\n--- frozen\n%s\n--- fresh\n%s", frozen, want, r.transcript)
+	if string(want) != fresh {
+		t.Errorf("a fresh transcript differs from %s (run make transcripts if the change is intended):\n--- frozen\n%s\n--- fresh\n%s", path, want, fresh)
 	}
 }
 
@@ -52,9 +73,7 @@ func TestReferenceSubprocess(t *testing.T) {
 		t.Fatal("cmd/emq-port is missing: the reference port binary is needed")
 	}
 	r := conform(t, nil, "-port", bin)
-	if r.exit != 0 || !r.report.Result.Certified {
-		t.Fatalf("the reference port binary is not certified (exit %d):\n%s\n%s", r.exit, r.stdout, failures(r))
-	}
+	certified(t, r, "the reference port binary")
 }
 
 func failures(r *run) string {
