@@ -1,7 +1,9 @@
 package bench
 
 import (
+	"context"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -56,11 +58,108 @@ func TestSVGHandlesMissingSystems(t *testing.T) {
 func TestParamsFor(t *testing.T) {
 	for _, m := range []string{"ci", "full", "tiny"} {
 		p, err := ParamsFor(m)
-		if err != nil || p.Repeats < 1 || p.Producers != p.Workers {
+		if err != nil || p.Repeats < 1 || p.Producers < 1 || p.Workers < 1 || p.PGPool < 1 || p.PGPool > 90 {
 			t.Errorf("%s: %+v %v", m, p, err)
 		}
 	}
-	if _, err := ParamsFor("x"); err == nil {
-		t.Error("unknown mode accepted")
+	for _, m := range []string{"ci", "full"} {
+		if p, _ := ParamsFor(m); p.Rate != 1000 {
+			t.Errorf("%s: latency offered at %v jobs/s; issue 5 asks for 1000", m, p.Rate)
+		}
+	}
+	if _, err := ParamsFor("x"); !errors.Is(err, ErrParams) {
+		t.Errorf("unknown mode: %v", err)
+	}
+}
+
+func TestOverrides(t *testing.T) {
+	p, _ := ParamsFor("ci")
+	got, err := Overrides{Workers: 7, Rate: 50}.Apply(p)
+	if err != nil || got.Workers != 7 || got.Rate != 50 || got.Producers != p.Producers {
+		t.Errorf("apply: %+v %v", got, err)
+	}
+	for _, o := range []Overrides{{Workers: -1}, {Rate: -2}, {PGPool: 91}} {
+		if _, err := o.Apply(p); !errors.Is(err, ErrParams) {
+			t.Errorf("%+v accepted: %v", o, err)
+		}
+	}
+}
+
+func TestDrainMarks(t *testing.T) {
+	m := newDrainMarks(3)
+	fired := 0
+	m.after = func() { fired++ }
+	m.Started()
+	first := m.first.Load()
+	m.Started()
+	if m.first.Load() != first || first == 0 {
+		t.Fatal("first start moved")
+	}
+	for range 3 {
+		m.Ack()
+	}
+	if err := m.wait(context.Background(), nil); err != nil || fired != 1 || m.last.Load() < first {
+		t.Fatalf("wait %v, after fired %d", err, fired)
+	}
+	m2 := newDrainMarks(2)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := m2.wait(ctx, nil); !errors.Is(err, errIncomplete) {
+		t.Errorf("cancelled wait: %v", err)
+	}
+}
+
+func TestProcStatAndCPU(t *testing.T) {
+	f, ok := procStat(os.Getpid())
+	if !ok || f.ppid != os.Getppid() {
+		t.Fatalf("procStat(self): %+v %v", f, ok)
+	}
+	c := cpuClock{valkeyPID: os.Getpid(), pgPID: os.Getppid()}
+	a := c.read()
+	for x := 0; time.Since(a.at) < 50*time.Millisecond; x++ {
+		_ = x * x // burn CPU so the clock moves
+	}
+	var acc cpuAcc
+	acc.add(a, c.read())
+	got := acc.cpu()
+	if got == nil || got.Bench <= 0 || got.Valkey == nil || got.Postgres == nil {
+		t.Fatalf("cpu %+v", got)
+	}
+	var unknown cpuAcc
+	unknown.add(cpuClock{}.read(), cpuClock{}.read())
+	if u := unknown.cpu(); u != nil && (u.Valkey != nil || u.Postgres != nil) {
+		t.Errorf("engines without a PID read as known: %+v", u)
+	}
+}
+
+func TestTargetsNeedFigures(t *testing.T) {
+	p, _ := ParamsFor("ci")
+	rep := &Report{Params: p}
+	run := &Run{}
+	ts := Targets(rep, run)
+	if len(ts) != 5 {
+		t.Fatalf("%d targets", len(ts))
+	}
+	for _, x := range ts {
+		if x.Met {
+			t.Errorf("%s met without a figure", x.Goal)
+		}
+	}
+	res := func(sys string, v float64) *Result { return &Result{System: sys, JobsPerS: Spread{Median: v}} }
+	run.Scenarios = []*Scenario{
+		{Name: ScDrain, Results: []*Result{res(SysOban, 1000), res(SysRiver, 4000), res(SysBus, 60000)}},
+		{Name: ScEnqueueConc, Results: []*Result{res(SysBus, 90000)}},
+	}
+	run.Latency = &LatencyScenario{Rate: 1000, Results: []*LatencyResult{{System: SysBus, Latency: Latency{Count: 1, P99: 1.5}}}}
+	met := map[string]bool{}
+	for _, x := range Targets(rep, run) {
+		met[x.Goal] = x.Met
+	}
+	want := map[string]bool{"bus drain ≥ 50000 jobs/s": true, "bus drain ≥ 2.5× river": true, "bus drain ≥ 10× oban-shaped": true,
+		"bus enqueue ≥ 100000 jobs/s from 64 concurrent producers": false, "bus end-to-end p99 < 2 ms at 1000 jobs/s offered": true}
+	for g, w := range want {
+		if got, ok := met[g]; !ok || got != w {
+			t.Errorf("%s: met=%v (present %v), want %v", g, got, ok, w)
+		}
 	}
 }

@@ -3,6 +3,8 @@ package bench
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -79,75 +81,80 @@ func (q *BusQueue) Fill(ctx context.Context, n int) error {
 	return fillBatches(ctx, n, 500, q.EnqueueBatch)
 }
 
-// Drain runs workers claim+complete loops on the shared bus connection until the queue is empty
-// and n jobs are complete.
-func (q *BusQueue) Drain(ctx context.Context, n, workers int) error {
-	var done atomic.Int64
-	var wg sync.WaitGroup
-	errs := make(chan error, workers)
-	name := q.name()
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				j, err := q.b.Claim(ctx, name, busLease)
-				if err != nil {
-					errs <- err
-					return
-				}
-				if j == nil {
-					return
-				}
-				if _, err := sentAt(j.Payload); err != nil {
-					errs <- err
-					return
-				}
-				if err := j.Complete(ctx); err != nil {
-					errs <- err
-					return
-				}
-				done.Add(1)
-			}
-		}()
+// Drain runs the bus's own consumer with workers slots, as a service would: every slot claims
+// through the shared auto-pipelined connection, so W slots keep up to W scripts in flight. The
+// handler settles its job itself (a documented use of the consumer) so the ack is observed.
+func (q *BusQueue) Drain(ctx context.Context, workers int, m *DrainMarks) error {
+	errc := make(chan error, 1)
+	report := func(err error) {
+		select {
+		case errc <- err:
+		default:
+		}
 	}
-	wg.Wait()
-	close(errs)
-	if err := <-errs; err != nil {
+	stop, err := q.consume(ctx, workers, func(ctx context.Context, j *bus.Job) error {
+		m.Started()
+		if _, err := sentAt(j.Payload); err != nil {
+			report(err)
+			return bus.Permanent(err)
+		}
+		if err := j.Complete(ctx); err != nil {
+			report(fmt.Errorf("bench: bus complete %s: %w", j.ID, err))
+			return err
+		}
+		m.Ack()
+		return nil
+	})
+	if err != nil {
 		return err
 	}
-	if got := done.Load(); got != int64(n) {
-		return fmt.Errorf("%w: bus completed %d of %d", errIncomplete, got, n)
+	werr := m.wait(ctx, errc)
+	if err := stop(); werr == nil {
+		werr = err
 	}
-	return nil
+	return werr
 }
 
 // Consume runs the bus's own consumer (workers park on the wake key when idle).
 func (q *BusQueue) Consume(ctx context.Context, workers int, h Handler) (func() error, error) {
 	var bad atomic.Pointer[error]
-	c, err := q.b.Consumer(q.name(), bus.ConsumerOptions{Concurrency: workers, Lease: busLease, Grace: 5 * time.Second},
-		func(ctx context.Context, j *bus.Job) error {
-			t, err := sentAt(j.Payload)
-			if err != nil {
-				bad.CompareAndSwap(nil, &err)
-				return bus.Permanent(err)
-			}
-			h(t)
-			return nil
-		})
+	stop, err := q.consume(ctx, workers, func(ctx context.Context, j *bus.Job) error {
+		t, err := sentAt(j.Payload)
+		if err != nil {
+			bad.CompareAndSwap(nil, &err)
+			return bus.Permanent(err)
+		}
+		h(t)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return func() error {
+		err := stop()
+		if p := bad.Load(); p != nil {
+			return *p
+		}
+		return err
+	}, nil
+}
+
+func (q *BusQueue) consume(ctx context.Context, workers int, h bus.Handler) (func() error, error) {
+	c, err := q.b.Consumer(q.name(), bus.ConsumerOptions{Concurrency: workers, Lease: busLease, Grace: 5 * time.Second}, h)
 	if err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- c.Run(ctx) }()
+	var once sync.Once
+	var rerr error
 	return func() error {
-		cancel()
-		err := <-done
-		if p := bad.Load(); p != nil {
-			return *p
-		}
-		return err
+		once.Do(func() {
+			cancel()
+			rerr = <-done
+		})
+		return rerr
 	}, nil
 }
 
@@ -206,4 +213,128 @@ func valkeyCeilingBatch(ctx context.Context, c *connector.Conn, b *connector.Bat
 		}
 	}
 	return nil
+}
+
+// ServerTime is Valkey's own account of the bus's scripts during a measurement, from
+// INFO commandstats (reset before, read after): how much of the wall time the server's one
+// main thread spent inside EVALSHA.
+type ServerTime struct {
+	Calls       int64   `json:"evalsha_calls"`
+	UsecPerCall float64 `json:"usec_per_call"`
+	UsecPerJob  float64 `json:"usec_per_job"`
+	ScriptShare float64 `json:"script_share"` // script µs ÷ wall µs: 1 means the main thread did nothing else
+}
+
+// ScriptCost is one bundle script's server time per call, measured alone.
+type ScriptCost struct {
+	Script      string  `json:"script"`
+	Calls       int64   `json:"calls"`
+	UsecPerCall float64 `json:"usec_per_call"`
+}
+
+func resetStats(ctx context.Context, c *connector.Conn) error {
+	if _, err := c.Do(ctx, "CONFIG", "RESETSTAT"); err != nil {
+		return fmt.Errorf("bench: CONFIG RESETSTAT: %w", err)
+	}
+	return nil
+}
+
+// evalshaStats reads cmdstat_evalsha's calls and usec.
+func evalshaStats(ctx context.Context, c *connector.Conn) (calls, usec int64, err error) {
+	v, err := c.Do(ctx, "INFO", "commandstats")
+	if err != nil {
+		return 0, 0, fmt.Errorf("bench: INFO commandstats: %w", err)
+	}
+	for _, line := range strings.Split(string(v.Str), "\n") {
+		rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_evalsha:")
+		if !ok {
+			continue
+		}
+		for _, kv := range strings.Split(rest, ",") {
+			k, val, _ := strings.Cut(kv, "=")
+			switch k {
+			case "calls":
+				calls, err = strconv.ParseInt(val, 10, 64)
+			case "usec":
+				usec, err = strconv.ParseInt(val, 10, 64)
+			}
+			if err != nil {
+				return 0, 0, fmt.Errorf("bench: cmdstat_evalsha %q: %w", rest, err)
+			}
+		}
+		return calls, usec, nil
+	}
+	return 0, 0, nil // no EVALSHA since the reset
+}
+
+// profileScripts measures the drain's three scripts alone: k enqueues (pipelined batches),
+// k claims and k completes (conc callers on the shared connection), resetting the server's
+// statistics between the steps.
+func (q *BusQueue) profileScripts(ctx context.Context, k, conc int) ([]ScriptCost, error) {
+	if err := q.Reset(ctx); err != nil {
+		return nil, err
+	}
+	defer q.Reset(context.WithoutCancel(ctx))
+	var out []ScriptCost
+	step := func(name string, run func() error) error {
+		if err := resetStats(ctx, q.admin); err != nil {
+			return err
+		}
+		if err := run(); err != nil {
+			return fmt.Errorf("bench: profile %s: %w", name, err)
+		}
+		calls, usec, err := evalshaStats(ctx, q.admin)
+		if err != nil {
+			return err
+		}
+		if calls < int64(k) {
+			return fmt.Errorf("bench: profile %s: %d EVALSHA calls for %d jobs", name, calls, k)
+		}
+		out = append(out, ScriptCost{Script: name, Calls: calls, UsecPerCall: float64(usec) / float64(calls)})
+		return nil
+	}
+	if err := step("enqueue", func() error { return q.Fill(ctx, k) }); err != nil {
+		return nil, err
+	}
+	jobs := make([]*bus.Job, k)
+	parallel := func(do func(i int) error) error {
+		var next atomic.Int64
+		var first atomic.Pointer[error]
+		var wg sync.WaitGroup
+		for range conc {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := int(next.Add(1) - 1); i < k && first.Load() == nil; i = int(next.Add(1) - 1) {
+					if err := do(i); err != nil {
+						first.CompareAndSwap(nil, &err)
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		if p := first.Load(); p != nil {
+			return *p
+		}
+		return nil
+	}
+	name := q.name()
+	if err := step("claim", func() error {
+		return parallel(func(i int) error {
+			j, err := q.b.Claim(ctx, name, busLease)
+			if err == nil && j == nil {
+				err = fmt.Errorf("%w: claim %d found the queue empty", errIncomplete, i)
+			}
+			jobs[i] = j
+			return err
+		})
+	}); err != nil {
+		return nil, err
+	}
+	if err := step("complete", func() error {
+		return parallel(func(i int) error { return jobs[i].Complete(ctx) })
+	}); err != nil {
+		return nil, err
+	}
+	return out, nil
 }

@@ -95,13 +95,25 @@ func (q *ObanQueue) Fill(ctx context.Context, n int) error {
 	return fillBatches(ctx, n, 1000, q.EnqueueBatch)
 }
 
-func (q *ObanQueue) Drain(ctx context.Context, n, workers int) error {
-	p := q.producer(workers, func(int64) {})
+// Drain runs the producer model with limit workers on the backlog; a job counts once its ack
+// UPDATE has committed.
+func (q *ObanQueue) Drain(ctx context.Context, workers int, m *DrainMarks) error {
+	p := q.producer(workers, func(int64) { m.Started() })
+	p.onAck = m.Ack
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- p.run(ctx, int64(n)) }()
-	return <-done
+	errc := make(chan error, 1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := p.run(ctx); err != nil {
+			errc <- err
+		}
+	}()
+	werr := m.wait(ctx, errc)
+	cancel()
+	<-done
+	return werr
 }
 
 func (q *ObanQueue) Consume(ctx context.Context, workers int, h Handler) (func() error, error) {
@@ -134,7 +146,7 @@ func (q *ObanQueue) Consume(ctx context.Context, workers int, h Handler) (func()
 	var runErr error
 	go func() {
 		defer wg.Done()
-		runErr = p.run(ctx, -1)
+		runErr = p.run(ctx)
 	}()
 	return func() error {
 		cancel()
@@ -155,9 +167,9 @@ type obanProducer struct {
 	eng     *oban.Engine
 	limit   int
 	h       Handler
+	onAck   func() // after each committed ack; nil for none
 	events  chan struct{}
 	running atomic.Int64
-	acked   atomic.Int64
 	failed  atomic.Pointer[error]
 	tasks   sync.WaitGroup
 }
@@ -173,8 +185,8 @@ func (p *obanProducer) kick() {
 	}
 }
 
-// run dispatches until ctx ends or, with want ≥ 0, until want jobs are acknowledged.
-func (p *obanProducer) run(ctx context.Context, want int64) error {
+// run dispatches until ctx ends or a job fails.
+func (p *obanProducer) run(ctx context.Context) error {
 	defer p.tasks.Wait()
 	stage := time.NewTicker(obanStageInterval)
 	defer stage.Stop()
@@ -182,9 +194,6 @@ func (p *obanProducer) run(ctx context.Context, want int64) error {
 	for {
 		if err := p.failed.Load(); err != nil {
 			return *err
-		}
-		if want >= 0 && p.acked.Load() >= want {
-			return nil
 		}
 		select {
 		case <-ctx.Done():
@@ -229,11 +238,14 @@ func (p *obanProducer) dispatch(ctx context.Context) error {
 				p.fail(err)
 			}
 			// Acks run to completion even when the run is being stopped, as Oban's executor does.
-			if err := p.eng.Complete(context.WithoutCancel(ctx), j.ID); err != nil {
+			err := p.eng.Complete(context.WithoutCancel(ctx), j.ID)
+			if err != nil {
 				p.fail(err)
 			}
 			p.running.Add(-1)
-			p.acked.Add(1)
+			if err == nil && p.onAck != nil {
+				p.onAck()
+			}
 			p.kick() // a finished job frees a slot: Oban dispatches again
 		}()
 	}

@@ -1,18 +1,20 @@
 package bench
 
 import (
+	"errors"
 	"fmt"
 	"time"
 )
 
-// Params size a run. Producers and Workers are equal by design so the Postgres commit ceiling
-// measured at that concurrency applies to both.
+// Params size a run. Every system gets the same Producers, Workers and Postgres pool: the
+// conditions are printed with the figures.
 type Params struct {
 	Mode            string        `json:"mode"`
-	Duration        time.Duration `json:"duration_ns"` // one timed repeat of an enqueue scenario
+	Duration        time.Duration `json:"duration_ns"` // one timed repeat of an enqueue scenario or ceiling
 	Repeats         int           `json:"repeats"`
-	Producers       int           `json:"producers"`
-	Workers         int           `json:"workers"`
+	Producers       int           `json:"producers"` // N: concurrent producers, ceiling clients, latency senders
+	Workers         int           `json:"workers"`   // W: each system's worker slots (drain, latency)
+	PGPool          int           `json:"pg_pool"`   // connections of the one pgx pool every Postgres system shares
 	Batch           int           `json:"batch"`
 	Backlog         int           `json:"backlog"`
 	Rate            float64       `json:"rate"` // offered jobs/s of the latency scenario
@@ -20,19 +22,59 @@ type Params struct {
 	Pipeline        int           `json:"pipeline"` // EVALSHAs per pipelined batch in the Valkey ceiling
 }
 
-// Modes: ci must finish in a few minutes on 2 cores; full repeats longer; tiny is for the
-// report-structure test.
+// ParamsFor returns a mode's sizes. ci must finish in a few minutes on 2 cores; full repeats
+// longer on a larger backlog; tiny is the smoke size of the report-structure test. Workers is
+// in the range River's authors found best for throughput (riverbench: "roughly 1k"), scaled to
+// two cores; the same W is every system's concurrency.
 func ParamsFor(mode string) (Params, error) {
 	switch mode {
 	case "ci":
-		return Params{Mode: mode, Duration: 1500 * time.Millisecond, Repeats: 3, Producers: 8, Workers: 8,
-			Batch: 100, Backlog: 3000, Rate: 300, LatencyDuration: 4 * time.Second, Pipeline: 64}, nil
+		return Params{Mode: mode, Duration: 1500 * time.Millisecond, Repeats: 3, Producers: 64, Workers: 256, PGPool: 32,
+			Batch: 500, Backlog: 20000, Rate: 1000, LatencyDuration: 5 * time.Second, Pipeline: 64}, nil
 	case "full":
-		return Params{Mode: mode, Duration: 5 * time.Second, Repeats: 5, Producers: 16, Workers: 16,
-			Batch: 500, Backlog: 20000, Rate: 1000, LatencyDuration: 20 * time.Second, Pipeline: 64}, nil
+		return Params{Mode: mode, Duration: 5 * time.Second, Repeats: 5, Producers: 64, Workers: 256, PGPool: 32,
+			Batch: 500, Backlog: 100000, Rate: 1000, LatencyDuration: 30 * time.Second, Pipeline: 64}, nil
 	case "tiny":
-		return Params{Mode: mode, Duration: 200 * time.Millisecond, Repeats: 1, Producers: 2, Workers: 2,
-			Batch: 10, Backlog: 100, Rate: 50, LatencyDuration: time.Second, Pipeline: 16}, nil
+		return Params{Mode: mode, Duration: 200 * time.Millisecond, Repeats: 1, Producers: 4, Workers: 8, PGPool: 8,
+			Batch: 10, Backlog: 200, Rate: 200, LatencyDuration: time.Second, Pipeline: 16}, nil
 	}
-	return Params{}, fmt.Errorf("bench: unknown mode %q (want ci, full or tiny)", mode)
+	return Params{}, fmt.Errorf("%w: unknown mode %q (want ci, full or tiny)", ErrParams, mode)
+}
+
+// ErrParams marks a bad mode or override.
+var ErrParams = errors.New("bench: bad parameters")
+
+// Overrides replace a mode's sizes; zero leaves one as the mode has it.
+type Overrides struct {
+	Producers, Workers, PGPool, Backlog, Batch int
+	Rate                                       float64
+}
+
+// Apply returns p with o's non-zero fields, refusing negative ones.
+func (o Overrides) Apply(p Params) (Params, error) {
+	for name, v := range map[string]float64{"producers": float64(o.Producers), "workers": float64(o.Workers),
+		"pg-pool": float64(o.PGPool), "backlog": float64(o.Backlog), "batch": float64(o.Batch), "rate": o.Rate} {
+		if v < 0 {
+			return p, fmt.Errorf("%w: %s %v: want a positive number", ErrParams, name, v)
+		}
+	}
+	set := func(dst *int, v int) {
+		if v > 0 {
+			*dst = v
+		}
+	}
+	set(&p.Producers, o.Producers)
+	set(&p.Workers, o.Workers)
+	set(&p.PGPool, o.PGPool)
+	set(&p.Backlog, o.Backlog)
+	set(&p.Batch, o.Batch)
+	if o.Rate > 0 {
+		p.Rate = o.Rate
+	}
+	if p.PGPool > 90 {
+		// The bench's PostgreSQL keeps max_connections at its default (100); River's listener,
+		// Oban's listener and the admin queries need a few of them.
+		return p, fmt.Errorf("%w: pg-pool %d: at most 90", ErrParams, p.PGPool)
+	}
+	return p, nil
 }

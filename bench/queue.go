@@ -45,9 +45,10 @@ type Queue interface {
 	EnqueueWithRow(ctx context.Context, id int64, payload []byte) error
 	// Fill pre-loads n jobs (not measured).
 	Fill(ctx context.Context, n int) error
-	// Drain works off the n pre-filled jobs with workers workers and an empty handler, and
-	// returns when every one is acknowledged.
-	Drain(ctx context.Context, n, workers int) error
+	// Drain works off the pre-filled backlog with workers worker slots and an empty handler:
+	// m.Started at each handler start, m.Ack once per job whose completion the system has
+	// recorded. It returns after m's n acks, with its workers stopped.
+	Drain(ctx context.Context, workers int, m *DrainMarks) error
 	// Consume starts workers running h for each job until stop is called; stop returns once
 	// the workers have ended.
 	Consume(ctx context.Context, workers int, h Handler) (stop func() error, err error)

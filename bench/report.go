@@ -18,6 +18,9 @@ const (
 	HeadCeilings  = "== CEILINGS"
 	HeadScenario  = "== SCENARIO "
 	HeadGaps      = "== GAPS"
+	HeadScripts   = "== BUS SCRIPTS"
+	HeadTargets   = "== TARGETS"
+	HeadBounds    = "== WHERE THE TIME GOES"
 )
 
 func buildVersion(path string) string {
@@ -114,13 +117,24 @@ func writeAsymmetry(w io.Writer, rep *Report, run *Run) {
 		}
 		fmt.Fprintf(w, "  %-8s %s (%s): %s\n", e.Engine, e.Version, e.Mode, strings.Join(kv, " "))
 	}
-	fmt.Fprintf(w, "Systems:\n  %s: %s\n  %s: %s; MaxWorkers=%d, FetchCooldown=%v (set to Oban's dispatch cooldown), other settings default\n  %s: %s; consumer parks on the wake key\n",
-		SysOban, rep.Versions.Oban, SysRiver, rep.Versions.River, rep.Params.Workers, RiverFetchCooldown, SysBus, rep.Versions.Bus)
-	fmt.Fprintf(w, "Machine: %d cores (GOMAXPROCS %d), %s/%s, %s. The engines and the load generator share these cores.\n",
-		rep.Machine.Cores, rep.Machine.GOMAXPROCS, rep.Machine.OS, rep.Machine.Arch, rep.Machine.Go)
 	p := rep.Params
-	fmt.Fprintf(w, "Durations: %v per timed repeat, %d repeats (median, min–max shown); drain backlog %d; latency %v at %.0f jobs/s offered.\n",
-		p.Duration, p.Repeats, p.Backlog, p.LatencyDuration, p.Rate)
+	fmt.Fprintf(w, "Same conditions for every system: %d producers (enqueue-concurrent, transactional, latency senders),\n", p.Producers)
+	fmt.Fprintf(w, "  %d worker slots (drain, latency), one pgx pool of %d connections shared by every Postgres system,\n", p.Workers, p.PGPool)
+	fmt.Fprintf(w, "  the pg-commit-n ceiling and the bus's business rows; empty handlers; one process drives all of them.\n")
+	fmt.Fprintf(w, "Systems:\n")
+	fmt.Fprintf(w, "  %s: %s;\n    producer model: limit=%d, dispatch_cooldown=%v, fetch of limit−running per dispatch, one ack UPDATE (commit) per job\n",
+		SysOban, rep.Versions.Oban, p.Workers, obanDispatchCooldown)
+	fmt.Fprintf(w, "  %s: %s;\n    MaxWorkers=%d, FetchCooldown=%v, FetchPollInterval=%v (River's own benchmark settings), default batch completer\n",
+		SysRiver, rep.Versions.River, p.Workers, RiverFetchCooldown, RiverFetchPollInterval)
+	fmt.Fprintf(w, "  %s: %s;\n    bus.Consumer with Concurrency=%d on the bus's one auto-pipelined connection (idle slots park on the wake key);\n    batches through Bus.EnqueueBatch (one pipeline)\n",
+		SysBus, rep.Versions.Bus, p.Workers)
+	fmt.Fprintf(w, "Machine: %d cores (GOMAXPROCS %d), %s/%s, %s. The engines and the load generator share these cores;\n",
+		rep.Machine.Cores, rep.Machine.GOMAXPROCS, rep.Machine.OS, rep.Machine.Arch, rep.Machine.Go)
+	fmt.Fprintf(w, "  \"cpu\" columns are cores kept busy (CPU s ÷ wall s): bench process (load + every client side) / valkey / postgres / whole machine.\n")
+	fmt.Fprintf(w, "Durations: %v per timed repeat, %d repeats (median, min–max shown); drain backlog %d, timed from the first handler\n",
+		p.Duration, p.Repeats, p.Backlog)
+	fmt.Fprintf(w, "  start to the last recorded ack (backlog insertion and client start-up outside the window); latency %v at %.0f jobs/s offered.\n",
+		p.LatencyDuration, p.Rate)
 	fmt.Fprintf(w, "Latency method: open loop; each job carries its intended send instant and latency is counted from it,\n")
 	fmt.Fprintf(w, "so a stalled sender cannot hide queueing delay (coordinated omission); HdrHistogram, 3 significant digits.\n\n")
 }
@@ -128,45 +142,74 @@ func writeAsymmetry(w io.Writer, rep *Report, run *Run) {
 func writeFigures(w io.Writer, rep *Report, run *Run) {
 	fmt.Fprintf(w, "%s — axis %s ==\n", HeadCeilings, run.Axis)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "ceiling\tengine\tops/s (median)\tspread\twhat\n")
+	fmt.Fprintf(tw, "ceiling\tengine\tops/s (median)\tspread\tcpu\twhat\n")
 	for _, c := range run.Ceilings {
 		if c.Err != "" {
-			fmt.Fprintf(tw, "%s\t%s\terror\t\t%s: %s\n", c.Name, c.Engine, c.What, c.Err)
+			fmt.Fprintf(tw, "%s\t%s\terror\t\t\t%s: %s\n", c.Name, c.Engine, c.What, c.Err)
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%.0f\t%.0f–%.0f\t%s\n", c.Name, c.Engine, c.Rate.Median, c.Rate.Min, c.Rate.Max, c.What)
+		fmt.Fprintf(tw, "%s\t%s\t%.0f\t%.0f–%.0f\t%s\t%s\n", c.Name, c.Engine, c.Rate.Median, c.Rate.Min, c.Rate.Max, cpuText(c.CPU), c.What)
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "\"of engine ceiling\" below = jobs/s ÷ the named ceiling's ops/s; above 1× means more than one job per commit (batches).\n\n")
 	for _, s := range run.Scenarios {
 		fmt.Fprintf(w, "%s%s — axis %s ==\n%s\n", HeadScenario, s.Name, run.Axis, s.Title)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintf(tw, "system\tengine\tjobs/s (median)\tspread (min–max)\trepeats\tof engine ceiling\n")
+		fmt.Fprintf(tw, "system\tengine\tjobs/s (median)\tspread (min–max)\trepeats\tof engine ceiling\tcpu\n")
 		for _, r := range s.Results {
 			if r.Err != "" {
-				fmt.Fprintf(tw, "%s\t%s\terror\t\t\t%s\n", r.System, r.Engine, r.Err)
+				fmt.Fprintf(tw, "%s\t%s\terror\t\t\t%s\t\n", r.System, r.Engine, r.Err)
 				continue
 			}
 			frac := "n/a"
 			if r.Fraction > 0 {
 				frac = fmt.Sprintf("%.2f× %s", r.Fraction, r.Ceiling)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%.0f\t%.0f–%.0f\t%d\t%s\n", r.System, r.Engine, r.JobsPerS.Median, r.JobsPerS.Min, r.JobsPerS.Max, len(r.JobsPerS.Repeats), frac)
+			fmt.Fprintf(tw, "%s\t%s\t%.0f\t%.0f–%.0f\t%d\t%s\t%s\n", r.System, r.Engine, r.JobsPerS.Median, r.JobsPerS.Min, r.JobsPerS.Max, len(r.JobsPerS.Repeats), frac, cpuText(r.CPU))
 		}
 		tw.Flush()
+		for _, r := range s.Results {
+			if r.Server != nil {
+				fmt.Fprintf(w, "valkey (INFO commandstats): %d EVALSHA, %.2f µs each, %.2f µs of script per job; scripts filled %.0f%% of the wall time\n",
+					r.Server.Calls, r.Server.UsecPerCall, r.Server.UsecPerJob, 100*r.Server.ScriptShare)
+			}
+		}
+		var su []string
+		for _, r := range s.Results {
+			if r.Startup != nil {
+				su = append(su, fmt.Sprintf("%s %.0f ms", r.System, r.Startup.Median))
+			}
+		}
+		if len(su) > 0 {
+			fmt.Fprintf(w, "start-up before the first handler (median, outside the window): %s\n", strings.Join(su, ", "))
+		}
 		writeRatios(w, s.Ratios, "jobs/s medians; above 1: the bus moved more")
+		fmt.Fprintln(w)
+	}
+	if len(run.Scripts) > 0 {
+		fmt.Fprintf(w, "%s — axis %s ==\n", HeadScripts, run.Axis)
+		fmt.Fprintf(w, "Each drain script alone, server time from INFO commandstats (Valkey runs scripts on one thread):\n")
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintf(tw, "script\tcalls\tµs per call\tscript-only ceiling (calls/s)\n")
+		for _, c := range run.Scripts {
+			fmt.Fprintf(tw, "%s\t%d\t%.2f\t%.0f\n", c.Script, c.Calls, c.UsecPerCall, 1e6/c.UsecPerCall)
+		}
+		tw.Flush()
+		if cl, co := scriptCost(run, "claim"), scriptCost(run, "complete"); cl > 0 && co > 0 {
+			fmt.Fprintf(w, "claim + complete = %.2f µs per job: a drain cannot pass %.0f jobs/s on one Valkey main thread, whatever the client.\n", cl+co, 1e6/(cl+co))
+		}
 		fmt.Fprintln(w)
 	}
 	if ls := run.Latency; ls != nil {
 		fmt.Fprintf(w, "%s%s — axis %s ==\n%s; plot: %s\n", HeadScenario, ls.Name, run.Axis, ls.Title, ls.PlotFile)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintf(tw, "system\tp50 ms\tp99 ms\tp99.9 ms\tmax ms\tjobs\tsent in\n")
+		fmt.Fprintf(tw, "system\tp50 ms\tp99 ms\tp99.9 ms\tmax ms\tjobs\tsent in\tcpu\n")
 		for _, r := range ls.Results {
 			if r.Err != "" && r.Latency.Count == 0 {
-				fmt.Fprintf(tw, "%s\terror\t\t\t\t\t%s\n", r.System, r.Err)
+				fmt.Fprintf(tw, "%s\terror\t\t\t\t\t%s\t\n", r.System, r.Err)
 				continue
 			}
-			fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%.2f\t%.2f\t%d/%d\t%.1fs\n", r.System, r.Latency.P50, r.Latency.P99, r.Latency.P999, r.Latency.Max, r.Received, r.Offered, r.SendSeconds)
+			fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%.2f\t%.2f\t%d/%d\t%.1fs\t%s\n", r.System, r.Latency.P50, r.Latency.P99, r.Latency.P999, r.Latency.Max, r.Received, r.Offered, r.SendSeconds, cpuText(r.CPU))
 			if r.Err != "" {
 				fmt.Fprintf(tw, "\t(error: %s)\n", r.Err)
 			}
@@ -175,6 +218,8 @@ func writeFigures(w io.Writer, rep *Report, run *Run) {
 		writeRatios(w, ls.Ratios, "below 1: the bus was faster")
 		fmt.Fprintln(w)
 	}
+	writeTargets(w, rep, run)
+	writeBounds(w, rep, run)
 	fmt.Fprintf(w, "%s — axis %s ==\n", HeadGaps, run.Axis)
 	if len(run.Gaps) == 0 {
 		fmt.Fprintf(w, "none: every system measured\n\n")
@@ -185,6 +230,200 @@ func writeFigures(w io.Writer, rep *Report, run *Run) {
 	if len(run.Gaps) > 0 {
 		fmt.Fprintln(w)
 	}
+}
+
+// cpuText renders cores busy as bench/valkey/postgres/machine; "?" is unknown.
+func cpuText(c *CPU) string {
+	if c == nil {
+		return "?"
+	}
+	f := func(v *float64) string {
+		if v == nil {
+			return "?"
+		}
+		return fmt.Sprintf("%.2f", *v)
+	}
+	return fmt.Sprintf("%.2f/%s/%s/%s", c.Bench, f(c.Valkey), f(c.Postgres), f(c.Machine))
+}
+
+func scriptCost(run *Run, name string) float64 {
+	for _, c := range run.Scripts {
+		if c.Script == name {
+			return c.UsecPerCall
+		}
+	}
+	return 0
+}
+
+func (run *Run) scenario(name string) *Scenario {
+	for _, s := range run.Scenarios {
+		if s.Name == name {
+			return s
+		}
+	}
+	return nil
+}
+
+func (s *Scenario) result(system string) *Result {
+	if s == nil {
+		return nil
+	}
+	for _, r := range s.Results {
+		if r.System == system && r.Err == "" && r.JobsPerS.Median > 0 {
+			return r
+		}
+	}
+	return nil
+}
+
+// Target is one of issue 5's goals, checked against this run's medians.
+type Target struct {
+	Goal     string  `json:"goal"`
+	Measured string  `json:"measured"`
+	Met      bool    `json:"met"`
+	Value    float64 `json:"value"`
+}
+
+// Targets checks issue 5's goals against one run. A goal whose figure is missing is not met.
+func Targets(rep *Report, run *Run) []Target {
+	var out []Target
+	drain := run.scenario(ScDrain)
+	bus, river, ob := drain.result(SysBus), drain.result(SysRiver), drain.result(SysOban)
+	add := func(goal string, ok bool, v float64, measured string) {
+		out = append(out, Target{Goal: goal, Measured: measured, Met: ok, Value: v})
+	}
+	missing := "not measured"
+	if bus != nil {
+		add("bus drain ≥ 50000 jobs/s", bus.JobsPerS.Median >= 50000, bus.JobsPerS.Median, fmt.Sprintf("%.0f jobs/s", bus.JobsPerS.Median))
+	} else {
+		add("bus drain ≥ 50000 jobs/s", false, 0, missing)
+	}
+	for _, o := range []struct {
+		r    *Result
+		name string
+		x    float64
+	}{{river, SysRiver, 2.5}, {ob, SysOban, 10}} {
+		goal := fmt.Sprintf("bus drain ≥ %g× %s", o.x, o.name)
+		if bus == nil || o.r == nil {
+			add(goal, false, 0, missing)
+			continue
+		}
+		v := bus.JobsPerS.Median / o.r.JobsPerS.Median
+		add(goal, v >= o.x, v, fmt.Sprintf("%.2f× (%.0f vs %.0f jobs/s)", v, bus.JobsPerS.Median, o.r.JobsPerS.Median))
+	}
+	if e := run.scenario(ScEnqueueConc).result(SysBus); e != nil {
+		add(fmt.Sprintf("bus enqueue ≥ 100000 jobs/s from %d concurrent producers", rep.Params.Producers), e.JobsPerS.Median >= 100000, e.JobsPerS.Median, fmt.Sprintf("%.0f jobs/s", e.JobsPerS.Median))
+	} else {
+		add("bus enqueue ≥ 100000 jobs/s from concurrent producers", false, 0, missing)
+	}
+	goal := "bus end-to-end p99 < 2 ms at 1000 jobs/s offered"
+	var lat *LatencyResult
+	if run.Latency != nil {
+		for _, r := range run.Latency.Results {
+			if r.System == SysBus && r.Err == "" && r.Latency.Count > 0 {
+				lat = r
+			}
+		}
+	}
+	switch {
+	case lat == nil:
+		add(goal, false, 0, missing)
+	case run.Latency.Rate != 1000:
+		add(goal, false, lat.Latency.P99, fmt.Sprintf("p99 %.2f ms, but at %.0f jobs/s offered: not the target's rate", lat.Latency.P99, run.Latency.Rate))
+	default:
+		add(goal, lat.Latency.P99 < 2, lat.Latency.P99, fmt.Sprintf("p99 %.2f ms", lat.Latency.P99))
+	}
+	return out
+}
+
+func writeTargets(w io.Writer, rep *Report, run *Run) {
+	fmt.Fprintf(w, "%s — axis %s ==\n", HeadTargets, run.Axis)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "goal\tmeasured\tverdict\n")
+	for _, t := range Targets(rep, run) {
+		v := "MET"
+		if !t.Met {
+			v = "NOT MET"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", t.Goal, t.Measured, v)
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+}
+
+// writeBounds says, for the scenarios that decide the targets, what held each system back:
+// the machine's cores, Valkey's one script thread, or waiting (round trips, commits, cooldowns).
+func writeBounds(w io.Writer, rep *Report, run *Run) {
+	fmt.Fprintf(w, "%s — axis %s ==\n", HeadBounds, run.Axis)
+	cores := float64(rep.Machine.Cores)
+	for _, name := range []string{ScDrain, ScEnqueueConc, ScEnqueueBatch} {
+		s := run.scenario(name)
+		if s == nil {
+			continue
+		}
+		for _, r := range s.Results {
+			if r.Err != "" || r.CPU == nil {
+				continue
+			}
+			fmt.Fprintf(w, "%s, %s: %.0f jobs/s; cores busy: bench %.2f, valkey %s, postgres %s, machine %s of %.0f",
+				name, r.System, r.JobsPerS.Median, r.CPU.Bench, opt(r.CPU.Valkey), opt(r.CPU.Postgres), opt(r.CPU.Machine), cores)
+			if r.Server != nil {
+				fmt.Fprintf(w, "; valkey in scripts %.2f µs/job (%.0f%% of the wall time)", r.Server.UsecPerJob, 100*r.Server.ScriptShare)
+			}
+			fmt.Fprintf(w, "\n  → %s\n", verdict(r, cores))
+		}
+	}
+	fmt.Fprintln(w)
+}
+
+func opt(v *float64) string {
+	if v == nil {
+		return "?"
+	}
+	return fmt.Sprintf("%.2f", *v)
+}
+
+func verdict(r *Result, cores float64) string {
+	c := r.CPU
+	if c.Machine != nil && *c.Machine >= 0.9*cores {
+		parts := []struct {
+			name string
+			v    float64
+		}{{"the bench process (load generator and client side)", c.Bench}}
+		if c.Valkey != nil {
+			parts = append(parts, struct {
+				name string
+				v    float64
+			}{"valkey", *c.Valkey})
+		}
+		if c.Postgres != nil {
+			parts = append(parts, struct {
+				name string
+				v    float64
+			}{"postgres", *c.Postgres})
+		}
+		big := parts[0]
+		for _, p := range parts[1:] {
+			if p.v > big.v {
+				big = p
+			}
+		}
+		other := *c.Machine - c.Bench
+		if c.Valkey != nil {
+			other -= *c.Valkey
+		}
+		if c.Postgres != nil {
+			other -= *c.Postgres
+		}
+		return fmt.Sprintf("CPU-bound: the cores are saturated; the largest share is %s (%.2f cores); other processes %.2f", big.name, big.v, max(other, 0))
+	}
+	if r.Server != nil && r.Server.ScriptShare >= 0.8 {
+		return "bound by Valkey's script thread"
+	}
+	if c.Valkey != nil && *c.Valkey >= 0.9 {
+		return "bound by Valkey's main thread (scripts plus network I/O)"
+	}
+	return "not CPU-bound: the time goes to waiting — round trips, commit fsyncs, fetch cooldowns or polls"
 }
 
 func writeRatios(w io.Writer, rs []Ratio, note string) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -26,7 +27,9 @@ const (
 // Config is one invocation of the bench.
 type Config struct {
 	Mode       string
+	Overrides  Overrides // replace the mode's producers, workers, pool, backlog, batch or rate
 	Durability bool      // add the axis: bus appendfsync always, Postgres synchronous_commit=off
+	Only       []string  // run only these scenarios (ceilings always run); empty: all
 	Progress   io.Writer // progress lines; nil discards
 }
 
@@ -64,6 +67,8 @@ type Run struct {
 	Ceilings  []Ceiling           `json:"ceilings"`
 	Scenarios []*Scenario         `json:"scenarios"`
 	Latency   *LatencyScenario    `json:"latency"`
+	Scripts   []ScriptCost        `json:"bus_scripts,omitempty"` // each drain script alone, Valkey's own timing
+	Targets   []Target            `json:"targets"`
 	Gaps      []string            `json:"gaps"`
 	ceil      map[string]*Ceiling // by name
 }
@@ -84,6 +89,7 @@ type Ceiling struct {
 	Concurrency int    `json:"concurrency"`
 	Unit        string `json:"unit"`
 	Rate        Spread `json:"rate"`
+	CPU         *CPU   `json:"cpu,omitempty"`
 	Err         string `json:"error,omitempty"`
 }
 
@@ -99,12 +105,15 @@ type Scenario struct {
 
 // Result is one system in one scenario.
 type Result struct {
-	System   string  `json:"system"`
-	Engine   Engine  `json:"engine"`
-	JobsPerS Spread  `json:"jobs_per_s"`
-	Ceiling  string  `json:"ceiling"`
-	Fraction float64 `json:"fraction_of_ceiling"`
-	Err      string  `json:"error,omitempty"`
+	System   string      `json:"system"`
+	Engine   Engine      `json:"engine"`
+	JobsPerS Spread      `json:"jobs_per_s"`
+	Ceiling  string      `json:"ceiling"`
+	Fraction float64     `json:"fraction_of_ceiling"`
+	CPU      *CPU        `json:"cpu,omitempty"`         // over every repeat
+	Server   *ServerTime `json:"valkey_time,omitempty"` // the bus only
+	Startup  *Spread     `json:"startup_ms,omitempty"`  // drain: call → first handler, outside the window
+	Err      string      `json:"error,omitempty"`
 }
 
 // Ratio compares two systems' medians (or latencies).
@@ -140,6 +149,17 @@ func Execute(ctx context.Context, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	if p, err = cfg.Overrides.Apply(p); err != nil {
+		return nil, err
+	}
+	want := map[string]bool{}
+	for _, name := range cfg.Only {
+		if !slices.Contains(Scenarios, name) {
+			return nil, fmt.Errorf("%w: unknown scenario %q (want one of %s)", ErrParams, name, strings.Join(Scenarios, ", "))
+		}
+		want[name] = true
+	}
+	selected := func(name string) bool { return len(want) == 0 || want[name] }
 	prog := cfg.Progress
 	if prog == nil {
 		prog = io.Discard
@@ -158,17 +178,18 @@ func Execute(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	for _, ax := range axes {
 		fmt.Fprintf(prog, "emq-bench: axis %s: starting engines\n", ax.name)
-		run, err := runAxis(ctx, p, ax, prog)
+		run, err := runAxis(ctx, p, ax, selected, prog)
 		if err != nil {
 			return rep, fmt.Errorf("bench: axis %s: %w", ax.name, err)
 		}
+		run.Targets = Targets(rep, run)
 		rep.Runs = append(rep.Runs, run)
 	}
 	rep.Seconds = time.Since(rep.Started).Seconds()
 	return rep, nil
 }
 
-func runAxis(ctx context.Context, p Params, ax axis, prog io.Writer) (*Run, error) {
+func runAxis(ctx context.Context, p Params, ax axis, selected func(string) bool, prog io.Writer) (*Run, error) {
 	run := &Run{Axis: ax.name, ceil: map[string]*Ceiling{}}
 	sctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	pg, err := engines.StartPostgres(sctx, engines.PostgresOptions{Settings: ax.pg})
@@ -184,12 +205,15 @@ func runAxis(ctx context.Context, p Params, ax axis, prog io.Writer) (*Run, erro
 		return nil, err
 	}
 	defer vk.Stop()
+	clock := cpuClock{valkeyPID: vk.PID(), pgPID: pg.PID()}
 
 	pcfg, err := pgxpool.ParseConfig(pg.URL)
 	if err != nil {
 		return nil, err
 	}
-	pcfg.MaxConns = int32(p.Producers + p.Workers + 8)
+	// One pool for every Postgres system, the ceilings and the bus's business rows: the same
+	// connections for all, as one service's database pool.
+	pcfg.MaxConns = int32(p.PGPool)
 	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
 	if err != nil {
 		return nil, err
@@ -231,8 +255,10 @@ func runAxis(ctx context.Context, p Params, ax axis, prog io.Writer) (*Run, erro
 	} else {
 		queues = append(queues, rq)
 	}
-	if bq, err := NewBusQueue(ctx, vk.Addr, pool, ob.rows); err != nil {
+	var bq *BusQueue
+	if bq, err = NewBusQueue(ctx, vk.Addr, pool, ob.rows); err != nil {
 		run.Gaps = append(run.Gaps, fmt.Sprintf("%s: not measured: %v", SysBus, err))
+		bq = nil
 	} else {
 		queues = append(queues, bq)
 	}
@@ -242,7 +268,49 @@ func runAxis(ctx context.Context, p Params, ax axis, prog io.Writer) (*Run, erro
 		}
 	}()
 
-	measureCeilings(ctx, run, p, pool, admin, prog)
+	measureCeilings(ctx, run, p, pool, admin, clock, prog)
+
+	// serverTime brackets a bus measurement with Valkey's statistics; other systems pass.
+	type serverAcc struct{ calls, usec, jobs, wallUS int64 }
+	servers := map[string]*serverAcc{}
+	var serverErr error
+	bracket := func(q Queue) (func(), func(int64, time.Duration)) {
+		if q != Queue(bq) || bq == nil {
+			return func() {}, func(int64, time.Duration) {}
+		}
+		return func() {
+				if err := resetStats(ctx, admin); err != nil && serverErr == nil {
+					serverErr = err
+				}
+			}, func(jobs int64, wall time.Duration) {
+				calls, usec, err := evalshaStats(ctx, admin)
+				if err != nil {
+					if serverErr == nil {
+						serverErr = err
+					}
+					return
+				}
+				a := servers[q.Name()]
+				if a == nil {
+					a = &serverAcc{}
+					servers[q.Name()] = a
+				}
+				a.calls += calls
+				a.usec += usec
+				a.jobs += jobs
+				a.wallUS += wall.Microseconds()
+			}
+	}
+	serverTime := func() *ServerTime {
+		a := servers[SysBus]
+		clear(servers)
+		if a == nil || a.calls == 0 || a.jobs == 0 || a.wallUS == 0 {
+			return nil
+		}
+		return &ServerTime{Calls: a.calls, UsecPerCall: float64(a.usec) / float64(a.calls),
+			UsecPerJob: float64(a.usec) / float64(a.jobs), ScriptShare: float64(a.usec) / float64(a.wallUS)}
+	}
+
 	var rowID atomic.Int64
 	scenarios := []struct {
 		name, title, ceilingPG string
@@ -261,7 +329,7 @@ func runAxis(ctx context.Context, p Params, ax axis, prog io.Writer) (*Run, erro
 					return 1, q.Enqueue(ctx, payload(time.Now().UnixNano()))
 				}
 			}},
-		{ScEnqueueBatch, fmt.Sprintf("enqueue, one producer, batches of %d", p.Batch), "pg-commit-1", 1, p.Batch,
+		{ScEnqueueBatch, fmt.Sprintf("enqueue, one producer, batches of %d (PG: one multi-row INSERT; bus: one pipeline)", p.Batch), "pg-commit-1", 1, p.Batch,
 			func(q Queue) func(context.Context, int) (int, error) {
 				return func(ctx context.Context, _ int) (int, error) {
 					ps := make([][]byte, p.Batch)
@@ -280,9 +348,13 @@ func runAxis(ctx context.Context, p Params, ax axis, prog io.Writer) (*Run, erro
 			}},
 	}
 	for _, sc := range scenarios {
+		if !selected(sc.name) {
+			continue
+		}
 		s := &Scenario{Name: sc.name, Title: sc.title, Concurrency: sc.conc, Batch: sc.batch}
 		rates := map[string][]float64{}
 		errs := map[string]error{}
+		cpus := map[string]*cpuAcc{}
 		for rep := range p.Repeats {
 			for _, q := range queues {
 				if errs[q.Name()] != nil {
@@ -292,12 +364,19 @@ func runAxis(ctx context.Context, p Params, ax axis, prog io.Writer) (*Run, erro
 					errs[q.Name()] = err
 					continue
 				}
+				begin, end := bracket(q)
+				begin()
+				c0 := clock.read()
 				r, err := timed(ctx, p.Duration, sc.conc, sc.op(q))
+				c1 := clock.read()
 				if err != nil {
 					errs[q.Name()] = err
 					fmt.Fprintf(prog, "emq-bench: %s %s: error: %v\n", sc.name, q.Name(), err)
 					continue
 				}
+				wall := c1.at.Sub(c0.at)
+				end(int64(r*wall.Seconds()+0.5), wall)
+				acc(cpus, q.Name()).add(c0, c1)
 				rates[q.Name()] = append(rates[q.Name()], r)
 				fmt.Fprintf(prog, "emq-bench: %s %s repeat %d/%d: %.0f jobs/s\n", sc.name, q.Name(), rep+1, p.Repeats, r)
 			}
@@ -308,7 +387,7 @@ func runAxis(ctx context.Context, p Params, ax axis, prog io.Writer) (*Run, erro
 			}
 			return sc.ceilingPG
 		}
-		s.Results = results(run, queues, rates, errs, ceilFor)
+		s.Results = results(run, queues, rates, errs, cpus, ceilFor)
 		if sc.name == ScEnqueueTx {
 			for _, r := range s.Results {
 				if r.Engine == Valkey {
@@ -316,66 +395,129 @@ func runAxis(ctx context.Context, p Params, ax axis, prog io.Writer) (*Run, erro
 				}
 			}
 		}
+		setServer(s.Results, serverTime())
 		s.Ratios = ratios(s.Results)
 		run.Scenarios = append(run.Scenarios, s)
 	}
 
-	// Drain.
-	s := &Scenario{Name: ScDrain, Title: fmt.Sprintf("drain a backlog of %d with %d workers, empty handler", p.Backlog, p.Workers), Concurrency: p.Workers}
-	rates := map[string][]float64{}
-	errs := map[string]error{}
-	for rep := range p.Repeats {
-		for _, q := range queues {
-			if errs[q.Name()] != nil {
-				continue
-			}
-			r, err := drainOnce(ctx, q, p.Backlog, p.Workers)
-			if err != nil {
-				errs[q.Name()] = err
-				fmt.Fprintf(prog, "emq-bench: %s %s: error: %v\n", ScDrain, q.Name(), err)
-				continue
-			}
-			rates[q.Name()] = append(rates[q.Name()], r)
-			fmt.Fprintf(prog, "emq-bench: %s %s repeat %d/%d: %.0f jobs/s\n", ScDrain, q.Name(), rep+1, p.Repeats, r)
-		}
+	if selected(ScDrain) {
+		runDrain(ctx, run, p, queues, clock, bracket, serverTime, prog)
 	}
-	s.Results = results(run, queues, rates, errs, func(q Queue) string {
-		if q.Engine() == Valkey {
-			return "valkey-evalsha"
-		}
-		return "pg-commit-n"
-	})
-	s.Ratios = ratios(s.Results)
-	run.Scenarios = append(run.Scenarios, s)
-
-	// End-to-end latency at a fixed offered rate.
-	ls := &LatencyScenario{Name: ScLatency, Rate: p.Rate, Seconds: p.LatencyDuration.Seconds(), Workers: p.Workers, Senders: p.Producers,
-		Title:    fmt.Sprintf("enqueue → handler start at %.0f jobs/s offered for %.0fs, %d workers (open loop)", p.Rate, p.LatencyDuration.Seconds(), p.Workers),
-		PlotFile: "latency-e2e-" + ax.name + ".svg"}
-	for _, q := range queues {
-		if err := q.Reset(ctx); err != nil {
-			ls.Results = append(ls.Results, &LatencyResult{System: q.Name(), Err: err.Error()})
-			continue
-		}
-		r, err := openLoop(ctx, q, p.Rate, p.LatencyDuration, p.Workers, p.Producers)
-		if err != nil {
-			r.Err = err.Error()
-			fmt.Fprintf(prog, "emq-bench: %s %s: error: %v\n", ScLatency, q.Name(), err)
+	// Where the bus's server time goes: each drain script alone.
+	if bq != nil && selected(ScDrain) {
+		k := min(p.Backlog, 20000)
+		if sc, err := bq.profileScripts(ctx, k, p.Workers); err != nil {
+			run.Gaps = append(run.Gaps, fmt.Sprintf("bus script profile: %v", err))
 		} else {
-			fmt.Fprintf(prog, "emq-bench: %s %s: p50 %.2fms p99 %.2fms max %.2fms (%d jobs)\n", ScLatency, q.Name(),
-				r.Latency.P50, r.Latency.P99, r.Latency.Max, r.Received)
+			run.Scripts = sc
+			for _, c := range sc {
+				fmt.Fprintf(prog, "emq-bench: valkey time of %s: %.2f µs per call (%d calls)\n", c.Script, c.UsecPerCall, c.Calls)
+			}
 		}
-		ls.Results = append(ls.Results, &r)
 	}
-	ls.Ratios = latencyRatios(ls.Results)
-	run.Latency = ls
+	if serverErr != nil {
+		run.Gaps = append(run.Gaps, fmt.Sprintf("valkey commandstats: %v", serverErr))
+	}
+
+	if selected(ScLatency) {
+		run.Latency = runLatency(ctx, p, ax, queues, clock, prog)
+	}
 	for _, q := range queues {
 		_ = q.Reset(ctx)
 	}
 	return run, nil
 }
 
-func results(run *Run, queues []Queue, rates map[string][]float64, errs map[string]error, ceilFor func(Queue) string) []*Result {
+// runLatency is the end-to-end latency at a fixed offered rate.
+func runLatency(ctx context.Context, p Params, ax axis, queues []Queue, clock cpuClock, prog io.Writer) *LatencyScenario {
+	ls := &LatencyScenario{Name: ScLatency, Rate: p.Rate, Seconds: p.LatencyDuration.Seconds(), Workers: p.Workers, Senders: p.Producers,
+		Title:    fmt.Sprintf("enqueue → handler start at %.0f jobs/s offered for %.0fs, %d workers each, %d senders (open loop)", p.Rate, p.LatencyDuration.Seconds(), p.Workers, p.Producers),
+		PlotFile: "latency-e2e-" + ax.name + ".svg"}
+	for _, q := range queues {
+		if err := q.Reset(ctx); err != nil {
+			ls.Results = append(ls.Results, &LatencyResult{System: q.Name(), Err: err.Error()})
+			continue
+		}
+		var a cpuAcc
+		r, err := openLoop(ctx, q, p.Rate, p.LatencyDuration, p.Workers, p.Producers, clock, &a)
+		r.CPU = a.cpu()
+		if err != nil {
+			r.Err = err.Error()
+			fmt.Fprintf(prog, "emq-bench: %s %s: error: %v\n", ScLatency, q.Name(), err)
+		} else {
+			fmt.Fprintf(prog, "emq-bench: %s %s: p50 %.2fms p99 %.2fms p99.9 %.2fms max %.2fms (%d jobs)\n", ScLatency, q.Name(),
+				r.Latency.P50, r.Latency.P99, r.Latency.P999, r.Latency.Max, r.Received)
+		}
+		ls.Results = append(ls.Results, &r)
+	}
+	ls.Ratios = latencyRatios(ls.Results)
+	return ls
+}
+
+type bracketFunc func(q Queue) (begin func(), end func(jobs int64, wall time.Duration))
+
+// runDrain is the drain scenario: repeats interleaved across systems.
+func runDrain(ctx context.Context, run *Run, p Params, queues []Queue, clock cpuClock, bracket bracketFunc, serverTime func() *ServerTime, prog io.Writer) {
+	s := &Scenario{Name: ScDrain, Title: fmt.Sprintf("drain a backlog of %d with %d workers each, empty handler; timed from the first handler start to the last recorded ack", p.Backlog, p.Workers), Concurrency: p.Workers}
+	rates := map[string][]float64{}
+	startups := map[string][]float64{}
+	errs := map[string]error{}
+	cpus := map[string]*cpuAcc{}
+	for rep := range p.Repeats {
+		for _, q := range queues {
+			if errs[q.Name()] != nil {
+				continue
+			}
+			begin, end := bracket(q)
+			// CPU from just before the drain's start-up to its last ack; Valkey's script time
+			// against the timed window.
+			var c0, c1 cpuTimes
+			r, err := drainOnce(ctx, q, p.Backlog, p.Workers, func() { begin(); c0 = clock.read() }, func() { c1 = clock.read() })
+			if err != nil {
+				errs[q.Name()] = err
+				fmt.Fprintf(prog, "emq-bench: %s %s: error: %v\n", ScDrain, q.Name(), err)
+				continue
+			}
+			end(int64(p.Backlog), time.Duration(float64(p.Backlog)/r.rate*float64(time.Second)))
+			acc(cpus, q.Name()).add(c0, c1)
+			rates[q.Name()] = append(rates[q.Name()], r.rate)
+			startups[q.Name()] = append(startups[q.Name()], float64(r.startup.Microseconds())/1000)
+			fmt.Fprintf(prog, "emq-bench: %s %s repeat %d/%d: %.0f jobs/s (start-up %v, outside the window)\n", ScDrain, q.Name(), rep+1, p.Repeats, r.rate, r.startup.Round(time.Millisecond))
+		}
+	}
+	s.Results = results(run, queues, rates, errs, cpus, func(q Queue) string {
+		if q.Engine() == Valkey {
+			return "valkey-evalsha"
+		}
+		return "pg-commit-n"
+	})
+	for _, r := range s.Results {
+		if xs := startups[r.System]; len(xs) > 0 {
+			sp := spreadOf(xs)
+			r.Startup = &sp
+		}
+	}
+	setServer(s.Results, serverTime())
+	s.Ratios = ratios(s.Results)
+	run.Scenarios = append(run.Scenarios, s)
+}
+
+func acc(m map[string]*cpuAcc, name string) *cpuAcc {
+	if m[name] == nil {
+		m[name] = &cpuAcc{}
+	}
+	return m[name]
+}
+
+func setServer(rs []*Result, st *ServerTime) {
+	for _, r := range rs {
+		if r.System == SysBus && r.Err == "" {
+			r.Server = st
+		}
+	}
+}
+
+func results(run *Run, queues []Queue, rates map[string][]float64, errs map[string]error, cpus map[string]*cpuAcc, ceilFor func(Queue) string) []*Result {
 	var out []*Result
 	for _, q := range queues {
 		r := &Result{System: q.Name(), Engine: q.Engine(), Ceiling: ceilFor(q)}
@@ -386,6 +528,9 @@ func results(run *Run, queues []Queue, rates map[string][]float64, errs map[stri
 			r.JobsPerS = spreadOf(rates[q.Name()])
 			if c := run.ceil[r.Ceiling]; c != nil && c.Rate.Median > 0 {
 				r.Fraction = r.JobsPerS.Median / c.Rate.Median
+			}
+			if a := cpus[q.Name()]; a != nil {
+				r.CPU = a.cpu()
 			}
 		}
 		out = append(out, r)
@@ -428,9 +573,10 @@ func latencyRatios(rs []*LatencyResult) []Ratio {
 	return out
 }
 
-// measureCeilings: PostgreSQL's single-insert durable commits at 1 and n clients, and Valkey's
-// raw EVALSHA of a trivial script pipelined through the kit's connector.
-func measureCeilings(ctx context.Context, run *Run, p Params, pool *pgxpool.Pool, admin *connector.Conn, prog io.Writer) {
+// measureCeilings: PostgreSQL's single-insert durable commits from 1 client and from N through
+// the shared pool, and Valkey's raw EVALSHA of a trivial script pipelined through the kit's
+// connector by N callers.
+func measureCeilings(ctx context.Context, run *Run, p Params, pool *pgxpool.Pool, admin *connector.Conn, clock cpuClock, prog io.Writer) {
 	table := pgx.Identifier{obanPrefix, "ceiling"}.Sanitize()
 	_, terr := pool.Exec(ctx, `CREATE TABLE IF NOT EXISTS `+table+` (id bigserial PRIMARY KEY, v bigint NOT NULL)`)
 	commit := func(ctx context.Context, _ int) (int, error) {
@@ -453,7 +599,7 @@ func measureCeilings(ctx context.Context, run *Run, p Params, pool *pgxpool.Pool
 		op         func(context.Context, int) (int, error)
 	}{
 		{"pg-commit-1", "INSERT of one row per autocommit transaction, 1 client", Postgres, 1, commit},
-		{"pg-commit-n", fmt.Sprintf("INSERT of one row per autocommit transaction, %d clients", p.Producers), Postgres, p.Producers, commit},
+		{"pg-commit-n", fmt.Sprintf("INSERT of one row per autocommit transaction, %d clients through the %d-connection pool", p.Producers, p.PGPool), Postgres, p.Producers, commit},
 		{"valkey-evalsha", fmt.Sprintf("EVALSHA of `return 1`, %d clients × pipelines of %d, one connector connection (writes nothing, so no AOF fsync)", p.Producers, p.Pipeline), Valkey, p.Producers, evalsha},
 	} {
 		cl := &Ceiling{Name: c.name, Engine: c.engine, What: c.what, Concurrency: c.conc, Unit: "ops/s"}
@@ -461,17 +607,22 @@ func measureCeilings(ctx context.Context, run *Run, p Params, pool *pgxpool.Pool
 			cl.Err = terr.Error()
 		}
 		var xs []float64
+		var a cpuAcc
 		for rep := 0; rep < p.Repeats && cl.Err == ""; rep++ {
+			c0 := clock.read()
 			r, err := timed(ctx, p.Duration, c.conc, c.op)
+			c1 := clock.read()
 			if err != nil {
 				cl.Err = err.Error()
 				break
 			}
+			a.add(c0, c1)
 			xs = append(xs, r)
 			fmt.Fprintf(prog, "emq-bench: ceiling %s repeat %d/%d: %.0f ops/s\n", c.name, rep+1, p.Repeats, r)
 		}
 		if cl.Err == "" {
 			cl.Rate = spreadOf(xs)
+			cl.CPU = a.cpu()
 		}
 		run.Ceilings = append(run.Ceilings, *cl)
 	}

@@ -64,7 +64,8 @@ func timed(ctx context.Context, d time.Duration, conc int, op func(ctx context.C
 // start. Each job carries its intended send instant and latency is counted from that instant,
 // not from when a sender got round to it: a stalled sender cannot hide queueing delay
 // (coordinated omission). Senders are a pool so one slow enqueue does not delay the schedule.
-func openLoop(ctx context.Context, q Queue, rate float64, d time.Duration, workers, senders int) (LatencyResult, error) {
+// CPU is accounted into a from the first send to the last arrival.
+func openLoop(ctx context.Context, q Queue, rate float64, d time.Duration, workers, senders int, clock cpuClock, a *cpuAcc) (LatencyResult, error) {
 	res := LatencyResult{System: q.Name()}
 	hist := newLatencyHist()
 	var received atomic.Int64
@@ -81,8 +82,9 @@ func openLoop(ctx context.Context, q Queue, rate float64, d time.Duration, worke
 			_ = stop()
 		}
 	}()
-	// Consumers start (River elects a leader, the bus parks): give them a moment before the clock.
-	if !sleepCtx(ctx, 300*time.Millisecond) {
+	// Consumers start (River elects a leader and listens, the bus parks, Oban's model listens):
+	// start-up is not what this scenario measures.
+	if !sleepCtx(ctx, time.Second) {
 		return res, ctx.Err()
 	}
 
@@ -105,6 +107,7 @@ func openLoop(ctx context.Context, q Queue, rate float64, d time.Duration, worke
 			}
 		}()
 	}
+	c0 := clock.read()
 	start := time.Now()
 	for i := range n {
 		at := start.Add(time.Duration(i) * interval)
@@ -123,6 +126,7 @@ func openLoop(ctx context.Context, q Queue, rate float64, d time.Duration, worke
 	for received.Load() < res.Sent && time.Now().Before(deadline) && ctx.Err() == nil {
 		time.Sleep(10 * time.Millisecond)
 	}
+	a.add(c0, clock.read())
 	stopped = true
 	serr := stop()
 	res.Received = received.Load()
@@ -146,24 +150,85 @@ type LatencyResult struct {
 	Received    int64   `json:"received"`
 	SendSeconds float64 `json:"send_seconds"`
 	Latency     Latency `json:"latency"`
+	CPU         *CPU    `json:"cpu,omitempty"`
 	Err         string  `json:"error,omitempty"`
 }
 
-// drainOnce pre-fills n jobs and times their burn-down by workers.
-func drainOnce(ctx context.Context, q Queue, n, workers int) (float64, error) {
+// DrainMarks time a drain from its first handler start to its n-th recorded acknowledgement:
+// filling the backlog and a client's start-up (River's leader election and notifier, the
+// consumers' goroutines) stay outside the window for every system alike.
+type DrainMarks struct {
+	n     int64
+	begun time.Time    // Drain was called
+	first atomic.Int64 // unix nanos of the first handler start
+	acked atomic.Int64
+	last  atomic.Int64 // unix nanos of the n-th acknowledgement
+	after func()       // run once the n-th ack is stamped; nil for none
+	done  chan struct{}
+}
+
+func newDrainMarks(n int) *DrainMarks {
+	return &DrainMarks{n: int64(n), begun: time.Now(), done: make(chan struct{})}
+}
+
+// Started is called at each handler start.
+func (m *DrainMarks) Started() {
+	if m.first.Load() == 0 {
+		m.first.CompareAndSwap(0, time.Now().UnixNano())
+	}
+}
+
+// Ack is called once per job whose completion the system has recorded.
+func (m *DrainMarks) Ack() {
+	if m.acked.Add(1) == m.n {
+		m.last.Store(time.Now().UnixNano())
+		if m.after != nil {
+			m.after()
+		}
+		close(m.done)
+	}
+}
+
+// wait blocks until n acks, ctx's end or a failure on errc.
+func (m *DrainMarks) wait(ctx context.Context, errc <-chan error) error {
+	select {
+	case <-m.done:
+		return nil
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+		return fmt.Errorf("%w: %d of %d acknowledged: %w", errIncomplete, m.acked.Load(), m.n, ctx.Err())
+	}
+}
+
+// drainResult is one timed drain.
+type drainResult struct {
+	rate    float64       // jobs/s over the window
+	startup time.Duration // Drain called → first handler start (not in the window)
+}
+
+// drainOnce pre-fills n jobs and times their burn-down by workers; before runs between the
+// fill and the drain, after at the last ack (outside the window).
+func drainOnce(ctx context.Context, q Queue, n, workers int, before, after func()) (drainResult, error) {
 	if err := q.Reset(ctx); err != nil {
-		return 0, err
+		return drainResult{}, err
 	}
 	if err := q.Fill(ctx, n); err != nil {
-		return 0, err
+		return drainResult{}, err
 	}
 	dctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
-	start := time.Now()
-	if err := q.Drain(dctx, n, workers); err != nil {
-		return 0, err
+	before()
+	m := newDrainMarks(n)
+	m.after = after
+	if err := q.Drain(dctx, workers, m); err != nil {
+		return drainResult{}, err
 	}
-	return float64(n) / time.Since(start).Seconds(), nil
+	first, last := m.first.Load(), m.last.Load()
+	if got := m.acked.Load(); got != int64(n) || first == 0 || last <= first {
+		return drainResult{}, fmt.Errorf("%w: %d of %d acknowledged", errIncomplete, got, n)
+	}
+	return drainResult{rate: float64(n) / (float64(last-first) / 1e9), startup: time.Unix(0, first).Sub(m.begun)}, nil
 }
 
 var errNoSystem = errors.New("bench: system unavailable")

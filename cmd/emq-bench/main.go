@@ -2,7 +2,7 @@
 // side in one run, with each engine's ceiling, and writes bench.out, bench.json and SVG latency
 // plots into -out.
 //
-//	go run ./cmd/emq-bench -mode ci|full -out DIR [-durability]
+//	go run ./cmd/emq-bench -mode ci|full -out DIR [-durability] [-producers N -workers W -pg-pool C -backlog B -batch K -rate R]
 //
 // Engines come from EMQ_PG_URL / EMQ_VALKEY_ADDR when set, else are started natively (see
 // internal/engines); the -durability axis always starts its own.
@@ -15,6 +15,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/echomq/kit/bench"
@@ -36,16 +37,28 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	mode := fs.String("mode", "ci", "ci (a few minutes on 2 cores), full (longer repeats) or tiny (smoke)")
 	out := fs.String("out", "out/bench", "directory for bench.out, bench.json and the SVG plots")
 	dur := fs.Bool("durability", false, "add an axis: bus appendfsync always, Postgres synchronous_commit=off")
+	var o bench.Overrides
+	fs.IntVar(&o.Producers, "producers", 0, "concurrent producers N, the same for every system (0: the mode's)")
+	fs.IntVar(&o.Workers, "workers", 0, "worker slots W, the same for every system (0: the mode's)")
+	fs.IntVar(&o.PGPool, "pg-pool", 0, "connections of the Postgres pool the Postgres systems share (0: the mode's)")
+	fs.IntVar(&o.Backlog, "backlog", 0, "jobs pre-filled for the drain (0: the mode's)")
+	fs.IntVar(&o.Batch, "batch", 0, "jobs per batch in enqueue-batch (0: the mode's)")
+	fs.Float64Var(&o.Rate, "rate", 0, "offered jobs/s of the latency scenario (0: the mode's)")
+	only := fs.String("only", "", "comma-separated scenarios to run (ceilings always run); empty: all")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	if _, err := bench.ParamsFor(*mode); err != nil {
+	p, err := bench.ParamsFor(*mode)
+	if err != nil {
 		return err
 	}
-	rep, err := bench.Execute(ctx, bench.Config{Mode: *mode, Durability: *dur, Progress: stderr})
+	if _, err := o.Apply(p); err != nil {
+		return err
+	}
+	rep, err := bench.Execute(ctx, bench.Config{Mode: *mode, Overrides: o, Only: splitList(*only), Durability: *dur, Progress: stderr})
 	if err != nil {
 		return err
 	}
@@ -54,4 +67,14 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stderr, "emq-bench: wrote %s/bench.out, bench.json and plots in %.0fs\n", *out, rep.Seconds)
 	return nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
 }

@@ -42,7 +42,8 @@ func TestReportStructure(t *testing.T) {
 		}
 	}
 	section := out[asym:strings.Index(out, bench.HeadCeilings)]
-	for _, must := range []string{"synchronous_commit=", "appendonly", "not atomic", "16.14", "valkey 8.1.1", "cores", "per timed repeat"} {
+	for _, must := range []string{"synchronous_commit=", "appendonly", "not atomic", "16.14", "valkey 8.1.1", "cores", "per timed repeat",
+		"Same conditions for every system", "MaxWorkers=8", "limit=8", "Concurrency=8", "pool of 8 connections", "FetchCooldown=2ms"} {
 		if !strings.Contains(section, must) {
 			t.Errorf("asymmetry section lacks %q:\n%s", must, section)
 		}
@@ -55,6 +56,17 @@ func TestReportStructure(t *testing.T) {
 	if strings.Contains(out, "\terror") || strings.Contains(out, " error ") {
 		t.Errorf("a system failed:\n%s", out)
 	}
+	// The closing sections: per-script server time, the targets with verdicts, where the time goes.
+	for _, head := range []string{bench.HeadScripts, bench.HeadTargets, bench.HeadBounds} {
+		if i := strings.Index(out, head); i < strings.Index(out, bench.HeadScenario+bench.ScDrain) {
+			t.Errorf("section %q missing or before the drain", head)
+		}
+	}
+	for _, must := range []string{"claim + complete =", "bus drain ≥ 50000 jobs/s", "→ ", "valkey (INFO commandstats)", "start-up before the first handler"} {
+		if !strings.Contains(out, must) {
+			t.Errorf("bench.out lacks %q", must)
+		}
+	}
 
 	var rep bench.Report
 	if err := json.Unmarshal([]byte(read(t, filepath.Join(dir, "bench.json"))), &rep); err != nil {
@@ -66,6 +78,17 @@ func TestReportStructure(t *testing.T) {
 	r := rep.Runs[0]
 	if len(r.Gaps) != 0 {
 		t.Errorf("gaps: %v", r.Gaps)
+	}
+	if len(r.Targets) != 5 {
+		t.Errorf("targets: %+v", r.Targets)
+	}
+	if len(r.Scripts) != 3 {
+		t.Errorf("bus scripts: %+v", r.Scripts)
+	}
+	for _, c := range r.Scripts {
+		if c.Calls < int64(rep.Params.Backlog) || c.UsecPerCall <= 0 {
+			t.Errorf("script %+v", c)
+		}
 	}
 	for _, c := range r.Ceilings {
 		if c.Err != "" || c.Rate.Median <= 0 {
@@ -82,8 +105,11 @@ func TestReportStructure(t *testing.T) {
 			continue
 		}
 		for i, res := range s.Results {
-			if res.System != systems[i] || res.Err != "" || res.JobsPerS.Median <= 0 || res.Fraction <= 0 {
+			if res.System != systems[i] || res.Err != "" || res.JobsPerS.Median <= 0 || res.Fraction <= 0 || res.CPU == nil || res.CPU.Bench <= 0 {
 				t.Errorf("%s: result %+v", s.Name, res)
+			}
+			if (res.System == bench.SysBus) != (res.Server != nil) {
+				t.Errorf("%s: %s valkey time %+v", s.Name, res.System, res.Server)
 			}
 		}
 		if len(s.Ratios) != 2 {
@@ -120,7 +146,7 @@ func TestReportStructure(t *testing.T) {
 }
 
 func TestRejectsBadFlags(t *testing.T) {
-	for _, args := range [][]string{{"-mode", "nope"}, {"extra"}, {"-bogus"}} {
+	for _, args := range [][]string{{"-mode", "nope"}, {"extra"}, {"-bogus"}, {"-workers", "-3"}, {"-pg-pool", "500"}, {"-only", "nope"}} {
 		if err := run(context.Background(), args, io.Discard); err == nil {
 			t.Errorf("run(%q) succeeded", args)
 		}

@@ -1,0 +1,171 @@
+package bench
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// clockTick is Linux's USER_HZ, the unit of /proc's CPU times (100 on every mainstream build).
+const clockTick = 10 * time.Millisecond
+
+// cpuClock reads CPU time used by the parties of a run: this process (the load generator and
+// every system's client side), the Valkey server, the PostgreSQL server with its backends, and
+// the whole machine (teammates' work included). An engine not started here (PID 0) is unknown.
+type cpuClock struct {
+	valkeyPID, pgPID int
+}
+
+type cpuTimes struct {
+	at               time.Time
+	bench            time.Duration
+	valkey, postgres time.Duration // -1: unknown
+	machine          time.Duration // busy time of all cores; -1: unknown
+}
+
+func (c cpuClock) read() cpuTimes {
+	t := cpuTimes{at: time.Now(), valkey: -1, postgres: -1, machine: -1}
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
+		t.bench = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	if c.valkeyPID > 0 {
+		if f, ok := procStat(c.valkeyPID); ok {
+			t.valkey = f.self
+		}
+	}
+	if c.pgPID > 0 {
+		t.postgres = postgresCPU(c.pgPID)
+	}
+	t.machine = machineBusy()
+	return t
+}
+
+// CPU is how many cores each party kept busy on average over a measurement (CPU seconds ÷
+// wall seconds). Nil fields are unknown (an engine given from outside, no /proc).
+type CPU struct {
+	Bench    float64  `json:"bench"`
+	Valkey   *float64 `json:"valkey,omitempty"`
+	Postgres *float64 `json:"postgres,omitempty"`
+	Machine  *float64 `json:"machine,omitempty"`
+}
+
+// cpuAcc sums CPU and wall time over several measurements of one system.
+type cpuAcc struct {
+	wall                             time.Duration
+	bench, valkey, postgres, machine time.Duration
+	noValkey, noPostgres, noMachine  bool
+	measured                         bool
+}
+
+func (a *cpuAcc) add(from, to cpuTimes) {
+	a.measured = true
+	a.wall += to.at.Sub(from.at)
+	a.bench += to.bench - from.bench
+	sum := func(dst *time.Duration, unknown *bool, x, y time.Duration) {
+		if x < 0 || y < 0 {
+			*unknown = true
+			return
+		}
+		*dst += y - x
+	}
+	sum(&a.valkey, &a.noValkey, from.valkey, to.valkey)
+	sum(&a.postgres, &a.noPostgres, from.postgres, to.postgres)
+	sum(&a.machine, &a.noMachine, from.machine, to.machine)
+}
+
+func (a *cpuAcc) cpu() *CPU {
+	if !a.measured || a.wall <= 0 {
+		return nil
+	}
+	w := a.wall.Seconds()
+	ratio := func(d time.Duration, unknown bool) *float64 {
+		if unknown {
+			return nil
+		}
+		v := d.Seconds() / w
+		return &v
+	}
+	return &CPU{Bench: a.bench.Seconds() / w, Valkey: ratio(a.valkey, a.noValkey),
+		Postgres: ratio(a.postgres, a.noPostgres), Machine: ratio(a.machine, a.noMachine)}
+}
+
+type statFields struct {
+	ppid     int
+	self     time.Duration // utime + stime
+	children time.Duration // cutime + cstime: reaped children
+}
+
+// procStat parses /proc/<pid>/stat. The command name may hold spaces and parentheses, so the
+// fields are counted from the last ')'.
+func procStat(pid int) (statFields, bool) {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return statFields{}, false
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return statFields{}, false
+	}
+	f := bytes.Fields(b[i+1:]) // f[0] is field 3 (state)
+	if len(f) < 15 {
+		return statFields{}, false
+	}
+	n := func(k int) int64 {
+		v, _ := strconv.ParseInt(string(f[k]), 10, 64)
+		return v
+	}
+	return statFields{ppid: int(n(1)), self: time.Duration(n(11)+n(12)) * clockTick,
+		children: time.Duration(n(13)+n(14)) * clockTick}, true
+}
+
+// postgresCPU is the postmaster's CPU, its reaped children's, and its live children's.
+func postgresCPU(pid int) time.Duration {
+	pm, ok := procStat(pid)
+	if !ok {
+		return -1
+	}
+	total := pm.self + pm.children
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return -1
+	}
+	for _, e := range ents {
+		child, err := strconv.Atoi(e.Name())
+		if err != nil || child == pid {
+			continue
+		}
+		if f, ok := procStat(child); ok && f.ppid == pid {
+			total += f.self
+		}
+	}
+	return total
+}
+
+// machineBusy is the busy time of all cores from /proc/stat (everything but idle and iowait).
+func machineBusy() time.Duration {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return -1
+	}
+	line, _, _ := bytes.Cut(b, []byte("\n"))
+	f := bytes.Fields(line)
+	if len(f) < 6 || string(f[0]) != "cpu" {
+		return -1
+	}
+	var busy int64
+	for k, v := range f[1:] {
+		n, err := strconv.ParseInt(string(v), 10, 64)
+		if err != nil {
+			return -1
+		}
+		if k == 3 || k == 4 || k >= 8 { // idle, iowait; guest times are already in user
+			continue
+		}
+		busy += n
+	}
+	return time.Duration(busy) * clockTick
+}
