@@ -13,26 +13,17 @@
 local MAX_MS = 100000000000000
 -- An integer ARGV within [lo, hi], or nil.
 local function int(s, lo, hi)
-  if type(s) ~= 'string' or #s > 16 or not string.match(s, '^%-?%d+$') then return nil end
+  if type(s) ~= 'string' or #s > 16 or not string.find(s, '^%-?%d+$') then return nil end
   local n = tonumber(s)
   if n < lo or n > hi then return nil end
   return n
 end
-local function is_job(s)
-  return type(s) == 'string' and #s == 14 and string.match(s, '^JOB[0-9A-Za-z]+$') ~= nil
-end
-local function is_name(s)
-  return type(s) == 'string' and #s >= 1 and #s <= 64 and not string.find(s, '[^a-z0-9_%.%-]')
-end
--- Every KEYS[i] must be the queue prefix of KEYS[1] (up to and including "}:") then shape[i].
+-- Every KEYS[i] must be the queue prefix of KEYS[1] (emq:{q}: for a name q) then shape[i].
+-- One anchored match takes the prefix and checks the name (the class holds no '}').
 local function declare(shape)
   if #KEYS ~= #shape then return nil, 'EMQARG want ' .. #shape .. ' KEYS, got ' .. #KEYS end
-  local k = KEYS[1]
-  local e = string.find(k, '}:', 6, true)
-  local p = e and string.sub(k, 1, e + 1)
-  if not p or string.sub(k, 1, 5) ~= 'emq:{' or not is_name(string.sub(p, 6, -3)) then
-    return nil, 'EMQARG KEYS[1] is not a queue key'
-  end
+  local p = string.match(KEYS[1], '^emq:{[a-z0-9_.%-]+}:')
+  if not p or #p > 71 then return nil, 'EMQARG KEYS[1] is not a queue key' end
   for i = 1, #shape do
     if KEYS[i] ~= p .. shape[i] then
       return nil, 'EMQARG KEYS[' .. i .. '] must be ' .. p .. shape[i]
@@ -40,32 +31,37 @@ local function declare(shape)
   end
   return p
 end
-local function arm(wake)
-  if redis.call('LLEN', wake) == 0 then redis.call('RPUSH', wake, '1') end
-end
-
 if #ARGV ~= 1 then return redis.error_reply('EMQARG want 1 ARGV, got ' .. #ARGV) end
 local lease = int(ARGV[1], 1, MAX_MS)
 if not lease then return redis.error_reply('EMQARG lease_ms must be an integer 1..100000000000000') end
 local p, err = declare({'pending', 'active', 'meta', 'wake', 'ckpt', 'ring'})
 if not p then return redis.error_reply(err) end
 
+-- Re-arm while pending ids or ring lanes remain; a token already waiting settles it at once.
 local function rearm()
-  if redis.call('ZCARD', KEYS[1]) > 0 or redis.call('LLEN', KEYS[6]) > 0 then arm(KEYS[4]) end
+  if redis.call('LLEN', KEYS[4]) == 0 and
+    (redis.call('ZCARD', KEYS[1]) > 0 or redis.call('LLEN', KEYS[6]) > 0) then
+    redis.call('RPUSH', KEYS[4], '1')
+  end
 end
 if redis.call('HGET', KEYS[3], 'paused') == '1' then return {} end
 local popped = redis.call('ZPOPMIN', KEYS[1])
 if #popped == 0 then return {} end
 local id = popped[1]
 local row = p .. 'job:' .. id
-if redis.call('EXISTS', row) == 0 then -- an orphan id: dropping it is the repair
+-- One read for existence, the token and the payload; one write mints the token.
+local f = redis.call('HMGET', row, 'attempts', 'payload')
+if not f[1] then -- an orphan id: dropping it is the repair
   rearm()
   return {}
 end
-local attempts = redis.call('HINCRBY', row, 'attempts', 1)
-redis.call('HSET', row, 'state', 'active')
+local attempts = tonumber(f[1]) + 1
+redis.call('HSET', row, 'state', 'active', 'attempts', attempts)
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 redis.call('ZADD', KEYS[2], now + lease, id)
 rearm()
-return {id, redis.call('HGET', row, 'payload'), attempts, redis.call('HGET', KEYS[5], id)}
+-- Only an earlier attempt can have left a checkpoint: a first claim has none to read.
+local saved = false
+if attempts > 1 then saved = redis.call('HGET', KEYS[5], id) end
+return {id, f[2], attempts, saved}

@@ -11,26 +11,20 @@
 local MAX_MS = 100000000000000
 -- An integer ARGV within [lo, hi], or nil.
 local function int(s, lo, hi)
-  if type(s) ~= 'string' or #s > 16 or not string.match(s, '^%-?%d+$') then return nil end
+  if type(s) ~= 'string' or #s > 16 or not string.find(s, '^%-?%d+$') then return nil end
   local n = tonumber(s)
   if n < lo or n > hi then return nil end
   return n
 end
 local function is_job(s)
-  return type(s) == 'string' and #s == 14 and string.match(s, '^JOB[0-9A-Za-z]+$') ~= nil
+  return type(s) == 'string' and #s == 14 and string.find(s, '^JOB[0-9A-Za-z]+$') ~= nil
 end
-local function is_name(s)
-  return type(s) == 'string' and #s >= 1 and #s <= 64 and not string.find(s, '[^a-z0-9_%.%-]')
-end
--- Every KEYS[i] must be the queue prefix of KEYS[1] (up to and including "}:") then shape[i].
+-- Every KEYS[i] must be the queue prefix of KEYS[1] (emq:{q}: for a name q) then shape[i].
+-- One anchored match takes the prefix and checks the name (the class holds no '}').
 local function declare(shape)
   if #KEYS ~= #shape then return nil, 'EMQARG want ' .. #shape .. ' KEYS, got ' .. #KEYS end
-  local k = KEYS[1]
-  local e = string.find(k, '}:', 6, true)
-  local p = e and string.sub(k, 1, e + 1)
-  if not p or string.sub(k, 1, 5) ~= 'emq:{' or not is_name(string.sub(p, 6, -3)) then
-    return nil, 'EMQARG KEYS[1] is not a queue key'
-  end
+  local p = string.match(KEYS[1], '^emq:{[a-z0-9_.%-]+}:')
+  if not p or #p > 71 then return nil, 'EMQARG KEYS[1] is not a queue key' end
   for i = 1, #shape do
     if KEYS[i] ~= p .. shape[i] then
       return nil, 'EMQARG KEYS[' .. i .. '] must be ' .. p .. shape[i]

@@ -15,26 +15,17 @@
 local MAX_MS = 100000000000000
 -- An integer ARGV within [lo, hi], or nil.
 local function int(s, lo, hi)
-  if type(s) ~= 'string' or #s > 16 or not string.match(s, '^%-?%d+$') then return nil end
+  if type(s) ~= 'string' or #s > 16 or not string.find(s, '^%-?%d+$') then return nil end
   local n = tonumber(s)
   if n < lo or n > hi then return nil end
   return n
 end
-local function is_job(s)
-  return type(s) == 'string' and #s == 14 and string.match(s, '^JOB[0-9A-Za-z]+$') ~= nil
-end
-local function is_name(s)
-  return type(s) == 'string' and #s >= 1 and #s <= 64 and not string.find(s, '[^a-z0-9_%.%-]')
-end
--- Every KEYS[i] must be the queue prefix of KEYS[1] (up to and including "}:") then shape[i].
+-- Every KEYS[i] must be the queue prefix of KEYS[1] (emq:{q}: for a name q) then shape[i].
+-- One anchored match takes the prefix and checks the name (the class holds no '}').
 local function declare(shape)
   if #KEYS ~= #shape then return nil, 'EMQARG want ' .. #shape .. ' KEYS, got ' .. #KEYS end
-  local k = KEYS[1]
-  local e = string.find(k, '}:', 6, true)
-  local p = e and string.sub(k, 1, e + 1)
-  if not p or string.sub(k, 1, 5) ~= 'emq:{' or not is_name(string.sub(p, 6, -3)) then
-    return nil, 'EMQARG KEYS[1] is not a queue key'
-  end
+  local p = string.match(KEYS[1], '^emq:{[a-z0-9_.%-]+}:')
+  if not p or #p > 71 then return nil, 'EMQARG KEYS[1] is not a queue key' end
   for i = 1, #shape do
     if KEYS[i] ~= p .. shape[i] then
       return nil, 'EMQARG KEYS[' .. i .. '] must be ' .. p .. shape[i]
@@ -42,28 +33,14 @@ local function declare(shape)
   end
   return p
 end
-local function arm(wake)
-  if redis.call('LLEN', wake) == 0 then redis.call('RPUSH', wake, '1') end
-end
--- Lane g is in the ring iff it is serviceable: ids in its lane key, not paused, active below
--- its ceiling (none = unlimited); at most once, keeping its place. True when it joined.
-local function ring_fix(p, lanes, ring, g)
+-- Lane g has just rotated to the ring's tail, so it is in the ring (once): it stays there only
+-- while serviceable (ids in its lane key, not paused, active below its ceiling or none).
+local function ring_keep(p, lanes, ring, g)
   local f = redis.call('HMGET', lanes, 'active:' .. g, 'ceiling:' .. g, 'paused:' .. g)
   local active, ceiling = tonumber(f[1]) or 0, tonumber(f[2])
   local ok = not f[3] and (not ceiling or active < ceiling) and
     redis.call('ZCARD', p .. 'lane:' .. g) > 0
-  local at = redis.call('LPOS', ring, g)
-  if ok and not at then
-    redis.call('RPUSH', ring, g)
-    return true
-  end
-  if not ok and at then redis.call('LREM', ring, 0, g) end
-  return false
-end
-local function lane_release(lanes, g)
-  if redis.call('HINCRBY', lanes, 'active:' .. g, -1) <= 0 then
-    redis.call('HDEL', lanes, 'active:' .. g)
-  end
+  if not ok then redis.call('LREM', ring, 0, g) end
 end
 
 if #ARGV ~= 1 then return redis.error_reply('EMQARG want 1 ARGV, got ' .. #ARGV) end
@@ -72,8 +49,12 @@ if not lease then return redis.error_reply('EMQARG lease_ms must be an integer 1
 local p, err = declare({'ring', 'active', 'meta', 'wake', 'ckpt', 'lanes', 'pending'})
 if not p then return redis.error_reply(err) end
 
+-- Re-arm while ring lanes or pending ids remain; a token already waiting settles it at once.
 local function rearm()
-  if redis.call('LLEN', KEYS[1]) > 0 or redis.call('ZCARD', KEYS[7]) > 0 then arm(KEYS[4]) end
+  if redis.call('LLEN', KEYS[4]) == 0 and
+    (redis.call('LLEN', KEYS[1]) > 0 or redis.call('ZCARD', KEYS[7]) > 0) then
+    redis.call('RPUSH', KEYS[4], '1')
+  end
 end
 if redis.call('HGET', KEYS[3], 'paused') == '1' then return {} end
 local g = redis.call('LMOVE', KEYS[1], KEYS[1], 'LEFT', 'RIGHT')
@@ -81,17 +62,22 @@ if not g then return {} end
 local popped = redis.call('ZPOPMIN', p .. 'lane:' .. g)
 local id = popped[1]
 local row = id and p .. 'job:' .. id
-if not id or redis.call('EXISTS', row) == 0 then -- a stale ring entry or orphan id: repair
-  ring_fix(p, KEYS[6], KEYS[1], g)
+-- One read for existence, the token and the payload; one write mints the token.
+local f = id and redis.call('HMGET', row, 'attempts', 'payload')
+if not id or not f[1] then -- a stale ring entry or orphan id: repair
+  ring_keep(p, KEYS[6], KEYS[1], g)
   rearm()
   return {}
 end
-local attempts = redis.call('HINCRBY', row, 'attempts', 1)
-redis.call('HSET', row, 'state', 'active')
+local attempts = tonumber(f[1]) + 1
+redis.call('HSET', row, 'state', 'active', 'attempts', attempts)
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 redis.call('ZADD', KEYS[2], now + lease, id)
 redis.call('HINCRBY', KEYS[6], 'active:' .. g, 1)
-ring_fix(p, KEYS[6], KEYS[1], g)
+ring_keep(p, KEYS[6], KEYS[1], g)
 rearm()
-return {id, redis.call('HGET', row, 'payload'), attempts, redis.call('HGET', KEYS[5], id), g}
+-- Only an earlier attempt can have left a checkpoint: a first claim has none to read.
+local saved = false
+if attempts > 1 then saved = redis.call('HGET', KEYS[5], id) end
+return {id, f[2], attempts, saved, g}

@@ -147,7 +147,7 @@ var catalogue = []Spec{
 		Edits: []Edit{{"claim", "redis.call('ZPOPMIN', KEYS[1])", "redis.call('ZPOPMAX', KEYS[1])"}}},
 	// C06 claim
 	{Name: "claim-no-increment", Contract: "C06", Defect: "claim does not increment attempts: the token never changes",
-		Edits: []Edit{{"claim", "redis.call('HINCRBY', row, 'attempts', 1)", "redis.call('HINCRBY', row, 'attempts', 0)"}}},
+		Edits: []Edit{{"claim", "local attempts = tonumber(f[1]) + 1", "local attempts = tonumber(f[1]) + 0"}}},
 	{Name: "client-clock-lease", Contract: "C06", Defect: "claim sends an instant from the client's clock and the script stores it as the deadline",
 		Defects: bus.Defects{ClientClockLease: true},
 		Edits:   []Edit{{"claim", "redis.call('ZADD', KEYS[2], now + lease, id)", "redis.call('ZADD', KEYS[2], lease, id)"}}},
@@ -173,11 +173,10 @@ var catalogue = []Spec{
 	{Name: "reap-live-leases", Contract: "C11", Defect: "reap ignores the deadline and returns live leases",
 		Edits: []Edit{{"reap", "redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now,", "redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '+inf',"}}},
 	{Name: "checkpoint-dropped", Contract: "C11", Defect: "claim does not return the checkpoint to the redelivery",
-		Edits: []Edit{{"claim", "return {id, redis.call('HGET', row, 'payload'), attempts, redis.call('HGET', KEYS[5], id)}",
-			"return {id, redis.call('HGET', row, 'payload'), attempts, false}"}}},
+		Edits: []Edit{{"claim", "if attempts > 1 then saved = redis.call('HGET', KEYS[5], id) end\n", ""}}},
 	// C12 rotate
 	{Name: "ring-keeps-empty-lane", Contract: "C12", Defect: "lane claim leaves a lane in the ring after popping its last id",
-		Edits: []Edit{{"lane_claim", "redis.call('HINCRBY', KEYS[6], 'active:' .. g, 1)\nring_fix(p, KEYS[6], KEYS[1], g)\n",
+		Edits: []Edit{{"lane_claim", "redis.call('HINCRBY', KEYS[6], 'active:' .. g, 1)\nring_keep(p, KEYS[6], KEYS[1], g)\n",
 			"redis.call('HINCRBY', KEYS[6], 'active:' .. g, 1)\n"}}},
 	// C13 pause & limit
 	{Name: "ceiling-ignored", Contract: "C13", Defect: "lane_ceiling records nothing: the lane's ceiling is never enforced",
