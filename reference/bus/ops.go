@@ -39,11 +39,14 @@ func WithLane(g string) EnqueueOption { return func(m *Message) { m.Lane = g } }
 
 // Enqueue adds one job to queue and returns its id and whether it was created.
 func (b *Bus) Enqueue(ctx context.Context, queue string, payload []byte, opts ...EnqueueOption) (Enqueued, error) {
-	m := Message{Payload: payload}
-	for _, o := range opts {
-		o(&m)
+	if len(opts) == 0 { // the common call keeps its Message off the heap
+		return b.Send(ctx, queue, Message{Payload: payload})
 	}
-	return b.Send(ctx, queue, m)
+	m := &Message{Payload: payload}
+	for _, o := range opts {
+		o(m)
+	}
+	return b.Send(ctx, queue, *m)
 }
 
 // Send enqueues m into queue.
@@ -53,15 +56,22 @@ func (b *Bus) Send(ctx context.Context, queue string, m Message) (Enqueued, erro
 		return Enqueued{}, err
 	}
 	var kb [7]string
-	s, ks, args, err := b.enqueueCall(ctx, q, &m, kb[:0])
+	s, ks, delay, err := b.enqueueCall(ctx, q, &m, kb[:0])
 	if err != nil {
 		return Enqueued{}, err
 	}
+	// ARGV is spelled out at each call, not returned by enqueueCall, so its boxed values stay
+	// on the stack: the connector only encodes them.
 	var v resp.Value
-	if b.opt.Defects.EvalEnqueue {
-		v, err = b.eval(ctx, s, ks, args)
-	} else {
-		v, err = b.conn.EvalSha(ctx, s, ks, args...)
+	switch {
+	case b.opt.Defects.EvalEnqueue:
+		v, err = b.eval(ctx, s, ks, enqueueArgs(q, &m, delay, b.opt.Defects.ArgvRowPrefix))
+	case m.Lane != "":
+		v, err = b.conn.EvalSha(ctx, s, ks, m.ID, m.Lane, m.Payload, delay)
+	case b.opt.Defects.ArgvRowPrefix:
+		v, err = b.conn.EvalSha(ctx, s, ks, m.ID, m.Payload, delay, q.prefix+"job:")
+	default:
+		v, err = b.conn.EvalSha(ctx, s, ks, m.ID, m.Payload, delay)
 	}
 	if err != nil {
 		return Enqueued{}, typed("enqueue", err)
@@ -69,42 +79,50 @@ func (b *Bus) Send(ctx context.Context, queue string, m Message) (Enqueued, erro
 	return Enqueued{ID: m.ID, Created: v.Int == 1}, nil
 }
 
-// enqueueCall validates m, mints its id if needed, and returns the script, KEYS and ARGV.
-func (b *Bus) enqueueCall(ctx context.Context, q *qkeys, m *Message, ks []string) (*connector.Script, []string, []any, error) {
+// enqueueCall validates m, mints its id if needed, and returns the script, its KEYS and the
+// delay in ms; ARGV is (id, payload, delay) for enqueue, (id, lane, payload, delay) for
+// lane_enqueue.
+func (b *Bus) enqueueCall(ctx context.Context, q *qkeys, m *Message, ks []string) (*connector.Script, []string, int64, error) {
 	if m.Delay < 0 {
-		return nil, nil, nil, fmt.Errorf("bus: enqueue: %w", argErr("negative delay %v", m.Delay))
+		return nil, nil, 0, fmt.Errorf("bus: enqueue: %w", argErr("negative delay %v", m.Delay))
 	}
 	var lane string
 	if m.Lane != "" {
 		var err error
 		if lane, err = b.lane(q, m.Lane); err != nil {
-			return nil, nil, nil, err
+			return nil, nil, 0, err
 		}
 	}
 	if m.ID == "" {
 		id, err := b.Mint(ctx)
 		if err != nil {
-			return nil, nil, nil, err
+			return nil, nil, 0, err
 		}
 		m.ID = id
 	}
 	row, err := b.job(q, m.ID)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, 0, err
 	}
 	delay := m.Delay.Milliseconds()
 	if m.Delay > 0 && delay == 0 {
 		delay = 1 // a positive delay below 1ms still schedules
 	}
 	if lane == "" {
-		ks = append(ks, row, q.pending, q.scheduled, q.wake)
-		if b.opt.Defects.ArgvRowPrefix {
-			return b.scripts.enqueue, ks, []any{m.ID, m.Payload, delay, q.prefix + "job:"}, nil
-		}
-		return b.scripts.enqueue, ks, []any{m.ID, m.Payload, delay}, nil
+		return b.scripts.enqueue, append(ks, row, q.pending, q.scheduled, q.wake), delay, nil
 	}
-	ks = append(ks, row, lane, q.scheduled, q.wake, q.laneof, q.lanes, q.ring)
-	return b.scripts.laneEnqueue, ks, []any{m.ID, m.Lane, m.Payload, delay}, nil
+	return b.scripts.laneEnqueue, append(ks, row, lane, q.scheduled, q.wake, q.laneof, q.lanes, q.ring), delay, nil
+}
+
+// enqueueArgs is the ARGV of m's enqueue as one slice (for the EVAL defect).
+func enqueueArgs(q *qkeys, m *Message, delay int64, argvPrefix bool) []any {
+	switch {
+	case m.Lane != "":
+		return []any{m.ID, m.Lane, m.Payload, delay}
+	case argvPrefix:
+		return []any{m.ID, m.Payload, delay, q.prefix + "job:"}
+	}
+	return []any{m.ID, m.Payload, delay}
 }
 
 // eval is the EvalEnqueue defect: the script's source, edited, sent with EVAL.
@@ -129,13 +147,20 @@ func (b *Bus) EnqueueBatch(ctx context.Context, queue string, msgs []Message) ([
 	ks := make([]string, 0, 7*len(msgs))
 	for i := range msgs {
 		m := msgs[i]
-		s, k, args, err := b.enqueueCall(ctx, q, &m, ks[len(ks):])
+		s, k, delay, err := b.enqueueCall(ctx, q, &m, ks[len(ks):])
 		if err != nil {
 			return nil, fmt.Errorf("bus: batch message %d: %w", i, err)
 		}
 		ks = ks[:len(ks)+len(k)]
 		out[i].ID = m.ID
-		batch.EvalSha(s, k, args...)
+		switch {
+		case m.Lane != "":
+			batch.EvalSha(s, k, m.ID, m.Lane, m.Payload, delay)
+		case b.opt.Defects.ArgvRowPrefix:
+			batch.EvalSha(s, k, m.ID, m.Payload, delay, q.prefix+"job:")
+		default:
+			batch.EvalSha(s, k, m.ID, m.Payload, delay)
+		}
 	}
 	vals, err := b.conn.Exec(ctx, batch, make([]resp.Value, 0, len(msgs)))
 	if err != nil {
@@ -246,8 +271,14 @@ func (b *Bus) fencedQ(ctx context.Context, op string, q *qkeys, id string, token
 	}
 	var kb [10]string
 	ks := append(append(kb[:0], row), rest(q)...)
+	// A fixed array, never grown, keeps ARGV and its boxed values on the stack.
 	var ab [5]any
-	v, err := b.conn.EvalSha(ctx, s, ks, append(append(ab[:0], id, token), args...)...)
+	if len(args) > len(ab)-2 {
+		return resp.Value{}, fmt.Errorf("bus: %s: %d extra arguments", op, len(args))
+	}
+	ab[0], ab[1] = id, token
+	n := 2 + copy(ab[2:], args)
+	v, err := b.conn.EvalSha(ctx, s, ks, ab[:n]...)
 	if err != nil {
 		return v, typed(op+" "+id, err)
 	}
@@ -263,20 +294,11 @@ func (b *Bus) settle(ctx context.Context, s *connector.Script, j *Job, rest func
 	return err
 }
 
-func completeKeys(q *qkeys) []string {
-	return []string{q.active, q.ckpt, q.errors, q.laneof, q.lanes, q.ring, q.wake}
-}
-
-func retryKeys(q *qkeys) []string {
-	return []string{q.active, q.pending, q.scheduled, q.dead, q.errors, q.wake, q.laneof, q.lanes, q.ring}
-}
-
-func failKeys(q *qkeys) []string {
-	return []string{q.active, q.dead, q.errors, q.laneof, q.lanes, q.ring, q.wake}
-}
-
-func extendKeys(q *qkeys) []string     { return []string{q.active} }
-func checkpointKeys(q *qkeys) []string { return []string{q.active, q.ckpt} }
+func completeKeys(q *qkeys) []string   { return q.completeRest }
+func retryKeys(q *qkeys) []string      { return q.retryRest }
+func failKeys(q *qkeys) []string       { return q.failRest }
+func extendKeys(q *qkeys) []string     { return q.extendRest }
+func checkpointKeys(q *qkeys) []string { return q.checkpointRest }
 
 // Complete retires the job: EMQSTALE unless (id, token) holds a live lease.
 func (b *Bus) Complete(ctx context.Context, queue, id string, token int64) error {

@@ -16,6 +16,8 @@ type qkeys struct {
 	meta, wake, ring, lanes, laneof                 string
 	claimKeys, laneClaimKeys, reapKeys, promoteKeys []string
 	pauseKeys, resumeKeys, lanePauseKeys            []string
+	// The KEYS after the row key of the fenced scripts.
+	completeRest, retryRest, failRest, extendRest, checkpointRest []string
 }
 
 // queue returns the cached keys of queue name; EMQKEY for a name outside the grammar.
@@ -51,6 +53,11 @@ func (b *Bus) queue(name string) (*qkeys, error) {
 	q.pauseKeys = []string{q.meta}
 	q.resumeKeys = []string{q.meta, q.pending, q.ring, q.wake}
 	q.lanePauseKeys = []string{q.lanes, q.ring}
+	q.completeRest = []string{q.active, q.ckpt, q.errors, q.laneof, q.lanes, q.ring, q.wake}
+	q.retryRest = []string{q.active, q.pending, q.scheduled, q.dead, q.errors, q.wake, q.laneof, q.lanes, q.ring}
+	q.failRest = []string{q.active, q.dead, q.errors, q.laneof, q.lanes, q.ring, q.wake}
+	q.extendRest = []string{q.active}
+	q.checkpointRest = []string{q.active, q.ckpt}
 	got, _ := b.queues.LoadOrStore(name, q)
 	return got.(*qkeys), nil
 }
