@@ -376,6 +376,13 @@ func writeBounds(w io.Writer, rep *Report, run *Run) {
 	fmt.Fprintln(w)
 }
 
+func scriptNote(st *ServerTime) string {
+	if st == nil {
+		return ""
+	}
+	return fmt.Sprintf(", %.0f%% of the wall time inside scripts", 100*st.ScriptShare)
+}
+
 func opt(v *float64) string {
 	if v == nil {
 		return "?"
@@ -385,45 +392,43 @@ func opt(v *float64) string {
 
 func verdict(r *Result, cores float64) string {
 	c := r.CPU
-	if c.Machine != nil && *c.Machine >= 0.9*cores {
-		parts := []struct {
-			name string
-			v    float64
-		}{{"the bench process (load generator and client side)", c.Bench}}
-		if c.Valkey != nil {
-			parts = append(parts, struct {
-				name string
-				v    float64
-			}{"valkey", *c.Valkey})
+	if c.Valkey != nil && *c.Valkey >= 0.85 {
+		if r.Server != nil && r.Server.ScriptShare >= 0.6 {
+			return fmt.Sprintf("bound by Valkey's one main thread (%.2f cores), mostly inside the scripts: faster scripts move this figure", *c.Valkey)
 		}
-		if c.Postgres != nil {
-			parts = append(parts, struct {
-				name string
-				v    float64
-			}{"postgres", *c.Postgres})
-		}
-		big := parts[0]
-		for _, p := range parts[1:] {
-			if p.v > big.v {
-				big = p
-			}
-		}
-		other := *c.Machine - c.Bench
-		if c.Valkey != nil {
-			other -= *c.Valkey
-		}
-		if c.Postgres != nil {
-			other -= *c.Postgres
-		}
-		return fmt.Sprintf("CPU-bound: the cores are saturated; the largest share is %s (%.2f cores); other processes %.2f", big.name, big.v, max(other, 0))
+		return fmt.Sprintf("bound by Valkey's one main thread (%.2f cores): scripts plus network I/O and parsing", *c.Valkey)
 	}
-	if r.Server != nil && r.Server.ScriptShare >= 0.8 {
-		return "bound by Valkey's script thread"
+	if c.Valkey != nil && *c.Valkey >= 0.6 {
+		return fmt.Sprintf("mostly Valkey's one main thread: busy %.2f cores%s; it is the next bound once it gets a core to itself", *c.Valkey, scriptNote(r.Server))
 	}
-	if c.Valkey != nil && *c.Valkey >= 0.9 {
-		return "bound by Valkey's main thread (scripts plus network I/O)"
+	if c.Machine == nil || *c.Machine < 0.8*cores {
+		return "not CPU-bound: the time goes to waiting — round trips, commit fsyncs, fetch cooldowns or polls"
 	}
-	return "not CPU-bound: the time goes to waiting — round trips, commit fsyncs, fetch cooldowns or polls"
+	type part struct {
+		name string
+		v    float64
+	}
+	parts := []part{{"the bench process (load generator and every client side)", c.Bench}}
+	own := c.Bench
+	if c.Valkey != nil {
+		parts = append(parts, part{"valkey", *c.Valkey})
+		own += *c.Valkey
+	}
+	if c.Postgres != nil {
+		parts = append(parts, part{"postgres", *c.Postgres})
+		own += *c.Postgres
+	}
+	big := parts[0]
+	for _, p := range parts[1:] {
+		if p.v > big.v {
+			big = p
+		}
+	}
+	other := max(*c.Machine-own, 0)
+	if own < 0.75*cores {
+		return fmt.Sprintf("the cores were saturated, but %.2f of them by processes outside this bench: this figure is held down by the shared machine (of its own %.2f cores, the largest share is %s, %.2f)", other, own, big.name, big.v)
+	}
+	return fmt.Sprintf("CPU-bound: the cores are saturated, the largest share by %s (%.2f cores); outside processes %.2f", big.name, big.v, other)
 }
 
 func writeRatios(w io.Writer, rs []Ratio, note string) {
