@@ -14,6 +14,7 @@ func BenchmarkEnqueueParallel(b *testing.B) {
 	ctx, bb, q := context.Background(), openBus(b, addr, bus.Options{}), qname(b)
 	payload := []byte("0123456789abcdef")
 	b.SetParallelism(16)
+	cpu := serverCPUOf(b, addr)
 	b.ReportAllocs()
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
@@ -25,6 +26,7 @@ func BenchmarkEnqueueParallel(b *testing.B) {
 		}
 	})
 	b.StopTimer()
+	b.ReportMetric(cpu()/float64(b.N), "server-µs/job")
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "jobs/s")
 	inspect(b, addr).do("DEL", "emq:{"+q+"}:pending", "emq:{"+q+"}:wake")
 }
@@ -73,6 +75,7 @@ func BenchmarkDrain(b *testing.B) {
 			return nil
 		})
 	runCtx, cancel := context.WithCancel(ctx)
+	cpu := serverCPUOf(b, addr)
 	b.ReportAllocs()
 	b.ResetTimer()
 	ran := make(chan struct{})
@@ -81,5 +84,13 @@ func BenchmarkDrain(b *testing.B) {
 	cancel()
 	<-ran
 	b.StopTimer()
+	b.ReportMetric(cpu()/float64(b.N), "server-µs/job")
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "jobs/s")
+}
+
+// serverCPUOf reads the server's CPU now and returns a func giving the µs spent since.
+func serverCPUOf(b *testing.B, at string) func() float64 {
+	r := &cpuRig{b: b, ctx: context.Background(), c: inspect(b, at).c}
+	before := r.serverCPU()
+	return func() float64 { return r.serverCPU() - before }
 }
