@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/echomq/kit/internal/engines"
+	"github.com/echomq/kit/lua"
 	"github.com/echomq/kit/reference/connector"
 	"github.com/echomq/kit/reference/resp"
 )
@@ -169,7 +170,7 @@ func Execute(ctx context.Context, cfg Config) (*Report, error) {
 			Arch: runtime.GOARCH, Go: runtime.Version()},
 		Versions: Versions{Oban: "kit oban package: Oban 2.18.3 Basic engine SQL, schema v12, notifications on",
 			River: "github.com/riverqueue/river " + moduleVersion("github.com/riverqueue/river") + " (riverpgxv5)",
-			Bus:   "kit reference/bus, bundle echomq:2.0.0"}}
+			Bus:   busVersion()}}
 	axes := []axis{{name: "as-configured"}}
 	if cfg.Durability {
 		axes = append(axes, axis{name: "durability-swapped",
@@ -694,4 +695,14 @@ func titleCase(s string) string {
 		return s
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// busVersion names the bundle by its digest: the scripts change while the bus is tuned, and a
+// figure belongs to one set of them.
+func busVersion() string {
+	b, err := lua.Load()
+	if err != nil {
+		return "kit reference/bus (bundle unreadable: " + err.Error() + ")"
+	}
+	return "kit reference/bus, bundle " + b.Version() + " digest " + b.Digest()
 }
