@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/echomq/kit/reference/connector"
 )
 
 // Line is one MONITOR line: who sent it and the command's arguments. Client is the sender's
@@ -166,84 +168,12 @@ func (m *monitor) len() int {
 
 func (m *monitor) Close() error { return m.nc.Close() }
 
-// parseMonitorLine reads `1700000000.123456 [0 127.0.0.1:5555] "cmd" "arg"…` (arguments quoted
-// the way sdscatrepr writes them).
+// parseMonitorLine reads `1700000000.123456 [0 127.0.0.1:5555] "cmd" "arg"…` with the
+// connector's parser.
 func parseMonitorLine(s string) (Line, bool) {
-	open := strings.IndexByte(s, '[')
-	end := strings.IndexByte(s, ']')
-	if open < 0 || end < open {
+	ml, err := connector.ParseMonitorLine(s)
+	if err != nil {
 		return Line{}, false
 	}
-	who := strings.Fields(s[open+1 : end])
-	if len(who) != 2 {
-		return Line{}, false
-	}
-	l := Line{Client: who[1], Raw: s}
-	rest := s[end+1:]
-	// Valkey 8.1.1 escapes backslashes and control bytes in MONITOR arguments but not double
-	// quotes, so a quote closes an argument only when the line ends or another one opens.
-	closes := func(i int) bool { return i+1 == len(rest) || strings.HasPrefix(rest[i+1:], ` "`) }
-	// SCRIPT LOAD's source is its last argument: everything up to the final quote.
-	const load = ` "SCRIPT" "LOAD" "`
-	if strings.HasPrefix(strings.ToUpper(rest), load) && strings.HasSuffix(rest, `"`) && len(rest) > len(load) {
-		l.Args = []string{rest[2:8], rest[11:15], unrepr(rest[len(load) : len(rest)-1])}
-		return l, true
-	}
-	for i := 0; i < len(rest); {
-		if rest[i] != '"' {
-			i++
-			continue
-		}
-		start := i + 1
-		i++
-		for i < len(rest) && !(rest[i] == '"' && closes(i)) {
-			if rest[i] == '\\' {
-				i++
-			}
-			i++
-		}
-		l.Args = append(l.Args, unrepr(rest[start:min(i, len(rest))]))
-		i++
-	}
-	return l, true
-}
-
-// unrepr undoes sdscatrepr's escapes: \\ \" \n \r \t \a \b \xHH.
-func unrepr(s string) string {
-	if !strings.Contains(s, "\\") {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c != '\\' || i+1 >= len(s) {
-			b.WriteByte(c)
-			continue
-		}
-		i++
-		switch s[i] {
-		case 'n':
-			b.WriteByte('\n')
-		case 'r':
-			b.WriteByte('\r')
-		case 't':
-			b.WriteByte('\t')
-		case 'a':
-			b.WriteByte('\a')
-		case 'b':
-			b.WriteByte('\b')
-		case 'x':
-			if i+2 < len(s) {
-				if v, err := strconv.ParseUint(s[i+1:i+3], 16, 8); err == nil {
-					b.WriteByte(byte(v))
-					i += 2
-					continue
-				}
-			}
-			b.WriteByte('x')
-		default:
-			b.WriteByte(s[i])
-		}
-	}
-	return b.String()
+	return Line{Client: ml.Client, Args: ml.Args, Raw: s}, true
 }

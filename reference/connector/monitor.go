@@ -159,64 +159,80 @@ func ParseMonitorLine(line string) (MonitorLine, error) {
 		return ml, fmt.Errorf("connector: monitor line db %q: %w", db, err)
 	}
 	ml.DB, ml.Client = n, client
-	for len(rest) > 0 {
-		rest = strings.TrimLeft(rest, " ")
-		if rest == "" {
-			break
-		}
-		if rest[0] != '"' {
-			return ml, fmt.Errorf("connector: monitor argument not quoted at %q", rest)
-		}
-		arg, tail, err := unquoteMonitor(rest)
-		if err != nil {
-			return ml, err
-		}
-		ml.Args = append(ml.Args, arg)
-		rest = tail
-	}
-	return ml, nil
+	ml.Args, err = monitorArgs(rest)
+	return ml, err
 }
 
-// unquoteMonitor reads one "…" argument in the server's sdscatrepr escaping.
-func unquoteMonitor(s string) (string, string, error) {
-	var b strings.Builder
-	for i := 1; i < len(s); i++ {
-		ch := s[i]
-		switch ch {
-		case '"':
-			return b.String(), s[i+1:], nil
-		case '\\':
-			if i+1 >= len(s) {
-				return "", "", errors.New("connector: monitor argument ends in a backslash")
-			}
+// monitorArgs splits the quoted arguments of a MONITOR line. Valkey 8.1 escapes backslashes and
+// control bytes the way sdscatrepr does but leaves double quotes inside an argument bare (seen
+// on 8.1.1), so a quote closes an argument only where the line ends or the next argument opens.
+// SCRIPT LOAD's source, which can hold `" "` itself, is everything up to the final quote.
+func monitorArgs(rest string) ([]string, error) {
+	const load = `"SCRIPT" "LOAD" "`
+	if len(rest) > len(load) && strings.EqualFold(rest[:len(load)], load) && strings.HasSuffix(rest, `"`) {
+		return []string{rest[1:7], rest[10:14], unrepr(rest[len(load) : len(rest)-1])}, nil
+	}
+	closes := func(i int) bool { return i+1 == len(rest) || strings.HasPrefix(rest[i+1:], ` "`) }
+	var args []string
+	for i := 0; i < len(rest); {
+		if rest[i] == ' ' {
 			i++
-			switch s[i] {
-			case 'n':
-				b.WriteByte('\n')
-			case 'r':
-				b.WriteByte('\r')
-			case 't':
-				b.WriteByte('\t')
-			case 'a':
-				b.WriteByte('\a')
-			case 'b':
-				b.WriteByte('\b')
-			case 'x':
-				if i+2 >= len(s) {
-					return "", "", errors.New("connector: monitor argument: short \\x escape")
-				}
-				v, err := strconv.ParseUint(s[i+1:i+3], 16, 8)
-				if err != nil {
-					return "", "", fmt.Errorf("connector: monitor argument: bad \\x escape: %w", err)
-				}
-				b.WriteByte(byte(v))
-				i += 2
-			default:
-				b.WriteByte(s[i])
+			continue
+		}
+		if rest[i] != '"' {
+			return args, fmt.Errorf("connector: monitor argument not quoted at %q", rest[i:])
+		}
+		start := i + 1
+		for i = start; i < len(rest) && !(rest[i] == '"' && closes(i)); i++ {
+			if rest[i] == '\\' {
+				i++
 			}
+		}
+		if i >= len(rest) {
+			return args, errors.New("connector: monitor argument not terminated")
+		}
+		args = append(args, unrepr(rest[start:i]))
+		i++
+	}
+	return args, nil
+}
+
+// unrepr undoes sdscatrepr's escapes: \\ \" \n \r \t \a \b \xHH.
+func unrepr(s string) string {
+	if !strings.Contains(s, "\\") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '\\' || i+1 >= len(s) {
+			b.WriteByte(c)
+			continue
+		}
+		i++
+		switch s[i] {
+		case 'n':
+			b.WriteByte('\n')
+		case 'r':
+			b.WriteByte('\r')
+		case 't':
+			b.WriteByte('\t')
+		case 'a':
+			b.WriteByte('\a')
+		case 'b':
+			b.WriteByte('\b')
+		case 'x':
+			if i+2 < len(s) {
+				if v, err := strconv.ParseUint(s[i+1:i+3], 16, 8); err == nil {
+					b.WriteByte(byte(v))
+					i += 2
+					continue
+				}
+			}
+			b.WriteByte('x')
 		default:
-			b.WriteByte(ch)
+			b.WriteByte(s[i])
 		}
 	}
-	return "", "", errors.New("connector: monitor argument not terminated")
+	return b.String()
 }
