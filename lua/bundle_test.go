@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -18,7 +19,8 @@ import (
 
 var allNames = []string{lua.Fence, lua.Enqueue, lua.Claim, lua.Complete, lua.Retry, lua.Fail, lua.Reap,
 	lua.Promote, lua.Extend, lua.Checkpoint, lua.Revive, lua.Purge, lua.Pause, lua.Resume,
-	lua.LaneEnqueue, lua.LaneClaim, lua.LanePause, lua.LaneResume, lua.LaneCeiling}
+	lua.LaneEnqueue, lua.LaneClaim, lua.LanePause, lua.LaneResume, lua.LaneCeiling,
+	lua.EnqueueBatch, lua.ClaimBatch, lua.CompleteBatch}
 
 func TestLoad(t *testing.T) {
 	b, err := lua.Load()
@@ -93,7 +95,10 @@ func TestHeaders(t *testing.T) {
 	fill := strings.NewReplacer("{q}", "{orders}", "<id>", ids.Encode(ids.BrandJob, 42), "<g>", "lane-1")
 	for _, s := range b.Scripts() {
 		seen := map[string]bool{}
-		for _, pat := range s.Keys {
+		if s.Batch() != (s.Name == lua.EnqueueBatch || s.Name == lua.CompleteBatch) {
+			t.Errorf("%s: Batch() = %v (repeated keys %v, args %v)", s.Name, s.Batch(), s.RepKeys, s.RepArgs)
+		}
+		for _, pat := range append(slices.Clone(s.Keys), s.RepKeys...) {
 			k := fill.Replace(pat)
 			if _, err := keys.Parse(k); err != nil {
 				t.Errorf("%s: header key %q: %v", s.Name, pat, err)

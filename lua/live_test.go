@@ -48,6 +48,12 @@ func validArgs(name, jobID, g, digest string) []any {
 		return []any{g}
 	case lua.LaneCeiling:
 		return []any{g, 2}
+	case lua.EnqueueBatch:
+		return []any{jobID, "p", 0}
+	case lua.ClaimBatch:
+		return []any{60000, 10}
+	case lua.CompleteBatch:
+		return []any{jobID, 1}
 	}
 	panic("no args for " + name)
 }
@@ -85,7 +91,7 @@ func TestLiveRefusals(t *testing.T) {
 			arg(want, s.Name, ks, args[:len(args)-1]...)
 		}
 		arg(want, s.Name, ks, append(slices.Clone(args), "extra")...)
-		for i, desc := range s.Args {
+		for i, desc := range append(slices.Clone(s.Args), s.RepArgs...) {
 			switch {
 			case strings.HasPrefix(desc, "id "):
 				arg(want, s.Name, ks, with(args, i, id(99))...) // disagrees with the row key
@@ -598,7 +604,7 @@ func TestLiveRandomWalk(t *testing.T) {
 	next := 0
 	pick := func(list []string) string { return list[rng.IntN(len(list))] }
 	for step := 0; step < 400; step++ {
-		switch op := rng.IntN(12); op {
+		switch op := rng.IntN(14); op {
 		case 0, 1:
 			next++
 			jid := id(next)
@@ -611,9 +617,13 @@ func TestLiveRandomWalk(t *testing.T) {
 				r.laneEnqueue(jid, g, "p", delay)
 			}
 		case 2, 3:
-			name := []string{lua.Claim, lua.LaneClaim}[rng.IntN(2)]
+			name := []string{lua.Claim, lua.LaneClaim, lua.ClaimBatch}[rng.IntN(3)]
 			lease := []int{60000, 60000, 2}[rng.IntN(3)]
-			if c, ok := r.claim(name, lease); ok {
+			if name == lua.ClaimBatch {
+				for _, c := range r.claimBatch(lease, 1+rng.IntN(3)) {
+					tokens[c.id] = c.token
+				}
+			} else if c, ok := r.claim(name, lease); ok {
 				tokens[c.id] = c.token
 			}
 		case 4, 5, 6:
@@ -651,6 +661,36 @@ func TestLiveRandomWalk(t *testing.T) {
 			}
 		case 11:
 			time.Sleep(3 * time.Millisecond)
+		case 12: // a batch of 1..4 new or known ids, some repeated
+			var jobs []any
+			for range 1 + rng.IntN(4) {
+				jid := ""
+				if len(all) > 0 && rng.IntN(4) == 0 {
+					jid = pick(all)
+				} else {
+					next++
+					jid = id(next)
+					all = append(all, jid)
+				}
+				jobs = append(jobs, jid, "p", []int{0, 0, 5}[rng.IntN(3)])
+			}
+			r.enqueueBatch(jobs...)
+		case 13: // complete a batch of pairs, live or stale
+			if len(all) == 0 {
+				continue
+			}
+			var ids []string
+			var toks []int64
+			for range 1 + rng.IntN(4) {
+				jid := pick(all)
+				ids = append(ids, jid)
+				toks = append(toks, max(tokens[jid], 1)+int64(rng.IntN(4)/3))
+			}
+			for i, err := range r.completeBatch(ids, toks) {
+				if err != nil && !errors.Is(err, emqerr.Stale) {
+					t.Fatalf("step %d complete_batch pair %d: %v", step, i, err)
+				}
+			}
 		}
 		r.consistent(step, all, lanes)
 	}

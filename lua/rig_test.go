@@ -67,19 +67,43 @@ func newRig(t *testing.T) *rig {
 // id is a well-formed JOB id; larger n sorts later.
 func id(n int) string { return ids.Encode(ids.BrandJob, ids.Compose(uint64(1000+n), 1, 0)) }
 
-// keysFor fills a script's header key patterns for the rig's queue, id and lane.
+// keysFor fills a script's header key patterns for the rig's queue, id and lane; a batch
+// script gets one item's repeated keys, for jobID.
 func (r *rig) keysFor(name, jobID, lane string) []string {
+	r.t.Helper()
+	return r.batchKeys(name, lane, jobID)
+}
+
+// batchKeys fills a script's fixed key patterns, then its repeated ones once per id.
+func (r *rig) batchKeys(name, lane string, ids ...string) []string {
 	r.t.Helper()
 	s, ok := r.b.Script(name)
 	if !ok {
 		r.t.Fatalf("no script %s", name)
 	}
-	out := make([]string, len(s.Keys))
-	rep := strings.NewReplacer("{q}", "{"+r.q.Name()+"}", "<id>", jobID, "<g>", lane)
-	for i, k := range s.Keys {
-		out[i] = rep.Replace(k)
+	fill := func(k, jobID string) string {
+		return strings.NewReplacer("{q}", "{"+r.q.Name()+"}", "<id>", jobID, "<g>", lane).Replace(k)
+	}
+	var out []string
+	for _, k := range s.Keys {
+		out = append(out, fill(k, firstOr(ids)))
+	}
+	if !s.Batch() {
+		return out
+	}
+	for _, jobID := range ids {
+		for _, k := range s.RepKeys {
+			out = append(out, fill(k, jobID))
+		}
 	}
 	return out
+}
+
+func firstOr(ids []string) string {
+	if len(ids) == 0 {
+		return ""
+	}
+	return ids[0]
 }
 
 // run evaluates a script by SHA and then checks the keyspace laws.
