@@ -2,6 +2,8 @@ package bus_test
 
 import (
 	"context"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -75,7 +77,7 @@ func BenchmarkDrain(b *testing.B) {
 			return nil
 		})
 	runCtx, cancel := context.WithCancel(ctx)
-	cpu := serverCPUOf(b, addr)
+	cpu, calls := serverCPUOf(b, addr), scriptCallsOf(b, addr)
 	b.ReportAllocs()
 	b.ResetTimer()
 	ran := make(chan struct{})
@@ -85,7 +87,27 @@ func BenchmarkDrain(b *testing.B) {
 	<-ran
 	b.StopTimer()
 	b.ReportMetric(cpu()/float64(b.N), "server-µs/job")
+	b.ReportMetric(calls()/float64(b.N), "scripts/job")
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "jobs/s")
+}
+
+// scriptCallsOf reads the server's EVALSHA count now and returns a func giving the calls since.
+func scriptCallsOf(b *testing.B, at string) func() float64 {
+	in := inspect(b, at)
+	read := func() float64 {
+		for _, line := range strings.Split(in.do("INFO", "commandstats").Text(), "\r\n") {
+			if rest, ok := strings.CutPrefix(line, "cmdstat_evalsha:calls="); ok {
+				n, err := strconv.ParseFloat(rest[:strings.IndexByte(rest, ',')], 64)
+				if err != nil {
+					b.Fatalf("INFO commandstats %q: %v", line, err)
+				}
+				return n
+			}
+		}
+		return 0
+	}
+	before := read()
+	return func() float64 { return read() - before }
 }
 
 // serverCPUOf reads the server's CPU now and returns a func giving the µs spent since.

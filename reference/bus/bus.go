@@ -223,7 +223,7 @@ func typed(op string, err error) error {
 type scripts struct {
 	enqueue, claim, complete, retry, fail, reap, promote, extend, checkpoint,
 	revive, purge, pause, resume, laneEnqueue, laneClaim, lanePause, laneResume,
-	laneCeiling *connector.Script
+	laneCeiling, enqueueBatch, claimBatch, completeBatch *connector.Script
 }
 
 func loadScripts(b *lua.Bundle, rewrite func(name, src string) string) (scripts, error) {
@@ -239,6 +239,8 @@ func loadScripts(b *lua.Bundle, rewrite func(name, src string) string) (scripts,
 		{lua.Resume, &s.resume}, {lua.LaneEnqueue, &s.laneEnqueue},
 		{lua.LaneClaim, &s.laneClaim}, {lua.LanePause, &s.lanePause},
 		{lua.LaneResume, &s.laneResume}, {lua.LaneCeiling, &s.laneCeiling},
+		{lua.EnqueueBatch, &s.enqueueBatch}, {lua.ClaimBatch, &s.claimBatch},
+		{lua.CompleteBatch, &s.completeBatch},
 	} {
 		ls, ok := b.Script(f.name)
 		if !ok {

@@ -133,15 +133,39 @@ func (c *Consumer) Run(ctx context.Context) error {
 	// hard outlives ctx by the grace period: handlers and settlements run under it.
 	hard, kill := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer kill(ErrShutdown)
-	var wg sync.WaitGroup
-	for i := 0; i < c.opt.Concurrency; i++ {
-		w := &worker{c: c, idx: i}
+	var wg, workers sync.WaitGroup
+	// Lane consumers claim one lane_claim per worker (the ring rotates per claim); the others
+	// claim through the claimer's group commit. All complete through the completer's.
+	var claims chan claimReq
+	if !c.opt.Lanes {
+		claims = make(chan claimReq)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			c.claimer(ctx, hard, claims)
+		}()
+	}
+	acks := make(chan ackReq)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		c.completer(hard, acks)
+	}()
+	for i := 0; i < c.opt.Concurrency; i++ {
+		w := &worker{c: c, idx: i, claims: claims, acks: acks,
+			claimed: make(chan claimRes, 1), acked: make(chan error, 1)}
+		workers.Add(1)
+		go func() {
+			defer workers.Done()
 			w.run(ctx, hard)
 		}()
 	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		workers.Wait()
+		close(acks)
+	}()
 	if c.opt.Maintain > 0 {
 		wg.Add(1)
 		go func() {
@@ -195,6 +219,11 @@ type worker struct {
 	idx  int
 	park *connector.Conn // dialled at the first park, closed when the worker ends
 
+	claims  chan<- claimReq // to the claimer; nil for a lane consumer
+	acks    chan<- ackReq   // to the completer
+	claimed chan claimRes   // the claimer's answers
+	acked   chan error      // the completer's answers
+
 	// The heartbeat: a timer reused across jobs; cur is the job it extends.
 	hb       *time.Timer
 	cur      atomic.Pointer[Job]
@@ -222,8 +251,7 @@ func (w *worker) run(ctx, hard context.Context) {
 	}()
 	fails := 0
 	for ctx.Err() == nil {
-		// The claim runs under hard, not ctx: a claim the server ran must reach its handler.
-		j, err := c.bus.claim(hard, c.q, c.opt.Lease, c.opt.Lanes)
+		j, err := w.claim(ctx, hard)
 		if err != nil {
 			if ctx.Err() != nil {
 				return
@@ -244,6 +272,27 @@ func (w *worker) run(ctx, hard context.Context) {
 		}
 		w.handle(wctx, hard, j)
 	}
+}
+
+// claim asks for one job: a lane claim of its own, or through the claimer. The claim runs
+// under hard, not ctx: a claim the server ran must reach its handler.
+func (w *worker) claim(ctx, hard context.Context) (*Job, error) {
+	if w.claims == nil {
+		return w.c.bus.claim(hard, w.c.q, w.c.opt.Lease, true)
+	}
+	select {
+	case w.claims <- claimReq{w.claimed}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	r := <-w.claimed
+	return r.j, r.err
+}
+
+// complete hands the job to the completer and waits for its outcome.
+func (w *worker) complete(j *Job) error {
+	w.acks <- ackReq{j, w.acked}
+	return <-w.acked
 }
 
 func backoffErr(fails int) time.Duration {
@@ -333,7 +382,7 @@ func (w *worker) handle(wctx, hard context.Context, j *Job) {
 	var p permanent
 	switch {
 	case err == nil:
-		serr = c.bus.settle(hard, c.bus.scripts.complete, j, completeKeys)
+		serr = w.complete(j)
 	case errors.As(err, &p):
 		serr = c.bus.settle(hard, c.bus.scripts.fail, j, failKeys, err.Error())
 	default:

@@ -135,46 +135,6 @@ func (b *Bus) eval(ctx context.Context, s *connector.Script, ks []string, args [
 	return b.conn.Do(ctx, append(cmd, args...)...)
 }
 
-// EnqueueBatch enqueues msgs into queue in one pipeline (one write, one round trip). The
-// results are in msgs' order; a refused message fails the whole call before anything is sent.
-func (b *Bus) EnqueueBatch(ctx context.Context, queue string, msgs []Message) ([]Enqueued, error) {
-	q, err := b.queue(queue)
-	if err != nil {
-		return nil, err
-	}
-	batch := new(connector.Batch)
-	out := make([]Enqueued, len(msgs))
-	ks := make([]string, 0, 7*len(msgs))
-	for i := range msgs {
-		m := msgs[i]
-		s, k, delay, err := b.enqueueCall(ctx, q, &m, ks[len(ks):])
-		if err != nil {
-			return nil, fmt.Errorf("bus: batch message %d: %w", i, err)
-		}
-		ks = ks[:len(ks)+len(k)]
-		out[i].ID = m.ID
-		switch {
-		case m.Lane != "":
-			batch.EvalSha(s, k, m.ID, m.Lane, m.Payload, delay)
-		case b.opt.Defects.ArgvRowPrefix:
-			batch.EvalSha(s, k, m.ID, m.Payload, delay, q.prefix+"job:")
-		default:
-			batch.EvalSha(s, k, m.ID, m.Payload, delay)
-		}
-	}
-	vals, err := b.conn.Exec(ctx, batch, make([]resp.Value, 0, len(msgs)))
-	if err != nil {
-		return nil, typed("enqueue batch", err)
-	}
-	for i, v := range vals {
-		if err := v.Err(); err != nil {
-			return out, typed(fmt.Sprintf("enqueue batch message %d", i), err)
-		}
-		out[i].Created = v.Int == 1
-	}
-	return out, nil
-}
-
 // Claim leases the oldest pending job of queue for lease, or returns nil, nil when the queue
 // is empty or paused.
 func (b *Bus) Claim(ctx context.Context, queue string, lease time.Duration) (*Job, error) {

@@ -18,6 +18,8 @@ type qkeys struct {
 	pauseKeys, resumeKeys, lanePauseKeys            []string
 	// The KEYS after the row key of the fenced scripts.
 	completeRest, retryRest, failRest, extendRest, checkpointRest []string
+	// The fixed KEYS of the batch scripts; the rows follow, one per item.
+	completeBatchKeys, enqueueBatchKeys []string
 }
 
 // queue returns the cached keys of queue name; EMQKEY for a name outside the grammar.
@@ -58,6 +60,8 @@ func (b *Bus) queue(name string) (*qkeys, error) {
 	q.failRest = []string{q.active, q.dead, q.errors, q.laneof, q.lanes, q.ring, q.wake}
 	q.extendRest = []string{q.active}
 	q.checkpointRest = []string{q.active, q.ckpt}
+	q.completeBatchKeys = []string{q.active, q.ckpt, q.errors, q.laneof, q.lanes, q.ring, q.wake}
+	q.enqueueBatchKeys = []string{q.pending, q.scheduled, q.wake}
 	got, _ := b.queues.LoadOrStore(name, q)
 	return got.(*qkeys), nil
 }

@@ -29,6 +29,12 @@ func BenchmarkScriptCPU(b *testing.B) {
 	for _, name := range []string{"floor", "enqueue", "claim", "complete", "lane_enqueue", "lane_claim", "lane_complete", "retry"} {
 		b.Run(name, func(b *testing.B) { scriptCPU(b, name, os.Getenv("EMQ_SCRIPTCPU_BASE")) })
 	}
+	// The batch scripts, server-µs per job at a batch of k jobs per call (b.N jobs in all).
+	for _, name := range []string{"enqueue_batch", "claim_batch", "complete_batch"} {
+		for _, k := range []int{16, 64} {
+			b.Run(name+"/k="+strconv.Itoa(k), func(b *testing.B) { batchCPU(b, name, k) })
+		}
+	}
 }
 
 // variant is one set of scripts working its own queue.
@@ -48,6 +54,7 @@ type cpuRig struct {
 	c     *connector.Conn
 	batch connector.Batch
 	vals  []resp.Value
+	per   int // jobs per measured call (a batch script's k); 0 or 1 for single-job scripts
 }
 
 func loadVariant(b *testing.B, bb *bus.Bus, dir string, n int) *variant {
@@ -140,7 +147,14 @@ func (r *cpuRig) measure(vs []*variant, script string, n int, c call) {
 			before := r.serverCPU()
 			vals := r.batchOf(v, script, lo, min(lo+256, n), c)
 			v.cpu += r.serverCPU() - before
-			if strings.HasSuffix(script, "claim") {
+			if script == "claim_batch" {
+				for _, val := range vals {
+					for _, e := range val.Elems {
+						v.got = append(v.got, string(e.Elems[0].Str))
+						v.tok = append(v.tok, e.Elems[2].Int)
+					}
+				}
+			} else if strings.HasSuffix(script, "claim") {
 				for _, val := range vals {
 					if len(val.Elems) < 3 {
 						r.b.Fatalf("%s replied %v", script, val)
@@ -152,9 +166,78 @@ func (r *cpuRig) measure(vs []*variant, script string, n int, c call) {
 		}
 	}
 	r.b.StopTimer()
-	r.b.ReportMetric(vs[0].cpu/float64(n), "server-µs/op")
+	r.b.ReportMetric(vs[0].cpu/float64(n*r.per), "server-µs/op")
 	if len(vs) > 1 {
-		r.b.ReportMetric(vs[1].cpu/float64(n), "base-µs/op")
+		r.b.ReportMetric(vs[1].cpu/float64(n*r.per), "base-µs/op")
+	}
+}
+
+// batchCPU measures a batch script at k jobs per call: b.N jobs (rounded up to whole calls),
+// reported as server-µs per job.
+func batchCPU(b *testing.B, name string, k int) {
+	b.StopTimer()
+	calls := (b.N + k - 1) / k
+	n := calls * k
+	bb := openBus(b, addr, bus.Options{})
+	r := &cpuRig{b: b, ctx: context.Background(), c: inspect(b, addr).c, per: k}
+	v := loadVariant(b, bb, "", n)
+	vs := []*variant{v}
+	payload := []byte("0123456789abcdef")
+	enqueue := func(v *variant, i int) ([]string, []any) {
+		p := v.p
+		ks := []string{p + "pending", p + "scheduled", p + "wake"}
+		var args []any
+		for _, id := range v.ids[i*k : (i+1)*k] {
+			ks = append(ks, p+"job:"+id)
+			args = append(args, id, payload, 0)
+		}
+		return ks, args
+	}
+	claim := func(v *variant, _ int) ([]string, []any) {
+		p := v.p
+		return []string{p + "pending", p + "active", p + "meta", p + "wake", p + "ckpt", p + "ring"}, []any{30000, k}
+	}
+	complete := func(v *variant, i int) ([]string, []any) {
+		p := v.p
+		ks := []string{p + "active", p + "ckpt", p + "errors", p + "laneof", p + "lanes", p + "ring", p + "wake"}
+		var args []any
+		for j := i * k; j < (i+1)*k; j++ {
+			ks = append(ks, p+"job:"+v.got[j])
+			args = append(args, v.got[j], v.tok[j])
+		}
+		return ks, args
+	}
+	switch name {
+	case "enqueue_batch":
+		r.measure(vs, name, calls, enqueue)
+	case "claim_batch":
+		r.per = 1
+		r.run(v, "enqueue_batch", calls, enqueue)
+		r.per = k
+		r.measure(vs, name, calls, claim)
+	case "complete_batch":
+		r.run(v, "enqueue_batch", calls, enqueue)
+		for _, val := range r.run(v, "claim_batch", calls, claim) {
+			for _, e := range val.Elems {
+				v.got = append(v.got, string(e.Elems[0].Str))
+				v.tok = append(v.tok, e.Elems[2].Int)
+			}
+		}
+		r.measure(vs, name, calls, complete)
+	}
+	// The calls did their work: every job is where the last script put it.
+	want := map[string]int64{"claim_batch": int64(n)}[name]
+	if got := r.card("ZCARD", v.p+"active"); got != want {
+		b.Fatalf("%s: %d active after the run, want %d", name, got, want)
+	}
+	if name == "enqueue_batch" {
+		if got := r.card("ZCARD", v.p+"pending"); got != int64(n) {
+			b.Fatalf("%s: %d pending after the run, want %d", name, got, n)
+		}
+	}
+	left := r.cleanup(v.p)
+	if name == "complete_batch" && (len(left) != 1 || left[0] != v.p+"wake") {
+		b.Fatalf("%s: keys left after completing every job: %v", name, left)
 	}
 }
 
@@ -162,7 +245,7 @@ func scriptCPU(b *testing.B, name, base string) {
 	b.StopTimer()
 	n := b.N
 	bb := openBus(b, addr, bus.Options{}) // installs the fence; mints the ids
-	r := &cpuRig{b: b, ctx: context.Background(), c: inspect(b, addr).c}
+	r := &cpuRig{b: b, ctx: context.Background(), c: inspect(b, addr).c, per: 1}
 	vs := []*variant{loadVariant(b, bb, "", n)}
 	if base != "" {
 		vs = append(vs, loadVariant(b, bb, base, n))
