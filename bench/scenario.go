@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -230,5 +229,3 @@ func drainOnce(ctx context.Context, q Queue, n, workers int, before, after func(
 	}
 	return drainResult{rate: float64(n) / (float64(last-first) / 1e9), startup: time.Unix(0, first).Sub(m.begun)}, nil
 }
-
-var errNoSystem = errors.New("bench: system unavailable")
