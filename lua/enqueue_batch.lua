@@ -65,14 +65,17 @@ if timed then
   local t = redis.call('TIME')
   now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
--- Rows are written in order (a repeated id finds the row its first occurrence wrote); the set
--- memberships are one ZADD per set for the whole batch.
-local out, ready, later = {}, {}, {}
+-- Rows are written in order: a repeated id finds the row its first occurrence wrote. One
+-- EXISTS over every row spares the per-row check when none exists yet (the common case); the
+-- set memberships are one ZADD per set for the whole batch.
+local some = redis.call('EXISTS', unpack(KEYS, FIXED + 1)) > 0
+local out, ready, later, seen = {}, {}, {}, {}
 for k = 1, n do
   local row, id = KEYS[FIXED + k], ARGV[3 * k - 2]
-  if redis.call('EXISTS', row) == 1 then
+  if seen[id] or (some and redis.call('EXISTS', row) == 1) then
     out[k] = 0
   else
+    seen[id] = true
     out[k] = 1
     if delays[k] == 0 then
       redis.call('HSET', row, 'state', 'pending', 'attempts', 0, 'payload', ARGV[3 * k - 1])

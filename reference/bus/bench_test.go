@@ -11,12 +11,18 @@ import (
 	"github.com/echomq/kit/reference/bus"
 )
 
-// BenchmarkEnqueueParallel: concurrent producers sharing the bus's auto-pipelined connection.
+// BenchmarkEnqueueParallel: concurrent producers sharing the bus's auto-pipelined connection,
+// one enqueue each (single) or coalesced by group commit into enqueue_batch (grouped).
 func BenchmarkEnqueueParallel(b *testing.B) {
-	ctx, bb, q := context.Background(), openBus(b, addr, bus.Options{}), qname(b)
+	b.Run("single", func(b *testing.B) { enqueueParallel(b, bus.Options{}) })
+	b.Run("grouped", func(b *testing.B) { enqueueParallel(b, bus.Options{GroupEnqueue: true}) })
+}
+
+func enqueueParallel(b *testing.B, opt bus.Options) {
+	ctx, bb, q := context.Background(), openBus(b, addr, opt), qname(b)
 	payload := []byte("0123456789abcdef")
 	b.SetParallelism(16)
-	cpu := serverCPUOf(b, addr)
+	cpu, calls := serverCPUOf(b, addr), scriptCallsOf(b, addr)
 	b.ReportAllocs()
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
@@ -29,6 +35,7 @@ func BenchmarkEnqueueParallel(b *testing.B) {
 	})
 	b.StopTimer()
 	b.ReportMetric(cpu()/float64(b.N), "server-µs/job")
+	b.ReportMetric(calls()/float64(b.N), "scripts/job")
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "jobs/s")
 	inspect(b, addr).do("DEL", "emq:{"+q+"}:pending", "emq:{"+q+"}:wake")
 }

@@ -36,6 +36,10 @@ type Options struct {
 	Rewrite func(name, source string) string
 	// Defects switches on deliberate Go-side defects, for the mutant catalogue only.
 	Defects Defects
+	// GroupEnqueue coalesces concurrent Enqueue/Send calls on one queue (no lane) by group
+	// commit: what queues up while an enqueue call is in flight goes as one enqueue_batch.
+	// A lone call is still one enqueue. Off by default: the port ops send one enqueue each.
+	GroupEnqueue bool
 }
 
 // Defects are deliberate deviations from the canon, each one a mutant of the reference port

@@ -62,6 +62,14 @@ func (b *Bus) Send(ctx context.Context, queue string, m Message) (Enqueued, erro
 	}
 	// ARGV is spelled out at each call, not returned by enqueueCall, so its boxed values stay
 	// on the stack: the connector only encodes them.
+	if b.opt.GroupEnqueue && m.Lane == "" && !b.opt.Defects.EvalEnqueue && !b.opt.Defects.ArgvRowPrefix {
+		r := &enqReq{row: ks[0], id: m.ID, payload: m.Payload, delay: delay, done: make(chan struct{})}
+		created, err := b.enqueueGrouped(ctx, q, r)
+		if err != nil {
+			return Enqueued{}, err
+		}
+		return Enqueued{ID: m.ID, Created: created}, nil
+	}
 	var v resp.Value
 	switch {
 	case b.opt.Defects.EvalEnqueue:

@@ -20,6 +20,7 @@ type qkeys struct {
 	completeRest, retryRest, failRest, extendRest, checkpointRest []string
 	// The fixed KEYS of the batch scripts; the rows follow, one per item.
 	completeBatchKeys, enqueueBatchKeys []string
+	enq                                 enqGroup // Options.GroupEnqueue's group commit
 }
 
 // queue returns the cached keys of queue name; EMQKEY for a name outside the grammar.
