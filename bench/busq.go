@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -29,9 +30,11 @@ type BusQueue struct {
 	queue atomic.Pointer[string]
 }
 
-// NewBusQueue opens the bus (the fence runs first) on addr.
+// NewBusQueue opens the bus (the fence runs first) on addr, with group enqueue on: concurrent
+// producers' enqueues that queue up while one is in flight go as one enqueue_batch, which is
+// how a Go service drives the bus at its best (each call still returns after its own job).
 func NewBusQueue(ctx context.Context, addr string, pool *pgxpool.Pool, rows string) (*BusQueue, error) {
-	b, err := bus.Open(ctx, addr, bus.Options{})
+	b, err := bus.Open(ctx, addr, bus.Options{GroupEnqueue: true})
 	if err != nil {
 		return nil, err
 	}
@@ -81,9 +84,11 @@ func (q *BusQueue) Fill(ctx context.Context, n int) error {
 	return fillBatches(ctx, n, 500, q.EnqueueBatch)
 }
 
-// Drain runs the bus's own consumer with workers slots, as a service would: every slot claims
-// through the shared auto-pipelined connection, so W slots keep up to W scripts in flight. The
-// handler settles its job itself (a documented use of the consumer) so the ack is observed.
+// Drain runs the bus's own consumer with workers slots, as a service would: the slots share
+// the bus's auto-pipelined connection and the consumer claims and completes by group commit
+// (batch scripts for whatever queued up). Its acks are not observable from a handler, so the
+// end is read from the server: every job started, pending and active both empty (a completed
+// job leaves nothing), polled every millisecond on the harness's own connection.
 func (q *BusQueue) Drain(ctx context.Context, workers int, m *DrainMarks) error {
 	errc := make(chan error, 1)
 	report := func(err error) {
@@ -92,33 +97,76 @@ func (q *BusQueue) Drain(ctx context.Context, workers int, m *DrainMarks) error 
 		default:
 		}
 	}
-	stop, err := q.consume(ctx, workers, func(ctx context.Context, j *bus.Job) error {
+	var started atomic.Int64
+	stop, err := q.consume(ctx, workers, func(logf string, args ...any) {
+		select {
+		case <-m.done: // the stop's own noise
+		default:
+			report(fmt.Errorf("bench: bus consumer: "+logf, args...))
+		}
+	}, func(ctx context.Context, j *bus.Job) error {
 		m.Started()
+		started.Add(1)
 		if _, err := sentAt(j.Payload); err != nil {
 			report(err)
 			return bus.Permanent(err)
 		}
-		if err := j.Complete(ctx); err != nil {
-			report(fmt.Errorf("bench: bus complete %s: %w", j.ID, err))
-			return err
-		}
-		m.Ack()
 		return nil
 	})
 	if err != nil {
 		return err
 	}
+	pctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		if err := q.pollEmpty(pctx, func() bool { return started.Load() >= m.n }); err != nil {
+			if pctx.Err() == nil {
+				report(err)
+			}
+			return
+		}
+		m.AckAll()
+	}()
 	werr := m.wait(ctx, errc)
+	cancel()
 	if err := stop(); werr == nil {
 		werr = err
 	}
+	if werr == nil && started.Load() != m.n {
+		werr = fmt.Errorf("%w: %d handler starts for %d jobs", errIncomplete, started.Load(), m.n)
+	}
 	return werr
+}
+
+// pollEmpty returns once ready() holds and the queue has no pending and no active job.
+func (q *BusQueue) pollEmpty(ctx context.Context, ready func() bool) error {
+	name := q.name()
+	pending, active := "emq:{"+name+"}:pending", "emq:{"+name+"}:active"
+	t := time.NewTicker(time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+		if !ready() {
+			continue
+		}
+		vs, err := q.admin.Pipeline(ctx, connector.Cmd{Args: []any{"ZCARD", pending}}, connector.Cmd{Args: []any{"ZCARD", active}})
+		if err != nil {
+			return fmt.Errorf("bench: poll %s: %w", name, err)
+		}
+		if len(vs) == 2 && vs[0].Int == 0 && vs[1].Int == 0 {
+			return nil
+		}
+	}
 }
 
 // Consume runs the bus's own consumer (workers park on the wake key when idle).
 func (q *BusQueue) Consume(ctx context.Context, workers int, h Handler) (func() error, error) {
 	var bad atomic.Pointer[error]
-	stop, err := q.consume(ctx, workers, func(ctx context.Context, j *bus.Job) error {
+	stop, err := q.consume(ctx, workers, nil, func(ctx context.Context, j *bus.Job) error {
 		t, err := sentAt(j.Payload)
 		if err != nil {
 			bad.CompareAndSwap(nil, &err)
@@ -139,8 +187,8 @@ func (q *BusQueue) Consume(ctx context.Context, workers int, h Handler) (func() 
 	}, nil
 }
 
-func (q *BusQueue) consume(ctx context.Context, workers int, h bus.Handler) (func() error, error) {
-	c, err := q.b.Consumer(q.name(), bus.ConsumerOptions{Concurrency: workers, Lease: busLease, Grace: 5 * time.Second}, h)
+func (q *BusQueue) consume(ctx context.Context, workers int, logf func(string, ...any), h bus.Handler) (func() error, error) {
+	c, err := q.b.Consumer(q.name(), bus.ConsumerOptions{Concurrency: workers, Lease: busLease, Grace: 5 * time.Second, Logf: logf}, h)
 	if err != nil {
 		return nil, err
 	}
@@ -194,7 +242,7 @@ func (q *BusQueue) Close() error {
 	return q.b.Close()
 }
 
-// evalShaCeiling is the trivial script of the Valkey ceiling.
+// trivialScript is the script of the Valkey ceiling.
 var trivialScript = connector.NewScript("emq_bench_ceiling", "return 1")
 
 // valkeyCeilingBatch runs one pipelined batch of size EVALSHAs and checks every reply.
@@ -225,11 +273,13 @@ type ServerTime struct {
 	ScriptShare float64 `json:"script_share"` // script µs ÷ wall µs: 1 means the main thread did nothing else
 }
 
-// ScriptCost is one bundle script's server time per call, measured alone.
+// ScriptCost is one bundle script's server time, measured alone on Jobs jobs.
 type ScriptCost struct {
 	Script      string  `json:"script"`
+	Jobs        int     `json:"jobs"`
 	Calls       int64   `json:"calls"`
 	UsecPerCall float64 `json:"usec_per_call"`
+	UsecPerJob  float64 `json:"usec_per_job"`
 }
 
 func resetStats(ctx context.Context, c *connector.Conn) error {
@@ -267,14 +317,16 @@ func evalshaStats(ctx context.Context, c *connector.Conn) (calls, usec int64, er
 	return 0, 0, nil // no EVALSHA since the reset
 }
 
-// profileScripts measures the drain's three scripts alone: k enqueues (pipelined batches),
-// k claims and k completes (conc callers on the shared connection), resetting the server's
-// statistics between the steps.
-func (q *BusQueue) profileScripts(ctx context.Context, k, conc int) ([]ScriptCost, error) {
+// profileScripts measures the drain's scripts alone, on k jobs per step, resetting the
+// server's statistics between steps: the batch scripts the consumer's group commit uses
+// (enqueue_batch by EnqueueBatch, claim_batch and complete_batch in groups of up to group), then
+// the single-job claim and complete (conc callers on the shared connection).
+func (q *BusQueue) profileScripts(ctx context.Context, k, group, conc int) ([]ScriptCost, error) {
 	if err := q.Reset(ctx); err != nil {
 		return nil, err
 	}
 	defer q.Reset(context.WithoutCancel(ctx))
+	group = max(1, min(group, bus.MaxBatch))
 	var out []ScriptCost
 	step := func(name string, run func() error) error {
 		if err := resetStats(ctx, q.admin); err != nil {
@@ -287,54 +339,95 @@ func (q *BusQueue) profileScripts(ctx context.Context, k, conc int) ([]ScriptCos
 		if err != nil {
 			return err
 		}
-		if calls < int64(k) {
-			return fmt.Errorf("bench: profile %s: %d EVALSHA calls for %d jobs", name, calls, k)
+		if calls == 0 {
+			return fmt.Errorf("bench: profile %s: no EVALSHA reached the server", name)
 		}
-		out = append(out, ScriptCost{Script: name, Calls: calls, UsecPerCall: float64(usec) / float64(calls)})
-		return nil
-	}
-	if err := step("enqueue", func() error { return q.Fill(ctx, k) }); err != nil {
-		return nil, err
-	}
-	jobs := make([]*bus.Job, k)
-	parallel := func(do func(i int) error) error {
-		var next atomic.Int64
-		var first atomic.Pointer[error]
-		var wg sync.WaitGroup
-		for range conc {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for i := int(next.Add(1) - 1); i < k && first.Load() == nil; i = int(next.Add(1) - 1) {
-					if err := do(i); err != nil {
-						first.CompareAndSwap(nil, &err)
-					}
-				}
-			}()
-		}
-		wg.Wait()
-		if p := first.Load(); p != nil {
-			return *p
-		}
+		out = append(out, ScriptCost{Script: name, Jobs: k, Calls: calls,
+			UsecPerCall: float64(usec) / float64(calls), UsecPerJob: float64(usec) / float64(k)})
 		return nil
 	}
 	name := q.name()
+	if err := step("enqueue_batch", func() error { return q.Fill(ctx, k) }); err != nil {
+		return nil, err
+	}
+	var jobs []*bus.Job
+	if err := step("claim_batch", func() error {
+		for len(jobs) < k {
+			js, err := q.b.ClaimBatch(ctx, name, busLease, min(group, k-len(jobs)))
+			if err != nil {
+				return err
+			}
+			if len(js) == 0 {
+				return fmt.Errorf("%w: the queue ran dry after %d claims", errIncomplete, len(jobs))
+			}
+			jobs = append(jobs, js...)
+		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	if err := step("complete_batch", func() error {
+		for lo := 0; lo < len(jobs); lo += group {
+			part := jobs[lo:min(lo+group, len(jobs))]
+			acks := make([]bus.Ack, len(part))
+			for i, j := range part {
+				acks[i] = bus.Ack{ID: j.ID, Token: j.Token}
+			}
+			status, err := q.b.CompleteBatch(ctx, name, acks)
+			if err != nil {
+				return err
+			}
+			if err := errors.Join(status...); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	if err := q.Fill(ctx, k); err != nil {
+		return nil, err
+	}
+	singles := make([]*bus.Job, k)
 	if err := step("claim", func() error {
-		return parallel(func(i int) error {
+		return parallel(k, conc, func(i int) error {
 			j, err := q.b.Claim(ctx, name, busLease)
 			if err == nil && j == nil {
 				err = fmt.Errorf("%w: claim %d found the queue empty", errIncomplete, i)
 			}
-			jobs[i] = j
+			singles[i] = j
 			return err
 		})
 	}); err != nil {
 		return nil, err
 	}
 	if err := step("complete", func() error {
-		return parallel(func(i int) error { return jobs[i].Complete(ctx) })
+		return parallel(k, conc, func(i int) error { return singles[i].Complete(ctx) })
 	}); err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+// parallel runs do(0..k-1) from conc goroutines and returns the first error.
+func parallel(k, conc int, do func(i int) error) error {
+	var next atomic.Int64
+	var first atomic.Pointer[error]
+	var wg sync.WaitGroup
+	for range conc {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < k && first.Load() == nil; i = int(next.Add(1) - 1) {
+				if err := do(i); err != nil {
+					first.CompareAndSwap(nil, &err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if p := first.Load(); p != nil {
+		return *p
+	}
+	return nil
 }

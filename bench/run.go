@@ -407,12 +407,12 @@ func runAxis(ctx context.Context, p Params, ax axis, selected func(string) bool,
 	// Where the bus's server time goes: each drain script alone.
 	if bq != nil && selected(ScDrain) {
 		k := min(p.Backlog, 20000)
-		if sc, err := bq.profileScripts(ctx, k, p.Workers); err != nil {
+		if sc, err := bq.profileScripts(ctx, k, p.Workers, p.Workers); err != nil {
 			run.Gaps = append(run.Gaps, fmt.Sprintf("bus script profile: %v", err))
 		} else {
 			run.Scripts = sc
 			for _, c := range sc {
-				fmt.Fprintf(prog, "emq-bench: valkey time of %s: %.2f µs per call (%d calls)\n", c.Script, c.UsecPerCall, c.Calls)
+				fmt.Fprintf(prog, "emq-bench: valkey time of %s: %.2f µs per job (%d jobs, %d calls)\n", c.Script, c.UsecPerJob, c.Jobs, c.Calls)
 			}
 		}
 	}

@@ -188,6 +188,14 @@ func (m *DrainMarks) Ack() {
 	}
 }
 
+// AckAll records every remaining ack at once, for a system whose end is observed as a whole.
+func (m *DrainMarks) AckAll() {
+	if rest := m.n - m.acked.Load(); rest > 0 {
+		m.acked.Add(rest - 1)
+		m.Ack()
+	}
+}
+
 // wait blocks until n acks, ctx's end or a failure on errc.
 func (m *DrainMarks) wait(ctx context.Context, errc <-chan error) error {
 	select {

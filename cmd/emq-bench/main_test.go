@@ -43,7 +43,7 @@ func TestReportStructure(t *testing.T) {
 	}
 	section := out[asym:strings.Index(out, bench.HeadCeilings)]
 	for _, must := range []string{"synchronous_commit=", "appendonly", "not atomic", "16.14", "valkey 8.1.1", "cores", "per timed repeat",
-		"Same conditions for every system", "MaxWorkers=8", "limit=8", "Concurrency=8", "pool of 8 connections", "FetchCooldown=2ms"} {
+		"Same conditions for every system", "MaxWorkers=8", "limit=8", "Concurrency=8", "GroupEnqueue: true", "pool of 8 connections", "FetchCooldown=2ms"} {
 		if !strings.Contains(section, must) {
 			t.Errorf("asymmetry section lacks %q:\n%s", must, section)
 		}
@@ -62,7 +62,7 @@ func TestReportStructure(t *testing.T) {
 			t.Errorf("section %q missing or before the drain", head)
 		}
 	}
-	for _, must := range []string{"claim + complete =", "bus drain ≥ 50000 jobs/s", "→ ", "valkey (INFO commandstats)", "start-up before the first handler"} {
+	for _, must := range []string{"claim_batch + complete_batch =", "bus drain ≥ 50000 jobs/s", "→ ", "valkey (INFO commandstats)", "start-up before the first handler"} {
 		if !strings.Contains(out, must) {
 			t.Errorf("bench.out lacks %q", must)
 		}
@@ -82,11 +82,12 @@ func TestReportStructure(t *testing.T) {
 	if len(r.Targets) != 5 {
 		t.Errorf("targets: %+v", r.Targets)
 	}
-	if len(r.Scripts) != 3 {
+	if len(r.Scripts) != 5 {
 		t.Errorf("bus scripts: %+v", r.Scripts)
 	}
 	for _, c := range r.Scripts {
-		if c.Calls < int64(rep.Params.Backlog) || c.UsecPerCall <= 0 {
+		batch := strings.HasSuffix(c.Script, "_batch")
+		if c.Jobs != rep.Params.Backlog || c.Calls < 1 || c.UsecPerJob <= 0 || (!batch && c.Calls < int64(c.Jobs)) || (batch && c.Calls >= int64(c.Jobs)) {
 			t.Errorf("script %+v", c)
 		}
 	}
