@@ -181,7 +181,7 @@ func TestGroupEnqueue(t *testing.T) {
 	if n := in.int("ZCARD", "emq:{"+q+"}:pending"); n != 1+producers*(each-1) {
 		t.Fatalf("pending %d", n)
 	}
-	if in.hash("emq:{"+q+"}:job:"+dup.ID)["payload"] != "first" {
+	if in.hash("emq:{" + q + "}:job:" + dup.ID)["payload"] != "first" {
 		t.Fatal("a duplicate in a group changed the row")
 	}
 	// Count the script calls the producers made.
