@@ -267,13 +267,17 @@ func (t *T) idleWire(from int, wake string) {
 }
 
 // noPolling bounds the claims a park made: every claim that found nothing must follow a wake
-// (a BLPOP return) or be a consumer's first look.
+// (a BLPOP return) or be a consumer's first look. Any claiming script counts (claim, lane_claim,
+// claim_batch), so a port cannot hide a poll behind another claim script.
 func (t *T) noPolling(from int, a drivers.ParkArgs) {
-	claim := t.cfg.Bundle.MustScript(lua.Claim).SHA1
+	claiming := map[string]bool{}
+	for _, name := range []string{lua.Claim, lua.LaneClaim, lua.ClaimBatch} {
+		claiming[t.cfg.Bundle.MustScript(name).SHA1] = true
+	}
 	claims, pops := 0, 0
 	for _, l := range t.portCommands(from) {
 		switch {
-		case l.Cmd() == "EVALSHA" && argAt(l, 1) == claim:
+		case l.Cmd() == "EVALSHA" && claiming[argAt(l, 1)]:
 			claims++
 		case l.Cmd() == "BLPOP":
 			pops++
