@@ -29,6 +29,11 @@ type ConsumerOptions struct {
 	Backoff func(attempt int) time.Duration
 	Lanes   bool          // claim by rotating the lane ring instead of the queue's pending set
 	Park    time.Duration // server-side timeout of one blocking pop on the wake key; 5s
+	// Parked bounds the idle workers blocked on the wake key at once, each pop on its own
+	// connection; the other idle workers wait in-process for a turn and send nothing. Each wake
+	// costs the server a pass over every client blocked on the key, so a large pool wakes
+	// faster parked on a few. Concurrency when zero.
+	Parked int
 	// Maintain is the interval of the consumer's reap and promote; Lease/2 when zero; negative
 	// turns maintenance off (another process runs it).
 	Maintain time.Duration
@@ -40,7 +45,8 @@ type ConsumerOptions struct {
 }
 
 // Consumer drains one queue with a fixed pool of workers. Idle workers park on the queue's
-// wake key (one blocking pop on a dedicated connection each) and send nothing else.
+// wake key (one blocking pop on a dedicated connection each, at most Parked at once) and send
+// nothing else.
 type Consumer struct {
 	bus   *Bus
 	q     *qkeys
@@ -106,9 +112,12 @@ func (b *Bus) Consumer(queue string, opt ConsumerOptions, h Handler) (*Consumer,
 	if opt.Grace == 0 {
 		opt.Grace = 10 * time.Second
 	}
+	if opt.Parked == 0 || opt.Parked > opt.Concurrency {
+		opt.Parked = opt.Concurrency
+	}
 	switch {
-	case opt.Concurrency < 0, opt.MaxAttempts < 0, opt.Grace < 0:
-		return nil, fmt.Errorf("bus: consumer: %w", argErr("negative concurrency, attempts or grace"))
+	case opt.Concurrency < 0, opt.MaxAttempts < 0, opt.Grace < 0, opt.Parked < 0:
+		return nil, fmt.Errorf("bus: consumer: %w", argErr("negative concurrency, attempts, grace or parked"))
 	case opt.Lease < 3*time.Millisecond:
 		return nil, fmt.Errorf("bus: consumer: %w", argErr("lease %v: want at least 3ms", opt.Lease))
 	case opt.Park < time.Millisecond:
@@ -145,6 +154,19 @@ func (c *Consumer) Run(ctx context.Context) error {
 			c.claimer(ctx, hard, claims)
 		}()
 	}
+	// The park slots: a worker parks holding one, on the slot's connection (dialled at its first
+	// use, closed when Run ends).
+	slots := make(chan *parkSlot, c.opt.Parked)
+	for range c.opt.Parked {
+		slots <- &parkSlot{}
+	}
+	defer func() {
+		for range c.opt.Parked {
+			if s := <-slots; s.conn != nil {
+				s.conn.Close()
+			}
+		}
+	}()
 	acks := make(chan ackReq)
 	wg.Add(1)
 	go func() {
@@ -152,7 +174,7 @@ func (c *Consumer) Run(ctx context.Context) error {
 		c.completer(hard, acks)
 	}()
 	for i := 0; i < c.opt.Concurrency; i++ {
-		w := &worker{c: c, idx: i, claims: claims, acks: acks,
+		w := &worker{c: c, idx: i, claims: claims, acks: acks, slots: slots,
 			claimed: make(chan claimRes, 1), acked: make(chan error, 1)}
 		workers.Add(1)
 		go func() {
@@ -215,9 +237,9 @@ func (c *Consumer) maintain(ctx context.Context) {
 
 // worker is one slot of the pool: claim, handle, settle; park when there is nothing to claim.
 type worker struct {
-	c    *Consumer
-	idx  int
-	park *connector.Conn // dialled at the first park, closed when the worker ends
+	c     *Consumer
+	idx   int
+	slots chan *parkSlot // taken while parked, returned on waking
 
 	claims  chan<- claimReq // to the claimer; nil for a lane consumer
 	acks    chan<- ackReq   // to the completer
@@ -245,9 +267,6 @@ func (w *worker) run(ctx, hard context.Context) {
 		w.hb.Stop()
 		w.beats.Wait()
 		wcancel()
-		if w.park != nil {
-			w.park.Close()
-		}
 	}()
 	fails := 0
 	for ctx.Err() == nil {
@@ -310,16 +329,28 @@ func sleep(ctx context.Context, d time.Duration) bool {
 	}
 }
 
+// parkSlot is one place to park: a connection for the blocking pop, dialled at first use.
+type parkSlot struct{ conn *connector.Conn }
+
 // parkUntilWoken blocks on the wake key until a token arrives (true) or ctx ends (false). A pop
-// that times out parks again: only a wake token sends the worker back to claim.
+// that times out parks again: only a wake token sends the worker back to claim. The worker
+// first waits, sending nothing, for a park slot; it hands the slot on as soon as it wakes, so
+// another idle worker is blocked on the key while it claims.
 func (w *worker) parkUntilWoken(ctx context.Context) bool {
 	c := w.c
 	if c.bus.opt.Defects.PollPark {
 		return sleep(ctx, 5*time.Millisecond) // defect: poll the claim instead of parking
 	}
+	var s *parkSlot
+	select {
+	case s = <-w.slots:
+	case <-ctx.Done():
+		return false
+	}
+	defer func() { w.slots <- s }()
 	fails := 0
 	for ctx.Err() == nil {
-		if w.park == nil {
+		if s.conn == nil {
 			p, err := c.bus.dial(ctx)
 			if err != nil {
 				fails++
@@ -329,14 +360,14 @@ func (w *worker) parkUntilWoken(ctx context.Context) bool {
 				}
 				continue
 			}
-			w.park = p
+			s.conn = p
 		}
-		v, err := w.park.DoBlocking(ctx, c.opt.Park, c.wake...)
+		v, err := s.conn.DoBlocking(ctx, c.opt.Park, c.wake...)
 		if err != nil {
 			// A cancelled pop is still in flight on the server: close the line so it cannot
 			// swallow a token meant for another consumer.
-			w.park.Close()
-			w.park = nil
+			s.conn.Close()
+			s.conn = nil
 			if ctx.Err() != nil {
 				return false
 			}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/echomq/kit/reference/bus"
 	"github.com/echomq/kit/reference/connector"
+	"github.com/echomq/kit/reference/emqerr"
 )
 
 // runConsumer starts c.Run in the background; stop cancels it and waits for Run to return.
@@ -327,4 +328,64 @@ func TestConsumerGracefulShutdown(t *testing.T) {
 	b.Reap(ctx, q, 10, 10)
 	j, _ = b.Claim(ctx, q, time.Second)
 	j.Complete(ctx)
+}
+
+// With Parked below Concurrency, at most Parked idle workers block on the wake key; the others
+// wait in-process and send nothing; a burst still reaches workers beyond the parked ones.
+func TestConsumerParkedBound(t *testing.T) {
+	ctx, b, in, q := ctxT(t), openBus(t, addr, bus.Options{}), inspect(t, addr), qname(t)
+	leaveNoForeignKeys(t, in)
+	if _, err := b.Consumer(q, bus.ConsumerOptions{Concurrency: 2, Parked: -1}, func(context.Context, *bus.Job) error { return nil }); !errors.Is(err, emqerr.Arg) {
+		t.Fatalf("parked -1: %v", err)
+	}
+	var n atomic.Int64
+	var workers sync.Map
+	c, _ := b.Consumer(q, bus.ConsumerOptions{Concurrency: 8, Parked: 2, Lease: time.Second, Park: 100 * time.Millisecond, Maintain: -1},
+		func(ctx context.Context, j *bus.Job) error {
+			workers.Store(j.Worker, true)
+			n.Add(1)
+			time.Sleep(5 * time.Millisecond)
+			return nil
+		})
+	runConsumer(t, c)
+	waitFor(t, "two parked workers", func() bool { return blocked(in) == 2 })
+	mon, err := connector.NewMonitor(ctx, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mon.Close()
+	idle, cancel := context.WithTimeout(ctx, 250*time.Millisecond)
+	defer cancel()
+	for {
+		line, err := mon.Next(idle)
+		if err != nil {
+			break
+		}
+		ml, err := connector.ParseMonitorLine(line)
+		if err != nil || !strings.Contains(line, "{"+q+"}") {
+			continue
+		}
+		if strings.ToUpper(ml.Args[0]) != "BLPOP" || ml.Args[1] != "emq:{"+q+"}:wake" {
+			t.Fatalf("an idle consumer sent %v", ml.Args)
+		}
+	}
+	if got := blocked(in); got != 2 {
+		t.Fatalf("%d blocked pops while idle, want 2", got)
+	}
+	burst := make([]bus.Message, 40)
+	if _, err := b.EnqueueBatch(ctx, q, burst); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the burst", func() bool {
+		if got := blocked(in); got > 2 {
+			t.Fatalf("%d blocked pops, more than Parked", got)
+		}
+		return n.Load() == 40
+	})
+	used := 0
+	workers.Range(func(_, _ any) bool { used++; return true })
+	if used <= 2 {
+		t.Fatalf("a burst of 40 reached only %d workers", used)
+	}
+	waitFor(t, "re-park", func() bool { return blocked(in) == 2 })
 }

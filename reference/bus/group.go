@@ -1,11 +1,20 @@
 package bus
 
-import "context"
+import (
+	"context"
+	"sync"
+)
 
 // The consumer's group commit. Workers that want a job, or want one settled, hand the request
-// to one goroutine per kind, which sends everything that queued up while its previous call was
-// in flight as one script call (up to MaxBatch), and nothing more: no timer, no added wait. A
+// to one goroutine per kind, which sends everything that queued up as one script call (up to
+// MaxBatch), with at most groupInFlight calls of a kind in flight: no timer, no added wait. A
 // lone request goes as the single-job script. Every job is still fenced on its own token.
+
+// groupInFlight bounds each kind's calls in flight. With one, the server idled while a batch's
+// reply travelled back and its workers re-asked, and a woken worker's claim waited behind a
+// batch; a second call fills both gaps (measured: drain +6%, e2e p99 lower). A third only
+// splits the batches smaller.
+const groupInFlight = 2
 
 // claimReq is a worker asking for a job; the claimer answers on reply exactly once.
 type claimReq struct{ reply chan claimRes }
@@ -21,18 +30,23 @@ type ackReq struct {
 	reply chan error
 }
 
-// claimer serves claim requests until ctx ends. Claims run under hard: a claim the server ran
-// must reach its worker.
+// claimer serves claim requests until ctx ends, then waits for its calls in flight. Claims run
+// under hard: a claim the server ran must reach its worker.
 func (c *Consumer) claimer(ctx, hard context.Context, in <-chan claimReq) {
 	limit := min(c.opt.Concurrency, MaxBatch)
-	reqs := make([]claimReq, 0, limit)
+	slots := make(chan struct{}, groupInFlight)
+	var calls sync.WaitGroup
+	defer calls.Wait()
 	for {
+		var first claimReq
 		select {
-		case r := <-in:
-			reqs = append(reqs[:0], r)
+		case first = <-in:
 		case <-ctx.Done():
 			return
 		}
+		// Wait for a free call before gathering: what queues meanwhile joins this batch.
+		slots <- struct{}{}
+		reqs := append(make([]claimReq, 0, 8), first)
 	more:
 		for len(reqs) < limit {
 			select {
@@ -42,37 +56,47 @@ func (c *Consumer) claimer(ctx, hard context.Context, in <-chan claimReq) {
 				break more
 			}
 		}
-		var jobs []*Job
-		var err error
-		if len(reqs) == 1 {
-			var j *Job
-			if j, err = c.bus.claim(hard, c.q, c.opt.Lease, false); j != nil {
-				jobs = []*Job{j}
-			}
-		} else {
-			jobs, err = c.bus.claimBatch(hard, c.q, c.opt.Lease, len(reqs))
-		}
-		for i, r := range reqs {
-			var res claimRes
-			switch {
-			case err != nil:
-				res.err = err
-			case i < len(jobs):
-				res.j = jobs[i]
-			}
-			r.reply <- res
-		}
+		calls.Add(1)
+		go func() {
+			defer func() { <-slots; calls.Done() }()
+			c.claimFor(hard, reqs)
+		}()
 	}
 }
 
-// completer completes handled jobs until in is closed (after every worker ended), so the
-// acks of a graceful shutdown still go out.
+// claimFor runs one claim (a lone request) or claim_batch and answers every request.
+func (c *Consumer) claimFor(hard context.Context, reqs []claimReq) {
+	var jobs []*Job
+	var err error
+	if len(reqs) == 1 {
+		var j *Job
+		if j, err = c.bus.claim(hard, c.q, c.opt.Lease, false); j != nil {
+			jobs = []*Job{j}
+		}
+	} else {
+		jobs, err = c.bus.claimBatch(hard, c.q, c.opt.Lease, len(reqs))
+	}
+	for i, r := range reqs {
+		var res claimRes
+		switch {
+		case err != nil:
+			res.err = err
+		case i < len(jobs):
+			res.j = jobs[i]
+		}
+		r.reply <- res
+	}
+}
+
+// completer completes handled jobs until in is closed (after every worker ended) and its calls
+// in flight returned, so the acks of a graceful shutdown still go out.
 func (c *Consumer) completer(hard context.Context, in <-chan ackReq) {
-	reqs := make([]ackReq, 0, 64)
-	var acks []Ack
-	var status []error
-	for r := range in {
-		reqs = append(reqs[:0], r)
+	slots := make(chan struct{}, groupInFlight)
+	var calls sync.WaitGroup
+	defer calls.Wait()
+	for first := range in {
+		slots <- struct{}{}
+		reqs := append(make([]ackReq, 0, 8), first)
 	more:
 		for len(reqs) < MaxBatch {
 			select {
@@ -85,26 +109,35 @@ func (c *Consumer) completer(hard context.Context, in <-chan ackReq) {
 				break more
 			}
 		}
-		if len(reqs) == 1 {
-			j := reqs[0].j
-			reqs[0].reply <- c.bus.settle(hard, c.bus.scripts.complete, j, completeKeys)
-			continue
+		calls.Add(1)
+		go func() {
+			defer func() { <-slots; calls.Done() }()
+			c.completeFor(hard, reqs)
+		}()
+	}
+}
+
+// completeFor runs one complete (a lone request) or complete_batch and answers every request.
+func (c *Consumer) completeFor(hard context.Context, reqs []ackReq) {
+	if len(reqs) == 1 {
+		j := reqs[0].j
+		reqs[0].reply <- c.bus.settle(hard, c.bus.scripts.complete, j, completeKeys)
+		return
+	}
+	acks := make([]Ack, len(reqs))
+	status := make([]error, len(reqs))
+	for i, r := range reqs {
+		acks[i] = Ack{r.j.ID, r.j.Token}
+	}
+	err := c.bus.completeBatch(hard, c.q, acks, status)
+	for i, r := range reqs {
+		e := err
+		if e == nil {
+			e = status[i]
 		}
-		acks, status = acks[:0], status[:0]
-		for _, r := range reqs {
-			acks = append(acks, Ack{r.j.ID, r.j.Token})
-			status = append(status, nil)
+		if e == nil {
+			r.j.settled.Store(true)
 		}
-		err := c.bus.completeBatch(hard, c.q, acks, status)
-		for i, r := range reqs {
-			e := err
-			if e == nil {
-				e = status[i]
-			}
-			if e == nil {
-				r.j.settled.Store(true)
-			}
-			r.reply <- e
-		}
+		r.reply <- e
 	}
 }
