@@ -19,6 +19,10 @@ import (
 
 const busLease = 30 * time.Second
 
+// busParked caps the consumer's workers blocked on the wake key: every parked client is visited
+// by Valkey on each wake, so 256 parked connections cost the server more than the jobs do.
+const busParked = 8
+
 // BusQueue is the EchoMQ reference bus (package reference/bus). Each Reset moves it to a fresh
 // queue name and deletes the old queue's keys, so runs never see each other's jobs.
 type BusQueue struct {
@@ -188,7 +192,7 @@ func (q *BusQueue) Consume(ctx context.Context, workers int, h Handler) (func() 
 }
 
 func (q *BusQueue) consume(ctx context.Context, workers int, logf func(string, ...any), h bus.Handler) (func() error, error) {
-	c, err := q.b.Consumer(q.name(), bus.ConsumerOptions{Concurrency: workers, Lease: busLease, Grace: 5 * time.Second, Logf: logf}, h)
+	c, err := q.b.Consumer(q.name(), bus.ConsumerOptions{Concurrency: workers, Parked: busParked, Lease: busLease, Grace: 5 * time.Second, Logf: logf}, h)
 	if err != nil {
 		return nil, err
 	}

@@ -67,6 +67,10 @@ func timed(ctx context.Context, d time.Duration, conc int, op func(ctx context.C
 func openLoop(ctx context.Context, q Queue, rate float64, d time.Duration, workers, senders int, clock cpuClock, a *cpuAcc) (LatencyResult, error) {
 	res := LatencyResult{System: q.Name()}
 	hist := newLatencyHist()
+	// The sender's own lateness (hand-off to the Enqueue call minus the intended instant) is
+	// inside every system's latency: timers on a loaded machine wake late. It is reported
+	// beside the latency so the reader can tell the generator's share from the queue's.
+	late := newLatencyHist()
 	var received atomic.Int64
 	stop, err := q.Consume(ctx, workers, func(sent int64) {
 		hist.record(time.Duration(time.Now().UnixNano() - sent))
@@ -98,6 +102,7 @@ func openLoop(ctx context.Context, q Queue, rate float64, d time.Duration, worke
 		go func() {
 			defer wg.Done()
 			for t := range todo {
+				late.record(time.Duration(time.Now().UnixNano() - t))
 				if err := q.Enqueue(ctx, payload(t)); err != nil {
 					sendErr.CompareAndSwap(nil, &err)
 					continue
@@ -130,6 +135,7 @@ func openLoop(ctx context.Context, q Queue, rate float64, d time.Duration, worke
 	serr := stop()
 	res.Received = received.Load()
 	res.Latency = hist.summary()
+	res.SenderLate = late.summary()
 	switch {
 	case sendErr.Load() != nil:
 		return res, fmt.Errorf("enqueue: %w", *sendErr.Load())
@@ -149,8 +155,11 @@ type LatencyResult struct {
 	Received    int64   `json:"received"`
 	SendSeconds float64 `json:"send_seconds"`
 	Latency     Latency `json:"latency"`
-	CPU         *CPU    `json:"cpu,omitempty"`
-	Err         string  `json:"error,omitempty"`
+	// SenderLate is the load generator's lateness at the hand-off to Enqueue (already counted
+	// inside Latency, for every system alike).
+	SenderLate Latency `json:"sender_late"`
+	CPU        *CPU    `json:"cpu,omitempty"`
+	Err        string  `json:"error,omitempty"`
 }
 
 // DrainMarks time a drain from its first handler start to its n-th recorded acknowledgement:
