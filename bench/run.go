@@ -137,10 +137,9 @@ type LatencyScenario struct {
 }
 
 type axis struct {
-	name     string
-	pg       map[string]string
-	valkey   []string
-	describe string
+	name   string
+	pg     map[string]string
+	valkey []string
 }
 
 // Execute runs every axis and returns the report. Engines are started (or taken as given from
@@ -688,13 +687,6 @@ func moduleVersion(path string) string {
 		return v
 	}
 	return "(version unknown)"
-}
-
-func titleCase(s string) string {
-	if s == "" {
-		return s
-	}
-	return strings.ToUpper(s[:1]) + s[1:]
 }
 
 // busVersion names the bundle by its digest: the scripts change while the bus is tuned, and a

@@ -33,7 +33,6 @@ func spreadOf(xs []float64) Spread {
 type latencyHist struct {
 	mu sync.Mutex
 	h  *hdrhistogram.Histogram
-	n  int64
 }
 
 func newLatencyHist() *latencyHist {
@@ -44,14 +43,7 @@ func (l *latencyHist) record(d time.Duration) {
 	us := max(d.Microseconds(), 1)
 	l.mu.Lock()
 	_ = l.h.RecordValue(min(us, l.h.HighestTrackableValue()))
-	l.n++
 	l.mu.Unlock()
-}
-
-func (l *latencyHist) count() int64 {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.n
 }
 
 // Percentile is one point of a latency distribution.
