@@ -160,9 +160,6 @@ func (d *Driver) Enqueue(ctx context.Context, a drivers.EnqueueArgs) (drivers.En
 	if err != nil {
 		return drivers.EnqueueResult{}, err
 	}
-	if a.DelayMS < 0 {
-		return drivers.EnqueueResult{}, argErr("delay_ms %d", a.DelayMS)
-	}
 	e, err := b.Send(ctx, a.Queue, bus.Message{ID: a.ID, Payload: p, Delay: ms(a.DelayMS), Lane: a.Lane})
 	return drivers.EnqueueResult{ID: e.ID, Created: e.Created}, err
 }
@@ -223,9 +220,6 @@ func (d *Driver) Retry(ctx context.Context, a drivers.RetryArgs) (drivers.RetryR
 	b, err := d.bus()
 	if err != nil {
 		return drivers.RetryResult{}, err
-	}
-	if a.DelayMS < 0 {
-		return drivers.RetryResult{}, argErr("delay_ms %d", a.DelayMS)
 	}
 	dead, err := b.Retry(ctx, a.Queue, a.ID, a.Token, a.MaxAttempts, ms(a.DelayMS), a.Error)
 	if err != nil {
@@ -423,10 +417,14 @@ func (d *Driver) Close(ctx context.Context) error {
 	return err
 }
 
-// ms converts protocol milliseconds, saturating past what a time.Duration holds.
+// ms converts protocol milliseconds, saturating past what a time.Duration holds on either side,
+// so a huge negative value stays negative and the bus refuses it (EMQARG).
 func ms(n int64) time.Duration {
-	if n > math.MaxInt64/int64(time.Millisecond) {
+	switch {
+	case n > math.MaxInt64/int64(time.Millisecond):
 		return math.MaxInt64
+	case n < math.MinInt64/int64(time.Millisecond):
+		return math.MinInt64
 	}
 	return time.Duration(n) * time.Millisecond
 }

@@ -48,12 +48,11 @@ type ConsumerOptions struct {
 // wake key (one blocking pop on a dedicated connection each, at most Parked at once) and send
 // nothing else.
 type Consumer struct {
-	bus   *Bus
-	q     *qkeys
-	opt   ConsumerOptions
-	h     Handler
-	parkS string // the BLPOP timeout argument in seconds
-	wake  []any  // the BLPOP command
+	bus  *Bus
+	q    *qkeys
+	opt  ConsumerOptions
+	h    Handler
+	wake []any // the BLPOP command
 }
 
 // ErrLeaseLost is the cause a handler's context is cancelled with when its heartbeat finds the
@@ -124,8 +123,7 @@ func (b *Bus) Consumer(queue string, opt ConsumerOptions, h Handler) (*Consumer,
 		return nil, fmt.Errorf("bus: consumer: %w", argErr("park %v: want at least 1ms", opt.Park))
 	}
 	c := &Consumer{bus: b, q: q, opt: opt, h: h}
-	c.parkS = strconv.FormatFloat(opt.Park.Seconds(), 'f', 3, 64)
-	c.wake = []any{"BLPOP", q.wake, c.parkS}
+	c.wake = []any{"BLPOP", q.wake, strconv.FormatFloat(opt.Park.Seconds(), 'f', 3, 64)}
 	return c, nil
 }
 
@@ -415,10 +413,9 @@ func (w *worker) handle(wctx, hard context.Context, j *Job) {
 	case err == nil:
 		serr = w.complete(j)
 	case errors.As(err, &p):
-		serr = c.bus.settle(hard, c.bus.scripts.fail, j, failKeys, err.Error())
+		serr = j.Fail(hard, err.Error())
 	default:
-		delay := c.opt.Backoff(int(j.Token))
-		serr = c.bus.settle(hard, c.bus.scripts.retry, j, retryKeys, c.opt.MaxAttempts, delayMS(max(delay, 0)), err.Error())
+		_, serr = j.Retry(hard, c.opt.MaxAttempts, max(c.opt.Backoff(int(j.Token)), 0), err.Error())
 	}
 	if serr != nil && hard.Err() == nil {
 		c.logf("bus: consumer %s: settle job %s token %d: %v", c.q.name, j.ID, j.Token, serr)
@@ -451,7 +448,7 @@ func (w *worker) beat() {
 	}
 	lease := time.Duration(j.lease.Load()) * time.Millisecond
 	ctx, cancel := context.WithTimeout(context.Background(), lease/3)
-	_, err := j.bus.Extend(ctx, j.Queue, j.ID, j.Token, lease)
+	_, err := j.Extend(ctx, lease)
 	cancel()
 	if errors.Is(err, emqerr.Stale) {
 		if w.cur.Load() == j {

@@ -120,8 +120,7 @@ func (c *Consumer) completer(hard context.Context, in <-chan ackReq) {
 // completeFor runs one complete (a lone request) or complete_batch and answers every request.
 func (c *Consumer) completeFor(hard context.Context, reqs []ackReq) {
 	if len(reqs) == 1 {
-		j := reqs[0].j
-		reqs[0].reply <- c.bus.settle(hard, c.bus.scripts.complete, j, completeKeys)
+		reqs[0].reply <- reqs[0].j.Complete(hard)
 		return
 	}
 	acks := make([]Ack, len(reqs))

@@ -112,10 +112,7 @@ func (b *Bus) enqueueCall(ctx context.Context, q *qkeys, m *Message, ks []string
 	if err != nil {
 		return nil, nil, 0, err
 	}
-	delay := m.Delay.Milliseconds()
-	if m.Delay > 0 && delay == 0 {
-		delay = 1 // a positive delay below 1ms still schedules
-	}
+	delay := delayMS(m.Delay)
 	if lane == "" {
 		return b.scripts.enqueue, append(ks, row, q.pending, q.scheduled, q.wake), delay, nil
 	}
@@ -293,6 +290,7 @@ func (b *Bus) Retry(ctx context.Context, queue, id string, token, maxAttempts in
 	return false, fmt.Errorf("bus: retry: unexpected reply %q", v.Text())
 }
 
+// delayMS is d in whole milliseconds; a positive delay below 1ms still schedules.
 func delayMS(d time.Duration) int64 {
 	ms := d.Milliseconds()
 	if d > 0 && ms == 0 {

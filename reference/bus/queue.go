@@ -1,6 +1,7 @@
 package bus
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/echomq/kit/reference/emqerr"
@@ -85,10 +86,7 @@ func (b *Bus) lane(q *qkeys, g string) (string, error) {
 	return q.prefix + "lane:" + g, nil
 }
 
-func isKind(err error) bool {
-	e, ok := err.(*emqerr.Error)
-	return ok && e.Type == emqerr.TypeKind
-}
+func isKind(err error) bool { return errors.Is(err, emqerr.Kind) }
 
 // Key is the bus's key builder for queue q: kind is a §2 type name (pending, …, job, lane); id
 // names the job for "job", lane the lane for "lane". Refusals are EMQKEY / EMQKIND, and no
@@ -103,7 +101,6 @@ func (b *Bus) Key(q, kind, id, lane string) (string, error) {
 		return b.job(qq, id)
 	case keys.KindLane:
 		return b.lane(qq, lane)
-	case keys.KindBundle, keys.KindMinter:
 	default:
 		for _, k := range keys.QueueKinds() {
 			if string(k) == kind {
