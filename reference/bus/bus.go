@@ -18,7 +18,6 @@ import (
 	"github.com/echomq/kit/reference/fence"
 	"github.com/echomq/kit/reference/ids"
 	"github.com/echomq/kit/reference/keys"
-	"github.com/echomq/kit/reference/resp"
 )
 
 // Options configure a Bus. The zero value is the canon's behaviour.
@@ -212,14 +211,9 @@ func (b *Bus) Close() error {
 	return errors.Join(err, b.conn.Close())
 }
 
-// typed turns a canon error reply into *emqerr.Error, wrapped with what the bus was doing.
+// typed wraps err with what the bus was doing; a canon error reply stays reachable with
+// errors.Is / errors.As as an *emqerr.Error (resp.ServerError.As).
 func typed(op string, err error) error {
-	var se *resp.ServerError
-	if errors.As(err, &se) {
-		if e, ok := se.EMQ(); ok {
-			return fmt.Errorf("bus: %s: %w", op, e)
-		}
-	}
 	return fmt.Errorf("bus: %s: %w", op, err)
 }
 

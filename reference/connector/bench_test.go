@@ -3,6 +3,7 @@ package connector
 import (
 	"context"
 	"runtime"
+	"strconv"
 	"testing"
 	"time"
 
@@ -64,7 +65,7 @@ func BenchmarkEvalSha(b *testing.B) {
 		reportOps(b, start)
 	})
 	for _, size := range []int{16, 128} {
-		b.Run("kit/batch"+itoa(size), func(b *testing.B) {
+		b.Run("kit/batch"+strconv.Itoa(size), func(b *testing.B) {
 			b.ReportAllocs()
 			var batch Batch
 			var out []resp.Value

@@ -116,9 +116,6 @@ func (m *Monitor) Next(ctx context.Context) (string, error) {
 	}
 }
 
-// Lines exposes the channel Next reads from; it is closed when the monitor ends.
-func (m *Monitor) Lines() <-chan string { return m.lines }
-
 // Close ends the monitor.
 func (m *Monitor) Close() error {
 	m.once.Do(func() {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -211,7 +212,7 @@ func TestCancelledCallerKeepsStreamAligned(t *testing.T) {
 			<-release
 			return "+slow\r\n", false
 		}
-		return "$" + itoa(len(cmd[1])) + "\r\n" + cmd[1] + "\r\n", false // ECHO
+		return "$" + strconv.Itoa(len(cmd[1])) + "\r\n" + cmd[1] + "\r\n", false // ECHO
 	})
 	c, err := Dial(context.Background(), addr, Options{})
 	if err != nil {
@@ -235,11 +236,6 @@ func TestCancelledCallerKeepsStreamAligned(t *testing.T) {
 	if v := <-done; v.Text() != "mine" {
 		t.Fatalf("the next caller got %q: the abandoned reply was not consumed", v.Text())
 	}
-}
-
-func itoa(n int) string {
-	b := resp.AppendBulkInt(nil, int64(n))
-	return string(b[strings.IndexByte(string(b), '\n')+1 : len(b)-2])
 }
 
 func TestBlockingDeadline(t *testing.T) {

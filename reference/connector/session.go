@@ -15,11 +15,10 @@ import (
 	"github.com/echomq/kit/reference/resp"
 )
 
-// call is one round trip: n replies expected for bytes already queued. Calls are pooled; the
+// call is one round trip: len(vals) replies expected for bytes already queued. Calls are pooled; the
 // replies land in the call's own vals so an abandoned caller's memory is never written.
 type call struct {
 	vals     []resp.Value
-	n        int
 	err      error
 	deadline bool // a blocking command armed a read deadline; the reader disarms it
 	state    atomic.Int32
@@ -41,7 +40,6 @@ func getCall(n int) *call {
 		cl.vals = make([]resp.Value, n)
 	}
 	cl.vals = cl.vals[:n]
-	cl.n = n
 	return cl
 }
 
@@ -221,7 +219,7 @@ func (s *session) readLoop() {
 			}
 		}
 		for i, cl := range local {
-			for j := 0; j < cl.n; j++ {
+			for j := range cl.vals {
 				if err := s.rd.ReadInto(&cl.vals[j]); err != nil {
 					if err == io.EOF {
 						err = io.ErrUnexpectedEOF // a reply was owed

@@ -14,7 +14,6 @@ import (
 	"github.com/echomq/kit/reference/connector"
 	"github.com/echomq/kit/reference/emqerr"
 	"github.com/echomq/kit/reference/keys"
-	"github.com/echomq/kit/reference/resp"
 )
 
 // MinVersion is the oldest Valkey the canon admits.
@@ -127,7 +126,7 @@ func Run(ctx context.Context, conn *connector.Conn, b *lua.Bundle) (Outcome, err
 func run(ctx context.Context, conn *connector.Conn, s *connector.Script, digest string) (Outcome, error) {
 	v, err := conn.EvalSha(ctx, s, []string{keys.Bundle()}, lua.Version, digest)
 	if err != nil {
-		return "", fmt.Errorf("fence: %w", typed(err))
+		return "", fmt.Errorf("fence: %w", err)
 	}
 	switch o := Outcome(v.Str); o {
 	case Installed, OK:
@@ -168,17 +167,6 @@ func Dial(ctx context.Context, addr string, b *lua.Bundle, opt Options, copt con
 func Classify(err error) error {
 	if errors.Is(err, connector.ErrHello) && !errors.Is(err, emqerr.Server) {
 		return fmt.Errorf("%w: %w", &emqerr.Error{Type: emqerr.TypeServer, Message: "server refused HELLO 2"}, err)
-	}
-	return err
-}
-
-// typed turns a canon error reply into *emqerr.Error so callers can errors.As it.
-func typed(err error) error {
-	var se *resp.ServerError
-	if errors.As(err, &se) {
-		if e, ok := se.EMQ(); ok {
-			return e
-		}
 	}
 	return err
 }

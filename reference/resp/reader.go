@@ -2,7 +2,6 @@ package resp
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
 	"io"
 )
@@ -52,9 +51,6 @@ type Reader struct {
 func NewReader(br *bufio.Reader, lim Limits) *Reader {
 	return &Reader{br: br, lim: lim.orDefault()}
 }
-
-// Limits returns the limits in force.
-func (r *Reader) Limits() Limits { return r.lim }
 
 // Read decodes the next reply.
 func (r *Reader) Read() (Value, error) {
@@ -282,6 +278,3 @@ func clip(b []byte) string {
 	}
 	return string(b)
 }
-
-// IsProtocol reports whether err is a RESP violation (as opposed to an I/O failure).
-func IsProtocol(err error) bool { return errors.Is(err, ErrProtocol) }

@@ -104,6 +104,20 @@ func (e *ServerError) Is(target error) bool {
 	return false
 }
 
+// As lets errors.As(err, &e) with e an *emqerr.Error find a canon error reply anywhere in a
+// chain, so callers never convert ServerError by hand.
+func (e *ServerError) As(target any) bool {
+	t, ok := target.(**emqerr.Error)
+	if !ok {
+		return false
+	}
+	me, ok := e.EMQ()
+	if ok {
+		*t = me
+	}
+	return ok
+}
+
 // EMQ converts the reply to the canon's typed error when its kind is one of the canon's.
 func (e *ServerError) EMQ() (*emqerr.Error, bool) {
 	if !emqerr.Known(emqerr.Type(e.Kind)) {
