@@ -258,8 +258,11 @@ func (t *T) park(a drivers.ParkArgs) <-chan parked {
 // idleWire checks that between from and now the port sent nothing but BLPOP on the wake key
 // (and its minter upkeep).
 func (t *T) idleWire(from int, wake string) {
+	pops := map[string]int{} // per connection: a parked consumer re-issues its pop only on timeout
 	for _, l := range t.portCommands(from) {
 		if l.Cmd() == "BLPOP" && argAt(l, 1) == wake && len(l.Args) == 3 {
+			pops[l.Client]++
+			t.check(pops[l.Client] == 1, rulePark, "one blocking pop per parked connection while idle (the windows are shorter than park_ms)", "connection %s sent BLPOP %d times", l.Client, pops[l.Client])
 			continue
 		}
 		t.fail(rulePark, "an idle consumer sends nothing but one blocking pop on "+wake, "the port sent "+l.String())
