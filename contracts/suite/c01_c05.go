@@ -4,6 +4,7 @@ import (
 	"crypto/sha1"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -51,7 +52,8 @@ func c01(cfg *Config) {
 			before := t.snapshot()
 			_, err := t.D.Hello(t.ctx, drivers.HelloArgs{Valkey: t.cfg.Valkey})
 			t.refused(err, emqerr.Version, ruleVersion, fmt.Sprintf("hello against a deployment of %s/%s", version, digest[:8]))
-			t.check(diff(before, t.snapshot()) == "", ruleVersion, "a refused fence changes nothing", "%s", diff(before, t.snapshot()))
+			d := diff(before, t.snapshot())
+			t.check(d == "", ruleVersion, "a refused fence changes nothing", "%s", d)
 			fence := t.cfg.Bundle.MustScript(lua.Fence).SHA1
 			for _, l := range t.portCommands(0) {
 				if c := l.Cmd(); c == "HELLO" || (c == "SCRIPT" && strings.EqualFold(l.Args[1], "load")) || (c == "EVALSHA" && l.Args[1] == fence) {
@@ -109,7 +111,7 @@ func c01(cfg *Config) {
 			fresh := 0
 			for _, c := range order {
 				ls := conns[c]
-				if containsStr(before, c) {
+				if slices.Contains(before, c) {
 					// An old connection may only finish a pending blocking pop or minter upkeep;
 					// every line it sends after the reconnect is checked, not only its first.
 					for _, l := range ls {
@@ -132,15 +134,6 @@ func c01(cfg *Config) {
 			t.check(fresh > 0, ruleReconnect, "new connections after reconnect, each fenced", "no new connection showed on the wire")
 		})
 	})
-}
-
-func containsStr(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func argAt(l Line, i int) string {
@@ -194,8 +187,7 @@ func c02(cfg *Config) {
 		clause(cfg, "C02", "C02/mint/leased-minter", clauseOpts{}, func(t *T) {
 			id := t.enqueue("orders", "x")
 			sf := t.validJob(id)
-			ms, worker, _ := ids.Split(sf)
-			_ = ms
+			_, worker, _ := ids.Split(sf)
 			key, _ := keys.Minter(worker)
 			v, err := t.admin.do(t.ctx, "PTTL", key)
 			if err != nil {

@@ -349,7 +349,8 @@ func c10(cfg *Config) {
 			before := t.snapshot()
 			r, err = t.D.Revive(t.ctx, drivers.JobArgs{Queue: "orders", ID: id})
 			t.ok(err, ruleMorgue, "revive")
-			t.check(!r.Changed && diff(before, t.snapshot()) == "", ruleMorgue, "revive of a job that is not dead: changed false, nothing changes", "changed %v; %s", r.Changed, diff(before, t.snapshot()))
+			d := diff(before, t.snapshot())
+			t.check(!r.Changed && d == "", ruleMorgue, "revive of a job that is not dead: changed false, nothing changes", "changed %v; %s", r.Changed, d)
 		})
 		clause(cfg, "C10", "C10/dead/purge-removes", clauseOpts{}, func(t *T) {
 			q := t.q("orders")

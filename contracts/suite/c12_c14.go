@@ -2,6 +2,7 @@ package suite
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -170,7 +171,6 @@ func c13(cfg *Config) {
 			t.check(c3 != nil && c3.ID == ids[2], ruleCeiling, "ceiling 0 removes the limit: a second job active at once", "%+v", c3)
 		})
 		clause(cfg, "C13", "C13/pause-limit/queue-pause-atomic-with-claim", clauseOpts{}, func(t *T) {
-			q := t.q("orders")
 			plain := t.enqueue("orders", "plain")
 			laned := t.laneEnqueue("orders", "east", "laned")
 			t.ok(t.D.Pause(t.ctx, drivers.QueueArgs{Queue: "orders"}), ruleQueuePause, "pause")
@@ -188,25 +188,15 @@ func c13(cfg *Config) {
 			}
 			b := t.cfg.Bundle
 			t.check(ran[b.MustScript(lua.Claim).SHA1] && ran[b.MustScript(lua.LaneClaim).SHA1], ruleQueuePause,
-				"the pause is decided inside the claim scripts: both claim and lane_claim ran", "scripts run: %v", keysOfMap(ran))
+				"the pause is decided inside the claim scripts: both claim and lane_claim ran", "scripts run: %v", slices.Sorted(maps.Keys(ran)))
 			t.ok(t.D.Resume(t.ctx, drivers.QueueArgs{Queue: "orders"}), ruleQueuePause, "resume")
 			c := t.mustClaim("orders", 30000)
 			t.check(c.ID == plain, ruleQueuePause, "after resume the plain job", "%s", c.ID)
 			lc := t.laneClaim("orders", 30000)
 			t.check(lc != nil && lc.ID == laned, ruleQueuePause, "after resume the lane job", "%+v", lc)
 			t.ringIsServiceable("orders", []string{"east"}, "after resume")
-			_ = q
 		})
 	})
-}
-
-func keysOfMap(m map[string]bool) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // blocked counts the port's connections blocked in BLPOP (CLIENT LIST), waiting up to 5 s for n.

@@ -23,7 +23,6 @@ type Line struct {
 	Client string
 	Args   []string
 	Script int
-	Raw    string
 }
 
 // Cmd is the upper-cased command name.
@@ -175,5 +174,5 @@ func parseMonitorLine(s string) (Line, bool) {
 	if err != nil {
 		return Line{}, false
 	}
-	return Line{Client: ml.Client, Args: ml.Args, Raw: s}, true
+	return Line{Client: ml.Client, Args: ml.Args}, true
 }

@@ -203,37 +203,23 @@ func summarize(reports []types.SpecReport, known []string) *Result {
 }
 
 // contractStatus folds clause verdicts: a harness error wins (nothing can be said), then a
-// failure, then not claimed; a contract passes when every clause that ran passed.
+// failure, then not claimed; a contract passes when at least one clause ran and none failed.
 func contractStatus(cls []Clause) string {
-	ran, pass, claimed := 0, 0, true
+	has := map[string]bool{}
 	for _, c := range cls {
-		switch c.Verdict {
-		case StatusHarnessError:
-			return StatusHarnessError
-		}
-	}
-	for _, c := range cls {
-		switch c.Verdict {
-		case StatusFail:
-			return StatusFail
-		case StatusNotClaimed:
-			claimed = false
-		case StatusPass:
-			pass++
-		}
-		if c.Verdict != StatusNotRun {
-			ran++
-		}
+		has[c.Verdict] = true
 	}
 	switch {
-	case !claimed:
+	case has[StatusHarnessError]:
+		return StatusHarnessError
+	case has[StatusFail]:
+		return StatusFail
+	case has[StatusNotClaimed]:
 		return StatusNotClaimed
-	case ran == 0:
-		return StatusNotRun
-	case pass == ran:
+	case has[StatusPass]:
 		return StatusPass
 	}
-	return StatusFail
+	return StatusNotRun
 }
 
 // ruleOf picks the RULE line of a failure message.
