@@ -53,7 +53,7 @@ func TestReportStructure(t *testing.T) {
 			t.Errorf("no table for scenario %s", sc)
 		}
 	}
-	if strings.Contains(out, "\terror") || strings.Contains(out, " error ") {
+	if strings.Contains(out, " error ") { // tabwriter turns the table's tabs into spaces
 		t.Errorf("a system failed:\n%s", out)
 	}
 	// The closing sections: per-script server time, the targets with verdicts, where the time goes.
