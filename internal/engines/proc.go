@@ -106,11 +106,7 @@ func fileTail(path string, n int) string {
 	if err != nil {
 		return "(no log: " + err.Error() + ")"
 	}
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
+	return tail(string(b), n)
 }
 
 // startErr wraps a start failure with the tail of the engine's log.
