@@ -40,7 +40,7 @@ provision-redis:
 
 ## transcripts: regenerate every deterministic frozen transcript under transcripts/
 transcripts: provision
-	$(GO) test -count=1 ./reference/gate -run TestTranscript -update
+	$(GO) test -count=1 ./internal/gate -run TestTranscript -update
 	$(GO) test -count=1 ./contracts -run "TestReferenceInProcess|TestNodePort" -update
 
 ## bench: the full bench (bus vs Oban-shaped vs River); bench-ci: the short one CI runs

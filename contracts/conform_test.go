@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/echomq/kit/contracts"
 	"github.com/echomq/kit/contracts/report"
-	"github.com/echomq/kit/contracts/suite"
 )
 
 var update = flag.Bool("update", false, "rewrite the frozen conformance transcripts from a fresh run")
@@ -62,13 +62,13 @@ type run struct {
 	took       time.Duration
 }
 
-func (r *run) status(id string) suite.ContractResult {
+func (r *run) status(id string) contracts.ContractResult {
 	for _, c := range r.report.Result.Contracts {
 		if c.ID == id {
 			return c
 		}
 	}
-	return suite.ContractResult{}
+	return contracts.ContractResult{}
 }
 
 // conform runs the emq-conform binary with its own Valkey (never a shared one: every clause
@@ -170,7 +170,7 @@ func TestMisbehavingPortFailsCleanly(t *testing.T) {
 			}
 			for _, id := range c.fail {
 				s := r.status(id)
-				if s.Status != suite.StatusFail {
+				if s.Status != contracts.StatusFail {
 					t.Errorf("%s is %s, want FAIL", id, s.Status)
 					continue
 				}
@@ -183,7 +183,7 @@ func TestMisbehavingPortFailsCleanly(t *testing.T) {
 				}
 			}
 			for _, id := range c.pass {
-				if s := r.status(id); s.Status != suite.StatusPass {
+				if s := r.status(id); s.Status != contracts.StatusPass {
 					t.Errorf("%s is %s, want PASS (it never sends %s)", id, s.Status, c.op)
 				}
 			}
@@ -204,7 +204,7 @@ func TestVerdicts(t *testing.T) {
 	}
 	t.Run("not-claimed", func(t *testing.T) {
 		r := conform(t, []string{"BADPORT_CMD=" + port, "BADPORT_CLAIMS=C01"}, "-port", bins["badport"], "-label", "C01,C02")
-		if r.exit != 1 || r.status("C01").Status != suite.StatusPass || r.status("C02").Status != suite.StatusNotClaimed {
+		if r.exit != 1 || r.status("C01").Status != contracts.StatusPass || r.status("C02").Status != contracts.StatusNotClaimed {
 			t.Fatalf("exit %d, C01 %s, C02 %s; want 1, PASS, NOT CLAIMED\n%s", r.exit, r.status("C01").Status, r.status("C02").Status, r.stdout)
 		}
 		if !strings.Contains(r.stdout, "C02 mint") || !strings.Contains(r.stdout, "NOT CLAIMED") {
@@ -213,7 +213,7 @@ func TestVerdicts(t *testing.T) {
 	})
 	t.Run("known-failing", func(t *testing.T) {
 		r := conform(t, nil, "-mutant", "ceiling-ignored", "-known-failing", known)
-		if r.exit != 0 || r.status("C13").Status != suite.StatusKnownFailing || r.report.Result.Certified {
+		if r.exit != 0 || r.status("C13").Status != contracts.StatusKnownFailing || r.report.Result.Certified {
 			t.Fatalf("exit %d, C13 %s, certified %v; want 0, KNOWN FAILING, false\n%s", r.exit, r.status("C13").Status, r.report.Result.Certified, r.stdout)
 		}
 		if !strings.Contains(r.stdout, "CONFORMANCE 13/14") {

@@ -4,19 +4,9 @@
 package contracts
 
 import (
-	_ "embed"
 	"fmt"
 	"strings"
 )
-
-//go:embed port-protocol.schema.json
-var schema []byte
-
-// Schema returns the port protocol's JSON Schema (port-protocol.schema.json), a fresh copy.
-func Schema() []byte { return append([]byte(nil), schema...) }
-
-// SchemaURL is the schema's $id, the base for references such as SchemaURL+"#/$defs/reply".
-const SchemaURL = "https://echomq.dev/kit/port-protocol.schema.json"
 
 // Contract is one of the fourteen: its id (C01…C14), short name and what the canon says a port
 // must show (PROTOCOL.md §7).

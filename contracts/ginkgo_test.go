@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/echomq/kit/contracts/suite"
+	"github.com/echomq/kit/contracts"
 	"github.com/echomq/kit/drivers/inproc"
 	"github.com/echomq/kit/internal/engines"
 	"github.com/echomq/kit/lua"
@@ -29,7 +29,7 @@ func TestConformance(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	suite.Register(&suite.Config{Factory: f, Valkey: vk.Addr, Bundle: b, WrongKind: func(ctx context.Context) (string, func(), error) {
+	contracts.Register(&contracts.Config{Factory: f, Valkey: vk.Addr, Bundle: b, WrongKind: func(ctx context.Context) (string, func(), error) {
 		r, err := engines.StartValkey(ctx, engines.ValkeyOptions{Kind: engines.KindRedis})
 		if err != nil {
 			return "", nil, err

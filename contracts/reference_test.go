@@ -10,8 +10,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/echomq/kit/contracts/suite"
-	"github.com/echomq/kit/reference/mutant"
+	"github.com/echomq/kit/contracts"
+	"github.com/echomq/kit/internal/mutant"
 )
 
 // TestReferenceInProcess: the clean reference is certified in-process, and its transcript is
@@ -133,9 +133,9 @@ func TestMutantsAreKilled(t *testing.T) {
 			note := ""
 			for _, c := range r.report.Result.Contracts {
 				switch c.Status {
-				case suite.StatusFail:
+				case contracts.StatusFail:
 					failed = append(failed, c.ID)
-				case suite.StatusHarnessError:
+				case contracts.StatusHarnessError:
 					note = "harness error in " + c.ID
 				}
 			}

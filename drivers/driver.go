@@ -12,6 +12,8 @@ package drivers
 import (
 	"context"
 	"fmt"
+
+	"github.com/echomq/kit/protocol"
 )
 
 // Driver is one port under test, already started. Methods mirror the protocol's ops one to one
@@ -19,30 +21,30 @@ import (
 type Driver interface {
 	// Name identifies the driver in reports ("reference", "node", the port's command).
 	Name() string
-	Hello(ctx context.Context, a HelloArgs) (HelloResult, error)
-	Mint(ctx context.Context, a MintArgs) (MintResult, error)
-	Key(ctx context.Context, a KeyArgs) (KeyResult, error)
-	Slot(ctx context.Context, a SlotArgs) (SlotResult, error)
-	Enqueue(ctx context.Context, a EnqueueArgs) (EnqueueResult, error)
+	Hello(ctx context.Context, a protocol.HelloArgs) (protocol.HelloResult, error)
+	Mint(ctx context.Context, a protocol.MintArgs) (protocol.MintResult, error)
+	Key(ctx context.Context, a protocol.KeyArgs) (protocol.KeyResult, error)
+	Slot(ctx context.Context, a protocol.SlotArgs) (protocol.SlotResult, error)
+	Enqueue(ctx context.Context, a protocol.EnqueueArgs) (protocol.EnqueueResult, error)
 	// Claim and LaneClaim return nil, nil when nothing is claimable.
-	Claim(ctx context.Context, a ClaimArgs) (*ClaimResult, error)
-	LaneClaim(ctx context.Context, a ClaimArgs) (*ClaimResult, error)
-	Extend(ctx context.Context, a ExtendArgs) (ExtendResult, error)
-	Complete(ctx context.Context, a FenceArgs) error
-	Retry(ctx context.Context, a RetryArgs) (RetryResult, error)
-	Fail(ctx context.Context, a FailArgs) error
-	Checkpoint(ctx context.Context, a CheckpointArgs) error
-	Reap(ctx context.Context, a ReapArgs) (CountResult, error)
-	Promote(ctx context.Context, a PromoteArgs) (CountResult, error)
-	Morgue(ctx context.Context, a MorgueArgs) (MorgueResult, error)
-	Revive(ctx context.Context, a JobArgs) (ChangedResult, error)
-	Purge(ctx context.Context, a JobArgs) (ChangedResult, error)
-	Pause(ctx context.Context, a QueueArgs) error
-	Resume(ctx context.Context, a QueueArgs) error
-	LanePause(ctx context.Context, a QueueArgs) error
-	LaneResume(ctx context.Context, a QueueArgs) error
-	LaneCeiling(ctx context.Context, a QueueArgs) error
-	Park(ctx context.Context, a ParkArgs) (ParkResult, error)
+	Claim(ctx context.Context, a protocol.ClaimArgs) (*protocol.ClaimResult, error)
+	LaneClaim(ctx context.Context, a protocol.ClaimArgs) (*protocol.ClaimResult, error)
+	Extend(ctx context.Context, a protocol.ExtendArgs) (protocol.ExtendResult, error)
+	Complete(ctx context.Context, a protocol.FenceArgs) error
+	Retry(ctx context.Context, a protocol.RetryArgs) (protocol.RetryResult, error)
+	Fail(ctx context.Context, a protocol.FailArgs) error
+	Checkpoint(ctx context.Context, a protocol.CheckpointArgs) error
+	Reap(ctx context.Context, a protocol.ReapArgs) (protocol.CountResult, error)
+	Promote(ctx context.Context, a protocol.PromoteArgs) (protocol.CountResult, error)
+	Morgue(ctx context.Context, a protocol.MorgueArgs) (protocol.MorgueResult, error)
+	Revive(ctx context.Context, a protocol.JobArgs) (protocol.ChangedResult, error)
+	Purge(ctx context.Context, a protocol.JobArgs) (protocol.ChangedResult, error)
+	Pause(ctx context.Context, a protocol.QueueArgs) error
+	Resume(ctx context.Context, a protocol.QueueArgs) error
+	LanePause(ctx context.Context, a protocol.QueueArgs) error
+	LaneResume(ctx context.Context, a protocol.QueueArgs) error
+	LaneCeiling(ctx context.Context, a protocol.QueueArgs) error
+	Park(ctx context.Context, a protocol.ParkArgs) (protocol.ParkResult, error)
 	// Reconnect drops the port's connections and opens new ones; the fence runs again.
 	Reconnect(ctx context.Context) error
 	// Close ends the session (and the port process, for a subprocess).

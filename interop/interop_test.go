@@ -18,6 +18,7 @@ import (
 	"github.com/echomq/kit/drivers"
 	"github.com/echomq/kit/drivers/subprocess"
 	"github.com/echomq/kit/internal/enginestest"
+	"github.com/echomq/kit/protocol"
 	"github.com/echomq/kit/reference/bus"
 	"github.com/echomq/kit/reference/emqerr"
 	"github.com/echomq/kit/reference/ids"
@@ -32,7 +33,7 @@ type rig struct {
 	raw  *redis.Client // the test's own connection, for inspection and sabotage
 	gob  *bus.Bus
 	node drivers.Driver
-	hi   drivers.HelloResult
+	hi   protocol.HelloResult
 }
 
 func nodeDir(t *testing.T) string {
@@ -67,7 +68,7 @@ func setup(t *testing.T) *rig {
 		t.Fatalf("start node port: %v", err)
 	}
 	t.Cleanup(func() { d.Close(context.Background()) })
-	hi, err := d.Hello(ctx, drivers.HelloArgs{Valkey: v.Addr})
+	hi, err := d.Hello(ctx, protocol.HelloArgs{Valkey: v.Addr})
 	if err != nil {
 		t.Fatalf("node hello: %v", err)
 	}
@@ -78,8 +79,8 @@ func setup(t *testing.T) *rig {
 
 func b64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
 
-func fence(q, id string, token int64) drivers.FenceArgs {
-	return drivers.FenceArgs{Queue: q, ID: id, Token: token}
+func fence(q, id string, token int64) protocol.FenceArgs {
+	return protocol.FenceArgs{Queue: q, ID: id, Token: token}
 }
 
 func mustStale(t *testing.T, what string, err error) {
@@ -101,7 +102,7 @@ func TestCrossRuntime(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m, err := r.node.Mint(ctx, drivers.MintArgs{N: 1})
+		m, err := r.node.Mint(ctx, protocol.MintArgs{N: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -126,11 +127,11 @@ func TestCrossRuntime(t *testing.T) {
 		if err != nil || !e.Created {
 			t.Fatalf("go enqueue: %+v %v", e, err)
 		}
-		dup, err := r.node.Enqueue(ctx, drivers.EnqueueArgs{Queue: queue, ID: e.ID, PayloadB64: b64([]byte("other"))})
+		dup, err := r.node.Enqueue(ctx, protocol.EnqueueArgs{Queue: queue, ID: e.ID, PayloadB64: b64([]byte("other"))})
 		if err != nil || dup.Created {
 			t.Fatalf("node re-enqueue of a go id must be a duplicate: %+v %v", dup, err)
 		}
-		c, err := r.node.Claim(ctx, drivers.ClaimArgs{Queue: queue, LeaseMS: 300})
+		c, err := r.node.Claim(ctx, protocol.ClaimArgs{Queue: queue, LeaseMS: 300})
 		if err != nil || c == nil {
 			t.Fatalf("node claim: %+v %v", c, err)
 		}
@@ -144,11 +145,11 @@ func TestCrossRuntime(t *testing.T) {
 			t.Fatalf("go extends node's lease: %v", err)
 		}
 		time.Sleep(500 * time.Millisecond) // past node's own 300 ms lease
-		n, err := r.node.Reap(ctx, drivers.ReapArgs{Queue: queue, MaxAttempts: 5})
+		n, err := r.node.Reap(ctx, protocol.ReapArgs{Queue: queue, MaxAttempts: 5})
 		if err != nil || n.Count != 0 {
 			t.Fatalf("node reap after go's extension: %+v %v (want 0: the lease lives)", n, err)
 		}
-		ne, err := r.node.Extend(ctx, drivers.ExtendArgs{FenceArgs: fence(queue, e.ID, 1), LeaseMS: 30000})
+		ne, err := r.node.Extend(ctx, protocol.ExtendArgs{FenceArgs: fence(queue, e.ID, 1), LeaseMS: 30000})
 		if err != nil || ne.DeadlineMS < dl {
 			t.Fatalf("node extend: %+v %v (go's deadline %d)", ne, err, dl)
 		}
@@ -160,7 +161,7 @@ func TestCrossRuntime(t *testing.T) {
 
 	t.Run("node enqueues, go claims, node's stale token refused", func(t *testing.T) {
 		payload := []byte("from node")
-		e, err := r.node.Enqueue(ctx, drivers.EnqueueArgs{Queue: queue, PayloadB64: b64(payload)})
+		e, err := r.node.Enqueue(ctx, protocol.EnqueueArgs{Queue: queue, PayloadB64: b64(payload)})
 		if err != nil || !e.Created {
 			t.Fatalf("node enqueue: %+v %v", e, err)
 		}
@@ -176,7 +177,7 @@ func TestCrossRuntime(t *testing.T) {
 			t.Fatalf("go claimed %s token %d %q, want %s token 1 %q", j.ID, j.Token, j.Payload, e.ID, payload)
 		}
 		mustStale(t, "node complete with a wrong token", r.node.Complete(ctx, fence(queue, e.ID, 2)))
-		if _, err := r.node.Extend(ctx, drivers.ExtendArgs{FenceArgs: fence(queue, e.ID, 1), LeaseMS: 30000}); err != nil {
+		if _, err := r.node.Extend(ctx, protocol.ExtendArgs{FenceArgs: fence(queue, e.ID, 1), LeaseMS: 30000}); err != nil {
 			t.Fatalf("node extends go's lease: %v", err)
 		}
 		time.Sleep(500 * time.Millisecond)
@@ -193,12 +194,12 @@ func TestCrossRuntime(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c, err := r.node.Claim(ctx, drivers.ClaimArgs{Queue: queue, LeaseMS: 200})
+		c, err := r.node.Claim(ctx, protocol.ClaimArgs{Queue: queue, LeaseMS: 200})
 		if err != nil || c == nil || c.ID != e.ID {
 			t.Fatalf("node claim: %+v %v", c, err)
 		}
 		saved := []byte("step 3 of 7")
-		if err := r.node.Checkpoint(ctx, drivers.CheckpointArgs{FenceArgs: fence(queue, c.ID, c.Token), DataB64: b64(saved)}); err != nil {
+		if err := r.node.Checkpoint(ctx, protocol.CheckpointArgs{FenceArgs: fence(queue, c.ID, c.Token), DataB64: b64(saved)}); err != nil {
 			t.Fatalf("node checkpoint: %v", err)
 		}
 		time.Sleep(300 * time.Millisecond) // node "crashed": its lease passes
@@ -217,7 +218,7 @@ func TestCrossRuntime(t *testing.T) {
 		if err := j.Complete(ctx); err != nil {
 			t.Fatalf("go complete: %v", err)
 		}
-		if c, err := r.node.Claim(ctx, drivers.ClaimArgs{Queue: queue, LeaseMS: 1000}); err != nil || c != nil {
+		if c, err := r.node.Claim(ctx, protocol.ClaimArgs{Queue: queue, LeaseMS: 1000}); err != nil || c != nil {
 			t.Fatalf("queue must be empty: %+v %v", c, err)
 		}
 	})
@@ -227,11 +228,11 @@ func TestCrossRuntime(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c, err := r.node.Claim(ctx, drivers.ClaimArgs{Queue: queue, LeaseMS: 30000})
+		c, err := r.node.Claim(ctx, protocol.ClaimArgs{Queue: queue, LeaseMS: 30000})
 		if err != nil || c == nil || c.ID != e.ID {
 			t.Fatalf("node claim: %+v %v", c, err)
 		}
-		rr, err := r.node.Retry(ctx, drivers.RetryArgs{FenceArgs: fence(queue, c.ID, c.Token), MaxAttempts: 1, Error: "boom in node"})
+		rr, err := r.node.Retry(ctx, protocol.RetryArgs{FenceArgs: fence(queue, c.ID, c.Token), MaxAttempts: 1, Error: "boom in node"})
 		if err != nil || rr.Outcome != "dead" {
 			t.Fatalf("node retry at the limit: %+v %v", rr, err)
 		}
@@ -242,7 +243,7 @@ func TestCrossRuntime(t *testing.T) {
 		if ok, err := r.gob.Revive(ctx, queue, e.ID); err != nil || !ok {
 			t.Fatalf("go revive: %v %v", ok, err)
 		}
-		c, err = r.node.Claim(ctx, drivers.ClaimArgs{Queue: queue, LeaseMS: 30000})
+		c, err = r.node.Claim(ctx, protocol.ClaimArgs{Queue: queue, LeaseMS: 30000})
 		if err != nil || c == nil || c.ID != e.ID || c.Token != 2 {
 			t.Fatalf("node reclaim after go's revive: %+v %v (want token 2)", c, err)
 		}
@@ -253,12 +254,12 @@ func TestCrossRuntime(t *testing.T) {
 
 	t.Run("a node consumer parked on the wake key is woken by a go enqueue", func(t *testing.T) {
 		type parked struct {
-			res drivers.ParkResult
+			res protocol.ParkResult
 			err error
 		}
 		ch := make(chan parked, 1)
 		go func() {
-			res, err := r.node.Park(ctx, drivers.ParkArgs{Queue: queue, Consumers: 2, Jobs: 3, LeaseMS: 30000, ParkMS: 3000, TimeoutMS: 8000})
+			res, err := r.node.Park(ctx, protocol.ParkArgs{Queue: queue, Consumers: 2, Jobs: 3, LeaseMS: 30000, ParkMS: 3000, TimeoutMS: 8000})
 			ch <- parked{res, err}
 		}()
 		time.Sleep(300 * time.Millisecond) // let both consumers park
@@ -296,7 +297,7 @@ func TestCrossRuntime(t *testing.T) {
 		if err := r.raw.Del(ctx, "emq:{"+queue+"}:wake").Err(); err != nil {
 			t.Fatal(err)
 		}
-		p, err := r.node.Park(ctx, drivers.ParkArgs{Queue: queue, Consumers: 1, Jobs: 1, LeaseMS: 30000, ParkMS: 3000, TimeoutMS: 1500})
+		p, err := r.node.Park(ctx, protocol.ParkArgs{Queue: queue, Consumers: 1, Jobs: 1, LeaseMS: 30000, ParkMS: 3000, TimeoutMS: 1500})
 		if err != nil {
 			t.Fatalf("node park: %v", err)
 		}

@@ -26,11 +26,11 @@ import (
 
 	"github.com/echomq/kit/contracts"
 	"github.com/echomq/kit/contracts/report"
-	"github.com/echomq/kit/contracts/suite"
 	"github.com/echomq/kit/drivers"
 	"github.com/echomq/kit/drivers/subprocess"
 	"github.com/echomq/kit/internal/engines"
 	"github.com/echomq/kit/lua"
+	"github.com/echomq/kit/protocol"
 )
 
 // Exit statuses.
@@ -82,7 +82,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitHarness
 	}
 	if o.list {
-		for _, c := range suite.List() {
+		for _, c := range contracts.List() {
 			fmt.Fprintf(stdout, "%s\n", c.Contract.Title())
 			fmt.Fprintf(stdout, "    %s\n", c.Contract.Rule)
 			for _, cl := range c.Clauses {
@@ -95,7 +95,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "emq-conform: HARNESS ERROR: "+format+"\n", a...)
 		return exitHarness
 	}
-	var ropt suite.RunOptions
+	var ropt contracts.RunOptions
 	if o.label != "" {
 		for _, l := range strings.Split(o.label, ",") {
 			id, err := contracts.ParseID(l)
@@ -149,7 +149,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return harness("-out: %v", err)
 	}
 
-	cfg := &suite.Config{Factory: factory, Valkey: vk.Addr, Bundle: bundle, WrongKind: wrongKind}
+	cfg := &contracts.Config{Factory: factory, Valkey: vk.Addr, Bundle: bundle, WrongKind: wrongKind}
 	if o.admitMutant {
 		if o.mutant == "" || o.port != "" {
 			return harness("-admit-mutant-scripts needs -mutant and the in-process reference")
@@ -166,8 +166,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return harness("%v", err)
 	}
 	fmt.Fprintf(console, "EchoMQ conformance: %s against %s %s (bundle %s)\n", facts.Port, vk.Server, vk.Version, lua.Version)
-	ropt.Progress = func(c suite.ContractResult) { fmt.Fprintln(console, report.Line(c)) }
-	res, err := suite.Run(cfg, ropt)
+	ropt.Progress = func(c contracts.ContractResult) { fmt.Fprintln(console, report.Line(c)) }
+	res, err := contracts.Run(cfg, ropt)
 	restore()
 	if err != nil {
 		return harness("%v", err)
@@ -187,13 +187,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return exitCode(res)
 }
 
-func exitCode(r *suite.Result) int {
+func exitCode(r *contracts.Result) int {
 	failed := len(r.Stale) > 0
 	for _, c := range r.Contracts {
 		switch c.Status {
-		case suite.StatusHarnessError:
+		case contracts.StatusHarnessError:
 			return exitHarness
-		case suite.StatusFail, suite.StatusNotClaimed:
+		case contracts.StatusFail, contracts.StatusNotClaimed:
 			failed = true
 		}
 	}
@@ -265,12 +265,12 @@ func wrongKind(ctx context.Context) (string, func(), error) {
 }
 
 // probe opens one session to learn the port's name and runtime for the reports.
-func probe(ctx context.Context, f drivers.Factory, addr string) (drivers.HelloResult, error) {
+func probe(ctx context.Context, f drivers.Factory, addr string) (protocol.HelloResult, error) {
 	d, err := f.Start(ctx)
 	if err != nil {
-		return drivers.HelloResult{}, err
+		return protocol.HelloResult{}, err
 	}
-	h, err := d.Hello(ctx, drivers.HelloArgs{Valkey: addr})
+	h, err := d.Hello(ctx, protocol.HelloArgs{Valkey: addr})
 	if cerr := d.Close(ctx); err == nil {
 		err = cerr
 	}

@@ -7,9 +7,9 @@ import (
 
 	"github.com/echomq/kit/drivers"
 	"github.com/echomq/kit/drivers/inproc"
+	"github.com/echomq/kit/internal/mutant"
 	"github.com/echomq/kit/lua"
 	"github.com/echomq/kit/reference/bus"
-	"github.com/echomq/kit/reference/mutant"
 )
 
 // referenceFactory is the in-process reference bus, or one of its mutants (reference/mutant).

@@ -14,8 +14,8 @@ import (
 	"syscall"
 
 	"github.com/echomq/kit/drivers/inproc"
-	"github.com/echomq/kit/drivers/portserver"
-	"github.com/echomq/kit/reference/mutant"
+	"github.com/echomq/kit/internal/mutant"
+	"github.com/echomq/kit/internal/portserver"
 )
 
 func main() {

@@ -13,7 +13,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/echomq/kit/contracts/suite"
+	"github.com/echomq/kit/contracts"
 )
 
 // Facts describe what was certified, against what.
@@ -39,7 +39,7 @@ func Label(name string) string {
 }
 
 // Line is one contract's line on the console and in the transcript: "C09 retry ..... PASS".
-func Line(c suite.ContractResult) string {
+func Line(c contracts.ContractResult) string {
 	return dots(c.ID+" "+c.Name, c.Status, 60)
 }
 
@@ -52,12 +52,12 @@ func dots(left, right string, width int) string {
 }
 
 // Summary is the closing line: "CONFORMANCE n/14".
-func Summary(r *suite.Result) string { return fmt.Sprintf("CONFORMANCE %d/%d", r.Passed, r.Total) }
+func Summary(r *contracts.Result) string { return fmt.Sprintf("CONFORMANCE %d/%d", r.Passed, r.Total) }
 
 // Transcript renders the deterministic transcript: no timings, ids, ports or addresses, so an
 // unchanged port regenerates identical bytes. Per contract: its status, then each clause's id and
 // verdict, with the rule of a failure.
-func Transcript(r *suite.Result, f Facts) string {
+func Transcript(r *contracts.Result, f Facts) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# EchoMQ conformance transcript\n")
 	fmt.Fprintf(&b, "port:   %s\n", f.Port)
@@ -67,7 +67,7 @@ func Transcript(r *suite.Result, f Facts) string {
 		fmt.Fprintf(&b, "mutant: %s\n", f.Mutant)
 	}
 	for _, c := range r.Contracts {
-		if c.Status == suite.StatusNotRun {
+		if c.Status == contracts.StatusNotRun {
 			continue
 		}
 		fmt.Fprintf(&b, "\n%s\n", Line(c))
@@ -75,7 +75,7 @@ func Transcript(r *suite.Result, f Facts) string {
 			fmt.Fprintf(&b, "  note: %s\n", c.Note)
 		}
 		for _, cl := range c.Clauses {
-			if cl.Verdict == suite.StatusNotRun {
+			if cl.Verdict == contracts.StatusNotRun {
 				continue
 			}
 			fmt.Fprintf(&b, "  %s\n", dots(cl.ID, cl.Verdict, 76))
@@ -90,7 +90,7 @@ func Transcript(r *suite.Result, f Facts) string {
 
 // Write fills dir with transcript, JUnit XML, JSON, HTML and facts. It returns the transcript's
 // path.
-func Write(dir string, r *suite.Result, f Facts) (string, error) {
+func Write(dir string, r *contracts.Result, f Facts) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
@@ -129,11 +129,11 @@ func writeFile(path string, write func(io.Writer) error) error {
 
 // JSONReport is report.json: the facts and the result.
 type JSONReport struct {
-	Facts  Facts         `json:"facts"`
-	Result *suite.Result `json:"result"`
+	Facts  Facts             `json:"facts"`
+	Result *contracts.Result `json:"result"`
 }
 
-func writeJSON(w io.Writer, r *suite.Result, f Facts) error {
+func writeJSON(w io.Writer, r *contracts.Result, f Facts) error {
 	e := json.NewEncoder(w)
 	e.SetIndent("", "  ")
 	return e.Encode(JSONReport{Facts: f, Result: r})
@@ -185,16 +185,16 @@ type junitMessage struct {
 	Body    string `xml:",chardata"`
 }
 
-func writeJUnit(w io.Writer, r *suite.Result, f Facts) error {
+func writeJUnit(w io.Writer, r *contracts.Result, f Facts) error {
 	out := junitSuites{Name: "EchoMQ conformance: " + f.Port}
 	for _, c := range r.Contracts {
-		if c.Status == suite.StatusNotRun {
+		if c.Status == contracts.StatusNotRun {
 			continue
 		}
 		s := junitSuite{Name: c.ID + " " + c.Name}
 		var secs float64
 		for _, cl := range c.Clauses {
-			if cl.Verdict == suite.StatusNotRun {
+			if cl.Verdict == contracts.StatusNotRun {
 				continue
 			}
 			jc := junitCase{Name: cl.ID, Classname: c.ID, Time: fmt.Sprintf("%.3f", cl.Duration.Seconds())}
@@ -204,8 +204,8 @@ func writeJUnit(w io.Writer, r *suite.Result, f Facts) error {
 				body += "\n\nWIRE TRACE (the port's commands):\n" + cl.Wire
 			}
 			switch cl.Verdict {
-			case suite.StatusFail:
-				failing := c.Status == suite.StatusKnownFailing
+			case contracts.StatusFail:
+				failing := c.Status == contracts.StatusKnownFailing
 				if failing {
 					jc.Skipped = &junitMessage{Message: "known failing: " + cl.Rule, Body: body}
 					s.Skipped++
@@ -213,10 +213,10 @@ func writeJUnit(w io.Writer, r *suite.Result, f Facts) error {
 					jc.Failure = &junitMessage{Message: cl.Rule, Body: body}
 					s.Failures++
 				}
-			case suite.StatusHarnessError:
+			case contracts.StatusHarnessError:
 				jc.Error = &junitMessage{Message: "harness error", Body: body}
 				s.Errors++
-			case suite.StatusNotClaimed:
+			case contracts.StatusNotClaimed:
 				jc.Skipped = &junitMessage{Message: "not claimed by the port"}
 				s.Skipped++
 			}
@@ -273,10 +273,10 @@ ul{margin:.3em 0}li{margin:.15em 0}summary{cursor:pointer}
 </body></html>
 `))
 
-func writeHTML(w io.Writer, r *suite.Result, f Facts) error {
+func writeHTML(w io.Writer, r *contracts.Result, f Facts) error {
 	return page.Execute(w, struct {
 		Facts   Facts
-		Result  *suite.Result
+		Result  *contracts.Result
 		Summary string
 	}{f, r, Summary(r)})
 }

@@ -12,13 +12,13 @@ import (
 	"sync"
 	"time"
 
-	"github.com/echomq/kit/contracts"
 	"github.com/echomq/kit/drivers"
+	"github.com/echomq/kit/internal/mutant"
 	"github.com/echomq/kit/lua"
+	"github.com/echomq/kit/protocol"
 	"github.com/echomq/kit/reference/bus"
 	"github.com/echomq/kit/reference/emqerr"
 	"github.com/echomq/kit/reference/keys"
-	"github.com/echomq/kit/reference/mutant"
 )
 
 // Name is the driver's name in reports.
@@ -83,31 +83,28 @@ func (d *Driver) bus() (*bus.Bus, error) {
 }
 
 // Hello connects (HELLO 2, server check, fence) and declares every contract.
-func (d *Driver) Hello(ctx context.Context, a drivers.HelloArgs) (drivers.HelloResult, error) {
+func (d *Driver) Hello(ctx context.Context, a protocol.HelloArgs) (protocol.HelloResult, error) {
 	if d.b != nil {
-		return drivers.HelloResult{}, argErr("hello on an open session")
+		return protocol.HelloResult{}, argErr("hello on an open session")
 	}
 	b, err := bus.Open(ctx, a.Valkey, d.opt)
 	if err != nil {
-		return drivers.HelloResult{}, err
+		return protocol.HelloResult{}, err
 	}
 	d.b = b
-	var claims []string
-	for _, c := range contracts.All() {
-		claims = append(claims, c.ID)
-	}
-	return drivers.HelloResult{Name: d.name, Runtime: runtime.Version(), Bundle: lua.Version, Digest: b.Digest(), Claims: claims}, nil
+	claims := append([]string(nil), protocol.ContractIDs...)
+	return protocol.HelloResult{Name: d.name, Runtime: runtime.Version(), Bundle: lua.Version, Digest: b.Digest(), Claims: claims}, nil
 }
 
 // Mint mints N ids from each of Parallel concurrent callers sharing the session's minter.
-func (d *Driver) Mint(ctx context.Context, a drivers.MintArgs) (drivers.MintResult, error) {
+func (d *Driver) Mint(ctx context.Context, a protocol.MintArgs) (protocol.MintResult, error) {
 	b, err := d.bus()
 	if err != nil {
-		return drivers.MintResult{}, err
+		return protocol.MintResult{}, err
 	}
 	par := max(a.Parallel, 1)
 	if a.N < 0 || a.N > 1_000_000 || par > 1024 {
-		return drivers.MintResult{}, argErr("mint n %d parallel %d", a.N, a.Parallel)
+		return protocol.MintResult{}, argErr("mint n %d parallel %d", a.N, a.Parallel)
 	}
 	out := make([][]string, par)
 	errs := make([]error, par)
@@ -130,42 +127,42 @@ func (d *Driver) Mint(ctx context.Context, a drivers.MintArgs) (drivers.MintResu
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
-		return drivers.MintResult{}, err
+		return protocol.MintResult{}, err
 	}
-	return drivers.MintResult{IDs: out}, nil
+	return protocol.MintResult{IDs: out}, nil
 }
 
 // Key is the bus's key builder; no server traffic.
-func (d *Driver) Key(ctx context.Context, a drivers.KeyArgs) (drivers.KeyResult, error) {
+func (d *Driver) Key(ctx context.Context, a protocol.KeyArgs) (protocol.KeyResult, error) {
 	b, err := d.bus()
 	if err != nil {
-		return drivers.KeyResult{}, err
+		return protocol.KeyResult{}, err
 	}
 	k, err := b.Key(a.Queue, a.Type, a.ID, a.Lane)
-	return drivers.KeyResult{Key: k}, err
+	return protocol.KeyResult{Key: k}, err
 }
 
 // Slot is the key's cluster slot.
-func (d *Driver) Slot(ctx context.Context, a drivers.SlotArgs) (drivers.SlotResult, error) {
-	return drivers.SlotResult{Slot: int(keys.Slot(a.Key))}, nil
+func (d *Driver) Slot(ctx context.Context, a protocol.SlotArgs) (protocol.SlotResult, error) {
+	return protocol.SlotResult{Slot: int(keys.Slot(a.Key))}, nil
 }
 
 // Enqueue enqueues one job (into a lane when named).
-func (d *Driver) Enqueue(ctx context.Context, a drivers.EnqueueArgs) (drivers.EnqueueResult, error) {
+func (d *Driver) Enqueue(ctx context.Context, a protocol.EnqueueArgs) (protocol.EnqueueResult, error) {
 	b, err := d.bus()
 	if err != nil {
-		return drivers.EnqueueResult{}, err
+		return protocol.EnqueueResult{}, err
 	}
 	p, err := unb64("payload_b64", a.PayloadB64)
 	if err != nil {
-		return drivers.EnqueueResult{}, err
+		return protocol.EnqueueResult{}, err
 	}
 	e, err := b.Send(ctx, a.Queue, bus.Message{ID: a.ID, Payload: p, Delay: ms(a.DelayMS), Lane: a.Lane})
-	return drivers.EnqueueResult{ID: e.ID, Created: e.Created}, err
+	return protocol.EnqueueResult{ID: e.ID, Created: e.Created}, err
 }
 
 // Claim leases the oldest pending job.
-func (d *Driver) Claim(ctx context.Context, a drivers.ClaimArgs) (*drivers.ClaimResult, error) {
+func (d *Driver) Claim(ctx context.Context, a protocol.ClaimArgs) (*protocol.ClaimResult, error) {
 	b, err := d.bus()
 	if err != nil {
 		return nil, err
@@ -175,7 +172,7 @@ func (d *Driver) Claim(ctx context.Context, a drivers.ClaimArgs) (*drivers.Claim
 }
 
 // LaneClaim leases a job from the lane at the ring's head.
-func (d *Driver) LaneClaim(ctx context.Context, a drivers.ClaimArgs) (*drivers.ClaimResult, error) {
+func (d *Driver) LaneClaim(ctx context.Context, a protocol.ClaimArgs) (*protocol.ClaimResult, error) {
 	b, err := d.bus()
 	if err != nil {
 		return nil, err
@@ -184,11 +181,11 @@ func (d *Driver) LaneClaim(ctx context.Context, a drivers.ClaimArgs) (*drivers.C
 	return claimResult(j, err)
 }
 
-func claimResult(j *bus.Job, err error) (*drivers.ClaimResult, error) {
+func claimResult(j *bus.Job, err error) (*protocol.ClaimResult, error) {
 	if err != nil || j == nil {
 		return nil, err
 	}
-	r := &drivers.ClaimResult{ID: j.ID, PayloadB64: base64.StdEncoding.EncodeToString(j.Payload), Token: j.Token, Lane: j.Lane}
+	r := &protocol.ClaimResult{ID: j.ID, PayloadB64: base64.StdEncoding.EncodeToString(j.Payload), Token: j.Token, Lane: j.Lane}
 	if j.Saved != nil {
 		s := base64.StdEncoding.EncodeToString(j.Saved)
 		r.CheckpointB64 = &s
@@ -197,17 +194,17 @@ func claimResult(j *bus.Job, err error) (*drivers.ClaimResult, error) {
 }
 
 // Extend moves the lease deadline.
-func (d *Driver) Extend(ctx context.Context, a drivers.ExtendArgs) (drivers.ExtendResult, error) {
+func (d *Driver) Extend(ctx context.Context, a protocol.ExtendArgs) (protocol.ExtendResult, error) {
 	b, err := d.bus()
 	if err != nil {
-		return drivers.ExtendResult{}, err
+		return protocol.ExtendResult{}, err
 	}
 	dl, err := b.Extend(ctx, a.Queue, a.ID, a.Token, ms(a.LeaseMS))
-	return drivers.ExtendResult{DeadlineMS: dl}, err
+	return protocol.ExtendResult{DeadlineMS: dl}, err
 }
 
 // Complete retires a job.
-func (d *Driver) Complete(ctx context.Context, a drivers.FenceArgs) error {
+func (d *Driver) Complete(ctx context.Context, a protocol.FenceArgs) error {
 	b, err := d.bus()
 	if err != nil {
 		return err
@@ -216,23 +213,23 @@ func (d *Driver) Complete(ctx context.Context, a drivers.FenceArgs) error {
 }
 
 // Retry retries or buries a job.
-func (d *Driver) Retry(ctx context.Context, a drivers.RetryArgs) (drivers.RetryResult, error) {
+func (d *Driver) Retry(ctx context.Context, a protocol.RetryArgs) (protocol.RetryResult, error) {
 	b, err := d.bus()
 	if err != nil {
-		return drivers.RetryResult{}, err
+		return protocol.RetryResult{}, err
 	}
 	dead, err := b.Retry(ctx, a.Queue, a.ID, a.Token, a.MaxAttempts, ms(a.DelayMS), a.Error)
 	if err != nil {
-		return drivers.RetryResult{}, err
+		return protocol.RetryResult{}, err
 	}
 	if dead {
-		return drivers.RetryResult{Outcome: "dead"}, nil
+		return protocol.RetryResult{Outcome: "dead"}, nil
 	}
-	return drivers.RetryResult{Outcome: "retried"}, nil
+	return protocol.RetryResult{Outcome: "retried"}, nil
 }
 
 // Fail buries a job.
-func (d *Driver) Fail(ctx context.Context, a drivers.FailArgs) error {
+func (d *Driver) Fail(ctx context.Context, a protocol.FailArgs) error {
 	b, err := d.bus()
 	if err != nil {
 		return err
@@ -241,7 +238,7 @@ func (d *Driver) Fail(ctx context.Context, a drivers.FailArgs) error {
 }
 
 // Checkpoint stores bytes for the current attempt.
-func (d *Driver) Checkpoint(ctx context.Context, a drivers.CheckpointArgs) error {
+func (d *Driver) Checkpoint(ctx context.Context, a protocol.CheckpointArgs) error {
 	b, err := d.bus()
 	if err != nil {
 		return err
@@ -254,64 +251,64 @@ func (d *Driver) Checkpoint(ctx context.Context, a drivers.CheckpointArgs) error
 }
 
 // Reap returns expired leases.
-func (d *Driver) Reap(ctx context.Context, a drivers.ReapArgs) (drivers.CountResult, error) {
+func (d *Driver) Reap(ctx context.Context, a protocol.ReapArgs) (protocol.CountResult, error) {
 	b, err := d.bus()
 	if err != nil {
-		return drivers.CountResult{}, err
+		return protocol.CountResult{}, err
 	}
 	n, err := b.Reap(ctx, a.Queue, a.MaxAttempts, limit(a.Limit, 1000))
-	return drivers.CountResult{Count: n}, err
+	return protocol.CountResult{Count: n}, err
 }
 
 // Promote moves due scheduled jobs.
-func (d *Driver) Promote(ctx context.Context, a drivers.PromoteArgs) (drivers.CountResult, error) {
+func (d *Driver) Promote(ctx context.Context, a protocol.PromoteArgs) (protocol.CountResult, error) {
 	b, err := d.bus()
 	if err != nil {
-		return drivers.CountResult{}, err
+		return protocol.CountResult{}, err
 	}
 	n, err := b.Promote(ctx, a.Queue, limit(a.Limit, 1000))
-	return drivers.CountResult{Count: n}, err
+	return protocol.CountResult{Count: n}, err
 }
 
 // Morgue lists dead jobs.
-func (d *Driver) Morgue(ctx context.Context, a drivers.MorgueArgs) (drivers.MorgueResult, error) {
+func (d *Driver) Morgue(ctx context.Context, a protocol.MorgueArgs) (protocol.MorgueResult, error) {
 	b, err := d.bus()
 	if err != nil {
-		return drivers.MorgueResult{}, err
+		return protocol.MorgueResult{}, err
 	}
 	m, err := b.Morgue(ctx, a.Queue, limit(a.Limit, 100))
 	if err != nil {
-		return drivers.MorgueResult{}, err
+		return protocol.MorgueResult{}, err
 	}
-	out := drivers.MorgueResult{Jobs: make([]drivers.DeadJob, len(m))}
+	out := protocol.MorgueResult{Jobs: make([]protocol.DeadJob, len(m))}
 	for i, j := range m {
-		out.Jobs[i] = drivers.DeadJob{ID: j.ID, Attempts: j.Attempts, PayloadB64: base64.StdEncoding.EncodeToString(j.Payload), Error: j.Error, DiedMS: j.Died}
+		out.Jobs[i] = protocol.DeadJob{ID: j.ID, Attempts: j.Attempts, PayloadB64: base64.StdEncoding.EncodeToString(j.Payload), Error: j.Error, DiedMS: j.Died}
 	}
 	return out, nil
 }
 
 // Revive returns a dead job to pending.
-func (d *Driver) Revive(ctx context.Context, a drivers.JobArgs) (drivers.ChangedResult, error) {
+func (d *Driver) Revive(ctx context.Context, a protocol.JobArgs) (protocol.ChangedResult, error) {
 	b, err := d.bus()
 	if err != nil {
-		return drivers.ChangedResult{}, err
+		return protocol.ChangedResult{}, err
 	}
 	ok, err := b.Revive(ctx, a.Queue, a.ID)
-	return drivers.ChangedResult{Changed: ok}, err
+	return protocol.ChangedResult{Changed: ok}, err
 }
 
 // Purge removes a dead job.
-func (d *Driver) Purge(ctx context.Context, a drivers.JobArgs) (drivers.ChangedResult, error) {
+func (d *Driver) Purge(ctx context.Context, a protocol.JobArgs) (protocol.ChangedResult, error) {
 	b, err := d.bus()
 	if err != nil {
-		return drivers.ChangedResult{}, err
+		return protocol.ChangedResult{}, err
 	}
 	ok, err := b.Purge(ctx, a.Queue, a.ID)
-	return drivers.ChangedResult{Changed: ok}, err
+	return protocol.ChangedResult{Changed: ok}, err
 }
 
 // Pause pauses the queue.
-func (d *Driver) Pause(ctx context.Context, a drivers.QueueArgs) error {
+func (d *Driver) Pause(ctx context.Context, a protocol.QueueArgs) error {
 	b, err := d.bus()
 	if err != nil {
 		return err
@@ -320,7 +317,7 @@ func (d *Driver) Pause(ctx context.Context, a drivers.QueueArgs) error {
 }
 
 // Resume resumes the queue.
-func (d *Driver) Resume(ctx context.Context, a drivers.QueueArgs) error {
+func (d *Driver) Resume(ctx context.Context, a protocol.QueueArgs) error {
 	b, err := d.bus()
 	if err != nil {
 		return err
@@ -329,7 +326,7 @@ func (d *Driver) Resume(ctx context.Context, a drivers.QueueArgs) error {
 }
 
 // LanePause pauses a lane.
-func (d *Driver) LanePause(ctx context.Context, a drivers.QueueArgs) error {
+func (d *Driver) LanePause(ctx context.Context, a protocol.QueueArgs) error {
 	b, err := d.bus()
 	if err != nil {
 		return err
@@ -338,7 +335,7 @@ func (d *Driver) LanePause(ctx context.Context, a drivers.QueueArgs) error {
 }
 
 // LaneResume resumes a lane.
-func (d *Driver) LaneResume(ctx context.Context, a drivers.QueueArgs) error {
+func (d *Driver) LaneResume(ctx context.Context, a protocol.QueueArgs) error {
 	b, err := d.bus()
 	if err != nil {
 		return err
@@ -347,7 +344,7 @@ func (d *Driver) LaneResume(ctx context.Context, a drivers.QueueArgs) error {
 }
 
 // LaneCeiling sets a lane's ceiling.
-func (d *Driver) LaneCeiling(ctx context.Context, a drivers.QueueArgs) error {
+func (d *Driver) LaneCeiling(ctx context.Context, a protocol.QueueArgs) error {
 	b, err := d.bus()
 	if err != nil {
 		return err
@@ -358,18 +355,18 @@ func (d *Driver) LaneCeiling(ctx context.Context, a drivers.QueueArgs) error {
 // Park runs Consumers consumers, each parked on its own connection when idle, until Jobs jobs
 // were claimed and completed or TimeoutMS passed. Maintenance is off: an idle consumer sends
 // nothing but its blocking pop.
-func (d *Driver) Park(ctx context.Context, a drivers.ParkArgs) (drivers.ParkResult, error) {
+func (d *Driver) Park(ctx context.Context, a protocol.ParkArgs) (protocol.ParkResult, error) {
 	b, err := d.bus()
 	if err != nil {
-		return drivers.ParkResult{}, err
+		return protocol.ParkResult{}, err
 	}
 	if a.Consumers < 1 || a.Consumers > 256 || a.Jobs < 0 || a.TimeoutMS < 1 {
-		return drivers.ParkResult{}, argErr("park consumers %d jobs %d timeout_ms %d", a.Consumers, a.Jobs, a.TimeoutMS)
+		return protocol.ParkResult{}, argErr("park consumers %d jobs %d timeout_ms %d", a.Consumers, a.Jobs, a.TimeoutMS)
 	}
 	runCtx, cancel := context.WithTimeout(ctx, ms(a.TimeoutMS))
 	defer cancel()
 	var mu sync.Mutex
-	res := drivers.ParkResult{Jobs: []drivers.Parked{}}
+	res := protocol.ParkResult{Jobs: []protocol.Parked{}}
 	c, err := b.Consumer(a.Queue, bus.ConsumerOptions{
 		Concurrency: a.Consumers, Lease: ms(a.LeaseMS), Park: ms(a.ParkMS), Maintain: -1, Grace: 2 * time.Second,
 	}, func(ctx context.Context, j *bus.Job) error {
@@ -377,7 +374,7 @@ func (d *Driver) Park(ctx context.Context, a drivers.ParkArgs) (drivers.ParkResu
 			return err
 		}
 		mu.Lock()
-		res.Jobs = append(res.Jobs, drivers.Parked{Consumer: j.Worker, ID: j.ID, Token: j.Token})
+		res.Jobs = append(res.Jobs, protocol.Parked{Consumer: j.Worker, ID: j.ID, Token: j.Token})
 		if len(res.Jobs) >= a.Jobs {
 			cancel()
 		}
@@ -385,13 +382,13 @@ func (d *Driver) Park(ctx context.Context, a drivers.ParkArgs) (drivers.ParkResu
 		return nil
 	})
 	if err != nil {
-		return drivers.ParkResult{}, err
+		return protocol.ParkResult{}, err
 	}
 	if a.Jobs == 0 {
 		cancel()
 	}
 	if err := c.Run(runCtx); err != nil {
-		return drivers.ParkResult{}, err
+		return protocol.ParkResult{}, err
 	}
 	mu.Lock()
 	defer mu.Unlock()

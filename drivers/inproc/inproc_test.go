@@ -12,6 +12,7 @@ import (
 	"github.com/echomq/kit/drivers/inproc"
 	"github.com/echomq/kit/internal/enginestest"
 	"github.com/echomq/kit/lua"
+	"github.com/echomq/kit/protocol"
 	"github.com/echomq/kit/reference/connector"
 	"github.com/echomq/kit/reference/emqerr"
 )
@@ -29,7 +30,7 @@ func session(t *testing.T, addr string, opt inproc.Options) (context.Context, dr
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { d.Close(context.Background()) })
-	h, err := d.Hello(ctx, drivers.HelloArgs{Valkey: addr})
+	h, err := d.Hello(ctx, protocol.HelloArgs{Valkey: addr})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +44,7 @@ func session(t *testing.T, addr string, opt inproc.Options) (context.Context, dr
 func TestDriverJobLife(t *testing.T) {
 	addr := enginestest.Valkey(t).Addr
 	ctx, d := session(t, addr, inproc.Options{})
-	m, err := d.Mint(ctx, drivers.MintArgs{N: 200, Parallel: 4})
+	m, err := d.Mint(ctx, protocol.MintArgs{N: 200, Parallel: 4})
 	if err != nil || len(m.IDs) != 4 {
 		t.Fatal(m, err)
 	}
@@ -59,41 +60,41 @@ func TestDriverJobLife(t *testing.T) {
 	if len(all) != 800 {
 		t.Fatalf("%d distinct ids of 800", len(all))
 	}
-	if _, err := d.Key(ctx, drivers.KeyArgs{Queue: "orders", Type: "job", ID: "ORD0KHTOWnGLuC"}); !errors.Is(err, emqerr.Kind) {
+	if _, err := d.Key(ctx, protocol.KeyArgs{Queue: "orders", Type: "job", ID: "ORD0KHTOWnGLuC"}); !errors.Is(err, emqerr.Kind) {
 		t.Fatalf("key of a wrong-brand id: %v", err)
 	}
-	if s, _ := d.Slot(ctx, drivers.SlotArgs{Key: "emq:{orders}:pending"}); s.Slot != 105 {
+	if s, _ := d.Slot(ctx, protocol.SlotArgs{Key: "emq:{orders}:pending"}); s.Slot != 105 {
 		t.Fatalf("slot %d", s.Slot)
 	}
-	e, err := d.Enqueue(ctx, drivers.EnqueueArgs{Queue: "orders", PayloadB64: base64.StdEncoding.EncodeToString([]byte("hi"))})
+	e, err := d.Enqueue(ctx, protocol.EnqueueArgs{Queue: "orders", PayloadB64: base64.StdEncoding.EncodeToString([]byte("hi"))})
 	if err != nil || !e.Created {
 		t.Fatal(e, err)
 	}
-	if _, err := d.Enqueue(ctx, drivers.EnqueueArgs{Queue: "orders", PayloadB64: "%%%"}); !errors.Is(err, emqerr.Arg) {
+	if _, err := d.Enqueue(ctx, protocol.EnqueueArgs{Queue: "orders", PayloadB64: "%%%"}); !errors.Is(err, emqerr.Arg) {
 		t.Fatalf("bad base64: %v", err)
 	}
-	c, err := d.Claim(ctx, drivers.ClaimArgs{Queue: "orders", LeaseMS: 5000})
+	c, err := d.Claim(ctx, protocol.ClaimArgs{Queue: "orders", LeaseMS: 5000})
 	if err != nil || c == nil || c.ID != e.ID || c.Token != 1 || c.PayloadB64 != "aGk=" || c.CheckpointB64 != nil {
 		t.Fatalf("claim %+v, %v", c, err)
 	}
-	if err := d.Checkpoint(ctx, drivers.CheckpointArgs{FenceArgs: drivers.FenceArgs{Queue: "orders", ID: c.ID, Token: 1}, DataB64: "c3RlcA=="}); err != nil {
+	if err := d.Checkpoint(ctx, protocol.CheckpointArgs{FenceArgs: protocol.FenceArgs{Queue: "orders", ID: c.ID, Token: 1}, DataB64: "c3RlcA=="}); err != nil {
 		t.Fatal(err)
 	}
-	r, err := d.Retry(ctx, drivers.RetryArgs{FenceArgs: drivers.FenceArgs{Queue: "orders", ID: c.ID, Token: 1}, MaxAttempts: 5, Error: "x"})
+	r, err := d.Retry(ctx, protocol.RetryArgs{FenceArgs: protocol.FenceArgs{Queue: "orders", ID: c.ID, Token: 1}, MaxAttempts: 5, Error: "x"})
 	if err != nil || r.Outcome != "retried" {
 		t.Fatal(r, err)
 	}
 	if err := d.Reconnect(ctx); err != nil {
 		t.Fatal(err)
 	}
-	c, _ = d.Claim(ctx, drivers.ClaimArgs{Queue: "orders", LeaseMS: 5000})
+	c, _ = d.Claim(ctx, protocol.ClaimArgs{Queue: "orders", LeaseMS: 5000})
 	if c == nil || c.Token != 2 || c.CheckpointB64 == nil || *c.CheckpointB64 != "c3RlcA==" {
 		t.Fatalf("redelivery %+v", c)
 	}
-	if err := d.Complete(ctx, drivers.FenceArgs{Queue: "orders", ID: c.ID, Token: 1}); !errors.Is(err, emqerr.Stale) {
+	if err := d.Complete(ctx, protocol.FenceArgs{Queue: "orders", ID: c.ID, Token: 1}); !errors.Is(err, emqerr.Stale) {
 		t.Fatalf("stale complete: %v", err)
 	}
-	if err := d.Complete(ctx, drivers.FenceArgs{Queue: "orders", ID: c.ID, Token: 2}); err != nil {
+	if err := d.Complete(ctx, protocol.FenceArgs{Queue: "orders", ID: c.ID, Token: 2}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -102,12 +103,12 @@ func TestDriverPark(t *testing.T) {
 	addr := enginestest.Valkey(t).Addr
 	ctx, d := session(t, addr, inproc.Options{})
 	type result struct {
-		r   drivers.ParkResult
+		r   protocol.ParkResult
 		err error
 	}
 	done := make(chan result, 1)
 	go func() {
-		r, err := d.Park(ctx, drivers.ParkArgs{Queue: "p", Consumers: 2, Jobs: 3, LeaseMS: 5000, ParkMS: 1000, TimeoutMS: 8000})
+		r, err := d.Park(ctx, protocol.ParkArgs{Queue: "p", Consumers: 2, Jobs: 3, LeaseMS: 5000, ParkMS: 1000, TimeoutMS: 8000})
 		done <- result{r, err}
 	}()
 	// The kit enqueues from its own connection while the port is parked.
@@ -135,7 +136,7 @@ func TestDriverPark(t *testing.T) {
 		}
 	}
 	// Timeout with no work: an empty list, no error.
-	r2, err := d.Park(ctx, drivers.ParkArgs{Queue: "p", Consumers: 1, Jobs: 1, LeaseMS: 5000, ParkMS: 100, TimeoutMS: 150})
+	r2, err := d.Park(ctx, protocol.ParkArgs{Queue: "p", Consumers: 1, Jobs: 1, LeaseMS: 5000, ParkMS: 100, TimeoutMS: 150})
 	if err != nil || len(r2.Jobs) != 0 {
 		t.Fatalf("idle park = %+v, %v", r2, err)
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/echomq/kit/drivers"
+	"github.com/echomq/kit/protocol"
 	"github.com/echomq/kit/reference/emqerr"
 )
 
@@ -167,7 +168,7 @@ func clip(b []byte) string {
 
 // encode writes {"seq":N,"op":"…", <args' fields>}.
 func encode(seq uint64, op string, args any) ([]byte, error) {
-	head, _ := json.Marshal(drivers.Request{Seq: seq, Op: op})
+	head, _ := json.Marshal(protocol.Request{Seq: seq, Op: op})
 	if args == nil {
 		return head, nil
 	}
@@ -193,7 +194,7 @@ func (d *driver) call(ctx context.Context, op string, args any, timeout time.Dur
 	if d.closed {
 		return nil, &drivers.PortError{Port: d.f.name, Op: op, Reason: "session is closed"}
 	}
-	if !slices.Contains(drivers.Ops, op) {
+	if !slices.Contains(protocol.Ops, op) {
 		return nil, &drivers.PortError{Port: d.f.name, Op: op, Reason: "unknown op: not in the port protocol"}
 	}
 	if d.seq == 0 && timeout < d.f.opt.StartDeadline {
@@ -252,7 +253,7 @@ func (d *driver) decode(op string, seq uint64, text []byte) (json.RawMessage, er
 	if err := check(d.f.v.reply, text); err != nil {
 		return nil, d.fail(op, "reply does not match the protocol schema: "+err.Error(), text)
 	}
-	var r drivers.Reply
+	var r protocol.Reply
 	if err := json.Unmarshal(text, &r); err != nil {
 		return nil, d.fail(op, "reply does not decode: "+err.Error(), text)
 	}
@@ -264,9 +265,9 @@ func (d *driver) decode(op string, seq uint64, text []byte) (json.RawMessage, er
 		switch {
 		case emqerr.Known(t):
 			return nil, &emqerr.Error{Type: t, Message: r.Error.Message}
-		case r.Error.Type == drivers.ErrTypeUnsupported:
+		case r.Error.Type == protocol.ErrTypeUnsupported:
 			return nil, &drivers.UnsupportedError{Op: op, Message: r.Error.Message}
-		case r.Error.Type == drivers.ErrTypeInternal:
+		case r.Error.Type == protocol.ErrTypeInternal:
 			// The port is alive and says it failed; the contract fails, the session may go on.
 			return nil, &drivers.PortError{Port: d.f.name, Op: op, Reason: "answered INTERNAL: " + r.Error.Message, Line: clip(text), Stderr: d.stderr.String()}
 		}
@@ -291,84 +292,84 @@ func do[T any](ctx context.Context, d *driver, op string, args any) (T, error) {
 	return out, nil
 }
 
-func (d *driver) Hello(ctx context.Context, a drivers.HelloArgs) (drivers.HelloResult, error) {
-	return do[drivers.HelloResult](ctx, d, "hello", a)
+func (d *driver) Hello(ctx context.Context, a protocol.HelloArgs) (protocol.HelloResult, error) {
+	return do[protocol.HelloResult](ctx, d, "hello", a)
 }
-func (d *driver) Mint(ctx context.Context, a drivers.MintArgs) (drivers.MintResult, error) {
-	return do[drivers.MintResult](ctx, d, "mint", a)
+func (d *driver) Mint(ctx context.Context, a protocol.MintArgs) (protocol.MintResult, error) {
+	return do[protocol.MintResult](ctx, d, "mint", a)
 }
-func (d *driver) Key(ctx context.Context, a drivers.KeyArgs) (drivers.KeyResult, error) {
-	return do[drivers.KeyResult](ctx, d, "key", a)
+func (d *driver) Key(ctx context.Context, a protocol.KeyArgs) (protocol.KeyResult, error) {
+	return do[protocol.KeyResult](ctx, d, "key", a)
 }
-func (d *driver) Slot(ctx context.Context, a drivers.SlotArgs) (drivers.SlotResult, error) {
-	return do[drivers.SlotResult](ctx, d, "slot", a)
+func (d *driver) Slot(ctx context.Context, a protocol.SlotArgs) (protocol.SlotResult, error) {
+	return do[protocol.SlotResult](ctx, d, "slot", a)
 }
-func (d *driver) Enqueue(ctx context.Context, a drivers.EnqueueArgs) (drivers.EnqueueResult, error) {
-	return do[drivers.EnqueueResult](ctx, d, "enqueue", a)
+func (d *driver) Enqueue(ctx context.Context, a protocol.EnqueueArgs) (protocol.EnqueueResult, error) {
+	return do[protocol.EnqueueResult](ctx, d, "enqueue", a)
 }
-func (d *driver) Claim(ctx context.Context, a drivers.ClaimArgs) (*drivers.ClaimResult, error) {
-	return do[*drivers.ClaimResult](ctx, d, "claim", a)
+func (d *driver) Claim(ctx context.Context, a protocol.ClaimArgs) (*protocol.ClaimResult, error) {
+	return do[*protocol.ClaimResult](ctx, d, "claim", a)
 }
-func (d *driver) LaneClaim(ctx context.Context, a drivers.ClaimArgs) (*drivers.ClaimResult, error) {
-	return do[*drivers.ClaimResult](ctx, d, "lane_claim", a)
+func (d *driver) LaneClaim(ctx context.Context, a protocol.ClaimArgs) (*protocol.ClaimResult, error) {
+	return do[*protocol.ClaimResult](ctx, d, "lane_claim", a)
 }
-func (d *driver) Extend(ctx context.Context, a drivers.ExtendArgs) (drivers.ExtendResult, error) {
-	return do[drivers.ExtendResult](ctx, d, "extend", a)
+func (d *driver) Extend(ctx context.Context, a protocol.ExtendArgs) (protocol.ExtendResult, error) {
+	return do[protocol.ExtendResult](ctx, d, "extend", a)
 }
-func (d *driver) Complete(ctx context.Context, a drivers.FenceArgs) error {
-	_, err := do[drivers.Empty](ctx, d, "complete", a)
+func (d *driver) Complete(ctx context.Context, a protocol.FenceArgs) error {
+	_, err := do[protocol.Empty](ctx, d, "complete", a)
 	return err
 }
-func (d *driver) Retry(ctx context.Context, a drivers.RetryArgs) (drivers.RetryResult, error) {
-	return do[drivers.RetryResult](ctx, d, "retry", a)
+func (d *driver) Retry(ctx context.Context, a protocol.RetryArgs) (protocol.RetryResult, error) {
+	return do[protocol.RetryResult](ctx, d, "retry", a)
 }
-func (d *driver) Fail(ctx context.Context, a drivers.FailArgs) error {
-	_, err := do[drivers.Empty](ctx, d, "fail", a)
+func (d *driver) Fail(ctx context.Context, a protocol.FailArgs) error {
+	_, err := do[protocol.Empty](ctx, d, "fail", a)
 	return err
 }
-func (d *driver) Checkpoint(ctx context.Context, a drivers.CheckpointArgs) error {
-	_, err := do[drivers.Empty](ctx, d, "checkpoint", a)
+func (d *driver) Checkpoint(ctx context.Context, a protocol.CheckpointArgs) error {
+	_, err := do[protocol.Empty](ctx, d, "checkpoint", a)
 	return err
 }
-func (d *driver) Reap(ctx context.Context, a drivers.ReapArgs) (drivers.CountResult, error) {
-	return do[drivers.CountResult](ctx, d, "reap", a)
+func (d *driver) Reap(ctx context.Context, a protocol.ReapArgs) (protocol.CountResult, error) {
+	return do[protocol.CountResult](ctx, d, "reap", a)
 }
-func (d *driver) Promote(ctx context.Context, a drivers.PromoteArgs) (drivers.CountResult, error) {
-	return do[drivers.CountResult](ctx, d, "promote", a)
+func (d *driver) Promote(ctx context.Context, a protocol.PromoteArgs) (protocol.CountResult, error) {
+	return do[protocol.CountResult](ctx, d, "promote", a)
 }
-func (d *driver) Morgue(ctx context.Context, a drivers.MorgueArgs) (drivers.MorgueResult, error) {
-	return do[drivers.MorgueResult](ctx, d, "morgue", a)
+func (d *driver) Morgue(ctx context.Context, a protocol.MorgueArgs) (protocol.MorgueResult, error) {
+	return do[protocol.MorgueResult](ctx, d, "morgue", a)
 }
-func (d *driver) Revive(ctx context.Context, a drivers.JobArgs) (drivers.ChangedResult, error) {
-	return do[drivers.ChangedResult](ctx, d, "revive", a)
+func (d *driver) Revive(ctx context.Context, a protocol.JobArgs) (protocol.ChangedResult, error) {
+	return do[protocol.ChangedResult](ctx, d, "revive", a)
 }
-func (d *driver) Purge(ctx context.Context, a drivers.JobArgs) (drivers.ChangedResult, error) {
-	return do[drivers.ChangedResult](ctx, d, "purge", a)
+func (d *driver) Purge(ctx context.Context, a protocol.JobArgs) (protocol.ChangedResult, error) {
+	return do[protocol.ChangedResult](ctx, d, "purge", a)
 }
-func (d *driver) Pause(ctx context.Context, a drivers.QueueArgs) error {
-	_, err := do[drivers.Empty](ctx, d, "pause", a)
+func (d *driver) Pause(ctx context.Context, a protocol.QueueArgs) error {
+	_, err := do[protocol.Empty](ctx, d, "pause", a)
 	return err
 }
-func (d *driver) Resume(ctx context.Context, a drivers.QueueArgs) error {
-	_, err := do[drivers.Empty](ctx, d, "resume", a)
+func (d *driver) Resume(ctx context.Context, a protocol.QueueArgs) error {
+	_, err := do[protocol.Empty](ctx, d, "resume", a)
 	return err
 }
-func (d *driver) LanePause(ctx context.Context, a drivers.QueueArgs) error {
-	_, err := do[drivers.Empty](ctx, d, "lane_pause", a)
+func (d *driver) LanePause(ctx context.Context, a protocol.QueueArgs) error {
+	_, err := do[protocol.Empty](ctx, d, "lane_pause", a)
 	return err
 }
-func (d *driver) LaneResume(ctx context.Context, a drivers.QueueArgs) error {
-	_, err := do[drivers.Empty](ctx, d, "lane_resume", a)
+func (d *driver) LaneResume(ctx context.Context, a protocol.QueueArgs) error {
+	_, err := do[protocol.Empty](ctx, d, "lane_resume", a)
 	return err
 }
-func (d *driver) LaneCeiling(ctx context.Context, a drivers.QueueArgs) error {
-	_, err := do[drivers.Empty](ctx, d, "lane_ceiling", a)
+func (d *driver) LaneCeiling(ctx context.Context, a protocol.QueueArgs) error {
+	_, err := do[protocol.Empty](ctx, d, "lane_ceiling", a)
 	return err
 }
 
 // Park waits for the port's consumers: the deadline is the op's own timeout plus ParkSlack.
-func (d *driver) Park(ctx context.Context, a drivers.ParkArgs) (drivers.ParkResult, error) {
-	var out drivers.ParkResult
+func (d *driver) Park(ctx context.Context, a protocol.ParkArgs) (protocol.ParkResult, error) {
+	var out protocol.ParkResult
 	raw, err := d.call(ctx, "park", a, time.Duration(a.TimeoutMS)*time.Millisecond+d.f.opt.ParkSlack)
 	if err != nil {
 		return out, err
@@ -380,7 +381,7 @@ func (d *driver) Park(ctx context.Context, a drivers.ParkArgs) (drivers.ParkResu
 }
 
 func (d *driver) Reconnect(ctx context.Context) error {
-	_, err := do[drivers.Empty](ctx, d, "reconnect", nil)
+	_, err := do[protocol.Empty](ctx, d, "reconnect", nil)
 	return err
 }
 
@@ -395,7 +396,7 @@ func (d *driver) Close(ctx context.Context) error {
 		d.kill()
 		return nil
 	}
-	_, err := do[drivers.Empty](ctx, d, "close", nil)
+	_, err := do[protocol.Empty](ctx, d, "close", nil)
 	d.closed = true
 	if err != nil {
 		d.kill()

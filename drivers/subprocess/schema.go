@@ -5,8 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/echomq/kit/contracts"
-	"github.com/echomq/kit/drivers"
+	"github.com/echomq/kit/protocol"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -19,23 +18,23 @@ type validator struct {
 }
 
 func newValidator() (*validator, error) {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(contracts.Schema()))
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(protocol.Schema()))
 	if err != nil {
 		return nil, fmt.Errorf("subprocess: port protocol schema: %w", err)
 	}
 	c := jsonschema.NewCompiler()
-	if err := c.AddResource(contracts.SchemaURL, doc); err != nil {
+	if err := c.AddResource(protocol.SchemaURL, doc); err != nil {
 		return nil, fmt.Errorf("subprocess: port protocol schema: %w", err)
 	}
 	v := &validator{results: map[string]*jsonschema.Schema{}}
-	if v.reply, err = c.Compile(contracts.SchemaURL + "#/$defs/reply"); err != nil {
+	if v.reply, err = c.Compile(protocol.SchemaURL + "#/$defs/reply"); err != nil {
 		return nil, fmt.Errorf("subprocess: port protocol schema: %w", err)
 	}
-	if v.request, err = c.Compile(contracts.SchemaURL + "#/$defs/request"); err != nil {
+	if v.request, err = c.Compile(protocol.SchemaURL + "#/$defs/request"); err != nil {
 		return nil, fmt.Errorf("subprocess: port protocol schema: %w", err)
 	}
-	for _, op := range drivers.Ops {
-		s, err := c.Compile(contracts.SchemaURL + "#/$defs/results/" + op)
+	for _, op := range protocol.Ops {
+		s, err := c.Compile(protocol.SchemaURL + "#/$defs/results/" + op)
 		if err != nil {
 			return nil, fmt.Errorf("subprocess: port protocol schema: result of %s: %w", op, err)
 		}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/echomq/kit/drivers"
+	"github.com/echomq/kit/protocol"
 	"github.com/echomq/kit/reference/emqerr"
 )
 
@@ -38,7 +39,7 @@ func session(t *testing.T, bin, mode, op string, opt Options) drivers.Driver {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { d.Close(context.Background()) })
-	if _, err := d.Hello(context.Background(), drivers.HelloArgs{Valkey: "127.0.0.1:1"}); err != nil && op != "hello" {
+	if _, err := d.Hello(context.Background(), protocol.HelloArgs{Valkey: "127.0.0.1:1"}); err != nil && op != "hello" {
 		t.Fatalf("hello: %v", err)
 	}
 	return d
@@ -76,7 +77,7 @@ func TestMisbehavingPorts(t *testing.T) {
 		t.Run(c.mode, func(t *testing.T) {
 			d := session(t, bin, c.mode, "mint", fast)
 			start := time.Now()
-			_, err := d.Mint(ctx, drivers.MintArgs{N: 1})
+			_, err := d.Mint(ctx, protocol.MintArgs{N: 1})
 			if took := time.Since(start); took > 3*time.Second {
 				t.Fatalf("the failure took %s: deadlines not enforced", took)
 			}
@@ -94,7 +95,7 @@ func TestMisbehavingPorts(t *testing.T) {
 				t.Errorf("the port's process group is still alive")
 			}
 			// The session is over: the next op fails at once, naming the first failure.
-			_, err = d.Claim(ctx, drivers.ClaimArgs{Queue: "q", LeaseMS: 100})
+			_, err = d.Claim(ctx, protocol.ClaimArgs{Queue: "q", LeaseMS: 100})
 			portError(t, err, "the session already failed")
 			if err := d.Close(ctx); err != nil {
 				t.Errorf("close of a failed session: %v", err)
@@ -105,10 +106,10 @@ func TestMisbehavingPorts(t *testing.T) {
 
 func TestTwiceIsOutOfSequence(t *testing.T) {
 	d := session(t, fakePort(t), "twice", "mint", Options{Deadline: time.Second})
-	if _, err := d.Mint(context.Background(), drivers.MintArgs{N: 1}); err != nil {
+	if _, err := d.Mint(context.Background(), protocol.MintArgs{N: 1}); err != nil {
 		t.Fatalf("first answer is fine: %v", err)
 	}
-	_, err := d.Claim(context.Background(), drivers.ClaimArgs{Queue: "q", LeaseMS: 100})
+	_, err := d.Claim(context.Background(), protocol.ClaimArgs{Queue: "q", LeaseMS: 100})
 	portError(t, err, "out of sequence: expected seq 3, got 2")
 }
 
@@ -117,24 +118,24 @@ func TestTypedErrors(t *testing.T) {
 	ctx := context.Background()
 
 	d := session(t, bin, "stale", "mint", Options{})
-	_, err := d.Mint(ctx, drivers.MintArgs{N: 1})
+	_, err := d.Mint(ctx, protocol.MintArgs{N: 1})
 	var ee *emqerr.Error
 	if !errors.Is(err, emqerr.Stale) || !errors.As(err, &ee) || ee.Message != "token 7 is not live" {
 		t.Fatalf("want EMQSTALE as *emqerr.Error, got %T %v", err, err)
 	}
-	if _, err := d.Mint(ctx, drivers.MintArgs{N: 1}); !errors.Is(err, emqerr.Stale) {
+	if _, err := d.Mint(ctx, protocol.MintArgs{N: 1}); !errors.Is(err, emqerr.Stale) {
 		t.Fatalf("a canon error does not end the session: %v", err)
 	}
 
 	d = session(t, bin, "unsupported", "mint", Options{})
-	_, err = d.Mint(ctx, drivers.MintArgs{N: 1})
+	_, err = d.Mint(ctx, protocol.MintArgs{N: 1})
 	var ue *drivers.UnsupportedError
 	if !errors.As(err, &ue) || ue.Op != "mint" {
 		t.Fatalf("want *drivers.UnsupportedError, got %T %v", err, err)
 	}
 
 	d = session(t, bin, "internal", "mint", Options{})
-	_, err = d.Mint(ctx, drivers.MintArgs{N: 1})
+	_, err = d.Mint(ctx, protocol.MintArgs{N: 1})
 	portError(t, err, "answered INTERNAL: lost connection")
 }
 
@@ -142,11 +143,11 @@ func TestHappyPathAndClose(t *testing.T) {
 	bin := fakePort(t)
 	ctx := context.Background()
 	d := session(t, bin, "", "", Options{})
-	m, err := d.Mint(ctx, drivers.MintArgs{N: 1})
+	m, err := d.Mint(ctx, protocol.MintArgs{N: 1})
 	if err != nil || len(m.IDs) != 1 || m.IDs[0][0] != "JOB0000000000A" {
 		t.Fatalf("mint: %+v %v", m, err)
 	}
-	c, err := d.Claim(ctx, drivers.ClaimArgs{Queue: "q", LeaseMS: 100})
+	c, err := d.Claim(ctx, protocol.ClaimArgs{Queue: "q", LeaseMS: 100})
 	if err != nil || c != nil {
 		t.Fatalf("claim of nothing: %+v %v", c, err)
 	}
@@ -178,7 +179,7 @@ func TestShellOneLiners(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = d.Hello(ctx, drivers.HelloArgs{Valkey: "127.0.0.1:1"})
+	_, err = d.Hello(ctx, protocol.HelloArgs{Valkey: "127.0.0.1:1"})
 	pe := portError(t, err, "exit status 7")
 	if !strings.Contains(pe.Stderr, "no valkey for me") {
 		t.Errorf("stderr tail %q", pe.Stderr)
@@ -186,7 +187,7 @@ func TestShellOneLiners(t *testing.T) {
 	// A port that answers hello with a result missing its claims.
 	f, _ = New(`sh -c 'read l; echo "{\"seq\":1,\"ok\":true,\"result\":{\"name\":\"x\"}}"; sleep 5'`, Options{})
 	d, _ = f.Start(ctx)
-	_, err = d.Hello(ctx, drivers.HelloArgs{Valkey: "127.0.0.1:1"})
+	_, err = d.Hello(ctx, protocol.HelloArgs{Valkey: "127.0.0.1:1"})
 	portError(t, err, "result does not match the protocol schema for hello")
 	d.Close(ctx)
 }
@@ -197,10 +198,10 @@ func TestEncodeMatchesSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	reqs := map[string]any{
-		"hello":     drivers.HelloArgs{Valkey: "127.0.0.1:6"},
-		"enqueue":   drivers.EnqueueArgs{Queue: "q", PayloadB64: "aGk=", DelayMS: 5, Lane: "a"},
-		"retry":     drivers.RetryArgs{FenceArgs: drivers.FenceArgs{Queue: "q", ID: "JOB0000000000A", Token: 1}, MaxAttempts: 3, DelayMS: 10, Error: "boom"},
-		"park":      drivers.ParkArgs{Queue: "q", Consumers: 2, Jobs: 3, LeaseMS: 100, ParkMS: 50, TimeoutMS: 1000},
+		"hello":     protocol.HelloArgs{Valkey: "127.0.0.1:6"},
+		"enqueue":   protocol.EnqueueArgs{Queue: "q", PayloadB64: "aGk=", DelayMS: 5, Lane: "a"},
+		"retry":     protocol.RetryArgs{FenceArgs: protocol.FenceArgs{Queue: "q", ID: "JOB0000000000A", Token: 1}, MaxAttempts: 3, DelayMS: 10, Error: "boom"},
+		"park":      protocol.ParkArgs{Queue: "q", Consumers: 2, Jobs: 3, LeaseMS: 100, ParkMS: 50, TimeoutMS: 1000},
 		"reconnect": nil,
 	}
 	for op, a := range reqs {
@@ -212,7 +213,7 @@ func TestEncodeMatchesSchema(t *testing.T) {
 			t.Errorf("%s: %s: %v", op, b, err)
 		}
 	}
-	if b, _ := encode(1, "hello", drivers.HelloArgs{Valkey: "x"}); string(b) != `{"seq":1,"op":"hello","valkey":"x"}` {
+	if b, _ := encode(1, "hello", protocol.HelloArgs{Valkey: "x"}); string(b) != `{"seq":1,"op":"hello","valkey":"x"}` {
 		t.Errorf("encode: %s", b)
 	}
 	if err := check(v.request, []byte(`{"seq":1,"op":"hello","valkey":"x","bogus":1}`)); err == nil {

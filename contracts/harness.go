@@ -4,7 +4,7 @@
 //
 // Register defines the specs for one configuration; Run (or a go test TestX calling RunSpecs)
 // runs them. Ginkgo runs a suite once per process.
-package suite
+package contracts
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 
 	"github.com/echomq/kit/drivers"
 	"github.com/echomq/kit/lua"
+	"github.com/echomq/kit/protocol"
 	"github.com/echomq/kit/reference/emqerr"
 	. "github.com/onsi/ginkgo/v2"
 )
@@ -64,7 +65,7 @@ type T struct {
 	law   *law
 	own   []string
 	D     drivers.Driver // the port session opened for the clause
-	Hello drivers.HelloResult
+	Hello protocol.HelloResult
 	more  []drivers.Driver // further sessions a clause opened
 	syncs int
 	stops []func()
@@ -112,7 +113,7 @@ func (t *T) open(opt clauseOpts) {
 	if opt.noHello {
 		return
 	}
-	h, err := t.D.Hello(t.ctx, drivers.HelloArgs{Valkey: t.cfg.Valkey})
+	h, err := t.D.Hello(t.ctx, protocol.HelloArgs{Valkey: t.cfg.Valkey})
 	if err != nil {
 		t.failErr(`contracts/PROTOCOL.md: "hello: connect, HELLO 2, server check (A12), fence"`,
 			"hello against Valkey 8.1 succeeds", "hello", err)

@@ -1,4 +1,4 @@
-package suite
+package contracts
 
 // The canon's clauses the contracts quote in their failure messages.
 const (

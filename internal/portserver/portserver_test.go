@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/echomq/kit/drivers"
 	"github.com/echomq/kit/drivers/inproc"
-	"github.com/echomq/kit/drivers/portserver"
 	"github.com/echomq/kit/internal/enginestest"
+	"github.com/echomq/kit/internal/portserver"
+	"github.com/echomq/kit/protocol"
 )
 
 // port runs Serve over the reference driver on pipes; send writes a line and reads the reply.
@@ -39,7 +39,7 @@ func start(t *testing.T) *port {
 	return p
 }
 
-func (p *port) send(line string) drivers.Reply {
+func (p *port) send(line string) protocol.Reply {
 	p.t.Helper()
 	if _, err := io.WriteString(p.in, line+"\n"); err != nil {
 		p.t.Fatal(err)
@@ -48,7 +48,7 @@ func (p *port) send(line string) drivers.Reply {
 	if err != nil {
 		p.t.Fatalf("reading the reply to %s: %v", line, err)
 	}
-	var r drivers.Reply
+	var r protocol.Reply
 	if err := json.Unmarshal([]byte(got), &r); err != nil {
 		p.t.Fatalf("reply %q: %v", got, err)
 	}
@@ -62,13 +62,13 @@ func TestServeExchange(t *testing.T) {
 		t.Fatalf("hello %+v %s", r, r.Result)
 	}
 	r := p.send(`{"seq":2,"op":"enqueue","queue":"orders","payload_b64":"aGk="}`)
-	var e drivers.EnqueueResult
+	var e protocol.EnqueueResult
 	json.Unmarshal(r.Result, &e)
 	if !r.OK || !e.Created || len(e.ID) != 14 {
 		t.Fatalf("enqueue %+v %s", r, r.Result)
 	}
 	r = p.send(`{"seq":3,"op":"claim","queue":"orders","lease_ms":30000}`)
-	var c drivers.ClaimResult
+	var c protocol.ClaimResult
 	json.Unmarshal(r.Result, &c)
 	if !r.OK || c.ID != e.ID || c.Token != 1 || !strings.Contains(string(r.Result), `"checkpoint_b64":null`) {
 		t.Fatalf("claim %s", r.Result)
@@ -87,7 +87,7 @@ func TestServeExchange(t *testing.T) {
 	if r = p.send(`{"seq":7,"op":"enqueue","queue":"Bad Name","payload_b64":""}`); r.Error == nil || r.Error.Type != "EMQKEY" {
 		t.Fatalf("bad queue %+v", r)
 	}
-	if r = p.send(`{"seq":8,"op":"teleport"}`); r.Error == nil || r.Error.Type != drivers.ErrTypeUnsupported || r.Seq != 8 {
+	if r = p.send(`{"seq":8,"op":"teleport"}`); r.Error == nil || r.Error.Type != protocol.ErrTypeUnsupported || r.Seq != 8 {
 		t.Fatalf("unknown op %+v", r)
 	}
 	if r = p.send(`{"seq":9,"op":"claim","queue":"orders","lease_ms":"soon"}`); r.Error == nil || r.Error.Type != "EMQARG" {

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/echomq/kit/drivers"
+	"github.com/echomq/kit/protocol"
 	"github.com/echomq/kit/reference/emqerr"
 )
 
@@ -54,7 +55,7 @@ func Serve(ctx context.Context, d drivers.Driver, in io.Reader, out io.Writer) e
 		reply, closing := handle(ctx, d, line)
 		buf, merr := json.Marshal(reply)
 		if merr != nil {
-			buf, _ = json.Marshal(drivers.Reply{Seq: reply.Seq, Error: &drivers.WireError{Type: drivers.ErrTypeInternal, Message: "encode reply: " + merr.Error()}})
+			buf, _ = json.Marshal(protocol.Reply{Seq: reply.Seq, Error: &protocol.WireError{Type: protocol.ErrTypeInternal, Message: "encode reply: " + merr.Error()}})
 		}
 		w.Write(buf)
 		w.WriteByte('\n')
@@ -85,8 +86,8 @@ func readLine(r *bufio.Reader) ([]byte, error) {
 }
 
 // handle decodes one request, runs it and builds the reply; closing is true after close.
-func handle(ctx context.Context, d drivers.Driver, line []byte) (reply drivers.Reply, closing bool) {
-	var req drivers.Request
+func handle(ctx context.Context, d drivers.Driver, line []byte) (reply protocol.Reply, closing bool) {
+	var req protocol.Request
 	if err := json.Unmarshal(line, &req); err != nil {
 		return fail(0, &emqerr.Error{Type: emqerr.TypeArg, Message: "request is not a JSON object with seq and op: " + err.Error()}), false
 	}
@@ -103,22 +104,22 @@ func handle(ctx context.Context, d drivers.Driver, line []byte) (reply drivers.R
 	if err != nil {
 		return fail(req.Seq, err), closing
 	}
-	return drivers.Reply{Seq: req.Seq, OK: true, Result: raw}, closing
+	return protocol.Reply{Seq: req.Seq, OK: true, Result: raw}, closing
 }
 
 // fail maps an error to the wire: a canon error keeps its type, an unsupported op is
 // UNSUPPORTED, anything else INTERNAL.
-func fail(seq uint64, err error) drivers.Reply {
-	we := &drivers.WireError{Type: drivers.ErrTypeInternal, Message: err.Error()}
+func fail(seq uint64, err error) protocol.Reply {
+	we := &protocol.WireError{Type: protocol.ErrTypeInternal, Message: err.Error()}
 	var e *emqerr.Error
 	var u *drivers.UnsupportedError
 	switch {
 	case errors.As(err, &e):
-		we = &drivers.WireError{Type: string(e.Type), Message: e.Message}
+		we = &protocol.WireError{Type: string(e.Type), Message: e.Message}
 	case errors.As(err, &u):
-		we.Type = drivers.ErrTypeUnsupported
+		we.Type = protocol.ErrTypeUnsupported
 	}
-	return drivers.Reply{Seq: seq, Error: we}
+	return protocol.Reply{Seq: seq, Error: we}
 }
 
 type opFunc func(ctx context.Context, d drivers.Driver, line []byte) (any, error)
@@ -186,7 +187,7 @@ func call0[A any](f func(drivers.Driver, context.Context, A) error) opFunc {
 		if err != nil {
 			return nil, err
 		}
-		return drivers.Empty{}, f(d, ctx, a)
+		return protocol.Empty{}, f(d, ctx, a)
 	}
 }
 
@@ -215,9 +216,9 @@ var ops = map[string]opFunc{
 	"lane_ceiling": call0(drivers.Driver.LaneCeiling),
 	"park":         call(drivers.Driver.Park),
 	"reconnect": func(ctx context.Context, d drivers.Driver, _ []byte) (any, error) {
-		return drivers.Empty{}, d.Reconnect(ctx)
+		return protocol.Empty{}, d.Reconnect(ctx)
 	},
 	"close": func(ctx context.Context, d drivers.Driver, _ []byte) (any, error) {
-		return drivers.Empty{}, d.Close(ctx)
+		return protocol.Empty{}, d.Close(ctx)
 	},
 }

@@ -1,4 +1,4 @@
-package drivers
+package protocol
 
 import "encoding/json"
 

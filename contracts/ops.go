@@ -1,4 +1,4 @@
-package suite
+package contracts
 
 import (
 	"fmt"
@@ -6,17 +6,17 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/echomq/kit/drivers"
+	"github.com/echomq/kit/protocol"
 	"github.com/echomq/kit/reference/keys"
 )
 
 // Port ops that a clause needs to succeed; a failure fails the clause quoting the rule.
 
 func (t *T) enqueue(q, payload string) string {
-	return t.enqueueWith(drivers.EnqueueArgs{Queue: q, PayloadB64: b64(payload)})
+	return t.enqueueWith(protocol.EnqueueArgs{Queue: q, PayloadB64: b64(payload)})
 }
 
-func (t *T) enqueueWith(a drivers.EnqueueArgs) string {
+func (t *T) enqueueWith(a protocol.EnqueueArgs) string {
 	r, err := t.D.Enqueue(t.ctx, a)
 	t.ok(err, ruleEnqueue, "enqueue")
 	t.check(r.Created, ruleEnqueue, "a new job's enqueue answers created: true", "created: false for %s", r.ID)
@@ -24,16 +24,16 @@ func (t *T) enqueueWith(a drivers.EnqueueArgs) string {
 }
 
 func (t *T) laneEnqueue(q, lane, payload string) string {
-	return t.enqueueWith(drivers.EnqueueArgs{Queue: q, Lane: lane, PayloadB64: b64(payload)})
+	return t.enqueueWith(protocol.EnqueueArgs{Queue: q, Lane: lane, PayloadB64: b64(payload)})
 }
 
-func (t *T) claim(q string, lease int64) *drivers.ClaimResult {
-	c, err := t.D.Claim(t.ctx, drivers.ClaimArgs{Queue: q, LeaseMS: lease})
+func (t *T) claim(q string, lease int64) *protocol.ClaimResult {
+	c, err := t.D.Claim(t.ctx, protocol.ClaimArgs{Queue: q, LeaseMS: lease})
 	t.ok(err, ruleClaim, "claim")
 	return c
 }
 
-func (t *T) mustClaim(q string, lease int64) *drivers.ClaimResult {
+func (t *T) mustClaim(q string, lease int64) *protocol.ClaimResult {
 	c := t.claim(q, lease)
 	if c == nil {
 		t.fail(ruleClaim, "claim on a queue with pending work returns a job", "an empty reply")
@@ -41,14 +41,14 @@ func (t *T) mustClaim(q string, lease int64) *drivers.ClaimResult {
 	return c
 }
 
-func (t *T) laneClaim(q string, lease int64) *drivers.ClaimResult {
-	c, err := t.D.LaneClaim(t.ctx, drivers.ClaimArgs{Queue: q, LeaseMS: lease})
+func (t *T) laneClaim(q string, lease int64) *protocol.ClaimResult {
+	c, err := t.D.LaneClaim(t.ctx, protocol.ClaimArgs{Queue: q, LeaseMS: lease})
 	t.ok(err, ruleLanes, "lane_claim")
 	return c
 }
 
-func fa(q, id string, token int64) drivers.FenceArgs {
-	return drivers.FenceArgs{Queue: q, ID: id, Token: token}
+func fa(q, id string, token int64) protocol.FenceArgs {
+	return protocol.FenceArgs{Queue: q, ID: id, Token: token}
 }
 
 func (t *T) complete(q, id string, token int64) {

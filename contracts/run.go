@@ -1,4 +1,4 @@
-package suite
+package contracts
 
 import (
 	"encoding/json"
@@ -8,8 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/echomq/kit/contracts"
-	"github.com/echomq/kit/drivers"
+	"github.com/echomq/kit/protocol"
 	. "github.com/onsi/ginkgo/v2"
 	"github.com/onsi/ginkgo/v2/types"
 )
@@ -46,12 +45,12 @@ type ContractResult struct {
 
 // Result is a whole run.
 type Result struct {
-	Contracts []ContractResult     `json:"contracts"`
-	Hello     *drivers.HelloResult `json:"hello,omitempty"`
-	Passed    int                  `json:"passed"`
-	Total     int                  `json:"total"`
-	Certified bool                 `json:"certified"`
-	Filtered  bool                 `json:"filtered"`
+	Contracts []ContractResult      `json:"contracts"`
+	Hello     *protocol.HelloResult `json:"hello,omitempty"`
+	Passed    int                   `json:"passed"`
+	Total     int                   `json:"total"`
+	Certified bool                  `json:"certified"`
+	Filtered  bool                  `json:"filtered"`
 	// Stale lists known-failing contracts that passed: the list must be updated.
 	Stale    []string      `json:"stale_known_failing,omitempty"`
 	Duration time.Duration `json:"duration_ns"`
@@ -76,7 +75,7 @@ func (t *testingT) Fail() { t.failed = true }
 // Run registers the specs for cfg and runs them once. Ginkgo allows one run per process.
 func Run(cfg *Config, opt RunOptions) (*Result, error) {
 	for _, l := range append(append([]string(nil), opt.Labels...), opt.KnownFailing...) {
-		if _, err := contracts.ParseID(l); err != nil {
+		if _, err := ParseID(l); err != nil {
 			return nil, err
 		}
 	}
@@ -127,7 +126,7 @@ func contractOf(clauseID string) string {
 
 // summarize turns spec reports into contract results.
 func summarize(reports []types.SpecReport, known []string) *Result {
-	all := contracts.All()
+	all := All()
 	r := &Result{Total: len(all), Contracts: make([]ContractResult, len(all))}
 	byID := map[string]*ContractResult{}
 	for i, c := range all {
@@ -174,7 +173,7 @@ func summarize(reports []types.SpecReport, known []string) *Result {
 		if r.Hello == nil {
 			for _, e := range sr.ReportEntries {
 				if e.Name == ReportEntryHello {
-					var h drivers.HelloResult
+					var h protocol.HelloResult
 					if json.Unmarshal([]byte(e.StringRepresentation()), &h) == nil {
 						r.Hello = &h
 					}
@@ -237,7 +236,7 @@ func ruleOf(msg string) string {
 
 // ClauseList is a contract and its clause ids, for -list.
 type ClauseList struct {
-	Contract contracts.Contract
+	Contract Contract
 	Clauses  []string
 }
 
@@ -246,7 +245,7 @@ func List() []ClauseList {
 	Register(&Config{})
 	rep := PreviewSpecs("EchoMQ conformance")
 	var out []ClauseList
-	for _, c := range contracts.All() {
+	for _, c := range All() {
 		cl := ClauseList{Contract: c}
 		for _, sr := range rep.SpecReports {
 			if sr.LeafNodeType == types.NodeTypeIt && contractOf(sr.LeafNodeText) == c.ID {

@@ -1,4 +1,4 @@
-package suite
+package contracts
 
 import (
 	"encoding/base64"
@@ -9,13 +9,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/echomq/kit/drivers"
 	"github.com/echomq/kit/lua"
+	"github.com/echomq/kit/protocol"
 	"github.com/echomq/kit/reference/ids"
 	"github.com/echomq/kit/reference/keys"
 )
 
-func helloJSON(h drivers.HelloResult) string {
+func helloJSON(h protocol.HelloResult) string {
 	b, _ := json.Marshal(h)
 	return string(b)
 }

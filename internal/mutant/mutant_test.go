@@ -8,10 +8,10 @@ import (
 
 	"github.com/echomq/kit/contracts"
 	"github.com/echomq/kit/internal/enginestest"
+	"github.com/echomq/kit/internal/mutant"
 	"github.com/echomq/kit/lua"
 	"github.com/echomq/kit/reference/bus"
 	"github.com/echomq/kit/reference/connector"
-	"github.com/echomq/kit/reference/mutant"
 )
 
 func TestCatalogue(t *testing.T) {

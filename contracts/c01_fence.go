@@ -1,0 +1,135 @@
+package contracts
+
+import (
+	"crypto/sha1"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/echomq/kit/lua"
+	"github.com/echomq/kit/protocol"
+	"github.com/echomq/kit/reference/emqerr"
+	"github.com/echomq/kit/reference/keys"
+	. "github.com/onsi/ginkgo/v2"
+)
+
+func c01(cfg *Config) {
+	Describe("C01 fence", Label("C01"), func() {
+		clause(cfg, "C01", "C01/fence/hello-and-fence-first", clauseOpts{}, func(t *T) {
+			b := t.cfg.Bundle
+			t.check(t.Hello.Bundle == lua.Version && t.Hello.Digest == b.Digest(), ruleHello,
+				fmt.Sprintf("hello names bundle %s with digest %s", lua.Version, b.Digest()),
+				"bundle %q digest %q", t.Hello.Bundle, t.Hello.Digest)
+			t.enqueue("orders", "after the fence")
+			order, conns := byClient(t.portLines(0))
+			t.check(len(order) > 0, ruleFence, "the port's connections show on the wire", "no command from the port at all")
+			for _, c := range order {
+				ls := conns[c]
+				t.check(ls[0].Cmd() == "HELLO", ruleFence, "HELLO 2 is the first command of every connection", "connection %s began with %s", c, ls[0])
+				fenced := false
+				for _, l := range ls[1:] {
+					if l.Cmd() == "SCRIPT" {
+						continue
+					}
+					fenced = l.Cmd() == "EVALSHA" && len(l.Args) == 6 && l.Args[1] == b.MustScript(lua.Fence).SHA1 &&
+						l.Args[2] == "1" && l.Args[3] == keys.Bundle() && l.Args[4] == lua.Version && l.Args[5] == b.Digest()
+					if !fenced {
+						t.fail(ruleFence, "the fence script (KEYS {emq}:bundle, ARGV version and digest) right after HELLO", "connection "+c+" sent "+l.String(), ls[:min(len(ls), 4)]...)
+					}
+					break
+				}
+			}
+			got := t.hash(keys.Bundle())
+			t.check(got["version"] == lua.Version && got["digest"] == b.Digest() && len(got) == 2, ruleVersion,
+				"the fence installed {emq}:bundle = {version, digest}", "%v", got)
+		})
+
+		refusedFence := func(t *T, version, digest string) {
+			t.do("HSET", keys.Bundle(), "version", version, "digest", digest)
+			before := t.snapshot()
+			_, err := t.D.Hello(t.ctx, protocol.HelloArgs{Valkey: t.cfg.Valkey})
+			t.refused(err, emqerr.Version, ruleVersion, fmt.Sprintf("hello against a deployment of %s/%s", version, digest[:8]))
+			d := diff(before, t.snapshot())
+			t.check(d == "", ruleVersion, "a refused fence changes nothing", "%s", d)
+			fence := t.cfg.Bundle.MustScript(lua.Fence).SHA1
+			for _, l := range t.portCommands(0) {
+				if c := l.Cmd(); c == "HELLO" || (c == "SCRIPT" && strings.EqualFold(l.Args[1], "load")) || (c == "EVALSHA" && l.Args[1] == fence) {
+					continue
+				}
+				t.fail(`canon §1.2: "A mismatch is a typed refusal, never a degraded session"`, "nothing but HELLO and the fence from a refused port", "the port sent "+l.String())
+			}
+		}
+		clause(cfg, "C01", "C01/fence/wrong-bundle-version-refused", clauseOpts{noHello: true}, func(t *T) {
+			refusedFence(t, "echomq:1.9.0", t.cfg.Bundle.Digest())
+		})
+		clause(cfg, "C01", "C01/fence/wrong-bundle-digest-refused", clauseOpts{noHello: true}, func(t *T) {
+			sum := sha1.Sum([]byte("another bundle"))
+			refusedFence(t, lua.Version, hex.EncodeToString(sum[:]))
+		})
+		clause(cfg, "C01", "C01/fence/wrong-kind-server-refused", clauseOpts{noHello: true}, func(t *T) {
+			if t.cfg.WrongKind == nil {
+				t.harness("no wrong-kind server configured")
+			}
+			addr, stop, err := t.cfg.WrongKind(t.ctx)
+			if err != nil {
+				t.harness("start a Redis 7 for the wrong-kind check: %v", err)
+			}
+			t.stops = append(t.stops, stop)
+			admin, err := dial(t.ctx, addr)
+			if err != nil {
+				t.harness("connect to the wrong-kind server: %v", err)
+			}
+			defer admin.Close()
+			mon, err := startMonitor(t.ctx, addr)
+			if err != nil {
+				t.harness("MONITOR on the wrong-kind server: %v", err)
+			}
+			defer mon.Close()
+			_, err = t.D.Hello(t.ctx, protocol.HelloArgs{Valkey: addr})
+			t.refused(err, emqerr.Server, ruleServer, "hello against a Redis 7 server")
+			if err := mon.sync(t.ctx, admin, 1); err != nil {
+				t.harness("%v", err)
+			}
+			for _, l := range mon.snapshot() {
+				if l.Client == admin.local || l.Client == mon.local || l.Client == "lua" || l.Cmd() == "HELLO" {
+					continue
+				}
+				t.fail(ruleServer, "nothing but HELLO reaches a server of the wrong kind", "the port sent "+l.String())
+			}
+		})
+		clause(cfg, "C01", "C01/fence/fence-again-after-reconnect", clauseOpts{}, func(t *T) {
+			t.enqueue("orders", "before")
+			m := t.mark()
+			before, _ := byClient(t.portLines(0))
+			t.ok(t.D.Reconnect(t.ctx), ruleReconnect, "reconnect")
+			t.enqueue("orders", "after")
+			order, conns := byClient(t.portLines(m))
+			fence := t.cfg.Bundle.MustScript(lua.Fence).SHA1
+			fresh := 0
+			for _, c := range order {
+				ls := conns[c]
+				if slices.Contains(before, c) {
+					// An old connection may only finish a pending blocking pop or minter upkeep;
+					// every line it sends after the reconnect is checked, not only its first.
+					for _, l := range ls {
+						if l.Cmd() != "BLPOP" && !strings.HasPrefix(argAt(l, 1), "{emq}:minter:") {
+							t.fail(ruleReconnect, "reconnect drops every connection", "connection "+c+" from before the reconnect still sent "+l.String())
+						}
+					}
+					continue
+				}
+				fresh++
+				t.check(ls[0].Cmd() == "HELLO", ruleReconnect, "HELLO 2 first on a reconnected connection", "connection %s began with %s", c, ls[0])
+				for _, l := range ls[1:] {
+					if l.Cmd() == "SCRIPT" {
+						continue
+					}
+					t.check(l.Cmd() == "EVALSHA" && argAt(l, 1) == fence, ruleReconnect, "the fence right after HELLO on a reconnected connection", "connection %s sent %s", c, l)
+					break
+				}
+			}
+			t.check(fresh > 0, ruleReconnect, "new connections after reconnect, each fenced", "no new connection showed on the wire")
+		})
+	})
+}

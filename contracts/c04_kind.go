@@ -1,0 +1,77 @@
+package contracts
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/echomq/kit/protocol"
+	"github.com/echomq/kit/reference/emqerr"
+	"github.com/echomq/kit/reference/ids"
+	. "github.com/onsi/ginkgo/v2"
+)
+
+func c04(cfg *Config) {
+	Describe("C04 kind", Label("C04"), func() {
+		// noWire checks that nothing but minter upkeep reached the server since m.
+		noWire := func(t *T, m int, what string) {
+			if ls := t.portCommands(m); len(ls) > 0 {
+				t.fail(ruleKeyBuilder, what+" is refused before any command reaches the server", fmt.Sprintf("%d command(s) reached the server", len(ls)), ls...)
+			}
+		}
+		refuse := func(t *T, want *emqerr.Error, what string, err error) {
+			t.refused(err, want, ruleKeyBuilder, what)
+		}
+		clause(cfg, "C04", "C04/kind/wrong-brand-refused-before-server", clauseOpts{}, func(t *T) {
+			ord := ids.Encode("ORD", 1<<40)
+			m := t.mark()
+			_, err := t.D.Enqueue(t.ctx, protocol.EnqueueArgs{Queue: "orders", ID: ord, PayloadB64: b64("x")})
+			refuse(t, emqerr.Kind, "enqueue of "+ord, err)
+			_, err = t.D.Key(t.ctx, protocol.KeyArgs{Queue: "orders", Type: "job", ID: ord})
+			refuse(t, emqerr.Kind, "the job key of "+ord, err)
+			refuse(t, emqerr.Kind, "complete of "+ord, t.D.Complete(t.ctx, fa("orders", ord, 1)))
+			_, err = t.D.Extend(t.ctx, protocol.ExtendArgs{FenceArgs: fa("orders", ord, 1), LeaseMS: 1000})
+			refuse(t, emqerr.Kind, "extend of "+ord, err)
+			_, err = t.D.Revive(t.ctx, protocol.JobArgs{Queue: "orders", ID: ord})
+			refuse(t, emqerr.Kind, "revive of "+ord, err)
+			noWire(t, m, "a wrong-kind id")
+		})
+		clause(cfg, "C04", "C04/kind/malformed-id-refused", clauseOpts{}, func(t *T) {
+			m := t.mark()
+			for _, bad := range []string{"JOB123", "JOB0000000000!", "JOB00000000000A", "JOB000000 000A", "JOB"} {
+				_, err := t.D.Enqueue(t.ctx, protocol.EnqueueArgs{Queue: "orders", ID: bad, PayloadB64: b64("x")})
+				refuse(t, emqerr.Key, fmt.Sprintf("enqueue of malformed id %q", bad), err)
+				_, err = t.D.Key(t.ctx, protocol.KeyArgs{Queue: "orders", Type: "job", ID: bad})
+				refuse(t, emqerr.Key, fmt.Sprintf("the job key of malformed id %q", bad), err)
+				refuse(t, emqerr.Key, fmt.Sprintf("complete of malformed id %q", bad), t.D.Complete(t.ctx, fa("orders", bad, 1)))
+			}
+			noWire(t, m, "a malformed id")
+		})
+		clause(cfg, "C04", "C04/kind/bad-queue-name-refused", clauseOpts{}, func(t *T) {
+			m := t.mark()
+			for _, bad := range []string{"Orders", "a b", "a:b", "{x}", "ü", strings.Repeat("q", 65), "orders}:x"} {
+				_, err := t.D.Enqueue(t.ctx, protocol.EnqueueArgs{Queue: bad, PayloadB64: b64("x")})
+				refuse(t, emqerr.Key, fmt.Sprintf("enqueue on queue %q", bad), err)
+				_, err = t.D.Claim(t.ctx, protocol.ClaimArgs{Queue: bad, LeaseMS: 1000})
+				refuse(t, emqerr.Key, fmt.Sprintf("claim on queue %q", bad), err)
+				_, err = t.D.Key(t.ctx, protocol.KeyArgs{Queue: bad, Type: "pending"})
+				refuse(t, emqerr.Key, fmt.Sprintf("the pending key of queue %q", bad), err)
+			}
+			noWire(t, m, "a bad queue name")
+			// The grammar's edge is accepted: 64 bytes of the alphabet.
+			long := strings.Repeat("a", 62) + ".-"
+			t.enqueue(long, "edge")
+		})
+		clause(cfg, "C04", "C04/kind/bad-lane-name-refused", clauseOpts{}, func(t *T) {
+			m := t.mark()
+			for _, bad := range []string{"East", "a b", "a:b", strings.Repeat("g", 65)} {
+				_, err := t.D.Enqueue(t.ctx, protocol.EnqueueArgs{Queue: "orders", Lane: bad, PayloadB64: b64("x")})
+				refuse(t, emqerr.Key, fmt.Sprintf("lane enqueue into lane %q", bad), err)
+				refuse(t, emqerr.Key, fmt.Sprintf("lane_pause of lane %q", bad), t.D.LanePause(t.ctx, protocol.QueueArgs{Queue: "orders", Lane: bad}))
+				refuse(t, emqerr.Key, fmt.Sprintf("lane_ceiling of lane %q", bad), t.D.LaneCeiling(t.ctx, protocol.QueueArgs{Queue: "orders", Lane: bad, Ceiling: 1}))
+				_, err = t.D.Key(t.ctx, protocol.KeyArgs{Queue: "orders", Type: "lane", Lane: bad})
+				refuse(t, emqerr.Key, fmt.Sprintf("the key of lane %q", bad), err)
+			}
+			noWire(t, m, "a bad lane name")
+		})
+	})
+}

@@ -1,0 +1,81 @@
+package contracts
+
+import (
+	"crypto/sha1"
+	"encoding/hex"
+	"fmt"
+	"strings"
+
+	"github.com/echomq/kit/lua"
+	"github.com/echomq/kit/protocol"
+	. "github.com/onsi/ginkgo/v2"
+)
+
+func c06(cfg *Config) {
+	Describe("C06 claim", Label("C06"), func() {
+		clause(cfg, "C06", "C06/claim/first-claim-token-1", clauseOpts{}, func(t *T) {
+			q := t.q("orders")
+			id := t.enqueue("orders", "the payload")
+			m := t.mark()
+			before := t.now()
+			c := t.mustClaim("orders", 5000)
+			after := t.now()
+			t.check(c.ID == id && c.Token == 1 && unb64(c.PayloadB64) == "the payload" && c.CheckpointB64 == nil, ruleClaim,
+				fmt.Sprintf("{id %s, payload %q, token 1, no checkpoint}", id, "the payload"),
+				"{id %s, payload %q, token %d, checkpoint %v}", c.ID, unb64(c.PayloadB64), c.Token, c.CheckpointB64)
+			t.state("orders", id, "active", 1, ruleClaim)
+			t.leaseWithin(q.Active(), id, before, after, 5000, ruleClaim)
+			t.in(q.Pending(), id, false, ruleClaim)
+			t.durationOnWire(m, lua.Claim, 5000)
+		})
+		clause(cfg, "C06", "C06/claim/empty-queue-empty-reply", clauseOpts{}, func(t *T) {
+			before := t.snapshot()
+			t.check(t.claim("orders", 5000) == nil, ruleClaim, "an empty reply from an empty queue", "a job")
+			d := diff(before, t.snapshot())
+			t.check(d == "", ruleClaim, "an empty claim changes nothing", "%s", d)
+		})
+		clause(cfg, "C06", "C06/claim/paused-queue-empty-reply", clauseOpts{}, func(t *T) {
+			q := t.q("orders")
+			id := t.enqueue("orders", "held")
+			t.ok(t.D.Pause(t.ctx, protocol.QueueArgs{Queue: "orders"}), ruleQueuePause, "pause")
+			p, _ := t.hget(q.Meta(), "paused")
+			t.check(p == "1", ruleQueuePause, "meta.paused = 1", "meta.paused = %q", p)
+			t.check(t.claim("orders", 5000) == nil, ruleClaim, "an empty reply from a paused queue", "a job")
+			t.state("orders", id, "pending", 0, ruleClaim)
+			t.in(q.Pending(), id, true, ruleClaim)
+			t.ok(t.D.Resume(t.ctx, protocol.QueueArgs{Queue: "orders"}), ruleQueuePause, "resume")
+			c := t.mustClaim("orders", 5000)
+			t.check(c.ID == id && c.Token == 1, ruleClaim, "after resume the held job, token 1", "%s token %d", c.ID, c.Token)
+		})
+		clause(cfg, "C06", "C06/claim/after-script-flush-exactly-once", clauseOpts{}, func(t *T) {
+			q := t.q("orders")
+			first := t.enqueue("orders", "one")
+			second := t.enqueue("orders", "two")
+			t.do("SCRIPT", "FLUSH")
+			m := t.mark()
+			c := t.mustClaim("orders", 5000)
+			t.check(c.ID == first && c.Token == 1, ruleNoScript, "the oldest job, token 1", "%s token %d", c.ID, c.Token)
+			t.state("orders", first, "active", 1, ruleNoScript)
+			pending, _ := t.zset(q.Pending())
+			active, _ := t.zset(q.Active())
+			t.check(strings.Join(pending, ",") == second && strings.Join(active, ",") == first, ruleNoScript,
+				"exactly one claim happened: pending = [second], active = [first]", "pending %v, active %v", pending, active)
+			claimSHA := t.cfg.Bundle.MustScript(lua.Claim).SHA1
+			lines := t.portLines(m)
+			loaded, pops := false, 0
+			for _, l := range lines {
+				if l.Cmd() == "SCRIPT" && strings.EqualFold(argAt(l, 1), "load") {
+					sum := sha1.Sum([]byte(argAt(l, 2)))
+					loaded = loaded || t.law.scripts[hex.EncodeToString(sum[:])].Name == lua.Claim
+				}
+				if l.Client == "lua" && l.Cmd() == "ZPOPMIN" {
+					pops++
+				}
+			}
+			if !loaded {
+				t.fail(ruleNoScript, "SCRIPT LOAD of the claim's exact source after NOSCRIPT", "no such SCRIPT LOAD", lines...)
+			}
+			t.check(pops == 1, ruleNoScript, "the claim script ran once ("+claimSHA[:8]+"…)", "it popped %d times", pops)
+		})
+	})
+}

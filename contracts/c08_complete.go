@@ -1,0 +1,69 @@
+package contracts
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/echomq/kit/protocol"
+	"github.com/echomq/kit/reference/emqerr"
+	. "github.com/onsi/ginkgo/v2"
+)
+
+func c08(cfg *Config) {
+	Describe("C08 complete", Label("C08"), func() {
+		gone := func(t *T, qn, id string) {
+			q := t.q(qn)
+			t.check(!t.exists(jobKey(q, id)), ruleComplete, "no row", "the row %s is still there", jobKey(q, id))
+			for _, k := range []string{q.Pending(), q.Active(), q.Scheduled(), q.Dead()} {
+				t.in(k, id, false, ruleComplete)
+			}
+			for _, h := range []string{q.Errors(), q.Ckpt(), q.LaneOf()} {
+				if v, ok := t.hget(h, id); ok {
+					t.fail(ruleComplete, "no field for "+id+" in "+h, fmt.Sprintf("%s[%s] = %q", h, id, v))
+				}
+			}
+		}
+		clause(cfg, "C08", "C08/complete/retires-everywhere", clauseOpts{}, func(t *T) {
+			q := t.q("orders")
+			id := t.enqueue("orders", "x")
+			c1 := t.mustClaim("orders", 30000)
+			_, err := t.D.Retry(t.ctx, protocol.RetryArgs{FenceArgs: fa("orders", id, c1.Token), MaxAttempts: 5, Error: "first try failed"})
+			t.ok(err, ruleRetry, "retry")
+			c2 := t.mustClaim("orders", 30000)
+			t.ok(t.D.Checkpoint(t.ctx, protocol.CheckpointArgs{FenceArgs: fa("orders", id, c2.Token), DataB64: b64("progress")}), ruleCheckpoint, "checkpoint")
+			_, hasErr := t.hget(q.Errors(), id)
+			_, hasCk := t.hget(q.Ckpt(), id)
+			t.check(hasErr && hasCk, ruleCheckpoint, "a last error and a checkpoint before the complete", "error %v checkpoint %v", hasErr, hasCk)
+			t.complete("orders", id, c2.Token)
+			gone(t, "orders", id)
+			for _, k := range t.allKeys() {
+				if strings.HasPrefix(k, q.Prefix()) && k != q.Wake() {
+					t.fail(ruleComplete, "nothing of the queue left but its wake", "left behind: "+k)
+				}
+			}
+		})
+		clause(cfg, "C08", "C08/complete/lane-job-retires-lane-count", clauseOpts{}, func(t *T) {
+			q := t.q("orders")
+			id := t.laneEnqueue("orders", "east", "x")
+			c := t.laneClaim("orders", 30000)
+			t.check(c != nil && c.ID == id && c.Lane == "east", ruleLanes, "lane_claim returns the lane's job", "%+v", c)
+			n, _ := t.hget(q.Lanes(), "active:east")
+			t.check(n == "1", ruleLanes, "lanes active:east = 1 while claimed", "%q", n)
+			t.complete("orders", id, c.Token)
+			gone(t, "orders", id)
+			n, ok := t.hget(q.Lanes(), "active:east")
+			t.check(!ok || n == "0", ruleComplete, "no lane count left (active:east absent or 0)", "active:east = %q", n)
+			members, _ := t.zset(laneKey(q, "east"))
+			t.check(len(members) == 0, ruleComplete, "the lane holds nothing", "%v", members)
+		})
+		clause(cfg, "C08", "C08/complete/second-complete-is-stale", clauseOpts{}, func(t *T) {
+			id := t.enqueue("orders", "x")
+			c := t.mustClaim("orders", 30000)
+			t.complete("orders", id, c.Token)
+			before := t.snapshot()
+			t.refused(t.D.Complete(t.ctx, fa("orders", id, c.Token)), emqerr.Stale, ruleFenced, "a second complete of a retired job")
+			d := diff(before, t.snapshot())
+			t.check(d == "", ruleFenced, "the refused complete changes nothing", "%s", d)
+		})
+	})
+}

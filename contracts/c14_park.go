@@ -1,0 +1,178 @@
+package contracts
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/echomq/kit/lua"
+	"github.com/echomq/kit/protocol"
+	. "github.com/onsi/ginkgo/v2"
+)
+
+// blocked counts the port's connections blocked in BLPOP (CLIENT LIST), waiting up to 5 s for n.
+func (t *T) waitBlocked(n int) {
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		got := 0
+		list, _, _ := t.do("CLIENT", "LIST")
+		for _, l := range strings.Split(strings.Join(list, ""), "\n") {
+			f := map[string]string{}
+			for _, kv := range strings.Fields(l) {
+				k, v, _ := strings.Cut(kv, "=")
+				f[k] = v
+			}
+			if !t.isOwn(f["addr"]) && f["cmd"] == "blpop" && strings.Contains(f["flags"], "b") {
+				got++
+			}
+		}
+		if got >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.fail(rulePark, fmt.Sprintf("%d idle consumer(s) blocked in BLPOP on the wake key", n), fmt.Sprintf("%d blocked after 5s (CLIENT LIST)", got))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+type parked struct {
+	res protocol.ParkResult
+	err error
+	at  time.Time
+}
+
+// park runs the park op in the background.
+func (t *T) park(a protocol.ParkArgs) <-chan parked {
+	ch := make(chan parked, 1)
+	finished := make(chan struct{})
+	t.parking = finished
+	go func() {
+		defer GinkgoRecover()
+		defer close(finished)
+		r, err := t.D.Park(t.ctx, a)
+		ch <- parked{r, err, time.Now()}
+	}()
+	return ch
+}
+
+// idleWire checks that between from and now the port sent nothing but BLPOP on the wake key
+// (and its minter upkeep).
+func (t *T) idleWire(from int, wake string) {
+	pops := map[string]int{} // per connection: a parked consumer re-issues its pop only on timeout
+	for _, l := range t.portCommands(from) {
+		if l.Cmd() == "BLPOP" && argAt(l, 1) == wake && len(l.Args) == 3 {
+			pops[l.Client]++
+			t.check(pops[l.Client] == 1, rulePark, "one blocking pop per parked connection while idle (the windows are shorter than park_ms)", "connection %s sent BLPOP %d times", l.Client, pops[l.Client])
+			continue
+		}
+		t.fail(rulePark, "an idle consumer sends nothing but one blocking pop on "+wake, "the port sent "+l.String())
+	}
+}
+
+// noPolling bounds the claims a park made: every claim that found nothing must follow a wake
+// (a BLPOP return) or be a consumer's first look. Any claiming script counts (claim, lane_claim,
+// claim_batch), so a port cannot hide a poll behind another claim script.
+func (t *T) noPolling(from int, a protocol.ParkArgs) {
+	claiming := map[string]bool{}
+	for _, name := range []string{lua.Claim, lua.LaneClaim, lua.ClaimBatch} {
+		claiming[t.cfg.Bundle.MustScript(name).SHA1] = true
+	}
+	claims, pops := 0, 0
+	for _, l := range t.portCommands(from) {
+		switch {
+		case l.Cmd() == "EVALSHA" && claiming[argAt(l, 1)]:
+			claims++
+		case l.Cmd() == "BLPOP":
+			pops++
+		}
+	}
+	limit := a.Jobs + pops + a.Consumers
+	t.check(claims <= limit, rulePark, fmt.Sprintf("at most %d claims (jobs %d + wakes %d + consumers %d): no polling", limit, a.Jobs, pops, a.Consumers), "%d claims", claims)
+}
+
+func c14(cfg *Config) {
+	Describe("C14 park", Label("C14"), func() {
+		clause(cfg, "C14", "C14/park/idle-consumer-blocks-and-wakes-promptly", clauseOpts{}, func(t *T) {
+			q := t.q("orders")
+			m0 := t.mark()
+			a := protocol.ParkArgs{Queue: "orders", Consumers: 1, Jobs: 1, LeaseMS: 30000, ParkMS: 3000, TimeoutMS: 8000}
+			done := t.park(a)
+			t.waitBlocked(1)
+			m := t.mark()
+			time.Sleep(300 * time.Millisecond)
+			t.idleWire(m, q.Wake())
+			id := jobID(1 << 50)
+			start := time.Now()
+			t.kitEnqueue("orders", []string{id})
+			r := <-done
+			t.ok(r.err, rulePark, "park")
+			took := r.at.Sub(start)
+			t.check(took < 2*time.Second, rulePark, "an enqueue wakes the parked consumer promptly (well before its 3 s pop times out)", "park returned %s after the enqueue", took.Round(time.Millisecond))
+			t.check(len(r.res.Jobs) == 1 && r.res.Jobs[0].ID == id && r.res.Jobs[0].Token == 1, rulePark, "the woken consumer claimed and completed "+id, "%+v", r.res.Jobs)
+			t.check(!t.exists(jobKey(q, id)), ruleComplete, "the job completed", "the row is still there")
+			t.noPolling(m0, a)
+		})
+		clause(cfg, "C14", "C14/park/burst-wakes-parked-consumers", clauseOpts{}, func(t *T) {
+			q := t.q("orders")
+			m0 := t.mark()
+			a := protocol.ParkArgs{Queue: "orders", Consumers: 3, Jobs: 6, LeaseMS: 30000, ParkMS: 4000, TimeoutMS: 10000}
+			done := t.park(a)
+			t.waitBlocked(3)
+			m := t.mark()
+			time.Sleep(200 * time.Millisecond)
+			t.idleWire(m, q.Wake())
+			ids := kitIDs(6, 1<<50)
+			start := time.Now()
+			t.kitEnqueue("orders", ids)
+			r := <-done
+			t.ok(r.err, rulePark, "park")
+			took := r.at.Sub(start)
+			t.check(took < 3*time.Second, rulePark, "a burst wakes parked consumers one after another, before any pop times out", "park returned %s after the burst", took.Round(time.Millisecond))
+			var got []string
+			for _, j := range r.res.Jobs {
+				got = append(got, j.ID)
+				t.check(j.Token == 1, rulePark, "each job claimed once, token 1", "%s token %d", j.ID, j.Token)
+			}
+			sort.Strings(got)
+			t.check(strings.Join(got, ",") == strings.Join(ids, ","), rulePark, "all six jobs of the burst, each once", "%v", got)
+			t.check(t.llen(q.Wake()) <= 1, ruleWake, "the wake list never exceeds one", "length %d", t.llen(q.Wake()))
+			t.noPolling(m0, a)
+		})
+		clause(cfg, "C14", "C14/park/claim-rearms-while-work-remains", clauseOpts{}, func(t *T) {
+			q := t.q("orders")
+			for i := range 3 {
+				t.enqueue("orders", fmt.Sprint(i))
+			}
+			for i, want := range []int64{1, 1, 0} {
+				t.do("DEL", q.Wake())
+				t.mustClaim("orders", 30000)
+				t.check(t.llen(q.Wake()) == want, ruleWake, fmt.Sprintf("after claim %d of 3 the wake holds %d token(s) (re-armed while work remains)", i+1, want), "length %d", t.llen(q.Wake()))
+			}
+		})
+		clause(cfg, "C14", "C14/park/wake-never-exceeds-one", clauseOpts{}, func(t *T) {
+			q := t.q("orders")
+			one := func(step string) {
+				t.check(t.llen(q.Wake()) == 1, ruleWake, step+": the wake list holds exactly one token", "length %d", t.llen(q.Wake()))
+			}
+			for i := range 3 {
+				t.enqueue("orders", fmt.Sprint(i))
+			}
+			one("after three enqueues")
+			t.laneEnqueue("orders", "east", "l")
+			one("after a lane enqueue")
+			c := t.mustClaim("orders", 100)
+			one("after a claim with work remaining")
+			_, err := t.D.Retry(t.ctx, protocol.RetryArgs{FenceArgs: fa("orders", c.ID, c.Token), MaxAttempts: 5, Error: "x"})
+			t.ok(err, ruleRetry, "retry")
+			one("after a retry")
+			c = t.mustClaim("orders", 100)
+			deadline, _ := t.zscore(q.Active(), c.ID)
+			t.waitPast(deadline)
+			_, err = t.D.Reap(t.ctx, protocol.ReapArgs{Queue: "orders", MaxAttempts: 5})
+			t.ok(err, ruleReap, "reap")
+			one("after a reap")
+		})
+	})
+}
