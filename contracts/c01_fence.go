@@ -11,12 +11,13 @@ import (
 	"github.com/echomq/kit/protocol"
 	"github.com/echomq/kit/reference/emqerr"
 	"github.com/echomq/kit/reference/keys"
-	. "github.com/onsi/ginkgo/v2"
 )
 
-func c01(cfg *Config) {
-	Describe("C01 fence", Label("C01"), func() {
-		clause(cfg, "C01", "C01/fence/hello-and-fence-first", clauseOpts{}, func(t *T) {
+// c01 is contract C01: fence.
+var c01 = Contract{ID: "C01", Name: "fence",
+	Rule: "HELLO and the bundle fence precede any other command; wrong bundle version → EMQVERSION; wrong-kind server → EMQSERVER; the fence runs again after a reconnect",
+	specs: func(s spec) {
+		s.clause("hello-and-fence-first", clauseOpts{}, func(t *T) {
 			b := t.cfg.Bundle
 			t.check(t.Hello.Bundle == lua.Version && t.Hello.Digest == b.Digest(), ruleHello,
 				fmt.Sprintf("hello names bundle %s with digest %s", lua.Version, b.Digest()),
@@ -60,14 +61,14 @@ func c01(cfg *Config) {
 				t.fail(`canon §1.2: "A mismatch is a typed refusal, never a degraded session"`, "nothing but HELLO and the fence from a refused port", "the port sent "+l.String())
 			}
 		}
-		clause(cfg, "C01", "C01/fence/wrong-bundle-version-refused", clauseOpts{noHello: true}, func(t *T) {
+		s.clause("wrong-bundle-version-refused", clauseOpts{noHello: true}, func(t *T) {
 			refusedFence(t, "echomq:1.9.0", t.cfg.Bundle.Digest())
 		})
-		clause(cfg, "C01", "C01/fence/wrong-bundle-digest-refused", clauseOpts{noHello: true}, func(t *T) {
+		s.clause("wrong-bundle-digest-refused", clauseOpts{noHello: true}, func(t *T) {
 			sum := sha1.Sum([]byte("another bundle"))
 			refusedFence(t, lua.Version, hex.EncodeToString(sum[:]))
 		})
-		clause(cfg, "C01", "C01/fence/wrong-kind-server-refused", clauseOpts{noHello: true}, func(t *T) {
+		s.clause("wrong-kind-server-refused", clauseOpts{noHello: true}, func(t *T) {
 			if t.cfg.WrongKind == nil {
 				t.harness("no wrong-kind server configured")
 			}
@@ -98,7 +99,7 @@ func c01(cfg *Config) {
 				t.fail(ruleServer, "nothing but HELLO reaches a server of the wrong kind", "the port sent "+l.String())
 			}
 		})
-		clause(cfg, "C01", "C01/fence/fence-again-after-reconnect", clauseOpts{}, func(t *T) {
+		s.clause("fence-again-after-reconnect", clauseOpts{}, func(t *T) {
 			t.enqueue("orders", "before")
 			m := t.mark()
 			before, _ := byClient(t.portLines(0))
@@ -131,5 +132,5 @@ func c01(cfg *Config) {
 			}
 			t.check(fresh > 0, ruleReconnect, "new connections after reconnect, each fenced", "no new connection showed on the wire")
 		})
-	})
+	},
 }

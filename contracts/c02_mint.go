@@ -9,12 +9,13 @@ import (
 	"github.com/echomq/kit/protocol"
 	"github.com/echomq/kit/reference/ids"
 	"github.com/echomq/kit/reference/keys"
-	. "github.com/onsi/ginkgo/v2"
 )
 
-func c02(cfg *Config) {
-	Describe("C02 mint", Label("C02"), func() {
-		clause(cfg, "C02", "C02/mint/three-field-row", clauseOpts{}, func(t *T) {
+// c02 is contract C02: mint.
+var c02 = Contract{ID: "C02", Name: "mint",
+	Rule: "enqueue writes exactly the three-field row (pending, 0, payload) under a 14-byte JOB id from a leased minter; every key written parses and co-locates (slot vectors of §2)",
+	specs: func(s spec) {
+		s.clause("three-field-row", clauseOpts{}, func(t *T) {
 			q := t.q("orders")
 			payload := "pay\x00load\xff\n"
 			before := t.now()
@@ -44,7 +45,7 @@ func c02(cfg *Config) {
 				fmt.Sprintf("due time in scheduled within [%d, %d] (server TIME + 60000)", before+60000, after+60000), "in scheduled: %v, due %d", ok, due)
 			t.durationOnWire(m, lua.Enqueue, 60000)
 		})
-		clause(cfg, "C02", "C02/mint/leased-minter", clauseOpts{}, func(t *T) {
+		s.clause("leased-minter", clauseOpts{}, func(t *T) {
 			id := t.enqueue("orders", "x")
 			sf := t.validJob(id)
 			_, worker, _ := ids.Split(sf)
@@ -66,7 +67,7 @@ func c02(cfg *Config) {
 			server := time.UnixMilli(t.now())
 			t.check(mintAt.Sub(server).Abs() < time.Minute, ruleIDs, "the snowflake's milliseconds are the mint time", "mint time %s, server time %s", mintAt.UTC(), server.UTC())
 		})
-		clause(cfg, "C02", "C02/mint/keys-parse-and-co-locate", clauseOpts{}, func(t *T) {
+		s.clause("keys-parse-and-co-locate", clauseOpts{}, func(t *T) {
 			vectors := map[string]int{"orders": 105, "fills": 4165, "payments": 8507}
 			id := jobID(1 << 40)
 			for qn, slot := range vectors {
@@ -94,5 +95,5 @@ func c02(cfg *Config) {
 			t.enqueue("orders", "one")
 			t.enqueue("fills", "two")
 		})
-	})
+	},
 }

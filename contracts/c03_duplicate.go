@@ -2,11 +2,12 @@ package contracts
 
 import (
 	"github.com/echomq/kit/protocol"
-	. "github.com/onsi/ginkgo/v2"
 )
 
-func c03(cfg *Config) {
-	Describe("C03 duplicate", Label("C03"), func() {
+// c03 is contract C03: duplicate.
+var c03 = Contract{ID: "C03", Name: "duplicate",
+	Rule: "a second enqueue of the same id answers duplicate and changes nothing, byte for byte",
+	specs: func(s spec) {
 		dup := func(t *T, id string, delay int64) {
 			before := t.snapshot()
 			r, err := t.D.Enqueue(t.ctx, protocol.EnqueueArgs{Queue: "orders", ID: id, PayloadB64: b64("second payload"), DelayMS: delay})
@@ -22,14 +23,14 @@ func c03(cfg *Config) {
 			t.validJob(m.IDs[0][0])
 			return m.IDs[0][0]
 		}
-		clause(cfg, "C03", "C03/duplicate/second-enqueue-changes-nothing", clauseOpts{}, func(t *T) {
+		s.clause("second-enqueue-changes-nothing", clauseOpts{}, func(t *T) {
 			id := mintOne(t)
 			got := t.enqueueWith(protocol.EnqueueArgs{Queue: "orders", ID: id, PayloadB64: b64("first payload")})
 			t.check(got == id, ruleEnqueue, "enqueue with an id keeps it", "answered id %s for %s", got, id)
 			dup(t, id, 0)
 			dup(t, id, 5000)
 		})
-		clause(cfg, "C03", "C03/duplicate/duplicate-of-claimed-job", clauseOpts{}, func(t *T) {
+		s.clause("duplicate-of-claimed-job", clauseOpts{}, func(t *T) {
 			id := mintOne(t)
 			t.enqueueWith(protocol.EnqueueArgs{Queue: "orders", ID: id, PayloadB64: b64("first payload")})
 			c := t.mustClaim("orders", 30000)
@@ -37,5 +38,5 @@ func c03(cfg *Config) {
 			dup(t, id, 0)
 			t.complete("orders", id, c.Token)
 		})
-	})
+	},
 }

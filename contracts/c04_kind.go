@@ -7,11 +7,12 @@ import (
 	"github.com/echomq/kit/protocol"
 	"github.com/echomq/kit/reference/emqerr"
 	"github.com/echomq/kit/reference/ids"
-	. "github.com/onsi/ginkgo/v2"
 )
 
-func c04(cfg *Config) {
-	Describe("C04 kind", Label("C04"), func() {
+// c04 is contract C04: kind.
+var c04 = Contract{ID: "C04", Name: "kind",
+	Rule: "a wrong-kind id (EMQKIND), a malformed id, a bad queue or lane name (EMQKEY) is refused before any command reaches the server",
+	specs: func(s spec) {
 		// noWire checks that nothing but minter upkeep reached the server since m.
 		noWire := func(t *T, m int, what string) {
 			if ls := t.portCommands(m); len(ls) > 0 {
@@ -21,7 +22,7 @@ func c04(cfg *Config) {
 		refuse := func(t *T, want *emqerr.Error, what string, err error) {
 			t.refused(err, want, ruleKeyBuilder, what)
 		}
-		clause(cfg, "C04", "C04/kind/wrong-brand-refused-before-server", clauseOpts{}, func(t *T) {
+		s.clause("wrong-brand-refused-before-server", clauseOpts{}, func(t *T) {
 			ord := ids.Encode("ORD", 1<<40)
 			m := t.mark()
 			_, err := t.D.Enqueue(t.ctx, protocol.EnqueueArgs{Queue: "orders", ID: ord, PayloadB64: b64("x")})
@@ -35,7 +36,7 @@ func c04(cfg *Config) {
 			refuse(t, emqerr.Kind, "revive of "+ord, err)
 			noWire(t, m, "a wrong-kind id")
 		})
-		clause(cfg, "C04", "C04/kind/malformed-id-refused", clauseOpts{}, func(t *T) {
+		s.clause("malformed-id-refused", clauseOpts{}, func(t *T) {
 			m := t.mark()
 			for _, bad := range []string{"JOB123", "JOB0000000000!", "JOB00000000000A", "JOB000000 000A", "JOB"} {
 				_, err := t.D.Enqueue(t.ctx, protocol.EnqueueArgs{Queue: "orders", ID: bad, PayloadB64: b64("x")})
@@ -46,7 +47,7 @@ func c04(cfg *Config) {
 			}
 			noWire(t, m, "a malformed id")
 		})
-		clause(cfg, "C04", "C04/kind/bad-queue-name-refused", clauseOpts{}, func(t *T) {
+		s.clause("bad-queue-name-refused", clauseOpts{}, func(t *T) {
 			m := t.mark()
 			for _, bad := range []string{"Orders", "a b", "a:b", "{x}", "ü", strings.Repeat("q", 65), "orders}:x"} {
 				_, err := t.D.Enqueue(t.ctx, protocol.EnqueueArgs{Queue: bad, PayloadB64: b64("x")})
@@ -61,7 +62,7 @@ func c04(cfg *Config) {
 			long := strings.Repeat("a", 62) + ".-"
 			t.enqueue(long, "edge")
 		})
-		clause(cfg, "C04", "C04/kind/bad-lane-name-refused", clauseOpts{}, func(t *T) {
+		s.clause("bad-lane-name-refused", clauseOpts{}, func(t *T) {
 			m := t.mark()
 			for _, bad := range []string{"East", "a b", "a:b", strings.Repeat("g", 65)} {
 				_, err := t.D.Enqueue(t.ctx, protocol.EnqueueArgs{Queue: "orders", Lane: bad, PayloadB64: b64("x")})
@@ -73,5 +74,5 @@ func c04(cfg *Config) {
 			}
 			noWire(t, m, "a bad lane name")
 		})
-	})
+	},
 }

@@ -6,11 +6,12 @@ import (
 
 	"github.com/echomq/kit/protocol"
 	"github.com/echomq/kit/reference/ids"
-	. "github.com/onsi/ginkgo/v2"
 )
 
-func c05(cfg *Config) {
-	Describe("C05 order", Label("C05"), func() {
+// c05 is contract C05: order.
+var c05 = Contract{ID: "C05", Name: "order",
+	Rule: "ids minted in sequence, even within one millisecond and across a pool of connections, sort in mint order; claims come oldest first",
+	specs: func(s spec) {
 		increasing := func(t *T, list []string, what string) {
 			for i, id := range list {
 				t.validJob(id)
@@ -19,7 +20,7 @@ func c05(cfg *Config) {
 				}
 			}
 		}
-		clause(cfg, "C05", "C05/order/one-caller-strictly-increasing", clauseOpts{}, func(t *T) {
+		s.clause("one-caller-strictly-increasing", clauseOpts{}, func(t *T) {
 			m, err := t.D.Mint(t.ctx, protocol.MintArgs{N: 5000})
 			t.ok(err, ruleMintOrder, "mint")
 			t.check(len(m.IDs) == 1 && len(m.IDs[0]) == 5000, ruleMintOrder, "one list of 5000 ids", "%d lists", len(m.IDs))
@@ -34,7 +35,7 @@ func c05(cfg *Config) {
 			}
 			t.check(most > 1, ruleMintOrder, "several ids within one millisecond (the sequence bits in use)", "every id in its own millisecond; the check could not exercise the sequence")
 		})
-		clause(cfg, "C05", "C05/order/parallel-callers", clauseOpts{}, func(t *T) {
+		s.clause("parallel-callers", clauseOpts{}, func(t *T) {
 			m, err := t.D.Mint(t.ctx, protocol.MintArgs{N: 1000, Parallel: 4})
 			t.ok(err, ruleMintOrder, "mint")
 			t.check(len(m.IDs) == 4, ruleMintOrder, "four lists, one per caller", "%d lists", len(m.IDs))
@@ -48,7 +49,7 @@ func c05(cfg *Config) {
 				}
 			}
 		})
-		clause(cfg, "C05", "C05/order/claims-oldest-first", clauseOpts{}, func(t *T) {
+		s.clause("claims-oldest-first", clauseOpts{}, func(t *T) {
 			m, err := t.D.Mint(t.ctx, protocol.MintArgs{N: 6})
 			t.ok(err, ruleMintOrder, "mint")
 			t.check(len(m.IDs) == 1 && len(m.IDs[0]) == 6, ruleMintOrder, "mint n=6 answers one list of six ids", "%v", m.IDs)
@@ -64,5 +65,5 @@ func c05(cfg *Config) {
 			t.check(strings.Join(got, ",") == strings.Join(minted, ","), ruleMintOrder, "claims in mint order "+strings.Join(minted, ","), "%s", strings.Join(got, ","))
 			t.check(t.claim("orders", 30000) == nil, ruleClaim, "an empty reply once the queue is drained", "another job")
 		})
-	})
+	},
 }

@@ -8,12 +8,13 @@ import (
 
 	"github.com/echomq/kit/lua"
 	"github.com/echomq/kit/protocol"
-	. "github.com/onsi/ginkgo/v2"
 )
 
-func c06(cfg *Config) {
-	Describe("C06 claim", Label("C06"), func() {
-		clause(cfg, "C06", "C06/claim/first-claim-token-1", clauseOpts{}, func(t *T) {
+// c06 is contract C06: claim.
+var c06 = Contract{ID: "C06", Name: "claim",
+	Rule: "token 1 on first claim; payload returned; state active; lease = server TIME + lease_ms in active; empty or paused queue → empty reply; after SCRIPT FLUSH the claim still happens exactly once",
+	specs: func(s spec) {
+		s.clause("first-claim-token-1", clauseOpts{}, func(t *T) {
 			q := t.q("orders")
 			id := t.enqueue("orders", "the payload")
 			m := t.mark()
@@ -28,13 +29,13 @@ func c06(cfg *Config) {
 			t.in(q.Pending(), id, false, ruleClaim)
 			t.durationOnWire(m, lua.Claim, 5000)
 		})
-		clause(cfg, "C06", "C06/claim/empty-queue-empty-reply", clauseOpts{}, func(t *T) {
+		s.clause("empty-queue-empty-reply", clauseOpts{}, func(t *T) {
 			before := t.snapshot()
 			t.check(t.claim("orders", 5000) == nil, ruleClaim, "an empty reply from an empty queue", "a job")
 			d := diff(before, t.snapshot())
 			t.check(d == "", ruleClaim, "an empty claim changes nothing", "%s", d)
 		})
-		clause(cfg, "C06", "C06/claim/paused-queue-empty-reply", clauseOpts{}, func(t *T) {
+		s.clause("paused-queue-empty-reply", clauseOpts{}, func(t *T) {
 			q := t.q("orders")
 			id := t.enqueue("orders", "held")
 			t.ok(t.D.Pause(t.ctx, protocol.QueueArgs{Queue: "orders"}), ruleQueuePause, "pause")
@@ -47,7 +48,7 @@ func c06(cfg *Config) {
 			c := t.mustClaim("orders", 5000)
 			t.check(c.ID == id && c.Token == 1, ruleClaim, "after resume the held job, token 1", "%s token %d", c.ID, c.Token)
 		})
-		clause(cfg, "C06", "C06/claim/after-script-flush-exactly-once", clauseOpts{}, func(t *T) {
+		s.clause("after-script-flush-exactly-once", clauseOpts{}, func(t *T) {
 			q := t.q("orders")
 			first := t.enqueue("orders", "one")
 			second := t.enqueue("orders", "two")
@@ -77,5 +78,5 @@ func c06(cfg *Config) {
 			}
 			t.check(pops == 1, ruleNoScript, "the claim script ran once ("+claimSHA[:8]+"…)", "it popped %d times", pops)
 		})
-	})
+	},
 }

@@ -6,12 +6,13 @@ import (
 	"github.com/echomq/kit/lua"
 	"github.com/echomq/kit/protocol"
 	"github.com/echomq/kit/reference/emqerr"
-	. "github.com/onsi/ginkgo/v2"
 )
 
-func c07(cfg *Config) {
-	Describe("C07 stale", Label("C07"), func() {
-		clause(cfg, "C07", "C07/stale/wrong-token-refused", clauseOpts{}, func(t *T) {
+// c07 is contract C07: stale.
+var c07 = Contract{ID: "C07", Name: "stale",
+	Rule: "a wrong token, or a lease that has passed, is refused EMQSTALE and the row survives untouched; the live token still settles; extend moves the deadline",
+	specs: func(s spec) {
+		s.clause("wrong-token-refused", clauseOpts{}, func(t *T) {
 			id := t.enqueue("orders", "x")
 			c := t.mustClaim("orders", 30000)
 			t.allStale("orders", id, c.Token+1, "with a token the claim never issued")
@@ -22,7 +23,7 @@ func c07(cfg *Config) {
 			t.complete("orders", id, c.Token)
 			t.check(!t.exists(jobKey(t.q("orders"), id)), ruleComplete, "the live token settles the job", "the row is still there")
 		})
-		clause(cfg, "C07", "C07/stale/passed-lease-refused", clauseOpts{}, func(t *T) {
+		s.clause("passed-lease-refused", clauseOpts{}, func(t *T) {
 			q := t.q("orders")
 			id := t.enqueue("orders", "x")
 			c := t.mustClaim("orders", 100)
@@ -36,7 +37,7 @@ func c07(cfg *Config) {
 			t.check(c2.ID == id && c2.Token == c.Token+1, ruleTokens, "the redelivery holds the next token", "%s token %d", c2.ID, c2.Token)
 			t.complete("orders", id, c2.Token)
 		})
-		clause(cfg, "C07", "C07/stale/extend-moves-deadline", clauseOpts{}, func(t *T) {
+		s.clause("extend-moves-deadline", clauseOpts{}, func(t *T) {
 			q := t.q("orders")
 			id := t.enqueue("orders", "x")
 			c := t.mustClaim("orders", 150)
@@ -52,5 +53,5 @@ func c07(cfg *Config) {
 			t.waitPast(d0)
 			t.complete("orders", id, c.Token)
 		})
-	})
+	},
 }

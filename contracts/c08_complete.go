@@ -6,11 +6,12 @@ import (
 
 	"github.com/echomq/kit/protocol"
 	"github.com/echomq/kit/reference/emqerr"
-	. "github.com/onsi/ginkgo/v2"
 )
 
-func c08(cfg *Config) {
-	Describe("C08 complete", Label("C08"), func() {
+// c08 is contract C08: complete.
+var c08 = Contract{ID: "C08", Name: "complete",
+	Rule: "the right token retires the job everywhere: no row, no set membership, no error, no checkpoint, no lane count left",
+	specs: func(s spec) {
 		gone := func(t *T, qn, id string) {
 			q := t.q(qn)
 			t.check(!t.exists(jobKey(q, id)), ruleComplete, "no row", "the row %s is still there", jobKey(q, id))
@@ -23,7 +24,7 @@ func c08(cfg *Config) {
 				}
 			}
 		}
-		clause(cfg, "C08", "C08/complete/retires-everywhere", clauseOpts{}, func(t *T) {
+		s.clause("retires-everywhere", clauseOpts{}, func(t *T) {
 			q := t.q("orders")
 			id := t.enqueue("orders", "x")
 			c1 := t.mustClaim("orders", 30000)
@@ -42,7 +43,7 @@ func c08(cfg *Config) {
 				}
 			}
 		})
-		clause(cfg, "C08", "C08/complete/lane-job-retires-lane-count", clauseOpts{}, func(t *T) {
+		s.clause("lane-job-retires-lane-count", clauseOpts{}, func(t *T) {
 			q := t.q("orders")
 			id := t.laneEnqueue("orders", "east", "x")
 			c := t.laneClaim("orders", 30000)
@@ -56,7 +57,7 @@ func c08(cfg *Config) {
 			members, _ := t.zset(laneKey(q, "east"))
 			t.check(len(members) == 0, ruleComplete, "the lane holds nothing", "%v", members)
 		})
-		clause(cfg, "C08", "C08/complete/second-complete-is-stale", clauseOpts{}, func(t *T) {
+		s.clause("second-complete-is-stale", clauseOpts{}, func(t *T) {
 			id := t.enqueue("orders", "x")
 			c := t.mustClaim("orders", 30000)
 			t.complete("orders", id, c.Token)
@@ -65,5 +66,5 @@ func c08(cfg *Config) {
 			d := diff(before, t.snapshot())
 			t.check(d == "", ruleFenced, "the refused complete changes nothing", "%s", d)
 		})
-	})
+	},
 }

@@ -3,12 +3,13 @@ package contracts
 import (
 	"github.com/echomq/kit/lua"
 	"github.com/echomq/kit/protocol"
-	. "github.com/onsi/ginkgo/v2"
 )
 
-func c09(cfg *Config) {
-	Describe("C09 retry", Label("C09"), func() {
-		clause(cfg, "C09", "C09/retry/backoff-parks-in-scheduled", clauseOpts{}, func(t *T) {
+// c09 is contract C09: retry.
+var c09 = Contract{ID: "C09", Name: "retry",
+	Rule: "retry with backoff parks the job in scheduled with its last error; promote on the server clock returns it; the next claim mints token 2",
+	specs: func(s spec) {
+		s.clause("backoff-parks-in-scheduled", clauseOpts{}, func(t *T) {
 			q := t.q("orders")
 			id := t.enqueue("orders", "x")
 			c := t.mustClaim("orders", 30000)
@@ -26,7 +27,7 @@ func c09(cfg *Config) {
 			t.in(q.Pending(), id, false, ruleRetry)
 			t.durationOnWire(m, lua.Retry, 60000)
 		})
-		clause(cfg, "C09", "C09/retry/promote-on-server-clock", clauseOpts{}, func(t *T) {
+		s.clause("promote-on-server-clock", clauseOpts{}, func(t *T) {
 			q := t.q("orders")
 			id := t.enqueue("orders", "x")
 			c := t.mustClaim("orders", 30000)
@@ -52,7 +53,7 @@ func c09(cfg *Config) {
 			t.check(c2.ID == id && c2.Token == 2, ruleTokens, "the next claim mints token 2", "%s token %d", c2.ID, c2.Token)
 			t.complete("orders", id, 2)
 		})
-		clause(cfg, "C09", "C09/retry/zero-delay-back-to-pending", clauseOpts{}, func(t *T) {
+		s.clause("zero-delay-back-to-pending", clauseOpts{}, func(t *T) {
 			q := t.q("orders")
 			id := t.enqueue("orders", "x")
 			c := t.mustClaim("orders", 30000)
@@ -67,5 +68,5 @@ func c09(cfg *Config) {
 			e, _ := t.hget(q.Errors(), id)
 			t.check(e == "again", ruleRetry, "the last error kept", "%q", e)
 		})
-	})
+	},
 }

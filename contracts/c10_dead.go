@@ -4,11 +4,12 @@ import (
 	"fmt"
 
 	"github.com/echomq/kit/protocol"
-	. "github.com/onsi/ginkgo/v2"
 )
 
-func c10(cfg *Config) {
-	Describe("C10 dead", Label("C10"), func() {
+// c10 is contract C10: dead.
+var c10 = Contract{ID: "C10", Name: "dead",
+	Rule: "at max attempts the job goes to the morgue with its last error, browsable; revive returns it to pending; purge removes it",
+	specs: func(s spec) {
 		// bury claims a fresh job and fails it; it returns the id and the token it died with.
 		bury := func(t *T, payload, why string) (string, int64) {
 			id := t.enqueue("orders", payload)
@@ -17,7 +18,7 @@ func c10(cfg *Config) {
 			t.ok(t.D.Fail(t.ctx, protocol.FailArgs{FenceArgs: fa("orders", id, c.Token), Error: why}), ruleFail, "fail")
 			return id, c.Token
 		}
-		clause(cfg, "C10", "C10/dead/max-attempts-to-morgue", clauseOpts{}, func(t *T) {
+		s.clause("max-attempts-to-morgue", clauseOpts{}, func(t *T) {
 			q := t.q("orders")
 			id := t.enqueue("orders", "doomed")
 			c1 := t.mustClaim("orders", 30000)
@@ -42,7 +43,7 @@ func c10(cfg *Config) {
 			want := protocol.DeadJob{ID: id, Attempts: 2, PayloadB64: b64("doomed"), Error: "e2", DiedMS: died}
 			t.check(len(m.Jobs) == 1 && m.Jobs[0] == want, ruleMorgue, fmt.Sprintf("the morgue lists %+v", want), "%+v", m.Jobs)
 		})
-		clause(cfg, "C10", "C10/dead/fail-to-morgue-in-death-order", clauseOpts{}, func(t *T) {
+		s.clause("fail-to-morgue-in-death-order", clauseOpts{}, func(t *T) {
 			q := t.q("orders")
 			a, _ := bury(t, "a", "fatal a")
 			b, _ := bury(t, "b", "fatal b")
@@ -54,7 +55,7 @@ func c10(cfg *Config) {
 			t.check(len(m.Jobs) == 2 && m.Jobs[0].ID == a && m.Jobs[1].ID == b && m.Jobs[0].DiedMS <= m.Jobs[1].DiedMS, ruleMorgue,
 				"the morgue lists both, oldest death first", "%+v", m.Jobs)
 		})
-		clause(cfg, "C10", "C10/dead/revive-returns-to-pending", clauseOpts{}, func(t *T) {
+		s.clause("revive-returns-to-pending", clauseOpts{}, func(t *T) {
 			q := t.q("orders")
 			id, tok := bury(t, "again", "fatal")
 			r, err := t.D.Revive(t.ctx, protocol.JobArgs{Queue: "orders", ID: id})
@@ -71,7 +72,7 @@ func c10(cfg *Config) {
 			d := diff(before, t.snapshot())
 			t.check(!r.Changed && d == "", ruleMorgue, "revive of a job that is not dead: changed false, nothing changes", "changed %v; %s", r.Changed, d)
 		})
-		clause(cfg, "C10", "C10/dead/purge-removes", clauseOpts{}, func(t *T) {
+		s.clause("purge-removes", clauseOpts{}, func(t *T) {
 			q := t.q("orders")
 			id := t.enqueue("orders", "bye")
 			c := t.mustClaim("orders", 30000)
@@ -91,5 +92,5 @@ func c10(cfg *Config) {
 			t.ok(err, ruleMorgue, "purge")
 			t.check(!r.Changed, ruleMorgue, "a second purge answers changed: false", "changed true")
 		})
-	})
+	},
 }

@@ -4,11 +4,12 @@ import (
 	"fmt"
 
 	"github.com/echomq/kit/protocol"
-	. "github.com/onsi/ginkgo/v2"
 )
 
-func c11(cfg *Config) {
-	Describe("C11 reap", Label("C11"), func() {
+// c11 is contract C11: reap.
+var c11 = Contract{ID: "C11", Name: "reap",
+	Rule: "an expired lease is returned by one server-clock scan; the zombie's complete is EMQSTALE; a checkpoint written before the crash is read by the redelivery, and the new holder's complete succeeds (one job, two lives, one counter)",
+	specs: func(s spec) {
 		// expire claims a job with a short lease and a checkpoint, claims another with a long one,
 		// and waits until the short lease has passed on the server clock.
 		expire := func(t *T) (id, live string, tok int64) {
@@ -23,7 +24,7 @@ func c11(cfg *Config) {
 			t.waitPast(deadline)
 			return id, live, c.Token
 		}
-		clause(cfg, "C11", "C11/reap/expired-lease-returned", clauseOpts{}, func(t *T) {
+		s.clause("expired-lease-returned", clauseOpts{}, func(t *T) {
 			q := t.q("orders")
 			id, live, tok := expire(t)
 			t.do("DEL", q.Wake())
@@ -38,7 +39,7 @@ func c11(cfg *Config) {
 			ck, _ := t.hget(q.Ckpt(), id)
 			t.check(ck == "step-1", ruleCheckpoint, "the checkpoint survives the reap", "%q", ck)
 		})
-		clause(cfg, "C11", "C11/reap/zombie-stale-redelivery-reads-checkpoint", clauseOpts{}, func(t *T) {
+		s.clause("zombie-stale-redelivery-reads-checkpoint", clauseOpts{}, func(t *T) {
 			q := t.q("orders")
 			id, _, tok := expire(t)
 			_, err := t.D.Reap(t.ctx, protocol.ReapArgs{Queue: "orders", MaxAttempts: 5})
@@ -57,7 +58,7 @@ func c11(cfg *Config) {
 				t.fail(ruleCheckpoint, "the checkpoint is removed by complete", fmt.Sprintf("%q", v))
 			}
 		})
-		clause(cfg, "C11", "C11/reap/at-max-attempts-dead", clauseOpts{}, func(t *T) {
+		s.clause("at-max-attempts-dead", clauseOpts{}, func(t *T) {
 			q := t.q("orders")
 			id, _, tok := expire(t)
 			r, err := t.D.Reap(t.ctx, protocol.ReapArgs{Queue: "orders", MaxAttempts: tok})
@@ -68,7 +69,7 @@ func c11(cfg *Config) {
 			e, _ := t.hget(q.Errors(), id)
 			t.check(e == "lease expired", ruleReap, `the error "lease expired"`, "%q", e)
 		})
-		clause(cfg, "C11", "C11/reap/live-lease-untouched", clauseOpts{}, func(t *T) {
+		s.clause("live-lease-untouched", clauseOpts{}, func(t *T) {
 			t.enqueue("orders", "x")
 			t.mustClaim("orders", 60000)
 			before := t.snapshot()
@@ -77,5 +78,5 @@ func c11(cfg *Config) {
 			d := diff(before, t.snapshot())
 			t.check(r.Count == 0 && d == "", ruleReap, "a live lease is not reaped: count 0, nothing changes", "count %d; %s", r.Count, d)
 		})
-	})
+	},
 }

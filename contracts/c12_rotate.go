@@ -5,8 +5,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-
-	. "github.com/onsi/ginkgo/v2"
 )
 
 // serviceable computes, from the keyspace, the lanes the ring must hold: pending ids, not
@@ -43,9 +41,11 @@ func (t *T) ringIsServiceable(qn string, lanes []string, step string) {
 	}
 }
 
-func c12(cfg *Config) {
-	Describe("C12 rotate", Label("C12"), func() {
-		clause(cfg, "C12", "C12/rotate/strict-rotation", clauseOpts{}, func(t *T) {
+// c12 is contract C12: rotate.
+var c12 = Contract{ID: "C12", Name: "rotate",
+	Rule: "lane claims rotate strictly across serviceable lanes; after every step the ring equals the serviceable set; starvation ≤ N−1",
+	specs: func(s spec) {
+		s.clause("strict-rotation", clauseOpts{}, func(t *T) {
 			lanes := []string{"east", "north", "west"}
 			jobs := map[string][]string{}
 			for i := range 3 {
@@ -75,7 +75,7 @@ func c12(cfg *Config) {
 			}
 			t.check(t.laneClaim("orders", 30000) == nil, ruleLanes, "an empty reply once every lane is drained", "a job")
 		})
-		clause(cfg, "C12", "C12/rotate/ring-equals-serviceable", clauseOpts{}, func(t *T) {
+		s.clause("ring-equals-serviceable", clauseOpts{}, func(t *T) {
 			lanes := []string{"east", "north"}
 			t.laneEnqueue("orders", "east", "e1")
 			t.ringIsServiceable("orders", lanes, "after the first enqueue")
@@ -94,7 +94,7 @@ func c12(cfg *Config) {
 			t.ringIsServiceable("orders", lanes, "after draining both lanes")
 			t.check(len(t.list(t.q("orders").Ring())) == 0, ruleLanes, "an empty ring once no lane has work", "%v", t.list(t.q("orders").Ring()))
 		})
-		clause(cfg, "C12", "C12/rotate/starvation-bounded", clauseOpts{}, func(t *T) {
+		s.clause("starvation-bounded", clauseOpts{}, func(t *T) {
 			lanes := []string{"a", "b", "c", "d", "late"}
 			for _, g := range lanes[:4] {
 				for i := range 4 {
@@ -120,5 +120,5 @@ func c12(cfg *Config) {
 				}
 			}
 		})
-	})
+	},
 }

@@ -6,12 +6,13 @@ import (
 
 	"github.com/echomq/kit/lua"
 	"github.com/echomq/kit/protocol"
-	. "github.com/onsi/ginkgo/v2"
 )
 
-func c13(cfg *Config) {
-	Describe("C13 pause & limit", Label("C13"), func() {
-		clause(cfg, "C13", "C13/pause-limit/paused-lane-keeps-backlog", clauseOpts{}, func(t *T) {
+// c13 is contract C13: pause & limit.
+var c13 = Contract{ID: "C13", Name: "pause & limit",
+	Rule: "a paused lane keeps its backlog and leaves the ring, resume returns it; a lane at its ceiling answers empty and reopens on complete; a queue-wide pause is atomic with the claim",
+	specs: func(s spec) {
+		s.clause("paused-lane-keeps-backlog", clauseOpts{}, func(t *T) {
 			q := t.q("orders")
 			lanes := []string{"east", "west"}
 			e1 := t.laneEnqueue("orders", "east", "e1")
@@ -33,7 +34,7 @@ func c13(cfg *Config) {
 			c := t.laneClaim("orders", 30000)
 			t.check(c != nil && c.ID == e1, ruleLanes, "resume returns the lane: its oldest job next", "%+v", c)
 		})
-		clause(cfg, "C13", "C13/pause-limit/ceiling-reopens-on-complete", clauseOpts{}, func(t *T) {
+		s.clause("ceiling-reopens-on-complete", clauseOpts{}, func(t *T) {
 			q := t.q("orders")
 			lanes := []string{"east"}
 			ids := []string{t.laneEnqueue("orders", "east", "1"), t.laneEnqueue("orders", "east", "2"), t.laneEnqueue("orders", "east", "3")}
@@ -52,7 +53,7 @@ func c13(cfg *Config) {
 			c3 := t.laneClaim("orders", 30000)
 			t.check(c3 != nil && c3.ID == ids[2], ruleCeiling, "ceiling 0 removes the limit: a second job active at once", "%+v", c3)
 		})
-		clause(cfg, "C13", "C13/pause-limit/queue-pause-atomic-with-claim", clauseOpts{}, func(t *T) {
+		s.clause("queue-pause-atomic-with-claim", clauseOpts{}, func(t *T) {
 			plain := t.enqueue("orders", "plain")
 			laned := t.laneEnqueue("orders", "east", "laned")
 			t.ok(t.D.Pause(t.ctx, protocol.QueueArgs{Queue: "orders"}), ruleQueuePause, "pause")
@@ -78,5 +79,5 @@ func c13(cfg *Config) {
 			t.check(lc != nil && lc.ID == laned, ruleQueuePause, "after resume the lane job", "%+v", lc)
 			t.ringIsServiceable("orders", []string{"east"}, "after resume")
 		})
-	})
+	},
 }

@@ -92,9 +92,11 @@ func (t *T) noPolling(from int, a protocol.ParkArgs) {
 	t.check(claims <= limit, rulePark, fmt.Sprintf("at most %d claims (jobs %d + wakes %d + consumers %d): no polling", limit, a.Jobs, pops, a.Consumers), "%d claims", claims)
 }
 
-func c14(cfg *Config) {
-	Describe("C14 park", Label("C14"), func() {
-		clause(cfg, "C14", "C14/park/idle-consumer-blocks-and-wakes-promptly", clauseOpts{}, func(t *T) {
+// c14 is contract C14: park.
+var c14 = Contract{ID: "C14", Name: "park",
+	Rule: "an idle consumer sends nothing but one blocking pop on the wake key; an enqueue wakes it promptly; a burst wakes parked consumers one after another; the wake list never exceeds one",
+	specs: func(s spec) {
+		s.clause("idle-consumer-blocks-and-wakes-promptly", clauseOpts{}, func(t *T) {
 			q := t.q("orders")
 			m0 := t.mark()
 			a := protocol.ParkArgs{Queue: "orders", Consumers: 1, Jobs: 1, LeaseMS: 30000, ParkMS: 3000, TimeoutMS: 8000}
@@ -114,7 +116,7 @@ func c14(cfg *Config) {
 			t.check(!t.exists(jobKey(q, id)), ruleComplete, "the job completed", "the row is still there")
 			t.noPolling(m0, a)
 		})
-		clause(cfg, "C14", "C14/park/burst-wakes-parked-consumers", clauseOpts{}, func(t *T) {
+		s.clause("burst-wakes-parked-consumers", clauseOpts{}, func(t *T) {
 			q := t.q("orders")
 			m0 := t.mark()
 			a := protocol.ParkArgs{Queue: "orders", Consumers: 3, Jobs: 6, LeaseMS: 30000, ParkMS: 4000, TimeoutMS: 10000}
@@ -140,7 +142,7 @@ func c14(cfg *Config) {
 			t.check(t.llen(q.Wake()) <= 1, ruleWake, "the wake list never exceeds one", "length %d", t.llen(q.Wake()))
 			t.noPolling(m0, a)
 		})
-		clause(cfg, "C14", "C14/park/claim-rearms-while-work-remains", clauseOpts{}, func(t *T) {
+		s.clause("claim-rearms-while-work-remains", clauseOpts{}, func(t *T) {
 			q := t.q("orders")
 			for i := range 3 {
 				t.enqueue("orders", fmt.Sprint(i))
@@ -151,7 +153,7 @@ func c14(cfg *Config) {
 				t.check(t.llen(q.Wake()) == want, ruleWake, fmt.Sprintf("after claim %d of 3 the wake holds %d token(s) (re-armed while work remains)", i+1, want), "length %d", t.llen(q.Wake()))
 			}
 		})
-		clause(cfg, "C14", "C14/park/wake-never-exceeds-one", clauseOpts{}, func(t *T) {
+		s.clause("wake-never-exceeds-one", clauseOpts{}, func(t *T) {
 			q := t.q("orders")
 			one := func(step string) {
 				t.check(t.llen(q.Wake()) == 1, ruleWake, step+": the wake list holds exactly one token", "length %d", t.llen(q.Wake()))
@@ -174,5 +176,5 @@ func c14(cfg *Config) {
 			t.ok(err, ruleReap, "reap")
 			one("after a reap")
 		})
-	})
+	},
 }

@@ -1,9 +1,3 @@
-// Package suite is the fourteen contracts as Ginkgo v2 specs, and the machinery they share: a
-// fresh keyspace and a fresh port session per clause, the harness's own connection for reading
-// the keyspace, and a MONITOR capture checked against the wire law after every clause.
-//
-// Register defines the specs for one configuration; Run (or a go test TestX calling RunSpecs)
-// runs them. Ginkgo runs a suite once per process.
 package contracts
 
 import (
@@ -79,8 +73,10 @@ type clauseOpts struct {
 	noHello bool // the clause says hello itself (C01's refusals)
 }
 
-// clause defines one It: open a fresh world, run body, check the wire law, close.
-func clause(cfg *Config, contractID, id string, opt clauseOpts, body func(t *T)) {
+// clause defines one It, "C07/stale/<name>": open a fresh world, run body, check the wire law,
+// close.
+func (s spec) clause(name string, opt clauseOpts, body func(t *T)) {
+	cfg, contractID, id := s.cfg, s.c.ID, s.c.ID+"/"+s.c.slug()+"/"+name
 	timeout := cfg.ClauseTimeout
 	if timeout <= 0 {
 		timeout = 60 * time.Second
