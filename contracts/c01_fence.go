@@ -25,6 +25,7 @@ var c01 = Contract{ID: "C01", Name: "fence",
 			t.enqueue("orders", "after the fence")
 			order, conns := byClient(t.portLines(0))
 			t.check(len(order) > 0, ruleFence, "the port's connections show on the wire", "no command from the port at all")
+			t.cover(ruleFence)
 			for _, c := range order {
 				ls := conns[c]
 				t.check(ls[0].Cmd() == "HELLO", ruleFence, "HELLO 2 is the first command of every connection", "connection %s began with %s", c, ls[0])
@@ -54,11 +55,12 @@ var c01 = Contract{ID: "C01", Name: "fence",
 			d := diff(before, t.snapshot())
 			t.check(d == "", ruleVersion, "a refused fence changes nothing", "%s", d)
 			fence := t.cfg.Bundle.MustScript(lua.Fence).SHA1
+			t.cover(ruleRefusal)
 			for _, l := range t.portCommands(0) {
 				if c := l.Cmd(); c == "HELLO" || (c == "SCRIPT" && strings.EqualFold(l.Args[1], "load")) || (c == "EVALSHA" && l.Args[1] == fence) {
 					continue
 				}
-				t.fail(`canon §1.2: "A mismatch is a typed refusal, never a degraded session"`, "nothing but HELLO and the fence from a refused port", "the port sent "+l.String())
+				t.fail(ruleRefusal, "nothing but HELLO and the fence from a refused port", "the port sent "+l.String())
 			}
 		}
 		s.clause("wrong-bundle-version-refused", clauseOpts{noHello: true}, func(t *T) {
@@ -92,6 +94,7 @@ var c01 = Contract{ID: "C01", Name: "fence",
 			if err := mon.sync(t.ctx, admin, 1); err != nil {
 				t.harness("%v", err)
 			}
+			t.cover(ruleServer)
 			for _, l := range mon.snapshot() {
 				if l.Client == admin.local || l.Client == mon.local || l.Client == "lua" || l.Cmd() == "HELLO" {
 					continue
@@ -108,6 +111,7 @@ var c01 = Contract{ID: "C01", Name: "fence",
 			order, conns := byClient(t.portLines(m))
 			fence := t.cfg.Bundle.MustScript(lua.Fence).SHA1
 			fresh := 0
+			t.cover(ruleReconnect)
 			for _, c := range order {
 				ls := conns[c]
 				if slices.Contains(before, c) {

@@ -27,6 +27,7 @@ var c02 = Contract{ID: "C02", Name: "mint",
 			score, ok := t.zscore(q.Pending(), id)
 			t.check(ok && score == 0, ruleEnqueue, "the id in pending with score 0", "in pending: %v, score %d", ok, score)
 			t.check(t.llen(q.Wake()) == 1, ruleWake, "the enqueue armed the wake (one token)", "wake length %d", t.llen(q.Wake()))
+			t.cover(ruleEnqueue)
 			for _, k := range t.allKeys() {
 				p, _ := keys.Parse(k)
 				if p.Queue == "orders" && k != jobKey(q, id) && k != q.Pending() && k != q.Wake() {

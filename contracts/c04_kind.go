@@ -15,6 +15,7 @@ var c04 = Contract{ID: "C04", Name: "kind",
 	specs: func(s spec) {
 		// noWire checks that nothing but minter upkeep reached the server since m.
 		noWire := func(t *T, m int, what string) {
+			t.cover(ruleKeyBuilder)
 			if ls := t.portCommands(m); len(ls) > 0 {
 				t.fail(ruleKeyBuilder, what+" is refused before any command reaches the server", fmt.Sprintf("%d command(s) reached the server", len(ls)), ls...)
 			}

@@ -73,6 +73,7 @@ var c06 = Contract{ID: "C06", Name: "claim",
 					pops++
 				}
 			}
+			t.cover(ruleNoScript)
 			if !loaded {
 				t.fail(ruleNoScript, "SCRIPT LOAD of the claim's exact source after NOSCRIPT", "no such SCRIPT LOAD", lines...)
 			}

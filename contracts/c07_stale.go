@@ -17,7 +17,7 @@ var c07 = Contract{ID: "C07", Name: "stale",
 			c := t.mustClaim("orders", 30000)
 			t.allStale("orders", id, c.Token+1, "with a token the claim never issued")
 			before := t.snapshot()
-			t.refused(t.D.Complete(t.ctx, fa("orders", id, 0)), emqerr.Arg, `contracts/PROTOCOL.md A16: "tokens 1..1e14; anything else is EMQARG and changes nothing"`, "complete with token 0")
+			t.refused(t.D.Complete(t.ctx, fa("orders", id, 0)), emqerr.Arg, ruleArgRanges, "complete with token 0")
 			d := diff(before, t.snapshot())
 			t.check(d == "", ruleFenced, "a refused complete changes nothing", "%s", d)
 			t.complete("orders", id, c.Token)

@@ -18,6 +18,7 @@ var c08 = Contract{ID: "C08", Name: "complete",
 			for _, k := range []string{q.Pending(), q.Active(), q.Scheduled(), q.Dead()} {
 				t.in(k, id, false, ruleComplete)
 			}
+			t.cover(ruleComplete)
 			for _, h := range []string{q.Errors(), q.Ckpt(), q.LaneOf()} {
 				if v, ok := t.hget(h, id); ok {
 					t.fail(ruleComplete, "no field for "+id+" in "+h, fmt.Sprintf("%s[%s] = %q", h, id, v))
@@ -37,6 +38,7 @@ var c08 = Contract{ID: "C08", Name: "complete",
 			t.check(hasErr && hasCk, ruleCheckpoint, "a last error and a checkpoint before the complete", "error %v checkpoint %v", hasErr, hasCk)
 			t.complete("orders", id, c2.Token)
 			gone(t, "orders", id)
+			t.cover(ruleComplete)
 			for _, k := range t.allKeys() {
 				if strings.HasPrefix(k, q.Prefix()) && k != q.Wake() {
 					t.fail(ruleComplete, "nothing of the queue left but its wake", "left behind: "+k)

@@ -54,6 +54,7 @@ var c11 = Contract{ID: "C11", Name: "reap",
 			t.check(got == "step-1", ruleCheckpoint, `the redelivery reads the checkpoint "step-1"`, "%q", got)
 			t.complete("orders", id, c.Token)
 			t.check(!t.exists(jobKey(q, id)), ruleComplete, "the new holder's complete retires the job", "the row is still there")
+			t.cover(ruleCheckpoint)
 			if v, ok := t.hget(q.Ckpt(), id); ok {
 				t.fail(ruleCheckpoint, "the checkpoint is removed by complete", fmt.Sprintf("%q", v))
 			}

@@ -36,6 +36,7 @@ func (t *T) ringIsServiceable(qn string, lanes []string, step string) {
 	sorted := append([]string(nil), ring...)
 	sort.Strings(sorted)
 	want := t.serviceable(qn, lanes)
+	t.cover(ruleLanes)
 	if strings.Join(sorted, ",") != strings.Join(want, ",") {
 		t.fail(ruleLanes, fmt.Sprintf("%s: the ring holds exactly the serviceable lanes %v, each once", step, want), fmt.Sprintf("ring %v", ring))
 	}
@@ -56,6 +57,7 @@ var c12 = Contract{ID: "C12", Name: "rotate",
 			t.ringIsServiceable("orders", lanes, "after the enqueues")
 			var seq []string
 			next := map[string]int{}
+			t.cover(ruleLanes)
 			for i := range 9 {
 				head := t.list(t.q("orders").Ring())
 				c := t.laneClaim("orders", 30000)
@@ -68,6 +70,7 @@ var c12 = Contract{ID: "C12", Name: "rotate",
 				seq = append(seq, c.Lane)
 				t.ringIsServiceable("orders", lanes, fmt.Sprintf("after lane claim %d", i+1))
 			}
+			t.cover(ruleLanes)
 			for i := range seq {
 				if seq[i] != seq[i%3] || (i < 3 && slices.Index(seq[:i], seq[i]) >= 0) {
 					t.fail(ruleLanes, "claims rotate strictly: every lane once per round, in the same order", strings.Join(seq, " "))
@@ -106,6 +109,7 @@ var c12 = Contract{ID: "C12", Name: "rotate",
 			late := t.laneEnqueue("orders", "late", "late")
 			n := len(t.serviceable("orders", lanes))
 			waited := 0
+			t.cover(ruleStarve)
 			for {
 				c := t.laneClaim("orders", 30000)
 				if c == nil {

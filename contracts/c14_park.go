@@ -14,6 +14,7 @@ import (
 // blocked counts the port's connections blocked in BLPOP (CLIENT LIST), waiting up to 5 s for n.
 func (t *T) waitBlocked(n int) {
 	deadline := time.Now().Add(5 * time.Second)
+	t.cover(rulePark)
 	for {
 		got := 0
 		list, _, _ := t.do("CLIENT", "LIST")
@@ -61,6 +62,7 @@ func (t *T) park(a protocol.ParkArgs) <-chan parked {
 // (and its minter upkeep).
 func (t *T) idleWire(from int, wake string) {
 	pops := map[string]int{} // per connection: a parked consumer re-issues its pop only on timeout
+	t.cover(rulePark)
 	for _, l := range t.portCommands(from) {
 		if l.Cmd() == "BLPOP" && argAt(l, 1) == wake && len(l.Args) == 3 {
 			pops[l.Client]++

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -44,10 +45,11 @@ const NotClaimedPrefix = "NOT CLAIMED: "
 // ReportEntryWire names the report entry that holds a failed clause's wire trace.
 const ReportEntryWire = "wire"
 
+// ReportEntryRules names the report entry that lists the rules a clause evaluated.
+const ReportEntryRules = "rules"
+
 // ReportEntryHello names the report entry that holds the port's hello result (JSON).
 const ReportEntryHello = "hello"
-
-const rulePortProtocol = `contracts/PROTOCOL.md Part B: "A port that misses [the deadline], exits, prints a line that is not a valid reply, or answers out of sequence fails the contract in progress"`
 
 // T is one clause's world: a flushed keyspace, a MONITOR capture, and a port session.
 type T struct {
@@ -66,6 +68,8 @@ type T struct {
 	// parking is closed when a background park op has returned: the session is not closed
 	// under it.
 	parking chan struct{}
+	// covered holds the ids of the rules the clause evaluated, pass or fail (TRACEABILITY.md).
+	covered map[string]bool
 }
 
 // clauseOpts change how a clause opens its session.
@@ -82,7 +86,7 @@ func (s spec) clause(name string, opt clauseOpts, body func(t *T)) {
 		timeout = 60 * time.Second
 	}
 	It(id, func(ctx SpecContext) {
-		t := &T{ctx: ctx, cfg: cfg, cid: contractID}
+		t := &T{ctx: ctx, cfg: cfg, cid: contractID, covered: map[string]bool{}}
 		DeferCleanup(t.close, NodeTimeout(30*time.Second))
 		t.open(opt)
 		body(t)
@@ -105,13 +109,14 @@ func (t *T) open(opt clauseOpts) {
 	}
 	t.own = append(t.own, t.mon.local)
 	t.law = newLaw(t.cfg.Bundle, t.cfg.Admit, t.isOwn, t.getkeys)
+	t.cover(sessionRules...)
 	t.D = t.start()
 	if opt.noHello {
 		return
 	}
 	h, err := t.D.Hello(t.ctx, protocol.HelloArgs{Valkey: t.cfg.Valkey})
 	if err != nil {
-		t.failErr(`contracts/PROTOCOL.md: "hello: connect, HELLO 2, server check (A12), fence"`,
+		t.failErr(ruleHelloOp,
 			"hello against Valkey 8.1 succeeds", "hello", err)
 	}
 	t.Hello = h
@@ -140,6 +145,7 @@ func (t *T) close(ctx SpecContext) {
 		case <-time.After(20 * time.Second):
 		}
 	}
+	AddReportEntry(ReportEntryRules, strings.Join(slices.Sorted(maps.Keys(t.covered)), " "), ReportEntryVisibilityNever)
 	failed := CurrentSpecReport().Failed()
 	if failed && t.mon != nil && t.admin != nil {
 		_ = t.mon.sync(ctx, t.admin, 1<<30)
@@ -150,7 +156,7 @@ func (t *T) close(ctx SpecContext) {
 			continue
 		}
 		if err := d.Close(ctx); err != nil && !failed {
-			t.failErr(`contracts/PROTOCOL.md Part B: "After close the port exits with status 0"`, "close ends the session cleanly", "close", err)
+			t.failErr(ruleClose, "close ends the session cleanly", "close", err)
 		}
 	}
 	for _, stop := range t.stops {
@@ -219,6 +225,8 @@ func (t *T) portLines(from int) []Line {
 }
 
 func (t *T) checkWireLaw() {
+	t.cover(WireLawRule)
+	t.cover(wireRules...)
 	t.sync()
 	if vs := t.law.check(t.mon.snapshot()); len(vs) > 0 {
 		var b strings.Builder
@@ -235,9 +243,6 @@ func (t *T) checkWireLaw() {
 		t.fail(WireLawRule, "every command the port sent obeys the wire law", fmt.Sprintf("%d violation(s):\n%s", len(vs), b.String()))
 	}
 }
-
-// WireLawRule is the wire law as the canon states it.
-const WireLawRule = `canon §7: "The wire law holds in every contract … A port that breaks the wire law fails the contract in which it did so"`
 
 // trace renders the port's lines of a capture, the last max of them.
 func (t *T) trace(all []Line, max int) string {
@@ -263,7 +268,8 @@ func (t *T) trace(all []Line, max int) string {
 
 // fail ends the clause with an h2spec-style message: the rule, what was expected, what the
 // port did.
-func (t *T) fail(rule, expected, got string, wire ...Line) {
+func (t *T) fail(rule Rule, expected, got string, wire ...Line) {
+	t.cover(rule)
 	msg := fmt.Sprintf("RULE:     %s\nEXPECTED: %s\nGOT:      %s", rule, expected, got)
 	if len(wire) > 0 {
 		var ws []string
@@ -275,15 +281,25 @@ func (t *T) fail(rule, expected, got string, wire ...Line) {
 	Fail(msg, 2)
 }
 
+// cover records that the clause evaluates these rules. Checks record their rule themselves; a
+// clause calls cover before a loop that fails only on a violation, so that a passing run still
+// shows what the clause checks.
+func (t *T) cover(rules ...Rule) {
+	for _, r := range rules {
+		t.covered[r.ID] = true
+	}
+}
+
 // check fails the clause unless cond holds.
-func (t *T) check(cond bool, rule, expected, gotFormat string, a ...any) {
+func (t *T) check(cond bool, rule Rule, expected, gotFormat string, a ...any) {
+	t.cover(rule)
 	if !cond {
 		t.fail(rule, expected, fmt.Sprintf(gotFormat, a...))
 	}
 }
 
 // failErr reports an unexpected error from the port.
-func (t *T) failErr(rule, expected, op string, err error) {
+func (t *T) failErr(rule Rule, expected, op string, err error) {
 	var pe *drivers.PortError
 	var ue *drivers.UnsupportedError
 	switch {
@@ -302,14 +318,16 @@ func (t *T) harness(format string, a ...any) {
 }
 
 // ok fails the clause when a port op that must succeed did not.
-func (t *T) ok(err error, rule, op string) {
+func (t *T) ok(err error, rule Rule, op string) {
+	t.cover(rule)
 	if err != nil {
 		t.failErr(rule, op+" succeeds", op, err)
 	}
 }
 
 // refused checks that err is the canon error want.
-func (t *T) refused(err error, want *emqerr.Error, rule, what string) {
+func (t *T) refused(err error, want *emqerr.Error, rule Rule, what string) {
+	t.cover(rule)
 	if errors.Is(err, want) {
 		return
 	}

@@ -35,6 +35,7 @@ func (t *T) claim(q string, lease int64) *protocol.ClaimResult {
 
 func (t *T) mustClaim(q string, lease int64) *protocol.ClaimResult {
 	c := t.claim(q, lease)
+	t.cover(ruleClaim)
 	if c == nil {
 		t.fail(ruleClaim, "claim on a queue with pending work returns a job", "an empty reply")
 	}
@@ -91,6 +92,7 @@ func byClient(lines []Line) ([]string, map[string][]Line) {
 // of one queue answer one slot.
 func (t *T) keyspaceParses() {
 	slot := map[string]uint16{}
+	t.cover(ruleGrammar)
 	for _, k := range t.allKeys() {
 		p, err := keys.Parse(k)
 		if err != nil {
@@ -113,6 +115,7 @@ func (t *T) keyspaceParses() {
 func (t *T) durationOnWire(from int, script string, ms int64) {
 	all := t.portLines(from)
 	ran := false
+	t.cover(ruleClock)
 	for i, l := range all {
 		if l.Client == "lua" || l.Cmd() != "EVALSHA" || t.law.scripts[strings.ToLower(argAt(l, 1))].Name != script {
 			continue
@@ -132,6 +135,7 @@ func (t *T) durationOnWire(from int, script string, ms int64) {
 				fmt.Sprintf("ARGV %q, TIME read in the script: %v", argv, timed), all[i:min(len(all), i+12)]...)
 		}
 	}
+	t.cover(ruleClock)
 	if !ran {
 		t.fail(ruleClock, "the "+script+" script on the wire", "no run of "+script+" from the port")
 	}

@@ -7,7 +7,15 @@ import . "github.com/onsi/ginkgo/v2"
 func Register(cfg *Config) bool {
 	return Describe("EchoMQ conformance", func() {
 		for _, c := range all {
-			Describe(c.Title(), Label(c.ID), func() { c.specs(spec{cfg: cfg, c: c}) })
+			Describe(c.Title(), Label(c.ID), func() {
+				sp := spec{cfg: cfg, c: c}
+				c.specs(sp)
+				for _, w := range walks() {
+					if w.contract == c.ID {
+						sp.clause(w.name, clauseOpts{}, w.body)
+					}
+				}
+			})
 		}
 	})
 }

@@ -30,6 +30,7 @@ type Clause struct {
 	Rule     string        `json:"rule,omitempty"`    // the rule a failure quotes (deterministic)
 	Message  string        `json:"message,omitempty"` // the whole failure message
 	Wire     string        `json:"wire,omitempty"`    // the port's wire trace of a failed clause
+	Rules    []string      `json:"rules,omitempty"`   // the rules the clause evaluated (TRACEABILITY.md)
 	Duration time.Duration `json:"duration_ns"`
 }
 
@@ -168,6 +169,11 @@ func summarize(reports []types.SpecReport, known []string) *Result {
 				if e.Name == ReportEntryWire {
 					cl.Wire = e.StringRepresentation()
 				}
+			}
+		}
+		for _, e := range sr.ReportEntries {
+			if e.Name == ReportEntryRules {
+				cl.Rules = strings.Fields(e.StringRepresentation())
 			}
 		}
 		if r.Hello == nil {

@@ -19,6 +19,7 @@ func argAt(l Line, i int) string {
 // validJob checks a port-minted id against canon §3.
 func (t *T) validJob(id string) uint64 {
 	sf, err := ids.ParseJob(id)
+	t.cover(ruleIDs)
 	if err != nil || len(id) != 14 || !strings.HasPrefix(id, "JOB") {
 		t.fail(ruleIDs, "a 14-byte JOB id", fmt.Sprintf("%q (%v)", id, err))
 	}
@@ -26,7 +27,7 @@ func (t *T) validJob(id string) uint64 {
 }
 
 // leaseWithin checks an active score against server TIME bounds taken around the claim.
-func (t *T) leaseWithin(key, id string, before, after, lease int64, rule string) int64 {
+func (t *T) leaseWithin(key, id string, before, after, lease int64, rule Rule) int64 {
 	score, ok := t.zscore(key, id)
 	t.check(ok && score >= before+lease && score <= after+lease, rule,
 		fmt.Sprintf("%s in %s at server TIME + %d, within [%d, %d]", id, key, lease, before+lease, after+lease),
@@ -34,13 +35,13 @@ func (t *T) leaseWithin(key, id string, before, after, lease int64, rule string)
 	return score
 }
 
-func (t *T) state(qn, id, want string, attempts int64, rule string) {
+func (t *T) state(qn, id, want string, attempts int64, rule Rule) {
 	row := t.hash(jobKey(t.q(qn), id))
 	t.check(row["state"] == want && row["attempts"] == fmt.Sprint(attempts), rule,
 		fmt.Sprintf("row state %s, attempts %d", want, attempts), "row %q", row)
 }
 
-func (t *T) in(key, id string, want bool, rule string) {
+func (t *T) in(key, id string, want bool, rule Rule) {
 	_, ok := t.zscore(key, id)
 	if ok != want {
 		what := map[bool]string{true: "in", false: "not in"}

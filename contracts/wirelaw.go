@@ -10,19 +10,9 @@ import (
 	"github.com/echomq/kit/reference/keys"
 )
 
-// Clauses of the canon and of the kit's protocol that the wire law quotes.
-const (
-	ruleFence     = `canon §1.2 / §5: "A session runs the handshake at connect and at every reconnect before any other command": HELLO 2, then the fence script, first on every connection`
-	ruleEvalsha   = `canon §1.1 / §7: "every transition is an EVALSHA of a bundle SHA1 (never EVAL of edited source, never a loose command sequence)"`
-	ruleA4        = `contracts/PROTOCOL.md A4: besides EVALSHA a port may send only the handshake, the minter lease, the blocking pop on a wake key and read-only commands on grammar keys`
-	ruleParse     = `canon §2 / §7: "every key any command or script touches parses under §2 and every key of one queue answers one slot"`
-	ruleDeclared  = `canon §1.3: "A script touches only keys passed in KEYS[], or keys derived inside the script from a declared key by the grammar … No script ever builds an operand key from an ARGV value"`
-	ruleArgvIDKey = `contracts/PROTOCOL.md A5: "A fenced or idempotent op passes the row key emq:{q}:job:<id> in KEYS[] and the id in ARGV"`
-)
-
 // Violation is one breach of the wire law, with the lines that show it.
 type Violation struct {
-	Rule  string
+	Rule  Rule
 	What  string
 	Lines []Line
 }
@@ -117,7 +107,9 @@ func evalKeys(args []string) (ks, argv []string, err error) {
 // check returns every violation in lines (the whole capture of one session).
 func (w *law) check(lines []Line) []Violation {
 	var out []Violation
-	add := func(rule, what string, ls ...Line) { out = append(out, Violation{Rule: rule, What: what, Lines: ls}) }
+	add := func(rule Rule, what string, ls ...Line) {
+		out = append(out, Violation{Rule: rule, What: what, Lines: ls})
+	}
 
 	stage := map[string]int{} // per port connection: 0 before HELLO, 1 before the fence, 2 fenced
 	for _, l := range lines {
@@ -165,7 +157,7 @@ func (w *law) check(lines []Line) []Violation {
 // command checks one command a port sent outside any script.
 func (w *law) command(l Line) []Violation {
 	var out []Violation
-	add := func(rule, what string) { out = append(out, Violation{Rule: rule, What: what, Lines: []Line{l}}) }
+	add := func(rule Rule, what string) { out = append(out, Violation{Rule: rule, What: what, Lines: []Line{l}}) }
 	cmd := l.Cmd()
 	sub := ""
 	if len(l.Args) > 1 {
@@ -261,7 +253,7 @@ func coLocated(ks []string) string {
 // scriptKey checks the keys one lua line of a port's script touches.
 func (w *law) scriptKey(outer, l Line) []Violation {
 	var out []Violation
-	add := func(rule, what string) {
+	add := func(rule Rule, what string) {
 		out = append(out, Violation{Rule: rule, What: what, Lines: []Line{outer, l}})
 	}
 	declared, argv, err := evalKeys(outer.Args)
