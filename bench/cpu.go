@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"syscall"
 	"time"
@@ -17,6 +18,13 @@ const clockTick = 10 * time.Millisecond
 // the whole machine (teammates' work included). An engine not started here (PID 0) is unknown.
 type cpuClock struct {
 	valkeyPID, pgPID int
+	clientPID        int // a system's client in another process (BullMQ's Node driver), counted as the bench's
+}
+
+// withClient also counts pid's CPU on the client side.
+func (c cpuClock) withClient(pid int) cpuClock {
+	c.clientPID = pid
+	return c
 }
 
 type cpuTimes struct {
@@ -31,6 +39,11 @@ func (c cpuClock) read() cpuTimes {
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
 		t.bench = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	if c.clientPID > 0 {
+		if f, ok := procStat(c.clientPID); ok {
+			t.bench += f.self
+		}
 	}
 	if c.valkeyPID > 0 {
 		if f, ok := procStat(c.valkeyPID); ok {
@@ -51,6 +64,10 @@ type CPU struct {
 	Valkey   *float64 `json:"valkey,omitempty"`
 	Postgres *float64 `json:"postgres,omitempty"`
 	Machine  *float64 `json:"machine,omitempty"`
+	// Outside is the share of the machine's cores busy with work that is not this run's (other
+	// users of a shared machine): (machine − bench − engines) ÷ cores. A figure taken with a
+	// large outside share was taken under load.
+	Outside *float64 `json:"outside,omitempty"`
 }
 
 // cpuAcc sums CPU and wall time over several measurements of one system.
@@ -89,8 +106,19 @@ func (a *cpuAcc) cpu() *CPU {
 		v := d.Seconds() / w
 		return &v
 	}
-	return &CPU{Bench: a.bench.Seconds() / w, Valkey: ratio(a.valkey, a.noValkey),
+	c := &CPU{Bench: a.bench.Seconds() / w, Valkey: ratio(a.valkey, a.noValkey),
 		Postgres: ratio(a.postgres, a.noPostgres), Machine: ratio(a.machine, a.noMachine)}
+	if c.Machine != nil {
+		out := *c.Machine - c.Bench
+		for _, e := range []*float64{c.Valkey, c.Postgres} {
+			if e != nil {
+				out -= *e
+			}
+		}
+		out = max(out, 0) / float64(runtime.NumCPU())
+		c.Outside = &out
+	}
+	return c
 }
 
 type statFields struct {

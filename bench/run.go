@@ -29,9 +29,10 @@ const (
 type Config struct {
 	Mode       string
 	Overrides  Overrides // replace the mode's producers, workers, pool, backlog, batch or rate
-	Durability bool      // add the axis: bus appendfsync always, Postgres synchronous_commit=off
+	Durability bool      // add the axis with guarantees matched: Valkey appendfsync always, Postgres synchronous_commit=on
 	Only       []string  // run only these scenarios (ceilings always run); empty: all
 	Progress   io.Writer // progress lines; nil discards
+	Gate       *Gate     // thresholds to judge (and re-measure once on a miss); nil: no gate
 }
 
 // Report is everything one invocation measured.
@@ -70,8 +71,16 @@ type Run struct {
 	Latency   *LatencyScenario    `json:"latency"`
 	Scripts   []ScriptCost        `json:"bus_scripts,omitempty"` // each drain script alone, Valkey's own timing
 	Targets   []Target            `json:"targets"`
+	BullMQ    *BullMQInfo         `json:"bullmq,omitempty"`
+	Gate      []GateResult        `json:"gate,omitempty"` // the BullMQ client measured, when it was
 	Gaps      []string            `json:"gaps"`
 	ceil      map[string]*Ceiling // by name
+}
+
+// BullMQInfo is the BullMQ client as measured: package versions and its settings.
+type BullMQInfo struct {
+	Versions map[string]string `json:"versions"`
+	Settings [][2]string       `json:"settings"`
 }
 
 // EngineInfo is an engine as found: version, how obtained, the settings that decide durability.
@@ -172,13 +181,14 @@ func Execute(ctx context.Context, cfg Config) (*Report, error) {
 			Bus:   busVersion()}}
 	axes := []axis{{name: "as-configured"}}
 	if cfg.Durability {
-		axes = append(axes, axis{name: "durability-swapped",
-			pg:     map[string]string{"synchronous_commit": "off"},
+		// Guarantees matched: every enqueue fsynced before its reply on both sides.
+		axes = append(axes, axis{name: "both-durable",
+			pg:     map[string]string{"synchronous_commit": "on"},
 			valkey: []string{"--appendonly", "yes", "--appendfsync", "always", "--save", ""}})
 	}
 	for _, ax := range axes {
 		fmt.Fprintf(prog, "emq-bench: axis %s: starting engines\n", ax.name)
-		run, err := runAxis(ctx, p, ax, selected, prog)
+		run, err := runAxis(ctx, p, ax, selected, cfg.Gate, prog)
 		if err != nil {
 			return rep, fmt.Errorf("bench: axis %s: %w", ax.name, err)
 		}
@@ -189,7 +199,7 @@ func Execute(ctx context.Context, cfg Config) (*Report, error) {
 	return rep, nil
 }
 
-func runAxis(ctx context.Context, p Params, ax axis, selected func(string) bool, prog io.Writer) (*Run, error) {
+func runAxis(ctx context.Context, p Params, ax axis, selected func(string) bool, gate *Gate, prog io.Writer) (*Run, error) {
 	run := &Run{Axis: ax.name, ceil: map[string]*Ceiling{}}
 	sctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	pg, err := engines.StartPostgres(sctx, engines.PostgresOptions{Settings: ax.pg})
@@ -261,6 +271,13 @@ func runAxis(ctx context.Context, p Params, ax axis, selected func(string) bool,
 		bq = nil
 	} else {
 		queues = append(queues, bq)
+	}
+	// BullMQ on the same Valkey as the bus: the rival a Valkey user would pick.
+	if mq, err := NewBullMQQueue(ctx, vk.Addr); err != nil {
+		run.Gaps = append(run.Gaps, fmt.Sprintf("%s: not measured: %v", SysBullMQ, err))
+	} else {
+		queues = append(queues, mq)
+		run.BullMQ = &BullMQInfo{Versions: mq.Versions, Settings: mq.Settings}
 	}
 	defer func() {
 		for _, q := range queues {
@@ -348,61 +365,81 @@ func runAxis(ctx context.Context, p Params, ax axis, selected func(string) bool,
 				}
 			}},
 	}
-	for _, sc := range scenarios {
-		if !selected(sc.name) {
-			continue
-		}
-		s := &Scenario{Name: sc.name, Title: sc.title, Concurrency: sc.conc, Batch: sc.batch}
-		rates := map[string][]float64{}
-		errs := map[string]error{}
-		cpus := map[string]*cpuAcc{}
-		for rep := range p.Repeats {
-			for _, q := range queues {
-				if errs[q.Name()] != nil {
-					continue
-				}
-				if err := q.Reset(ctx); err != nil {
-					errs[q.Name()] = err
-					continue
-				}
-				begin, end := bracket(q)
-				begin()
-				c0 := clock.read()
-				r, err := timed(ctx, p.Duration, sc.conc, sc.op(q))
-				c1 := clock.read()
-				if err != nil {
-					errs[q.Name()] = err
-					fmt.Fprintf(prog, "emq-bench: %s %s: error: %v\n", sc.name, q.Name(), err)
-					continue
-				}
-				wall := c1.at.Sub(c0.at)
-				end(int64(r*wall.Seconds()+0.5), wall)
-				acc(cpus, q.Name()).add(c0, c1)
-				rates[q.Name()] = append(rates[q.Name()], r)
-				fmt.Fprintf(prog, "emq-bench: %s %s repeat %d/%d: %.0f jobs/s\n", sc.name, q.Name(), rep+1, p.Repeats, r)
+	// measure runs one scenario (again, when the gate asks for a re-run: it replaces the first).
+	measure := func(name string) {
+		for _, sc := range scenarios {
+			if sc.name != name {
+				continue
 			}
-		}
-		ceilFor := func(q Queue) string {
-			if q.Engine() == Valkey && sc.name != ScEnqueueTx {
-				return "valkey-evalsha"
-			}
-			return sc.ceilingPG
-		}
-		s.Results = results(run, queues, rates, errs, cpus, ceilFor)
-		if sc.name == ScEnqueueTx {
-			for _, r := range s.Results {
-				if r.Engine == Valkey {
-					r.Engine = "postgres+valkey" // the bus pair writes to both; PG's commit bounds it
+			s := &Scenario{Name: sc.name, Title: sc.title, Concurrency: sc.conc, Batch: sc.batch}
+			rates := map[string][]float64{}
+			errs := map[string]error{}
+			cpus := map[string]*cpuAcc{}
+			for rep := range p.Repeats {
+				for _, q := range queues {
+					if errs[q.Name()] != nil {
+						continue
+					}
+					if err := q.Reset(ctx); err != nil {
+						errs[q.Name()] = err
+						continue
+					}
+					if sc.name == ScEnqueueTx && isDriven(q) {
+						continue // no business row in BullMQ's world: not comparable
+					}
+					begin, end := bracket(q)
+					begin()
+					clk := clockFor(clock, q)
+					c0 := clk.read()
+					var r float64
+					var err error
+					if d, ok := q.(Driven); ok {
+						r, err = d.RunEnqueue(ctx, sc.conc, sc.batch, p.Duration)
+					} else {
+						r, err = timed(ctx, p.Duration, sc.conc, sc.op(q))
+					}
+					c1 := clk.read()
+					if err != nil {
+						errs[q.Name()] = err
+						fmt.Fprintf(prog, "emq-bench: %s %s: error: %v\n", sc.name, q.Name(), err)
+						continue
+					}
+					wall := c1.at.Sub(c0.at)
+					end(int64(r*wall.Seconds()+0.5), wall)
+					acc(cpus, q.Name()).add(c0, c1)
+					rates[q.Name()] = append(rates[q.Name()], r)
+					fmt.Fprintf(prog, "emq-bench: %s %s repeat %d/%d: %.0f jobs/s\n", sc.name, q.Name(), rep+1, p.Repeats, r)
 				}
 			}
+			ceilFor := func(q Queue) string {
+				if q.Engine() == Valkey && sc.name != ScEnqueueTx {
+					return "valkey-evalsha"
+				}
+				return sc.ceilingPG
+			}
+			s.Results = results(run, queues, rates, errs, cpus, ceilFor)
+			if sc.name == ScEnqueueTx {
+				for _, r := range s.Results {
+					if r.Engine == Valkey {
+						r.Engine = "postgres+valkey" // the bus pair writes to both; PG's commit bounds it
+					}
+				}
+			}
+			setServer(s.Results, serverTime())
+			s.Ratios = ratios(s.Results)
+			run.Scenarios = append(run.Scenarios, s)
 		}
-		setServer(s.Results, serverTime())
-		s.Ratios = ratios(s.Results)
-		run.Scenarios = append(run.Scenarios, s)
+		switch name {
+		case ScDrain:
+			runDrain(ctx, run, p, queues, clock, bracket, serverTime, prog)
+		case ScLatency:
+			run.Latency = runLatency(ctx, p, ax, queues, clock, prog)
+		}
 	}
-
-	if selected(ScDrain) {
-		runDrain(ctx, run, p, queues, clock, bracket, serverTime, prog)
+	for _, name := range Scenarios {
+		if selected(name) && name != ScLatency {
+			measure(name)
+		}
 	}
 	// Where the bus's server time goes: each drain script alone.
 	if bq != nil && selected(ScDrain) {
@@ -421,12 +458,57 @@ func runAxis(ctx context.Context, p Params, ax axis, selected func(string) bool,
 	}
 
 	if selected(ScLatency) {
-		run.Latency = runLatency(ctx, p, ax, queues, clock, prog)
+		measure(ScLatency)
+	}
+	if gate != nil && gate.Axis == ax.name {
+		run.Gate = judge(gate, run, func(scenario string) {
+			fmt.Fprintf(prog, "emq-bench: gate: %s missed a threshold; measuring it once more\n", scenario)
+			run.drop(scenario)
+			measure(scenario)
+		})
 	}
 	for _, q := range queues {
 		_ = q.Reset(ctx)
 	}
 	return run, nil
+}
+
+// judge evaluates the gate; a scenario with a failing check is measured once more (rerun) and
+// its checks judged again on the new figures, so one noisy repeat cannot fail the gate alone.
+func judge(g *Gate, run *Run, rerun func(scenario string)) []GateResult {
+	eval := func() []GateResult {
+		var rs []GateResult
+		for _, c := range g.Checks {
+			rs = append(rs, c.Evaluate(run))
+		}
+		return rs
+	}
+	rs := eval()
+	again := map[string]bool{}
+	for _, r := range rs {
+		if !r.Pass && r.Found && !again[r.Scenario] {
+			again[r.Scenario] = true
+			rerun(r.Scenario)
+		}
+	}
+	if len(again) == 0 {
+		return rs
+	}
+	rs = eval()
+	for i := range rs {
+		if again[rs[i].Scenario] {
+			rs[i].Reruns = 1
+		}
+	}
+	return rs
+}
+
+// drop forgets a scenario's figures before it is measured again.
+func (run *Run) drop(scenario string) {
+	if run.Latency != nil && run.Latency.Name == scenario {
+		run.Latency = nil
+	}
+	run.Scenarios = slices.DeleteFunc(run.Scenarios, func(s *Scenario) bool { return s.Name == scenario })
 }
 
 // runLatency is the end-to-end latency at a fixed offered rate.
@@ -440,7 +522,16 @@ func runLatency(ctx context.Context, p Params, ax axis, queues []Queue, clock cp
 			continue
 		}
 		var a cpuAcc
-		r, err := openLoop(ctx, q, p.Rate, p.LatencyDuration, p.Workers, p.Producers, clock, &a)
+		var r LatencyResult
+		var err error
+		if d, ok := q.(Driven); ok {
+			clk := clockFor(clock, q)
+			c0 := clk.read()
+			r, err = d.RunLatency(ctx, p.Rate, p.LatencyDuration, p.Workers, p.Producers)
+			a.add(c0, clk.read())
+		} else {
+			r, err = openLoop(ctx, q, p.Rate, p.LatencyDuration, p.Workers, p.Producers, clock, &a)
+		}
 		r.CPU = a.cpu()
 		if err != nil {
 			r.Err = err.Error()
@@ -453,6 +544,16 @@ func runLatency(ctx context.Context, p Params, ax axis, queues []Queue, clock cp
 	}
 	ls.Ratios = latencyRatios(ls.Results)
 	return ls
+}
+
+func isDriven(q Queue) bool { _, ok := q.(Driven); return ok }
+
+// clockFor counts a driven system's client process on the client side.
+func clockFor(c cpuClock, q Queue) cpuClock {
+	if d, ok := q.(Driven); ok {
+		return c.withClient(d.PID())
+	}
+	return c
 }
 
 type bracketFunc func(q Queue) (begin func(), end func(jobs int64, wall time.Duration))
@@ -473,7 +574,8 @@ func runDrain(ctx context.Context, run *Run, p Params, queues []Queue, clock cpu
 			// CPU from just before the drain's start-up to its last ack; Valkey's script time
 			// against the timed window.
 			var c0, c1 cpuTimes
-			r, err := drainOnce(ctx, q, p.Backlog, p.Workers, func() { begin(); c0 = clock.read() }, func() { c1 = clock.read() })
+			clk := clockFor(clock, q)
+			r, err := drainOnce(ctx, q, p.Backlog, p.Workers, func() { begin(); c0 = clk.read() }, func() { c1 = clk.read() })
 			if err != nil {
 				errs[q.Name()] = err
 				fmt.Fprintf(prog, "emq-bench: %s %s: error: %v\n", ScDrain, q.Name(), err)
@@ -547,7 +649,7 @@ func ratios(rs []*Result) []Ratio {
 		}
 	}
 	var out []Ratio
-	for _, other := range []string{SysOban, SysRiver} {
+	for _, other := range []string{SysBullMQ, SysOban, SysRiver} {
 		if b, o := med[SysBus], med[other]; b > 0 && o > 0 {
 			out = append(out, Ratio{Name: SysBus + "/" + other, Value: b / o})
 		}
@@ -563,7 +665,7 @@ func latencyRatios(rs []*LatencyResult) []Ratio {
 		}
 	}
 	var out []Ratio
-	for _, other := range []string{SysOban, SysRiver} {
+	for _, other := range []string{SysBullMQ, SysOban, SysRiver} {
 		b, o := by[SysBus], by[other]
 		if b == nil || o == nil || o.Latency.P50 <= 0 || o.Latency.P99 <= 0 {
 			continue

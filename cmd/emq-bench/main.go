@@ -10,6 +10,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -36,7 +37,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	mode := fs.String("mode", "ci", "ci (a few minutes on 2 cores), full (longer repeats) or tiny (smoke)")
 	out := fs.String("out", "out/bench", "directory for bench.out, bench.json and the SVG plots")
-	dur := fs.Bool("durability", false, "add an axis: bus appendfsync always, Postgres synchronous_commit=off")
+	dur := fs.Bool("durability", false, "add an axis with guarantees matched: Valkey appendfsync always beside Postgres synchronous_commit=on")
 	var o bench.Overrides
 	fs.IntVar(&o.Producers, "producers", 0, "concurrent producers N, the same for every system (0: the mode's)")
 	fs.IntVar(&o.Workers, "workers", 0, "worker slots W, the same for every system (0: the mode's)")
@@ -45,6 +46,8 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.IntVar(&o.Batch, "batch", 0, "jobs per batch in enqueue-batch (0: the mode's)")
 	fs.Float64Var(&o.Rate, "rate", 0, "offered jobs/s of the latency scenario (0: the mode's)")
 	only := fs.String("only", "", "comma-separated scenarios to run (ceilings always run); empty: all")
+	gateFile := fs.String("gate", "", "thresholds on same-run ratios (bench/gate.json): the run fails when one is missed twice")
+	maxOutside := fs.Float64("max-outside", 0, "refuse to write the report when more than this share of the machine's cores was busy with work not this run's (0: write whatever the load)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -58,16 +61,34 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	if _, err := o.Apply(p); err != nil {
 		return err
 	}
-	rep, err := bench.Execute(ctx, bench.Config{Mode: *mode, Overrides: o, Only: splitList(*only), Durability: *dur, Progress: stderr})
+	cfg := bench.Config{Mode: *mode, Overrides: o, Only: splitList(*only), Durability: *dur, Progress: stderr}
+	if *gateFile != "" {
+		if cfg.Gate, err = bench.LoadGate(*gateFile); err != nil {
+			return err
+		}
+	}
+	rep, err := bench.Execute(ctx, cfg)
 	if err != nil {
 		return err
+	}
+	if busy := rep.Outside(); *maxOutside > 0 && busy > *maxOutside {
+		return fmt.Errorf("%w: %.0f%% of the machine's cores were busy with other work (median over the measurements; limit %.0f%%): %s left as it was; run again on a quiet machine",
+			errBusy, 100*busy, 100**maxOutside, *out)
 	}
 	if err := bench.WriteAll(*out, rep); err != nil {
 		return fmt.Errorf("write report: %w", err)
 	}
 	fmt.Fprintf(stderr, "emq-bench: wrote %s/bench.out, bench.json and plots in %.0fs\n", *out, rep.Seconds)
+	if cfg.Gate != nil && !rep.GatePassed() {
+		return errGate
+	}
 	return nil
 }
+
+var (
+	errBusy = errors.New("the machine was busy")
+	errGate = errors.New("GATE FAIL: a same-run ratio missed its threshold twice (see the GATE section of bench.out)")
+)
 
 func splitList(s string) []string {
 	var out []string

@@ -1,0 +1,190 @@
+package bench
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+)
+
+// HeadGate heads the gate's section of bench.out.
+const HeadGate = "== GATE"
+
+// Gate is a committed set of thresholds on ratios measured within one run (bench/gate.json):
+// absolute figures move with the machine, ratios of two systems on the same engines in the same
+// minutes much less. A check names a scenario and one of its ratios ("bus/bullmq" of drain, "p99
+// bus/bullmq" of latency-e2e) and a bound.
+type Gate struct {
+	Axis   string      `json:"axis"` // the axis the gate judges, "as-configured"
+	Checks []GateCheck `json:"checks"`
+}
+
+// GateCheck is one threshold. Exactly one of Min and Max is set.
+type GateCheck struct {
+	Scenario string   `json:"scenario"`
+	Ratio    string   `json:"ratio"`
+	Min      *float64 `json:"min,omitempty"`
+	Max      *float64 `json:"max,omitempty"`
+	Why      string   `json:"why"`
+}
+
+// GateResult is a check's verdict in this run.
+type GateResult struct {
+	GateCheck
+	Value  float64 `json:"value"`
+	Found  bool    `json:"found"`
+	Pass   bool    `json:"pass"`
+	Reruns int     `json:"reruns"` // times the scenario was measured again after a first miss
+}
+
+// LoadGate reads and checks a gate file.
+func LoadGate(path string) (*Gate, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("gate: %w", err)
+	}
+	var g Gate
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&g); err != nil {
+		return nil, fmt.Errorf("gate %s: %w", path, err)
+	}
+	if g.Axis == "" {
+		g.Axis = "as-configured"
+	}
+	for i, c := range g.Checks {
+		if (c.Min == nil) == (c.Max == nil) || c.Scenario == "" || c.Ratio == "" {
+			return nil, fmt.Errorf("gate %s: check %d: want a scenario, a ratio and exactly one of min and max", path, i+1)
+		}
+	}
+	return &g, nil
+}
+
+// ratioOf finds a scenario's ratio in run: throughput scenarios and the latency scenario alike.
+func (run *Run) ratioOf(scenario, ratio string) (float64, bool) {
+	var rs []Ratio
+	if s := run.scenario(scenario); s != nil {
+		rs = s.Ratios
+	} else if run.Latency != nil && run.Latency.Name == scenario {
+		rs = run.Latency.Ratios
+	}
+	for _, r := range rs {
+		if r.Name == ratio {
+			return r.Value, true
+		}
+	}
+	return 0, false
+}
+
+// Evaluate judges one check against run. A ratio that was not measured fails: a gate that
+// cannot see its figure must not pass.
+func (c GateCheck) Evaluate(run *Run) GateResult {
+	r := GateResult{GateCheck: c}
+	r.Value, r.Found = run.ratioOf(c.Scenario, c.Ratio)
+	switch {
+	case !r.Found:
+	case c.Min != nil:
+		r.Pass = r.Value >= *c.Min
+	default:
+		r.Pass = r.Value <= *c.Max
+	}
+	return r
+}
+
+// Passed reports whether every check passed.
+func Passed(rs []GateResult) bool {
+	for _, r := range rs {
+		if !r.Pass {
+			return false
+		}
+	}
+	return len(rs) > 0
+}
+
+func writeGate(w io.Writer, run *Run) {
+	if len(run.Gate) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "%s — axis %s (same-run ratios against bench/gate.json; a miss is measured once more before it counts) ==\n", HeadGate, run.Axis)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "scenario\tratio\tthreshold\tmeasured\tverdict\twhy\n")
+	for _, r := range run.Gate {
+		th := ""
+		if r.Min != nil {
+			th = fmt.Sprintf("≥ %g", *r.Min)
+		} else {
+			th = fmt.Sprintf("≤ %g", *r.Max)
+		}
+		got := "not measured"
+		if r.Found {
+			got = fmt.Sprintf("%.2f", r.Value)
+		}
+		v := "PASS"
+		if !r.Pass {
+			v = "FAIL"
+		}
+		if r.Reruns > 0 {
+			v += fmt.Sprintf(" (after %d re-run)", r.Reruns)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Scenario, r.Ratio, th, got, v, r.Why)
+	}
+	tw.Flush()
+	if Passed(run.Gate) {
+		fmt.Fprintf(w, "GATE PASS\n\n")
+	} else {
+		fmt.Fprintf(w, "GATE FAIL\n\n")
+	}
+}
+
+// GatePassed reports whether every axis the gate judged passed; a gate that judged nothing fails.
+func (rep *Report) GatePassed() bool {
+	judged := false
+	for _, run := range rep.Runs {
+		if len(run.Gate) == 0 {
+			continue
+		}
+		judged = true
+		if !Passed(run.Gate) {
+			return false
+		}
+	}
+	return judged
+}
+
+// Outside is the median share of the machine's cores busy with work not this run's, over every
+// measurement that knows it: how loaded the machine was while the figures were taken.
+func (rep *Report) Outside() float64 {
+	var xs []float64
+	for _, run := range rep.Runs {
+		for _, c := range run.cpus() {
+			if c != nil && c.Outside != nil {
+				xs = append(xs, *c.Outside)
+			}
+		}
+	}
+	if len(xs) == 0 {
+		return 0
+	}
+	return spreadOf(xs).Median
+}
+
+// cpus lists the CPU accounting of every measurement of the run.
+func (run *Run) cpus() []*CPU {
+	var out []*CPU
+	for _, c := range run.Ceilings {
+		out = append(out, c.CPU)
+	}
+	for _, s := range run.Scenarios {
+		for _, r := range s.Results {
+			out = append(out, r.CPU)
+		}
+	}
+	if run.Latency != nil {
+		for _, r := range run.Latency.Results {
+			out = append(out, r.CPU)
+		}
+	}
+	return out
+}
