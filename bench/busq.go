@@ -10,10 +10,13 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/echomq/kit/reference/absorb"
 	"github.com/echomq/kit/reference/bus"
 	"github.com/echomq/kit/reference/connector"
+	"github.com/echomq/kit/reference/outbox"
 	"github.com/echomq/kit/reference/resp"
 )
 
@@ -26,12 +29,16 @@ const busParked = 8
 // BusQueue is the EchoMQ reference bus (package reference/bus). Each Reset moves it to a fresh
 // queue name and deletes the old queue's keys, so runs never see each other's jobs.
 type BusQueue struct {
-	b     *bus.Bus
-	admin *connector.Conn // the harness's own connection, for cleanup only
-	pool  *pgxpool.Pool   // for the business row of the non-atomic pair
-	rows  string
-	seq   atomic.Int64
-	queue atomic.Pointer[string]
+	b         *bus.Bus
+	ob        *outbox.Outbox // the business transaction's outbox, relayed to the bus
+	ab        *absorb.Absorber
+	stopRelay func()
+	relayed   chan error
+	admin     *connector.Conn // the harness's own connection, for cleanup only
+	pool      *pgxpool.Pool   // for the business row of the non-atomic pair
+	rows      string
+	seq       atomic.Int64
+	queue     atomic.Pointer[string]
 }
 
 // NewBusQueue opens the bus (the fence runs first) on addr, with group enqueue on: concurrent
@@ -47,10 +54,30 @@ func NewBusQueue(ctx context.Context, addr string, pool *pgxpool.Pool, rows stri
 		b.Close()
 		return nil, fmt.Errorf("bench: valkey admin connection: %w", err)
 	}
-	q := &BusQueue{b: b, admin: admin, pool: pool, rows: rows}
+	q := &BusQueue{b: b, admin: admin, pool: pool, rows: rows,
+		ob: outbox.New(b, outbox.Options{Table: obanPrefix + ".emq_outbox"}),
+		ab: absorb.New(pool, obanPrefix+".emq_absorbed")}
+	if err := q.ob.Schema(ctx, pool); err != nil {
+		q.Close()
+		return nil, fmt.Errorf("bench: %w", err)
+	}
+	if err := q.ab.Schema(ctx); err != nil {
+		q.Close()
+		return nil, fmt.Errorf("bench: %w", err)
+	}
+	if _, err := pool.Exec(ctx, `CREATE TABLE IF NOT EXISTS `+effectsTable+` (job_id text NOT NULL)`); err != nil {
+		q.Close()
+		return nil, fmt.Errorf("bench: effects table: %w", err)
+	}
+	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	q.stopRelay, q.relayed = cancel, make(chan error, 1)
+	go func() { q.relayed <- q.ob.Run(rctx, pool) }()
 	q.next()
 	return q, nil
 }
+
+// effectsTable holds the exactly-once drain's effects: one row per job.
+var effectsTable = pgx.Identifier{obanPrefix, "effects"}.Sanitize()
 
 func (q *BusQueue) next() {
 	name := fmt.Sprintf("bench-%d-%d", time.Now().UnixMilli()%1_000_000, q.seq.Add(1))
@@ -75,13 +102,38 @@ func (q *BusQueue) EnqueueBatch(ctx context.Context, ps [][]byte) error {
 	return err
 }
 
-// EnqueueWithRow is the honest pair: a durable PG insert, then an enqueue on another system.
-// A crash between the two leaves a row without its job; nothing makes them atomic.
+// EnqueueWithRow writes the business row and an outbox row in one PostgreSQL transaction: as
+// atomic as Oban's insert in the row's transaction. The relay (reference/outbox, running beside
+// the producers) moves the job to the bus; Settle waits for it, and the scenario's window ends
+// only once every committed job is on the bus.
 func (q *BusQueue) EnqueueWithRow(ctx context.Context, id int64, p []byte) error {
-	if _, err := q.pool.Exec(ctx, `INSERT INTO `+q.rows+` (id, note) VALUES ($1, 'order')`, id); err != nil {
+	return pgx.BeginFunc(ctx, q.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `INSERT INTO `+q.rows+` (id, note) VALUES ($1, 'order')`, id); err != nil {
+			return err
+		}
+		_, err := q.ob.Add(ctx, tx, q.name(), p)
 		return err
+	})
+}
+
+// Settle returns once the outbox is empty: every committed job has reached the bus.
+func (q *BusQueue) Settle(ctx context.Context) error {
+	t := time.NewTicker(time.Millisecond)
+	defer t.Stop()
+	for {
+		var left bool
+		if err := q.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM `+pgx.Identifier{obanPrefix, "emq_outbox"}.Sanitize()+`)`).Scan(&left); err != nil {
+			return fmt.Errorf("bench: outbox: %w", err)
+		}
+		if !left {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
 	}
-	return q.Enqueue(ctx, p)
 }
 
 func (q *BusQueue) Fill(ctx context.Context, n int) error {
@@ -94,6 +146,11 @@ func (q *BusQueue) Fill(ctx context.Context, n int) error {
 // end is read from the server: every job started, pending and active both empty (a completed
 // job leaves nothing), polled every millisecond on the harness's own connection.
 func (q *BusQueue) Drain(ctx context.Context, workers int, m *DrainMarks) error {
+	return q.drain(ctx, workers, m, nil)
+}
+
+// drain runs the consumer with effect (nil: none) inside the handler.
+func (q *BusQueue) drain(ctx context.Context, workers int, m *DrainMarks, effect bus.Handler) error {
 	errc := make(chan error, 1)
 	report := func(err error) {
 		select {
@@ -114,6 +171,9 @@ func (q *BusQueue) Drain(ctx context.Context, workers int, m *DrainMarks) error 
 		if _, err := sentAt(j.Payload); err != nil {
 			report(err)
 			return bus.Permanent(err)
+		}
+		if effect != nil {
+			return effect(ctx, j)
 		}
 		return nil
 	})
@@ -242,8 +302,49 @@ func (q *BusQueue) Reset(ctx context.Context) error {
 }
 
 func (q *BusQueue) Close() error {
+	if q.stopRelay != nil {
+		q.stopRelay()
+		<-q.relayed
+	}
 	q.admin.Close()
 	return q.b.Close()
+}
+
+// AbsorbQueue is the bus whose handler has an exactly-once effect (reference/absorb): one
+// PostgreSQL transaction per job records its id and writes the effect row. Only Drain is
+// measured: what matching a Postgres queue's transactional handler costs the bus.
+type AbsorbQueue struct{ *BusQueue }
+
+// SysBusAbsorb names the bus with an absorbing handler.
+const SysBusAbsorb = "bus+absorb"
+
+func (q AbsorbQueue) Name() string   { return SysBusAbsorb }
+func (q AbsorbQueue) Engine() Engine { return "valkey+postgres" }
+
+func (q AbsorbQueue) Reset(ctx context.Context) error {
+	if _, err := q.pool.Exec(ctx, `TRUNCATE `+effectsTable+`, `+pgx.Identifier{obanPrefix, "emq_absorbed"}.Sanitize()); err != nil {
+		return fmt.Errorf("bench: %w", err)
+	}
+	return q.BusQueue.Reset(ctx)
+}
+
+// Drain drains with the absorbing handler and then checks the effect happened once per job.
+func (q AbsorbQueue) Drain(ctx context.Context, workers int, m *DrainMarks) error {
+	h := q.ab.Handler(func(ctx context.Context, tx pgx.Tx, j *bus.Job) error {
+		_, err := tx.Exec(ctx, `INSERT INTO `+effectsTable+` (job_id) VALUES ($1)`, j.ID)
+		return err
+	})
+	if err := q.drain(ctx, workers, m, h); err != nil {
+		return err
+	}
+	var rows, ids int64
+	if err := q.pool.QueryRow(ctx, `SELECT count(*), count(DISTINCT job_id) FROM `+effectsTable).Scan(&rows, &ids); err != nil {
+		return fmt.Errorf("bench: effects: %w", err)
+	}
+	if rows != m.n || ids != m.n {
+		return fmt.Errorf("bench: %d effects for %d ids after draining %d jobs: not exactly once", rows, ids, m.n)
+	}
+	return nil
 }
 
 // trivialScript is the script of the Valkey ceiling.

@@ -107,8 +107,12 @@ func writeAsymmetry(w io.Writer, rep *Report, run *Run) {
 		bus = "appendonly no, save " + vk.setting("save") + ": the job lives in memory only and is lost on a crash or restart"
 	}
 	fmt.Fprintf(w, "  Bus and BullMQ (the same Valkey): %s.\n", bus)
-	fmt.Fprintf(w, "    An enqueue is not atomic with any store: a business row in PostgreSQL and its bus job\n")
-	fmt.Fprintf(w, "    are two systems; a crash between them leaves one without the other.\n\n")
+	fmt.Fprintf(w, "    A plain enqueue is not atomic with any store: a business row in PostgreSQL and its job\n")
+	fmt.Fprintf(w, "    are two systems. The bus gets Oban's atomicity through an outbox (reference/outbox: the job\n")
+	fmt.Fprintf(w, "    is an outbox row in the business transaction, relayed to the bus under an id minted at commit,\n")
+	fmt.Fprintf(w, "    so a relay crash re-sends and the idempotent enqueue keeps one job): enqueue-transactional.\n")
+	fmt.Fprintf(w, "    Delivery is at least once on every side; an exactly-once effect needs the handler's effect and\n")
+	fmt.Fprintf(w, "    the job id in one PostgreSQL transaction (reference/absorb): drain-exactly-once.\n\n")
 	fmt.Fprintf(w, "Engines:\n")
 	for _, e := range run.Engines {
 		var kv []string

@@ -15,11 +15,12 @@ const (
 	ScEnqueueBatch  = "enqueue-batch"
 	ScEnqueueTx     = "enqueue-transactional"
 	ScDrain         = "drain"
+	ScDrainOnce     = "drain-exactly-once"
 	ScLatency       = "latency-e2e"
 )
 
 // Scenarios lists every scenario the report must contain, in order.
-var Scenarios = []string{ScEnqueueSingle, ScEnqueueConc, ScEnqueueBatch, ScEnqueueTx, ScDrain, ScLatency}
+var Scenarios = []string{ScEnqueueSingle, ScEnqueueConc, ScEnqueueBatch, ScEnqueueTx, ScDrain, ScDrainOnce, ScLatency}
 
 // timed runs op from conc goroutines until d has passed and returns jobs per second. op
 // returns how many jobs it enqueued. The first error stops the run.

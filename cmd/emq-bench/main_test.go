@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/xml"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -79,7 +80,7 @@ func TestReportStructure(t *testing.T) {
 	if len(r.Gaps) != 0 {
 		t.Errorf("gaps: %v", r.Gaps)
 	}
-	if len(r.Targets) != 5 {
+	if len(r.Targets) != 7 {
 		t.Errorf("targets: %+v", r.Targets)
 	}
 	if len(r.Scripts) != 5 {
@@ -96,11 +97,19 @@ func TestReportStructure(t *testing.T) {
 			t.Errorf("ceiling %s: %+v", c.Name, c)
 		}
 	}
-	systems := []string{bench.SysOban, bench.SysRiver, bench.SysBus}
+	systems := []string{bench.SysOban, bench.SysRiver, bench.SysBus, bench.SysBullMQ}
 	if len(r.Scenarios) != len(bench.Scenarios)-1 {
 		t.Errorf("%d throughput scenarios in JSON", len(r.Scenarios))
 	}
 	for _, s := range r.Scenarios {
+		systems := systems
+		nratios := 3
+		switch s.Name {
+		case bench.ScEnqueueTx: // BullMQ has no business transaction
+			systems, nratios = systems[:3], 2
+		case bench.ScDrainOnce: // the bus with an absorbing handler, against every plain drain
+			systems, nratios = []string{bench.SysBusAbsorb}, 4
+		}
 		if len(s.Results) != len(systems) {
 			t.Errorf("%s: %d results", s.Name, len(s.Results))
 			continue
@@ -109,11 +118,11 @@ func TestReportStructure(t *testing.T) {
 			if res.System != systems[i] || res.Err != "" || res.JobsPerS.Median <= 0 || res.Fraction <= 0 || res.CPU == nil || res.CPU.Bench <= 0 {
 				t.Errorf("%s: result %+v", s.Name, res)
 			}
-			if (res.System == bench.SysBus) != (res.Server != nil) {
+			if (res.System == bench.SysBus) != (res.Server != nil) && s.Name != bench.ScDrainOnce {
 				t.Errorf("%s: %s valkey time %+v", s.Name, res.System, res.Server)
 			}
 		}
-		if len(s.Ratios) != 2 {
+		if len(s.Ratios) != nratios {
 			t.Errorf("%s: ratios %+v", s.Name, s.Ratios)
 		}
 	}
@@ -161,4 +170,21 @@ func read(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// An impossible threshold fails the run (after its one re-run), with the report still written.
+func TestGateFailsTheRun(t *testing.T) {
+	dir := t.TempDir()
+	gate := filepath.Join(dir, "gate.json")
+	if err := os.WriteFile(gate, []byte(`{"checks":[{"scenario":"drain","ratio":"bus/oban-shaped","min":1e9,"why":"impossible"}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := run(context.Background(), []string{"-mode", "tiny", "-only", "drain", "-gate", gate, "-out", dir}, io.Discard)
+	if !errors.Is(err, errGate) {
+		t.Fatalf("run = %v, want the gate's failure", err)
+	}
+	out := read(t, filepath.Join(dir, "bench.out"))
+	if !strings.Contains(out, "GATE FAIL") || !strings.Contains(out, "FAIL (after 1 re-run)") {
+		t.Errorf("bench.out does not show the failed gate:\n%s", out)
+	}
 }
