@@ -6,10 +6,10 @@ PORT ?=
 OUT ?= certification
 GOTEST_FLAGS ?= -count=1 -timeout 15m
 
-.PHONY: test conform engines provision provision-bullmq transcripts bench bench-ci bundle fuzz vet fmt node-test
+.PHONY: test conform engines provision provision-bullmq provision-chromium transcripts bench bench-ci bundle fuzz vet fmt node-test
 
 ## test: everything CI checks — vet, gofmt, all Go tests against real engines, the Node port's unit tests
-test: provision vet
+test: provision provision-chromium provision-bullmq vet
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt would change:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(GO) test $(GOTEST_FLAGS) ./...
 	@if [ -d ports/node ] && command -v node >/dev/null; then $(MAKE) --no-print-directory node-test; fi
@@ -37,6 +37,8 @@ provision-valkey80:
 	@bash ci/provision-valkey80.sh >/dev/null
 provision-redis:
 	@bash ci/provision-redis.sh >/dev/null
+provision-chromium:
+	@bash ci/provision-chromium.sh >/dev/null
 provision-bullmq:
 	@if command -v node >/dev/null && command -v npm >/dev/null; then bash ci/provision-bullmq.sh >/dev/null; else echo "node/npm absent: the bench will say BullMQ was not measured"; fi
 

@@ -53,6 +53,11 @@ func WriteAll(dir string, rep *Report) error {
 	if err := os.WriteFile(filepath.Join(dir, "bench.json"), append(js, '\n'), 0o644); err != nil {
 		return err
 	}
+	var page strings.Builder
+	WriteHTML(&page, rep)
+	if err := os.WriteFile(filepath.Join(dir, "bench.html"), []byte(page.String()), 0o644); err != nil {
+		return err
+	}
 	for _, run := range rep.Runs {
 		if run.Latency == nil {
 			continue
@@ -485,18 +490,22 @@ func writeRatios(w io.Writer, rs []Ratio, note string) {
 }
 
 // WriteLatencySVG draws latency against percentile, one line per system: x is the percentile
-// on the usual 1/(1−p) log scale, y is milliseconds on a log scale.
+// on the usual 1/(1−p) log scale, y is milliseconds on a log scale. The title wraps and the
+// legend sits under the plot, sized from its labels.
 func WriteLatencySVG(w io.Writer, ls *LatencyScenario, axisName string) {
-	const (
-		W, H                   = 760, 440
-		left, right, top, bott = 70, 170, 40, 60
-	)
-	pw, ph := float64(W-left-right), float64(H-top-bott)
-	colors := map[string]string{SysOban: "#1f77b4", SysRiver: "#2ca02c", SysBus: "#d62728"}
+	io.WriteString(w, latencySVG(ls, axisName))
+}
+
+func latencySVG(ls *LatencyScenario, axisName string) string {
+	const width = 760.0
+	s := &svg{w: width}
+	top := s.title(10, 0, width-20, fmt.Sprintf("%s (%s)", ls.Title, axisName))
+	left, right := 70.0, 40.0 // room for the last tick's label
+	pw, ph := width-left-right, 300.0
 	maxX := math.Log10(1 / (1 - 0.9999)) // up to 99.99
 	xOf := func(q float64) float64 {
 		qq := math.Min(q/100, 0.9999)
-		return float64(left) + pw*math.Log10(1/(1-qq))/maxX
+		return left + pw*math.Log10(1/(1-qq))/maxX
 	}
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, r := range ls.Results {
@@ -515,32 +524,26 @@ func WriteLatencySVG(w io.Writer, ls *LatencyScenario, axisName string) {
 	}
 	yOf := func(ms float64) float64 {
 		v := math.Log10(math.Max(ms, math.Pow(10, ylo)))
-		return float64(top) + ph*(1-(v-ylo)/(yhi-ylo))
+		return top + ph*(1-(v-ylo)/(yhi-ylo))
 	}
-	fmt.Fprintf(w, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">`+"\n", W, H, W, H)
-	fmt.Fprintf(w, `<rect width="%d" height="%d" fill="white"/>`+"\n", W, H)
-	fmt.Fprintf(w, `<text x="%d" y="22" font-size="14">%s (%s)</text>`+"\n", left, xmlEscape(ls.Title), xmlEscape(axisName))
-	fmt.Fprintf(w, `<rect x="%d" y="%d" width="%.0f" height="%.0f" fill="none" stroke="#999"/>`+"\n", left, top, pw, ph)
+	fmt.Fprintf(&s.b, `<rect x="%.0f" y="%.0f" width="%.0f" height="%.0f" fill="none" stroke="#999"/>`+"\n", left, top, pw, ph)
 	for _, q := range []float64{0, 90, 99, 99.9, 99.99} {
 		x := xOf(q)
-		fmt.Fprintf(w, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%.0f" stroke="#eee"/>`+"\n", x, top, x, float64(top)+ph)
-		fmt.Fprintf(w, `<text x="%.1f" y="%.0f" text-anchor="middle">%g%%</text>`+"\n", x, float64(top)+ph+18, q)
+		s.line(x, top, x, top+ph, "#eee", 1, false)
+		s.text(x, top+ph+18, fontSize, "middle", "#444", fmt.Sprintf("%g%%", q))
 	}
 	for e := ylo; e <= yhi; e++ {
 		y := yOf(math.Pow(10, e))
-		fmt.Fprintf(w, `<line x1="%d" y1="%.1f" x2="%.0f" y2="%.1f" stroke="#eee"/>`+"\n", left, y, float64(left)+pw, y)
-		fmt.Fprintf(w, `<text x="%d" y="%.1f" text-anchor="end">%g ms</text>`+"\n", left-6, y+4, math.Pow(10, e))
+		s.line(left, y, left+pw, y, "#eee", 1, false)
+		s.text(left-6, y+4, fontSize, "end", "#444", fmt.Sprintf("%g ms", math.Pow(10, e)))
 	}
-	fmt.Fprintf(w, `<text x="%.0f" y="%d" text-anchor="middle">percentile</text>`+"\n", float64(left)+pw/2, H-15)
-	i := 0
+	s.text(left+pw/2, top+ph+38, fontSize, "middle", "#444", "percentile")
+	var items [][2]string
 	for _, r := range ls.Results {
 		if r.Latency.Count == 0 {
 			continue
 		}
-		col := colors[r.System]
-		if col == "" {
-			col = "#555"
-		}
+		col := systemColor(r.System)
 		var pts []string
 		for _, p := range r.Latency.Percentiles {
 			if p.Q > 99.99 {
@@ -548,13 +551,11 @@ func WriteLatencySVG(w io.Writer, ls *LatencyScenario, axisName string) {
 			}
 			pts = append(pts, fmt.Sprintf("%.1f,%.1f", xOf(p.Q), yOf(p.Ms)))
 		}
-		fmt.Fprintf(w, `<polyline fill="none" stroke="%s" stroke-width="2" points="%s"/>`+"\n", col, strings.Join(pts, " "))
-		ly := top + 20 + 22*i
-		fmt.Fprintf(w, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="3"/>`+"\n", W-right+15, ly-4, W-right+40, ly-4, col)
-		fmt.Fprintf(w, `<text x="%d" y="%d">%s (max %.1f ms)</text>`+"\n", W-right+46, ly, xmlEscape(r.System), r.Latency.Max)
-		i++
+		fmt.Fprintf(&s.b, `<polyline fill="none" stroke="%s" stroke-width="2" points="%s"/>`+"\n", col, strings.Join(pts, " "))
+		items = append(items, [2]string{fmt.Sprintf("%s: p50 %.2f ms, p99 %.2f ms, max %.1f ms", r.System, r.Latency.P50, r.Latency.P99, r.Latency.Max), col})
 	}
-	fmt.Fprintf(w, "</svg>\n")
+	s.h = s.legend(left, top+ph+48, items) + 4
+	return s.String()
 }
 
 func xmlEscape(s string) string {

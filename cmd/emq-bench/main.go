@@ -10,12 +10,14 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 
@@ -47,12 +49,16 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.Float64Var(&o.Rate, "rate", 0, "offered jobs/s of the latency scenario (0: the mode's)")
 	only := fs.String("only", "", "comma-separated scenarios to run (ceilings always run); empty: all")
 	gateFile := fs.String("gate", "", "thresholds on same-run ratios (bench/gate.json): the run fails when one is missed twice")
+	redraw := fs.String("redraw", "", "redraw DIR's bench.out, bench.html and plots from its bench.json, measuring nothing")
 	maxOutside := fs.Float64("max-outside", 0, "refuse to write the report when more than this share of the machine's cores was busy with work not this run's (0: write whatever the load)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if *redraw != "" {
+		return redrawDir(*redraw)
 	}
 	p, err := bench.ParamsFor(*mode)
 	if err != nil {
@@ -98,4 +104,17 @@ func splitList(s string) []string {
 		}
 	}
 	return out
+}
+
+// redrawDir rewrites a record's text, page and plots from its bench.json alone.
+func redrawDir(dir string) error {
+	b, err := os.ReadFile(filepath.Join(dir, "bench.json"))
+	if err != nil {
+		return err
+	}
+	var rep bench.Report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		return fmt.Errorf("%s/bench.json: %w", dir, err)
+	}
+	return bench.WriteAll(dir, &rep)
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/echomq/kit/bench"
+	"github.com/echomq/kit/internal/browsercheck"
 )
 
 // TestReportStructure runs the program in its tiny mode against real engines (EMQ_PG_URL /
@@ -43,8 +44,8 @@ func TestReportStructure(t *testing.T) {
 		}
 	}
 	section := out[asym:strings.Index(out, bench.HeadCeilings)]
-	for _, must := range []string{"synchronous_commit=", "appendonly", "not atomic", "16.14", "valkey 8.1.1", "cores", "per timed repeat",
-		"Same conditions for every system", "MaxWorkers=8", "limit=8", "Concurrency=8", "GroupEnqueue: true", "pool of 8 connections", "FetchCooldown=2ms"} {
+	for _, must := range []string{"synchronous_commit=", "appendonly", "not atomic", "outbox", "16.14", "valkey 8.1.1", "cores", "per timed repeat",
+		"Same conditions for every system", "bullmq 6.7.0", "MaxWorkers=8", "limit=8", "Concurrency=8", "GroupEnqueue: true", "pool of 8 connections", "FetchCooldown=2ms"} {
 		if !strings.Contains(section, must) {
 			t.Errorf("asymmetry section lacks %q:\n%s", must, section)
 		}
@@ -152,6 +153,28 @@ func TestReportStructure(t *testing.T) {
 	}
 	if lines != len(systems) {
 		t.Errorf("svg has %d lines, want %d", lines, len(systems))
+	}
+	pageInBrowser(t, ctx, dir)
+}
+
+// pageInBrowser renders bench.html in headless Chromium as a reader would: no label overflows,
+// every plot has data, nothing is fetched. The screenshot stays outside the repository.
+func pageInBrowser(t *testing.T, ctx context.Context, dir string) {
+	shots, err := os.MkdirTemp("", "emq-bench-shots-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := browsercheck.Check(ctx, filepath.Join(dir, "bench.html"), filepath.Join(shots, "bench.png"), 900)
+	if errors.Is(err, browsercheck.ErrNoChromium) {
+		t.Logf("SKIP the browser check of bench.html: %v", err)
+		return
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("bench.html screenshot: %s", r.Screenshot)
+	if !r.OK() {
+		t.Errorf("bench.html in a browser: %v", r)
 	}
 }
 
