@@ -427,10 +427,10 @@ func runAxis(ctx context.Context, p Params, ax axis, selected func(string) bool,
 				return sc.ceilingPG
 			}
 			measured := queues
-		if sc.name == ScEnqueueTx {
-			measured = slices.DeleteFunc(slices.Clone(queues), isDriven)
-		}
-		s.Results = results(run, measured, rates, errs, cpus, ceilFor)
+			if sc.name == ScEnqueueTx {
+				measured = slices.DeleteFunc(slices.Clone(queues), isDriven)
+			}
+			s.Results = results(run, measured, rates, errs, cpus, ceilFor)
 			if sc.name == ScEnqueueTx {
 				for _, r := range s.Results {
 					if r.Engine == Valkey {
@@ -573,7 +573,9 @@ func runLatency(ctx context.Context, p Params, ax axis, queues []Queue, clock cp
 
 // settler is a system that delivers a committed job later (an outbox relay): Settle returns once
 // every committed job has been delivered.
-type settler interface{ Settle(ctx context.Context) error }
+type settler interface {
+	Settle(ctx context.Context) error
+}
 
 func isDriven(q Queue) bool { _, ok := q.(Driven); return ok }
 

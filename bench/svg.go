@@ -145,8 +145,8 @@ func human(v float64) string {
 
 // barRow is one bar: a system's median with its min–max.
 type barRow struct {
-	label         string
-	color         string
+	label          string
+	color          string
 	median, lo, hi float64
 }
 
