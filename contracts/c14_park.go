@@ -152,7 +152,7 @@ var c14 = Contract{ID: "C14", Name: "park",
 			for i, want := range []int64{1, 1, 0} {
 				t.do("DEL", q.Wake())
 				t.mustClaim("orders", 30000)
-				t.check(t.llen(q.Wake()) == want, ruleWake, fmt.Sprintf("after claim %d of 3 the wake holds %d token(s) (re-armed while work remains)", i+1, want), "length %d", t.llen(q.Wake()))
+				t.check(t.llen(q.Wake()) == want, ruleWakeClaimRearm, fmt.Sprintf("after claim %d of 3 the wake holds %d token(s) (re-armed while work remains)", i+1, want), "length %d", t.llen(q.Wake()))
 			}
 		})
 		s.clause("wake-never-exceeds-one", clauseOpts{}, func(t *T) {
@@ -178,5 +178,7 @@ var c14 = Contract{ID: "C14", Name: "park",
 			t.ok(err, ruleReap, "reap")
 			one("after a reap")
 		})
+		wakeDuties(s)
+		parking(s)
 	},
 }

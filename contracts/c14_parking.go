@@ -1,0 +1,97 @@
+package contracts
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/echomq/kit/protocol"
+)
+
+// idleWindow checks the port's wire between from and now, a window of `window` in which its
+// consumers sat parked with pops of parkMS: nothing but BLPOP on the wake key, and per
+// connection no more pops than the window holds timeouts (plus the one in flight). A claim in
+// the window is a poll: a pop that timed out must park again without claiming (A10).
+func (t *T) idleWindow(from int, wake string, window, park time.Duration) {
+	pops := map[string]int{}
+	t.cover(rulePark)
+	for _, l := range t.portCommands(from) {
+		if l.Cmd() == "BLPOP" && argAt(l, 1) == wake && len(l.Args) == 3 {
+			pops[l.Client]++
+			continue
+		}
+		t.fail(rulePark, fmt.Sprintf("over %s of idleness (pops of %s) a parked consumer sends nothing but BLPOP on %s: a timed-out pop parks again without claiming", window.Round(time.Millisecond), park, wake),
+			"the port sent "+l.String())
+	}
+	most := int(window/park) + 1
+	for c, n := range pops {
+		t.check(n <= most, rulePark, fmt.Sprintf("at most %d pops per parked connection in %s with pops of %s (one per timeout)", most, window.Round(time.Millisecond), park), "connection %s sent BLPOP %d times", c, n)
+	}
+	t.check(len(pops) > 0, rulePark, fmt.Sprintf("the parked consumer pops again after its %s pops time out", park), "no BLPOP in %s", window.Round(time.Millisecond))
+}
+
+// completed checks that a park returned without error, promptly after start, with exactly ids
+// (each once, token 1).
+func (t *T) completed(r parked, start time.Time, within time.Duration, ids []string, why string) {
+	t.ok(r.err, rulePark, "park")
+	took := r.at.Sub(start)
+	t.check(took < within, rulePark, fmt.Sprintf("%s: the park returns within %s", why, within), "it returned after %s with %d of %d jobs", took.Round(time.Millisecond), len(r.res.Jobs), len(ids))
+	var got []string
+	for _, j := range r.res.Jobs {
+		got = append(got, j.ID)
+		t.check(j.Token == 1, rulePark, "each job claimed once, token 1", "%s token %d", j.ID, j.Token)
+	}
+	sort.Strings(got)
+	t.check(strings.Join(got, ",") == strings.Join(ids, ","), rulePark, fmt.Sprintf("all %d jobs, each once", len(ids)), "%v", got)
+}
+
+// parking are C14's clauses for the consumer's host-side duties (A10): claim before parking, a
+// timed-out pop parks again without claiming, and wakes handed on so none is lost.
+func parking(s spec) {
+	s.clause("backlog-without-token-claimed-first", clauseOpts{}, func(t *T) {
+		q := t.q("orders")
+		ids := kitIDs(4, 1<<50)
+		t.kitEnqueue("orders", ids)
+		t.do("DEL", q.Wake()) // the token a consumer took before it died without claiming
+		m0 := t.mark()
+		a := protocol.ParkArgs{Queue: "orders", Consumers: 2, Jobs: 4, LeaseMS: 30000, ParkMS: 2000, TimeoutMS: 2600}
+		start := time.Now()
+		r := <-t.park(a)
+		t.completed(r, start, time.Second, ids, "a backlog whose wake token is gone is claimed before parking (A10: claim first), well before a 2 s pop times out")
+		t.noPolling(m0, a)
+	})
+	s.clause("idle-window-reparks-without-claiming", clauseOpts{}, func(t *T) {
+		q := t.q("orders")
+		park := 150 * time.Millisecond
+		m0 := t.mark()
+		a := protocol.ParkArgs{Queue: "orders", Consumers: 2, Jobs: 1, LeaseMS: 30000, ParkMS: park.Milliseconds(), TimeoutMS: 5000}
+		done := t.park(a)
+		t.waitBlocked(2)
+		m := t.mark()
+		from := time.Now()
+		time.Sleep(4*park + park/2)
+		t.idleWindow(m, q.Wake(), time.Since(from), park)
+		ids := kitIDs(1, 1<<50)
+		start := time.Now()
+		t.kitEnqueue("orders", ids)
+		t.completed(<-done, start, time.Second, ids, "an enqueue after an idle window still wakes a consumer")
+		t.noPolling(m0, a)
+	})
+	s.clause("enqueues-one-at-a-time-lose-no-wake", clauseOpts{}, func(t *T) {
+		q := t.q("orders")
+		m0 := t.mark()
+		a := protocol.ParkArgs{Queue: "orders", Consumers: 3, Jobs: 8, LeaseMS: 30000, ParkMS: 3000, TimeoutMS: 6000}
+		done := t.park(a)
+		t.waitBlocked(3)
+		ids := kitIDs(8, 1<<50)
+		start := time.Now()
+		for _, id := range ids {
+			t.kitEnqueue("orders", []string{id})
+			time.Sleep(10 * time.Millisecond)
+		}
+		t.completed(<-done, start, 1500*time.Millisecond, ids, "eight enqueues one at a time while three consumers park lose no wake")
+		t.check(t.llen(q.Wake()) <= 1, ruleWakeOne, "the wake list never exceeds one", "length %d", t.llen(q.Wake()))
+		t.noPolling(m0, a)
+	})
+}
