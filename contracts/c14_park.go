@@ -177,6 +177,7 @@ var c14 = Contract{ID: "C14", Name: "park",
 			_, err = t.D.Reap(t.ctx, protocol.ReapArgs{Queue: "orders", MaxAttempts: 5})
 			t.ok(err, ruleReap, "reap")
 			one("after a reap")
+			t.wakeKeepsOne("burst")
 		})
 		wakeDuties(s)
 		parking(s)
