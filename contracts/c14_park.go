@@ -158,7 +158,7 @@ var c14 = Contract{ID: "C14", Name: "park",
 		s.clause("wake-never-exceeds-one", clauseOpts{}, func(t *T) {
 			q := t.q("orders")
 			one := func(step string) {
-				t.check(t.llen(q.Wake()) == 1, ruleWake, step+": the wake list holds exactly one token", "length %d", t.llen(q.Wake()))
+				t.check(t.llen(q.Wake()) == 1, ruleWakeOne, step+": the wake list holds exactly one token", "length %d", t.llen(q.Wake()))
 			}
 			for i := range 3 {
 				t.enqueue("orders", fmt.Sprint(i))
