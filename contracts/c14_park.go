@@ -117,6 +117,7 @@ var c14 = Contract{ID: "C14", Name: "park",
 			t.check(len(r.res.Jobs) == 1 && r.res.Jobs[0].ID == id && r.res.Jobs[0].Token == 1, rulePark, "the woken consumer claimed and completed "+id, "%+v", r.res.Jobs)
 			t.check(!t.exists(jobKey(q, id)), ruleComplete, "the job completed", "the row is still there")
 			t.noPolling(m0, a)
+			t.parkConnections(m0, q.Wake())
 		})
 		s.clause("burst-wakes-parked-consumers", clauseOpts{}, func(t *T) {
 			q := t.q("orders")
@@ -143,6 +144,7 @@ var c14 = Contract{ID: "C14", Name: "park",
 			t.check(strings.Join(got, ",") == strings.Join(ids, ","), rulePark, "all six jobs of the burst, each once", "%v", got)
 			t.check(t.llen(q.Wake()) <= 1, ruleWake, "the wake list never exceeds one", "length %d", t.llen(q.Wake()))
 			t.noPolling(m0, a)
+			t.parkConnections(m0, q.Wake())
 		})
 		s.clause("claim-rearms-while-work-remains", clauseOpts{}, func(t *T) {
 			q := t.q("orders")

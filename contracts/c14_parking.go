@@ -2,11 +2,13 @@ package contracts
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/echomq/kit/lua"
 	"github.com/echomq/kit/protocol"
 )
 
@@ -60,11 +62,12 @@ func parking(s spec) {
 		t.kitEnqueue("orders", ids)
 		t.do("DEL", q.Wake()) // the token a consumer took before it died without claiming
 		m0 := t.mark()
-		a := protocol.ParkArgs{Queue: "orders", Consumers: 2, Jobs: 4, LeaseMS: 30000, ParkMS: 2000, TimeoutMS: 2600}
+		a := protocol.ParkArgs{Queue: "orders", Consumers: 2, Jobs: 4, LeaseMS: 30000, ParkMS: 3000, TimeoutMS: 3500}
 		start := time.Now()
 		r := <-t.park(a)
-		t.completed(r, start, time.Second, ids, "a backlog whose wake token is gone is claimed before parking (A10: claim first), well before a 2 s pop times out")
+		t.completed(r, start, 1500*time.Millisecond, ids, "a backlog whose wake token is gone is claimed before parking (A10: claim first), well before a 3 s pop times out")
 		t.noPolling(m0, a)
+		t.parkConnections(m0, q.Wake())
 	})
 	s.clause("idle-window-reparks-without-claiming", clauseOpts{}, func(t *T) {
 		q := t.q("orders")
@@ -82,11 +85,12 @@ func parking(s spec) {
 		t.kitEnqueue("orders", ids)
 		t.completed(<-done, start, time.Second, ids, "an enqueue after an idle window still wakes a consumer")
 		t.noPolling(m0, a)
+		t.parkConnections(m0, q.Wake())
 	})
 	s.clause("enqueues-one-at-a-time-lose-no-wake", clauseOpts{}, func(t *T) {
 		q := t.q("orders")
 		m0 := t.mark()
-		a := protocol.ParkArgs{Queue: "orders", Consumers: 3, Jobs: 8, LeaseMS: 30000, ParkMS: 3000, TimeoutMS: 6000}
+		a := protocol.ParkArgs{Queue: "orders", Consumers: 3, Jobs: 8, LeaseMS: 30000, ParkMS: 4000, TimeoutMS: 6000}
 		done := t.park(a)
 		t.waitBlocked(3)
 		ids := kitIDs(8, 1<<50)
@@ -95,8 +99,38 @@ func parking(s spec) {
 			t.kitEnqueue("orders", []string{id})
 			time.Sleep(10 * time.Millisecond)
 		}
-		t.completed(<-done, start, 1500*time.Millisecond, ids, "eight enqueues one at a time while three consumers park lose no wake")
+		t.completed(<-done, start, 2*time.Second, ids, "eight enqueues one at a time while three consumers park lose no wake")
 		t.check(t.llen(q.Wake()) <= 1, ruleWakeOne, "the wake list never exceeds one", "length %d", t.llen(q.Wake()))
 		t.noPolling(m0, a)
+		t.parkConnections(m0, q.Wake())
 	})
+}
+
+// parkConnections checks every connection that popped the wake key since from, over its whole
+// life (A10): HELLO first, then the fence, then nothing but BLPOP on the wake key. Claims and
+// settlements belong on other connections, or a parked consumer's pop would hold them up.
+func (t *T) parkConnections(from int, wake string) {
+	fence := t.cfg.Bundle.MustScript(lua.Fence).SHA1
+	t.cover(rulePark)
+	parkers, _ := byClient(t.portLines(from))
+	_, life := byClient(t.portLines(0))
+	const expected = "a parking connection sends HELLO 2, then the fence, then nothing but BLPOP on the wake key (A10)"
+	for _, c := range parkers {
+		ls := life[c]
+		if !slices.ContainsFunc(ls, func(l Line) bool { return l.Cmd() == "BLPOP" }) {
+			continue
+		}
+		t.check(ls[0].Cmd() == "HELLO", rulePark, expected, "connection %s began with %s", c, ls[0])
+		fenced := false
+		for _, l := range ls[1:] {
+			switch {
+			case l.Cmd() == "CLIENT" || (l.Cmd() == "SCRIPT" && !fenced):
+			case l.Cmd() == "EVALSHA" && argAt(l, 1) == fence && !fenced:
+				fenced = true
+			case l.Cmd() == "BLPOP" && argAt(l, 1) == wake && fenced:
+			default:
+				t.fail(rulePark, expected, fmt.Sprintf("connection %s (fenced: %v) sent %s", c, fenced, l))
+			}
+		}
+	}
 }
