@@ -12,14 +12,16 @@ import (
 	"github.com/echomq/kit/protocol"
 )
 
-// idleWindow checks the port's wire between from and now, a window of `window` in which its
+// idleWindow checks the port's wire between from (taken at since) and now, a window in which its
 // consumers sat parked with pops of parkMS: nothing but BLPOP on the wake key, and per
 // connection no more pops than the window holds timeouts (plus the one in flight). A claim in
 // the window is a poll: a pop that timed out must park again without claiming (A10).
-func (t *T) idleWindow(from int, wake string, consumers int, window, park time.Duration) {
+func (t *T) idleWindow(from int, since time.Time, wake string, consumers int, park time.Duration) {
 	pops := map[string]int{}
 	t.cover(rulePark)
-	for _, l := range t.portCommands(from) {
+	lines := t.portCommands(from)
+	window := time.Since(since) // measured after the capture caught up: every counted pop is inside it
+	for _, l := range lines {
 		if l.Cmd() == "BLPOP" && argAt(l, 1) == wake && len(l.Args) == 3 {
 			pops[l.Client]++
 			secs, err := strconv.ParseFloat(argAt(l, 2), 64)
@@ -79,7 +81,7 @@ func parking(s spec) {
 		m := t.mark()
 		from := time.Now()
 		time.Sleep(4*park + park/2)
-		t.idleWindow(m, q.Wake(), a.Consumers, time.Since(from), park)
+		t.idleWindow(m, from, q.Wake(), a.Consumers, park)
 		ids := kitIDs(1, 1<<50)
 		start := time.Now()
 		t.kitEnqueue("orders", ids)
