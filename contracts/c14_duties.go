@@ -114,16 +114,18 @@ func (t *T) wakeRetry(qn string) {
 // wakeReap: reap arms when it returned a lease, not when it moved nothing.
 func (t *T) wakeReap(qn string) {
 	q := t.q(qn)
-	t.enqueue(qn, "a")
-	c := t.mustClaim(qn, 150)
-	t.armedBy(q, ruleWakeReap, "a reap before any lease passed (moves nothing)", 0, func() {
+	t.enqueue(qn, "live")
+	t.enqueue(qn, "short")
+	t.mustClaim(qn, 30000) // a live lease: a reap must leave it, and that moves nothing
+	t.armedBy(q, ruleWakeReap, "a reap finding only a live lease (moves nothing)", 0, func() {
 		t.check(t.reapQueue(ruleWakeReap, qn, 5) == 0, ruleWakeReap, "reap count 0", "another count")
 	})
+	c := t.mustClaim(qn, 100)
 	t.expire(q, c)
 	t.armedBy(q, ruleWakeReap, "a reap returning an expired lease to pending", 1, func() {
 		t.check(t.reapQueue(ruleWakeReap, qn, 5) == 1, ruleWakeReap, "reap count 1", "another count")
 	})
-	t.armedBy(q, ruleWakeReap, "a second reap (nothing left to move)", 0, func() {
+	t.armedBy(q, ruleWakeReap, "a second reap (only the live lease left)", 0, func() {
 		t.check(t.reapQueue(ruleWakeReap, qn, 5) == 0, ruleWakeReap, "reap count 0", "another count")
 	})
 }
@@ -131,13 +133,15 @@ func (t *T) wakeReap(qn string) {
 // wakePromote: promote arms when it moved a due job (plain or lane), not when nothing was due.
 func (t *T) wakePromote(qn string) {
 	q := t.q(qn)
-	a := t.enqueueWith(protocol.EnqueueArgs{Queue: qn, PayloadB64: b64("a"), DelayMS: 120})
-	t.enqueueWith(protocol.EnqueueArgs{Queue: qn, Lane: "east", PayloadB64: b64("b"), DelayMS: 120})
-	t.armedBy(q, ruleWakePromote, "a promote before anything is due (moves nothing)", 0, func() {
+	t.enqueueWith(protocol.EnqueueArgs{Queue: qn, PayloadB64: b64("later"), DelayMS: 60000})
+	t.armedBy(q, ruleWakePromote, "a promote with nothing due (moves nothing)", 0, func() {
 		t.check(t.promoteQueue(ruleWakePromote, qn) == 0, ruleWakePromote, "promote count 0", "another count")
 	})
-	due, _ := t.zscore(q.Scheduled(), a)
-	t.waitPast(due + 1)
+	a := t.enqueueWith(protocol.EnqueueArgs{Queue: qn, PayloadB64: b64("a"), DelayMS: 100})
+	b := t.enqueueWith(protocol.EnqueueArgs{Queue: qn, Lane: "east", PayloadB64: b64("b"), DelayMS: 100})
+	da, _ := t.zscore(q.Scheduled(), a)
+	db, _ := t.zscore(q.Scheduled(), b)
+	t.waitPast(max(da, db) + 1)
 	t.armedBy(q, ruleWakePromote, "a promote moving a plain and a lane job", 1, func() {
 		t.check(t.promoteQueue(ruleWakePromote, qn) == 2, ruleWakePromote, "promote count 2", "another count")
 	})
