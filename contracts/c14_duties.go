@@ -320,6 +320,16 @@ func (t *T) wakeKeepsOne(qn string) {
 	one("a lane_pause and a lane_resume")
 	t.complete(qn, lc.ID, lc.Token)
 	one("a complete")
+	d := t.enqueueWith(protocol.EnqueueArgs{Queue: qn, Lane: "west", PayloadB64: b64("f"), DelayMS: 50})
+	one("a delayed lane enqueue")
+	due, _ := t.zscore(q.Scheduled(), d)
+	c = t.mustClaim(qn, 50)
+	t.expire(q, c)
+	t.waitPast(due + 1)
+	t.check(t.promoteQueue(ruleWakeOne, qn) == 1, ruleWakeOne, "promote count 1", "another count")
+	one("a promote")
+	t.check(t.reapQueue(ruleWakeOne, qn, 5) == 1, ruleWakeOne, "reap count 1", "another count")
+	one("a reap")
 }
 
 // wakeDuties are C14's clauses for A13: every op that must arm the wake, each from a state where
