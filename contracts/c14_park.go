@@ -2,7 +2,6 @@ package contracts
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
@@ -117,6 +116,7 @@ var c14 = Contract{ID: "C14", Name: "park",
 			t.check(len(r.res.Jobs) == 1 && r.res.Jobs[0].ID == id && r.res.Jobs[0].Token == 1, rulePark, "the woken consumer claimed and completed "+id, "%+v", r.res.Jobs)
 			t.check(!t.exists(jobKey(q, id)), ruleComplete, "the job completed", "the row is still there")
 			t.noPolling(m0, a)
+			t.parkConnections(m0, q.Wake())
 		})
 		s.clause("burst-wakes-parked-consumers", clauseOpts{}, func(t *T) {
 			q := t.q("orders")
@@ -130,19 +130,10 @@ var c14 = Contract{ID: "C14", Name: "park",
 			ids := kitIDs(6, 1<<50)
 			start := time.Now()
 			t.kitEnqueue("orders", ids)
-			r := <-done
-			t.ok(r.err, rulePark, "park")
-			took := r.at.Sub(start)
-			t.check(took < 3*time.Second, rulePark, "a burst wakes parked consumers one after another, before any pop times out", "park returned %s after the burst", took.Round(time.Millisecond))
-			var got []string
-			for _, j := range r.res.Jobs {
-				got = append(got, j.ID)
-				t.check(j.Token == 1, rulePark, "each job claimed once, token 1", "%s token %d", j.ID, j.Token)
-			}
-			sort.Strings(got)
-			t.check(strings.Join(got, ",") == strings.Join(ids, ","), rulePark, "all six jobs of the burst, each once", "%v", got)
+			t.completed(<-done, start, 3*time.Second, ids, "a burst wakes parked consumers one after another, before any pop times out")
 			t.check(t.llen(q.Wake()) <= 1, ruleWake, "the wake list never exceeds one", "length %d", t.llen(q.Wake()))
 			t.noPolling(m0, a)
+			t.parkConnections(m0, q.Wake())
 		})
 		s.clause("claim-rearms-while-work-remains", clauseOpts{}, func(t *T) {
 			q := t.q("orders")
@@ -152,13 +143,13 @@ var c14 = Contract{ID: "C14", Name: "park",
 			for i, want := range []int64{1, 1, 0} {
 				t.do("DEL", q.Wake())
 				t.mustClaim("orders", 30000)
-				t.check(t.llen(q.Wake()) == want, ruleWake, fmt.Sprintf("after claim %d of 3 the wake holds %d token(s) (re-armed while work remains)", i+1, want), "length %d", t.llen(q.Wake()))
+				t.check(t.llen(q.Wake()) == want, ruleWakeClaimRearm, fmt.Sprintf("after claim %d of 3 the wake holds %d token(s) (re-armed while work remains)", i+1, want), "length %d", t.llen(q.Wake()))
 			}
 		})
 		s.clause("wake-never-exceeds-one", clauseOpts{}, func(t *T) {
 			q := t.q("orders")
 			one := func(step string) {
-				t.check(t.llen(q.Wake()) == 1, ruleWake, step+": the wake list holds exactly one token", "length %d", t.llen(q.Wake()))
+				t.check(t.llen(q.Wake()) == 1, ruleWakeOne, step+": the wake list holds exactly one token", "length %d", t.llen(q.Wake()))
 			}
 			for i := range 3 {
 				t.enqueue("orders", fmt.Sprint(i))
@@ -177,6 +168,9 @@ var c14 = Contract{ID: "C14", Name: "park",
 			_, err = t.D.Reap(t.ctx, protocol.ReapArgs{Queue: "orders", MaxAttempts: 5})
 			t.ok(err, ruleReap, "reap")
 			one("after a reap")
+			t.wakeKeepsOne("burst")
 		})
+		wakeDuties(s)
+		parking(s)
 	},
 }

@@ -1,0 +1,138 @@
+package contracts
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/echomq/kit/lua"
+	"github.com/echomq/kit/protocol"
+)
+
+// idleWindow checks the port's wire between from (taken at since) and now, a window in which its
+// consumers sat parked with pops of parkMS: nothing but BLPOP on the wake key, and per
+// connection no more pops than the window holds timeouts (plus the one in flight). A claim in
+// the window is a poll: a pop that timed out must park again without claiming (A10).
+func (t *T) idleWindow(from int, since time.Time, wake string, consumers int, park time.Duration) {
+	pops := map[string]int{}
+	t.cover(rulePark)
+	lines := t.portCommands(from)
+	window := time.Since(since) // measured after the capture caught up: every counted pop is inside it
+	for _, l := range lines {
+		if l.Cmd() == "BLPOP" && argAt(l, 1) == wake && len(l.Args) == 3 {
+			pops[l.Client]++
+			secs, err := strconv.ParseFloat(argAt(l, 2), 64)
+			t.check(err == nil && secs > 0 && secs <= park.Seconds()+0.001, rulePark, fmt.Sprintf("each pop times out after park_ms (%s; 0 would block forever)", park), "BLPOP timeout %q", argAt(l, 2))
+			continue
+		}
+		t.fail(rulePark, fmt.Sprintf("over %s of idleness (pops of %s) a parked consumer sends nothing but BLPOP on %s: a timed-out pop parks again without claiming", window.Round(time.Millisecond), park, wake),
+			"the port sent "+l.String())
+	}
+	// One pop per timeout, on each consumer's own connection; the lower bound is lax (half the
+	// timeouts) so that a loaded machine does not fail a correct port.
+	most, least := int(window/park)+1, max(1, int(window/park)/2)
+	t.check(len(pops) == consumers, rulePark, fmt.Sprintf("each of the %d parked consumers pops again on its own connection after its pops time out", consumers), "BLPOP from %d connection(s) in %s", len(pops), window.Round(time.Millisecond))
+	for c, n := range pops {
+		t.check(n <= most && n >= least, rulePark, fmt.Sprintf("%d to %d pops per parked connection in %s with pops of %s (one per timeout)", least, most, window.Round(time.Millisecond), park), "connection %s sent BLPOP %d times", c, n)
+	}
+}
+
+// completed checks that a park returned without error, promptly after start, with exactly ids
+// (each once, token 1).
+func (t *T) completed(r parked, start time.Time, within time.Duration, ids []string, why string) {
+	t.ok(r.err, rulePark, "park")
+	took := r.at.Sub(start)
+	t.check(took < within, rulePark, fmt.Sprintf("%s: the park returns within %s", why, within), "it returned after %s with %d of %d jobs", took.Round(time.Millisecond), len(r.res.Jobs), len(ids))
+	var got []string
+	for _, j := range r.res.Jobs {
+		got = append(got, j.ID)
+		t.check(j.Token == 1, rulePark, "each job claimed once, token 1", "%s token %d", j.ID, j.Token)
+	}
+	sort.Strings(got)
+	t.check(strings.Join(got, ",") == strings.Join(ids, ","), rulePark, fmt.Sprintf("all %d jobs, each once", len(ids)), "%v", got)
+}
+
+// parking are C14's clauses for the consumer's host-side duties (A10): claim before parking, a
+// timed-out pop parks again without claiming, and wakes handed on so none is lost.
+func parking(s spec) {
+	s.clause("backlog-without-token-claimed-first", clauseOpts{}, func(t *T) {
+		q := t.q("orders")
+		ids := kitIDs(4, 1<<50)
+		t.kitEnqueue("orders", ids)
+		t.do("DEL", q.Wake()) // the token a consumer took before it died without claiming
+		m0 := t.mark()
+		a := protocol.ParkArgs{Queue: "orders", Consumers: 2, Jobs: 4, LeaseMS: 30000, ParkMS: 3000, TimeoutMS: 3500}
+		start := time.Now()
+		r := <-t.park(a)
+		t.completed(r, start, 1500*time.Millisecond, ids, "a backlog whose wake token is gone is claimed before parking (A10: claim first), well before a 3 s pop times out")
+		t.noPolling(m0, a)
+		t.parkConnections(m0, q.Wake())
+	})
+	s.clause("idle-window-reparks-without-claiming", clauseOpts{}, func(t *T) {
+		q := t.q("orders")
+		park := 150 * time.Millisecond
+		m0 := t.mark()
+		a := protocol.ParkArgs{Queue: "orders", Consumers: 2, Jobs: 1, LeaseMS: 30000, ParkMS: park.Milliseconds(), TimeoutMS: 5000}
+		done := t.park(a)
+		t.waitBlocked(2)
+		m := t.mark()
+		from := time.Now()
+		time.Sleep(4*park + park/2)
+		t.idleWindow(m, from, q.Wake(), a.Consumers, park)
+		ids := kitIDs(1, 1<<50)
+		start := time.Now()
+		t.kitEnqueue("orders", ids)
+		t.completed(<-done, start, time.Second, ids, "an enqueue after an idle window still wakes a consumer")
+		t.noPolling(m0, a)
+		t.parkConnections(m0, q.Wake())
+	})
+	s.clause("enqueues-one-at-a-time-lose-no-wake", clauseOpts{}, func(t *T) {
+		q := t.q("orders")
+		m0 := t.mark()
+		a := protocol.ParkArgs{Queue: "orders", Consumers: 3, Jobs: 8, LeaseMS: 30000, ParkMS: 4000, TimeoutMS: 6000}
+		done := t.park(a)
+		t.waitBlocked(3)
+		ids := kitIDs(8, 1<<50)
+		start := time.Now()
+		for _, id := range ids {
+			t.kitEnqueue("orders", []string{id})
+			time.Sleep(10 * time.Millisecond)
+		}
+		t.completed(<-done, start, 2*time.Second, ids, "eight enqueues one at a time while three consumers park lose no wake")
+		t.check(t.llen(q.Wake()) <= 1, ruleWakeOne, "the wake list never exceeds one", "length %d", t.llen(q.Wake()))
+		t.noPolling(m0, a)
+		t.parkConnections(m0, q.Wake())
+	})
+}
+
+// parkConnections checks every connection that popped the wake key since from, over its whole
+// life (A10): HELLO first, then the fence, then nothing but BLPOP on the wake key. Claims and
+// settlements belong on other connections, or a parked consumer's pop would hold them up.
+func (t *T) parkConnections(from int, wake string) {
+	fence := t.cfg.Bundle.MustScript(lua.Fence).SHA1
+	t.cover(rulePark)
+	parkers, _ := byClient(t.portLines(from))
+	_, life := byClient(t.portLines(0))
+	const expected = "a parking connection sends HELLO 2, then the fence, then nothing but BLPOP on the wake key (A10)"
+	for _, c := range parkers {
+		ls := life[c]
+		if !slices.ContainsFunc(ls, func(l Line) bool { return l.Cmd() == "BLPOP" }) {
+			continue
+		}
+		t.check(ls[0].Cmd() == "HELLO", rulePark, expected, "connection %s began with %s", c, ls[0])
+		fenced := false
+		for _, l := range ls[1:] {
+			switch {
+			case l.Cmd() == "CLIENT" || (l.Cmd() == "SCRIPT" && !fenced):
+			case l.Cmd() == "EVALSHA" && argAt(l, 1) == fence && !fenced:
+				fenced = true
+			case l.Cmd() == "BLPOP" && argAt(l, 1) == wake && fenced:
+			default:
+				t.fail(rulePark, expected, fmt.Sprintf("connection %s (fenced: %v) sent %s", c, fenced, l))
+			}
+		}
+	}
+}
