@@ -2,6 +2,7 @@ package contracts
 
 import (
 	"crypto/sha1"
+	"encoding/base64"
 	"encoding/hex"
 	"fmt"
 	"strings"
@@ -47,6 +48,57 @@ var c06 = Contract{ID: "C06", Name: "claim",
 			t.ok(t.D.Resume(t.ctx, protocol.QueueArgs{Queue: "orders"}), ruleQueuePause, "resume")
 			c := t.mustClaim("orders", 5000)
 			t.check(c.ID == id && c.Token == 1, ruleClaim, "after resume the held job, token 1", "%s token %d", c.ID, c.Token)
+		})
+		// The payload crosses enqueue → row → claim as opaque bytes: every odd payload comes
+		// back exactly, from claim and from lane_claim, and the row holds exactly it.
+		s.clause("payload-bytes-round-trip", clauseOpts{}, func(t *T) {
+			q := t.q("orders")
+			ps := oddPayloads()
+			var plain, lane []string
+			for _, p := range ps {
+				plain = append(plain, t.enqueueWith(protocol.EnqueueArgs{Queue: "orders", PayloadB64: base64.StdEncoding.EncodeToString([]byte(p))}))
+				lane = append(lane, t.enqueueWith(protocol.EnqueueArgs{Queue: "orders", Lane: "east", PayloadB64: base64.StdEncoding.EncodeToString([]byte(p))}))
+			}
+			for i, p := range ps {
+				for _, id := range []string{plain[i], lane[i]} {
+					got, _ := t.hget(jobKey(q, id), "payload")
+					t.check(got == p, ruleClaimBytes, fmt.Sprintf("row %s holds payload %s", id, short(p)), "%s", short(got))
+				}
+			}
+			for i, p := range ps {
+				t.claimedBytes(t.mustClaim("orders", 30000), plain[i], p, ruleClaimBytes)
+				t.claimedBytes(t.laneClaim("orders", 30000), lane[i], p, ruleClaimBytes)
+			}
+		})
+		// A checkpoint of odd bytes (and an empty one) comes back exactly on the redelivery
+		// after a retry, from claim and from lane_claim; a first claim has none.
+		s.clause("checkpoint-bytes-redelivered", clauseOpts{}, func(t *T) {
+			q := t.q("orders")
+			ps := oddPayloads()
+			for _, lane := range []string{"", "east"} {
+				claim := func() *protocol.ClaimResult {
+					if lane == "" {
+						return t.mustClaim("orders", 30000)
+					}
+					c := t.laneClaim("orders", 30000)
+					t.check(c != nil, ruleClaimCheckpointBytes, "lane_claim returns the lane's job", "an empty reply")
+					return c
+				}
+				id := t.enqueueWith(protocol.EnqueueArgs{Queue: "orders", Lane: lane, PayloadB64: b64("work")})
+				c := claim()
+				t.check(c.ID == id && c.CheckpointB64 == nil, ruleClaimCheckpointBytes, "a first claim of "+id+" has no checkpoint", "%s checkpoint %v", c.ID, c.CheckpointB64)
+				for _, p := range ps {
+					t.ok(t.D.Checkpoint(t.ctx, protocol.CheckpointArgs{FenceArgs: fa("orders", id, c.Token), DataB64: base64.StdEncoding.EncodeToString([]byte(p))}), ruleCheckpoint, "checkpoint")
+					got, ok := t.hget(q.Ckpt(), id)
+					t.check(ok && got == p, ruleClaimCheckpointBytes, "ckpt["+id+"] holds "+short(p), "%v %s", ok, short(got))
+					_, err := t.D.Retry(t.ctx, protocol.RetryArgs{FenceArgs: fa("orders", id, c.Token), MaxAttempts: 100, Error: "again"})
+					t.ok(err, ruleRetry, "retry")
+					c = claim()
+					t.check(c.ID == id, ruleClaimCheckpointBytes, "the redelivery of "+id, "%s", c.ID)
+					t.checkpointBytes(c, p)
+				}
+				t.complete("orders", id, c.Token)
+			}
 		})
 		s.clause("after-script-flush-exactly-once", clauseOpts{}, func(t *T) {
 			q := t.q("orders")

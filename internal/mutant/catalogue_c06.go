@@ -4,4 +4,12 @@ package mutant
 var c06 = []Spec{
 	{Name: "claim-no-increment", Contract: "C06", Rule: "claim", Defect: "claim does not increment attempts: the token never changes",
 		Edits: []Edit{{"claim", "local attempts = tonumber(f[1]) + 1", "local attempts = tonumber(f[1]) + 0"}}},
+	{Name: "claim-payload-formatted", Contract: "C06", Rule: "claim-payload-bytes", Defect: "claim passes the payload through string.format('%s'), which stops at the first NUL byte of a short payload",
+		Edits: []Edit{{"claim", "return {id, f[2], attempts, saved}", "return {id, string.format('%s', f[2]), attempts, saved}"}}},
+	{Name: "lane-claim-payload-formatted", Contract: "C06", Rule: "claim-payload-bytes", Defect: "lane_claim passes the payload through string.format('%s'), which stops at the first NUL byte of a short payload",
+		Edits: []Edit{{"lane_claim", "return {id, f[2], attempts, saved, g}", "return {id, string.format('%s', f[2]), attempts, saved, g}"}}},
+	{Name: "claim-checkpoint-from-third-attempt", Contract: "C06", Rule: "claim-checkpoint-bytes", Defect: "claim reads the checkpoint only from the third attempt on (off by one): the first redelivery gets none",
+		Edits: []Edit{{"claim", "if attempts > 1 then saved", "if attempts > 2 then saved"}}},
+	{Name: "lane-claim-checkpoint-from-third-attempt", Contract: "C06", Rule: "claim-checkpoint-bytes", Defect: "lane_claim reads the checkpoint only from the third attempt on (off by one): the first redelivery gets none",
+		Edits: []Edit{{"lane_claim", "if attempts > 1 then saved", "if attempts > 2 then saved"}}},
 }
