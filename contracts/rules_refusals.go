@@ -4,7 +4,7 @@ package contracts
 var rulesRefusals = []Rule{
 	ruleDupLane, ruleDupWake, ruleClaimBytes, ruleClaimCheckpointBytes,
 	ruleFencedToken, ruleFencedLease, ruleFencedNoChange,
-	ruleRangeToken, ruleRangeLease, ruleRangeDelay, ruleRangeMaxAttempts, ruleRangeLimit,
+	ruleRangeDuration, ruleRangeMaxAttempts, ruleRangeLimit,
 	ruleExtendReply, ruleCompleteLane, ruleCompleteError,
 }
 
@@ -16,9 +16,7 @@ var (
 	ruleFencedToken          = Rule{"fenced-token", `canon §4: "refused with EMQSTALE unless … its attempts equals the token" — a token below or above the live one is refused by every fenced op`}
 	ruleFencedLease          = Rule{"fenced-lease", `canon §4: "refused with EMQSTALE unless … its lease has not passed on the server's clock — an expired lease confers no right even before the reaper runs"`}
 	ruleFencedNoChange       = Rule{"fenced-refusal-changes-nothing", `canon §4: "A refused transition changes nothing" — not the row, not the last error, not the checkpoint, not a lease`}
-	ruleRangeToken           = Rule{"A16-token", `contracts/PROTOCOL.md A16: "tokens 1..1e14; anything else is EMQARG and changes nothing"`}
-	ruleRangeLease           = Rule{"A16-lease", `contracts/PROTOCOL.md A16: "durations (lease_ms 1..1e14 …); anything else is EMQARG and changes nothing"`}
-	ruleRangeDelay           = Rule{"A16-delay", `contracts/PROTOCOL.md A16: "durations (… delay_ms 0..1e14); anything else is EMQARG and changes nothing"`}
+	ruleRangeDuration        = Rule{"A16-durations", `contracts/PROTOCOL.md A16: "durations (lease_ms 1..1e14, delay_ms 0..1e14) … anything else is EMQARG and changes nothing" — both edges of each range are accepted`}
 	ruleRangeMaxAttempts     = Rule{"A16-max-attempts", `contracts/PROTOCOL.md A16: "max_attempts 1..1e9 … anything else is EMQARG and changes nothing"`}
 	ruleRangeLimit           = Rule{"A16-limit", `contracts/PROTOCOL.md A16: "limit 1..10000 … anything else is EMQARG and changes nothing"`}
 	ruleExtendReply          = Rule{"extend-deadline", `canon §4 extend: "fenced; move the lease deadline to TIME+lease_ms" — the new deadline is the server's TIME of the extend plus lease_ms (not the old deadline plus lease_ms), and the reply deadline_ms is that score`}
