@@ -68,5 +68,38 @@ var c08 = Contract{ID: "C08", Name: "complete",
 			d := diff(before, t.snapshot())
 			t.check(d == "", ruleFenced, "the refused complete changes nothing", "%s", d)
 		})
+		// Lane and plain jobs with a last error and a checkpoint, a lane at its ceiling, other
+		// jobs' leases around them: each complete removes exactly what its job owned, and at the
+		// end only what the remaining job owns is left.
+		s.clause("complete-removes-exactly-its-own", clauseOpts{}, func(t *T) {
+			q := t.q("orders")
+			a := t.laneEnqueue("orders", "east", "a")
+			b := t.laneEnqueue("orders", "east", "b")
+			c := t.laneEnqueue("orders", "west", "c")
+			c2 := t.laneEnqueue("orders", "west", "c2")
+			p := t.enqueue("orders", "p")
+			ca := t.laneClaim("orders", 30000)
+			t.check(ca != nil && ca.ID == a, ruleLanes, "lane_claim takes east's oldest job", "%+v", ca)
+			t.ok(t.D.Checkpoint(t.ctx, protocol.CheckpointArgs{FenceArgs: fa("orders", a, ca.Token), DataB64: b64("step 1")}), ruleCheckpoint, "checkpoint")
+			t.retried("orders", a, ca.Token, 0)
+			cc := t.laneClaim("orders", 30000)
+			t.check(cc != nil && cc.ID == c, ruleLanes, "lane_claim rotates to west", "%+v", cc)
+			ca = t.laneClaim("orders", 30000)
+			t.check(ca != nil && ca.ID == a && ca.Token == 2, ruleLanes, "lane_claim redelivers east's oldest job, token 2", "%+v", ca)
+			t.ok(t.D.Checkpoint(t.ctx, protocol.CheckpointArgs{FenceArgs: fa("orders", a, ca.Token), DataB64: b64("step 2")}), ruleCheckpoint, "checkpoint")
+			cc2 := t.laneClaim("orders", 30000)
+			t.check(cc2 != nil && cc2.ID == c2, ruleLanes, "lane_claim rotates to west again: two of west's jobs active", "%+v", cc2)
+			cp := t.mustClaim("orders", 30000)
+			t.check(cp.ID == p, ruleClaim, "claim takes the plain job", "%s", cp.ID)
+			t.ok(t.D.Checkpoint(t.ctx, protocol.CheckpointArgs{FenceArgs: fa("orders", p, cp.Token), DataB64: b64("plain step")}), ruleCheckpoint, "checkpoint")
+			t.ok(t.D.LaneCeiling(t.ctx, protocol.QueueArgs{Queue: "orders", Lane: "east", Ceiling: 1}), ruleCeiling, "lane_ceiling east 1")
+			_, hasErr := t.hget(q.Errors(), a)
+			t.check(hasErr, ruleRetry, "the retry left a last error for "+a, "none")
+			t.completeExact("orders", a, ca.Token)
+			t.completeExact("orders", c, cc.Token)
+			t.completeExact("orders", p, cp.Token)
+			t.completeExact("orders", c2, cc2.Token)
+			t.onlyKeys("orders", ruleComplete, jobKey(q, b), laneKey(q, "east"), q.LaneOf(), q.Lanes(), q.Ring())
+		})
 	},
 }
