@@ -43,4 +43,6 @@ var c07 = []Spec{
 	{Name: "extend-replies-old-deadline", Contract: "C07", Rule: "extend-deadline", Defect: "extend answers the deadline it replaced, not the new one",
 		Edits: []Edit{{"extend", "redis.call('ZADD', KEYS[2], 'XX', now + lease, id)\nreturn now + lease",
 			"local old = tonumber(redis.call('ZSCORE', KEYS[2], id))\nredis.call('ZADD', KEYS[2], 'XX', now + lease, id)\nreturn old"}}},
+	{Name: "extend-keeps-deadline", Contract: "C07", Rule: "extend", Defect: "extend writes the deadline with ZADD NX: an existing lease is never moved, though extend answers success",
+		Edits: []Edit{{"extend", "redis.call('ZADD', KEYS[2], 'XX', now + lease, id)", "redis.call('ZADD', KEYS[2], 'NX', now + lease, id)"}}},
 }
