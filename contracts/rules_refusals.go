@@ -5,7 +5,7 @@ var rulesRefusals = []Rule{
 	ruleDupLane, ruleDupWake, ruleClaimBytes, ruleClaimCheckpointBytes,
 	ruleFencedToken, ruleFencedLease, ruleFencedNoChange,
 	ruleRangeDuration, ruleRangeMaxAttempts, ruleRangeLimit,
-	ruleExtendReply, ruleCompleteLane, ruleCompleteError,
+	ruleExtendReply, ruleCompleteLane, ruleCompleteError, ruleClaimExact,
 }
 
 var (

@@ -12,4 +12,12 @@ var c06 = []Spec{
 		Edits: []Edit{{"claim", "if attempts > 1 then saved", "if attempts > 2 then saved"}}},
 	{Name: "lane-claim-checkpoint-from-third-attempt", Contract: "C06", Rule: "claim-checkpoint-bytes", Defect: "lane_claim reads the checkpoint only from the third attempt on (off by one): the first redelivery gets none",
 		Edits: []Edit{{"lane_claim", "if attempts > 1 then saved", "if attempts > 2 then saved"}}},
+	{Name: "claim-consumes-checkpoint", Contract: "C06", Rule: "claim-exact", Defect: "claim deletes the checkpoint it hands to the redelivery: a second redelivery starts over",
+		Edits: []Edit{{"claim", "if attempts > 1 then saved = redis.call('HGET', KEYS[5], id) end", "if attempts > 1 then\n  saved = redis.call('HGET', KEYS[5], id)\n  redis.call('HDEL', KEYS[5], id)\nend"}}},
+	{Name: "lane-claim-consumes-checkpoint", Contract: "C06", Rule: "claim-exact", Defect: "lane_claim deletes the checkpoint it hands to the redelivery",
+		Edits: []Edit{{"lane_claim", "if attempts > 1 then saved = redis.call('HGET', KEYS[5], id) end", "if attempts > 1 then\n  saved = redis.call('HGET', KEYS[5], id)\n  redis.call('HDEL', KEYS[5], id)\nend"}}},
+	{Name: "claim-row-lease-field", Contract: "C06", Rule: "row", Defect: "claim stores the lease in the row as a fourth field (the row is exactly state, attempts, payload)",
+		Edits: []Edit{{"claim", "redis.call('HSET', row, 'state', 'active', 'attempts', attempts)", "redis.call('HSET', row, 'state', 'active', 'attempts', attempts, 'lease_ms', lease)"}}},
+	{Name: "lane-claim-row-lane-field", Contract: "C06", Rule: "row", Defect: "lane_claim stores the lane in the row as a fourth field",
+		Edits: []Edit{{"lane_claim", "redis.call('HSET', row, 'state', 'active', 'attempts', attempts)", "redis.call('HSET', row, 'state', 'active', 'attempts', attempts, 'lane', g)"}}},
 }
