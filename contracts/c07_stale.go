@@ -242,12 +242,15 @@ var c07 = Contract{ID: "C07", Name: "stale",
 				token int64
 			}{{id, c.Token}, {lane, cl.Token}} {
 				for _, lease := range []int64{2000, 60000, 5000} {
+					snap := t.snapshot()
+					members, scores := t.zset(q.Active())
 					before := t.now()
 					e, err := t.D.Extend(t.ctx, protocol.ExtendArgs{FenceArgs: fa("orders", j.id, j.token), LeaseMS: lease})
 					after := t.now()
 					t.ok(err, ruleExtendReply, "extend")
 					got := t.leaseWithin(q.Active(), j.id, before, after, lease, ruleExtendReply)
 					t.check(e.DeadlineMS == got, ruleExtendReply, fmt.Sprintf("extend answers the new deadline %d", got), "deadline_ms %d", e.DeadlineMS)
+					t.extendTouchedOnlyItsLease(snap, members, scores, j.id)
 				}
 			}
 			t.complete("orders", id, c.Token)

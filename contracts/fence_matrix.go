@@ -89,3 +89,22 @@ func (t *T) retried(qn, id string, token, delay int64) {
 	t.ok(err, ruleRetry, "retry")
 	t.check(r.Outcome == "retried", ruleRetry, "retry below max_attempts answers retried", "%q", r.Outcome)
 }
+
+// extendTouchedOnlyItsLease requires an extend of id to have changed nothing but id's score in
+// active: the row (its attempts, the token) and every other lease are as they were.
+func (t *T) extendTouchedOnlyItsLease(before map[string]string, members []string, scores map[string]int64, id string) {
+	q := t.q("orders")
+	after := t.snapshot()
+	row := jobKey(q, id)
+	t.check(before[row] == after[row], ruleTokens, "extend leaves the row (attempts, the token) unchanged", "%s → %s", before[row], after[row])
+	delete(before, q.Active())
+	delete(after, q.Active())
+	d := diff(before, after)
+	t.check(d == "", ruleExtend, "extend changes no key but active", "%s", d)
+	now, nowScores := t.zset(q.Active())
+	same := slices.Equal(slices.Sorted(slices.Values(now)), slices.Sorted(slices.Values(members)))
+	for _, m := range members {
+		same = same && (m == id || nowScores[m] == scores[m])
+	}
+	t.check(same, ruleExtend, "extend moves only the lease of "+id, "active %v", now)
+}

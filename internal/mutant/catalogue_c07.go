@@ -45,4 +45,6 @@ var c07 = []Spec{
 			"local old = tonumber(redis.call('ZSCORE', KEYS[2], id))\nredis.call('ZADD', KEYS[2], 'XX', now + lease, id)\nreturn old"}}},
 	{Name: "extend-keeps-deadline", Contract: "C07", Rule: "extend", Defect: "extend writes the deadline with ZADD NX: an existing lease is never moved, though extend answers success",
 		Edits: []Edit{{"extend", "redis.call('ZADD', KEYS[2], 'XX', now + lease, id)", "redis.call('ZADD', KEYS[2], 'NX', now + lease, id)"}}},
+	{Name: "extend-mints-token", Contract: "C07", Rule: "tokens", Defect: "extend increments attempts (a new token per heartbeat): attempts is incremented only by a claim",
+		Edits: []Edit{{"extend", "redis.call('ZADD', KEYS[2], 'XX', now + lease, id)\n", "redis.call('ZADD', KEYS[2], 'XX', now + lease, id)\nredis.call('HSET', KEYS[1], 'attempts', token + 1)\n"}}},
 }
