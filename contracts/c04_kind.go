@@ -116,6 +116,13 @@ var c04 = Contract{ID: "C04", Name: "kind",
 				for _, op := range laneOps {
 					t.ok(op.run(t, name, id, name), ruleKeyBuilder, fmt.Sprintf("%s on queue %q, lane %q", op.name, name, name))
 				}
+				// The name is the key's name, unchanged: the row and the lane under it exist.
+				q := t.q(name)
+				k, err := t.D.Key(t.ctx, protocol.KeyArgs{Queue: name, Type: "lane", Lane: name})
+				t.ok(err, ruleKeyBuilder, "key lane")
+				t.check(k.Key == laneKey(q, name), ruleKeyBuilder, "the lane key "+laneKey(q, name), "%q", k.Key)
+				t.check(t.exists(jobKey(q, id)) && t.exists(laneKey(q, name)), ruleKeyBuilder,
+					fmt.Sprintf("%s and %s written", jobKey(q, id), laneKey(q, name)), "missing")
 			}
 		})
 	},
