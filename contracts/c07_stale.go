@@ -84,6 +84,7 @@ var c07 = Contract{ID: "C07", Name: "stale",
 			for _, tok := range []int64{1, 3, maxMS} {
 				t.staleEvery("live", live, tok, "while token 2 holds the lease", ruleFencedToken)
 			}
+			t.staleEvery("elsewhere", live, c.Token, "named under another queue", ruleFenced)
 			lane := t.laneEnqueue("live", "east", "lane held")
 			cl := t.laneClaim("live", 30000)
 			t.check(cl != nil && cl.ID == lane, ruleLanes, "lane_claim takes the lane's job", "%+v", cl)

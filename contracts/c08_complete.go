@@ -2,6 +2,7 @@ package contracts
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/echomq/kit/protocol"
@@ -100,6 +101,25 @@ var c08 = Contract{ID: "C08", Name: "complete",
 			t.completeExact("orders", p, cp.Token)
 			t.completeExact("orders", c2, cc2.Token)
 			t.onlyKeys("orders", ruleComplete, jobKey(q, b), laneKey(q, "east"), q.LaneOf(), q.Lanes(), q.Ring())
+		})
+		// A paused lane stays out of the ring when a complete brings it below its ceiling; a
+		// lane without a ceiling stays where it is.
+		s.clause("complete-keeps-paused-lane-out", clauseOpts{}, func(t *T) {
+			q := t.q("orders")
+			n1 := t.laneEnqueue("orders", "north", "n1")
+			t.laneEnqueue("orders", "north", "n2")
+			s1 := t.laneEnqueue("orders", "south", "s1")
+			t.laneEnqueue("orders", "south", "s2")
+			c1 := t.laneClaim("orders", 30000)
+			t.check(c1 != nil && c1.ID == n1, ruleLanes, "lane_claim takes north's oldest", "%+v", c1)
+			c2 := t.laneClaim("orders", 30000)
+			t.check(c2 != nil && c2.ID == s1, ruleLanes, "lane_claim rotates to south", "%+v", c2)
+			t.ok(t.D.LaneCeiling(t.ctx, protocol.QueueArgs{Queue: "orders", Lane: "north", Ceiling: 1}), ruleCeiling, "lane_ceiling north 1")
+			t.ok(t.D.LanePause(t.ctx, protocol.QueueArgs{Queue: "orders", Lane: "north"}), ruleLanes, "lane_pause north")
+			ring := t.list(q.Ring())
+			t.check(slices.Equal(ring, []string{"south"}), ruleLanes, "ring [south] (north paused and at its ceiling)", "%v", ring)
+			t.completeExact("orders", n1, c1.Token)
+			t.completeExact("orders", s1, c2.Token)
 		})
 	},
 }
