@@ -2,6 +2,7 @@ package contracts
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/echomq/kit/protocol"
@@ -84,7 +85,7 @@ var c04 = Contract{ID: "C04", Name: "kind",
 		})
 		s.clause("bad-id-refused-by-every-op", clauseOpts{}, func(t *T) {
 			good := jobID(1 << 40)
-			for _, bad := range []string{"JOB123", good + "0", good[:13], "JOB0000000000!", "JOB000000 000A", "JOB", "", "job" + good[3:], "Job" + good[3:], "JOB000000000-A", "JOB00000000\xc3\xa9"} {
+			for _, bad := range []string{"JOB123", good + "0", good[:13], "JOB0000000000!", "JOB000000 000A", "JOB", "", "job" + good[3:], "Job" + good[3:], "JOB000000000-A", "JOB00000000\xc3\xa9", "JOBzzzzzzzzzzz", "JOBLygHa16AHYG"} {
 				if bad == "" {
 					continue // an absent id means "mint one" on enqueue
 				}
@@ -94,6 +95,15 @@ var c04 = Contract{ID: "C04", Name: "kind",
 				other := ids.Encode(brand, 1<<40)
 				t.refusedEverywhere(idOps, emqerr.Kind, "orders", other, "east", "id "+other+" of brand "+brand)
 			}
+		})
+		// The largest 64-bit snowflake is a JOB id like any other.
+		s.clause("largest-snowflake-accepted", clauseOpts{}, func(t *T) {
+			top := jobID(math.MaxUint64)
+			got := t.enqueueWith(protocol.EnqueueArgs{Queue: "orders", ID: top, PayloadB64: b64("top")})
+			t.check(got == top, ruleKeyBuilder, "enqueue keeps the id "+top, "%s", got)
+			c := t.mustClaim("orders", 30000)
+			t.check(c.ID == top, ruleKeyBuilder, "the claim returns "+top, "%s", c.ID)
+			t.complete("orders", top, c.Token)
 		})
 		s.clause("bad-lane-refused-by-every-op", clauseOpts{}, func(t *T) {
 			id := jobID(1 << 40)
