@@ -131,6 +131,23 @@ var c06 = Contract{ID: "C06", Name: "claim",
 			t.claimExact("orders", true, 30000)
 			t.claimExact("orders", true, 30000)
 		})
+		// A paused queue answers both claims empty and nothing moves: not the pending set,
+		// not a lane, not the ring's order.
+		s.clause("paused-claims-change-nothing", clauseOpts{}, func(t *T) {
+			t.enqueue("orders", "held")
+			t.laneEnqueue("orders", "east", "e")
+			t.laneEnqueue("orders", "west", "w")
+			t.ok(t.D.Pause(t.ctx, protocol.QueueArgs{Queue: "orders"}), ruleQueuePause, "pause")
+			for range 2 {
+				before := t.snapshot()
+				t.check(t.laneClaim("orders", 5000) == nil, ruleQueuePause, "lane_claim on a paused queue answers empty", "a job")
+				d := diff(before, t.snapshot())
+				t.check(d == "", ruleQueuePause, "an empty lane_claim on a paused queue changes nothing (the ring keeps its order)", "%s", d)
+				t.check(t.claim("orders", 5000) == nil, ruleQueuePause, "claim on a paused queue answers empty", "a job")
+				d = diff(before, t.snapshot())
+				t.check(d == "", ruleQueuePause, "an empty claim on a paused queue changes nothing", "%s", d)
+			}
+		})
 		s.clause("after-script-flush-exactly-once", clauseOpts{}, func(t *T) {
 			q := t.q("orders")
 			first := t.enqueue("orders", "one")

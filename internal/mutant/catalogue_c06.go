@@ -20,4 +20,7 @@ var c06 = []Spec{
 		Edits: []Edit{{"claim", "redis.call('HSET', row, 'state', 'active', 'attempts', attempts)", "redis.call('HSET', row, 'state', 'active', 'attempts', attempts, 'lease_ms', lease)"}}},
 	{Name: "lane-claim-row-lane-field", Contract: "C06", Rule: "row", Defect: "lane_claim stores the lane in the row as a fourth field",
 		Edits: []Edit{{"lane_claim", "redis.call('HSET', row, 'state', 'active', 'attempts', attempts)", "redis.call('HSET', row, 'state', 'active', 'attempts', attempts, 'lane', g)"}}},
+	{Name: "lane-claim-rotates-when-paused", Contract: "C06", Rule: "queue-pause", Defect: "lane_claim rotates the ring before it checks the queue pause: every empty claim on a paused queue reorders the lanes",
+		Edits: []Edit{{"lane_claim", "if redis.call('HGET', KEYS[3], 'paused') == '1' then return {} end\nlocal g = redis.call('LMOVE', KEYS[1], KEYS[1], 'LEFT', 'RIGHT')",
+			"local g = redis.call('LMOVE', KEYS[1], KEYS[1], 'LEFT', 'RIGHT')\nif redis.call('HGET', KEYS[3], 'paused') == '1' then return {} end"}}},
 }
