@@ -90,7 +90,7 @@ var c06 = Contract{ID: "C06", Name: "claim",
 				for _, p := range ps {
 					t.ok(t.D.Checkpoint(t.ctx, protocol.CheckpointArgs{FenceArgs: fa("orders", id, c.Token), DataB64: base64.StdEncoding.EncodeToString([]byte(p))}), ruleCheckpoint, "checkpoint")
 					got, ok := t.hget(q.Ckpt(), id)
-					t.check(ok && got == p, ruleClaimCheckpointBytes, "ckpt["+id+"] holds "+short(p), "%v %s", ok, short(got))
+					t.check(ok && got == p, ruleCheckpoint, "ckpt["+id+"] holds exactly "+short(p), "%v %s", ok, short(got))
 					_, err := t.D.Retry(t.ctx, protocol.RetryArgs{FenceArgs: fa("orders", id, c.Token), MaxAttempts: 100, Error: "again"})
 					t.ok(err, ruleRetry, "retry")
 					c = claim()

@@ -23,4 +23,6 @@ var c06 = []Spec{
 	{Name: "lane-claim-rotates-when-paused", Contract: "C06", Rule: "queue-pause", Defect: "lane_claim rotates the ring before it checks the queue pause: every empty claim on a paused queue reorders the lanes",
 		Edits: []Edit{{"lane_claim", "if redis.call('HGET', KEYS[3], 'paused') == '1' then return {} end\nlocal g = redis.call('LMOVE', KEYS[1], KEYS[1], 'LEFT', 'RIGHT')",
 			"local g = redis.call('LMOVE', KEYS[1], KEYS[1], 'LEFT', 'RIGHT')\nif redis.call('HGET', KEYS[3], 'paused') == '1' then return {} end"}}},
+	{Name: "checkpoint-appends", Contract: "C06", Rule: "checkpoint", Defect: "checkpoint appends to the stored bytes instead of replacing them",
+		Edits: []Edit{{"checkpoint", "redis.call('HSET', KEYS[3], id, ARGV[3])", "redis.call('HSET', KEYS[3], id, (redis.call('HGET', KEYS[3], id) or '') .. ARGV[3])"}}},
 }
