@@ -257,5 +257,32 @@ var c07 = Contract{ID: "C07", Name: "stale",
 			t.complete("orders", id, c.Token)
 			t.complete("orders", lane, cl.Token)
 		})
+		// After SCRIPT FLUSH every fenced op still answers as the fence says — success once
+		// with the live token, EMQSTALE with a stale one — never a NOSCRIPT error.
+		s.clause("fenced-ops-after-script-flush", clauseOpts{}, func(t *T) {
+			id := t.enqueue("orders", "x")
+			c := t.mustClaim("orders", 30000)
+			flush := func() { t.do("SCRIPT", "FLUSH") }
+			flush()
+			t.staleEvery("orders", id, c.Token+1, "after SCRIPT FLUSH", ruleNoScript)
+			flush()
+			_, err := t.D.Extend(t.ctx, protocol.ExtendArgs{FenceArgs: fa("orders", id, c.Token), LeaseMS: 30000})
+			t.ok(err, ruleNoScript, "extend after SCRIPT FLUSH")
+			flush()
+			t.ok(t.D.Checkpoint(t.ctx, protocol.CheckpointArgs{FenceArgs: fa("orders", id, c.Token), DataB64: b64("s")}), ruleNoScript, "checkpoint after SCRIPT FLUSH")
+			flush()
+			_, err = t.D.Retry(t.ctx, protocol.RetryArgs{FenceArgs: fa("orders", id, c.Token), MaxAttempts: 5, Error: "again"})
+			t.ok(err, ruleNoScript, "retry after SCRIPT FLUSH")
+			flush()
+			c = t.mustClaim("orders", 30000)
+			flush()
+			t.ok(t.D.Fail(t.ctx, protocol.FailArgs{FenceArgs: fa("orders", id, c.Token), Error: "boom"}), ruleNoScript, "fail after SCRIPT FLUSH")
+			t.state("orders", id, "dead", 2, ruleNoScript)
+			live := t.enqueue("orders", "y")
+			c = t.mustClaim("orders", 30000)
+			flush()
+			t.complete("orders", live, c.Token)
+			t.check(!t.exists(jobKey(t.q("orders"), live)), ruleNoScript, "complete after SCRIPT FLUSH retires the job", "the row is still there")
+		})
 	},
 }
