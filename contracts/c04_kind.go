@@ -80,7 +80,7 @@ var c04 = Contract{ID: "C04", Name: "kind",
 		s.clause("bad-queue-refused-by-every-op", clauseOpts{}, func(t *T) {
 			id := jobID(1 << 40)
 			for _, bad := range []string{"", "Orders", "a!b", "a b", "a:b", "{x}", "or{ders", "ü", strings.Repeat("q", 65), "orders\n"} {
-				t.refusedEverywhere(queueOps, emqerr.Key, bad, id, "east", fmt.Sprintf("queue %q", bad))
+				t.refusedEverywhere(allKeyOps(), emqerr.Key, bad, id, "east", fmt.Sprintf("queue %q", bad))
 			}
 		})
 		s.clause("bad-id-refused-by-every-op", clauseOpts{}, func(t *T) {

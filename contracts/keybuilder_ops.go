@@ -2,6 +2,7 @@ package contracts
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/echomq/kit/protocol"
 	"github.com/echomq/kit/reference/emqerr"
@@ -101,4 +102,17 @@ func (t *T) refusedEverywhere(ops []keyOp, want *emqerr.Error, queue, id, lane, 
 		t.fail(ruleKeyBuilder, what+" is refused by every op before any command reaches the server",
 			fmt.Sprintf("%d command(s) reached the server", len(ls)), ls...)
 	}
+}
+
+// allKeyOps are every op that takes a queue name: those above, once each.
+func allKeyOps() []keyOp {
+	var out []keyOp
+	seen := map[string]bool{}
+	for _, op := range slices.Concat(queueOps, idOps, laneOps) {
+		if !seen[op.name] {
+			seen[op.name] = true
+			out = append(out, op)
+		}
+	}
+	return out
 }
