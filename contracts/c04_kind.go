@@ -2,6 +2,7 @@ package contracts
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/echomq/kit/protocol"
@@ -74,6 +75,65 @@ var c04 = Contract{ID: "C04", Name: "kind",
 				refuse(t, emqerr.Key, fmt.Sprintf("the key of lane %q", bad), err)
 			}
 			noWire(t, m, "a bad lane name")
+		})
+		// Every op that takes a queue, an id or a lane refuses a bad one, before any byte.
+		s.clause("bad-queue-refused-by-every-op", clauseOpts{}, func(t *T) {
+			id := jobID(1 << 40)
+			for _, bad := range []string{"", "Orders", "a!b", "a b", "a:b", "{x}", "or{ders", "ü", strings.Repeat("q", 65), "orders\n"} {
+				t.refusedEverywhere(allKeyOps(), emqerr.Key, bad, id, "east", fmt.Sprintf("queue %q", bad))
+			}
+		})
+		s.clause("bad-id-refused-by-every-op", clauseOpts{}, func(t *T) {
+			good := jobID(1 << 40)
+			for _, bad := range []string{"JOB123", good + "0", good[:13], "JOB0000000000!", "JOB000000 000A", "JOB", "", "job" + good[3:], "Job" + good[3:], "JOB000000000-A", "JOB00000000\xc3\xa9", "JOBzzzzzzzzzzz", "JOBLygHa16AHYG"} {
+				if bad == "" {
+					continue // an absent id means "mint one" on enqueue
+				}
+				t.refusedEverywhere(idOps, emqerr.Key, "orders", bad, "east", fmt.Sprintf("malformed id %q", bad))
+			}
+			for _, brand := range []string{"ORD", "USR", "JOC"} {
+				other := ids.Encode(brand, 1<<40)
+				t.refusedEverywhere(idOps, emqerr.Kind, "orders", other, "east", "id "+other+" of brand "+brand)
+			}
+		})
+		// The largest 64-bit snowflake is a JOB id like any other.
+		s.clause("largest-snowflake-accepted", clauseOpts{}, func(t *T) {
+			top := jobID(math.MaxUint64)
+			got := t.enqueueWith(protocol.EnqueueArgs{Queue: "orders", ID: top, PayloadB64: b64("top")})
+			t.check(got == top, ruleKeyBuilder, "enqueue keeps the id "+top, "%s", got)
+			c := t.mustClaim("orders", 30000)
+			t.check(c.ID == top, ruleKeyBuilder, "the claim returns "+top, "%s", c.ID)
+			t.complete("orders", top, c.Token)
+		})
+		s.clause("bad-lane-refused-by-every-op", clauseOpts{}, func(t *T) {
+			id := jobID(1 << 40)
+			for _, bad := range []string{"East", "a!b", "a b", "a:b", "{x}", "ü", strings.Repeat("g", 65)} {
+				t.refusedEverywhere(laneOps, emqerr.Key, "orders", id, bad, fmt.Sprintf("lane %q", bad))
+			}
+		})
+		// The grammar's edges are names: 64 bytes, and every byte of [a-z0-9_.-], as queue and
+		// as lane, through every op that takes them.
+		s.clause("name-edges-accepted-by-every-op", clauseOpts{}, func(t *T) {
+			alphabet := "abcdefghijklmnopqrstuvwxyz0123456789_.-"
+			for _, name := range []string{strings.Repeat("a", 62) + ".-", alphabet, "0", "_", ".", "-"} {
+				id := t.mintOne()
+				for _, op := range queueOps {
+					if op.name == "park" {
+						continue // a park needs work to finish promptly; the name is what counts
+					}
+					t.ok(op.run(t, name, id, name), ruleKeyBuilder, fmt.Sprintf("%s on queue %q, lane %q", op.name, name, name))
+				}
+				for _, op := range laneOps {
+					t.ok(op.run(t, name, id, name), ruleKeyBuilder, fmt.Sprintf("%s on queue %q, lane %q", op.name, name, name))
+				}
+				// The name is the key's name, unchanged: the row and the lane under it exist.
+				q := t.q(name)
+				k, err := t.D.Key(t.ctx, protocol.KeyArgs{Queue: name, Type: "lane", Lane: name})
+				t.ok(err, ruleKeyBuilder, "key lane")
+				t.check(k.Key == laneKey(q, name), ruleKeyBuilder, "the lane key "+laneKey(q, name), "%q", k.Key)
+				t.check(t.exists(jobKey(q, id)) && t.exists(laneKey(q, name)), ruleKeyBuilder,
+					fmt.Sprintf("%s and %s written", jobKey(q, id), laneKey(q, name)), "missing")
+			}
 		})
 	},
 }

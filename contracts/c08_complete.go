@@ -2,6 +2,7 @@ package contracts
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/echomq/kit/protocol"
@@ -67,6 +68,58 @@ var c08 = Contract{ID: "C08", Name: "complete",
 			t.refused(t.D.Complete(t.ctx, fa("orders", id, c.Token)), emqerr.Stale, ruleFenced, "a second complete of a retired job")
 			d := diff(before, t.snapshot())
 			t.check(d == "", ruleFenced, "the refused complete changes nothing", "%s", d)
+		})
+		// Lane and plain jobs with a last error and a checkpoint, a lane at its ceiling, other
+		// jobs' leases around them: each complete removes exactly what its job owned, and at the
+		// end only what the remaining job owns is left.
+		s.clause("complete-removes-exactly-its-own", clauseOpts{}, func(t *T) {
+			q := t.q("orders")
+			a := t.laneEnqueue("orders", "east", "a")
+			b := t.laneEnqueue("orders", "east", "b")
+			c := t.laneEnqueue("orders", "west", "c")
+			c2 := t.laneEnqueue("orders", "west", "c2")
+			p := t.enqueue("orders", "p")
+			ca := t.laneClaim("orders", 30000)
+			t.check(ca != nil && ca.ID == a, ruleLanes, "lane_claim takes east's oldest job", "%+v", ca)
+			t.ok(t.D.Checkpoint(t.ctx, protocol.CheckpointArgs{FenceArgs: fa("orders", a, ca.Token), DataB64: b64("step 1")}), ruleCheckpoint, "checkpoint")
+			t.retried("orders", a, ca.Token, 0)
+			cc := t.laneClaim("orders", 30000)
+			t.check(cc != nil && cc.ID == c, ruleLanes, "lane_claim rotates to west", "%+v", cc)
+			ca = t.laneClaim("orders", 30000)
+			t.check(ca != nil && ca.ID == a && ca.Token == 2, ruleLanes, "lane_claim redelivers east's oldest job, token 2", "%+v", ca)
+			t.ok(t.D.Checkpoint(t.ctx, protocol.CheckpointArgs{FenceArgs: fa("orders", a, ca.Token), DataB64: b64("step 2")}), ruleCheckpoint, "checkpoint")
+			cc2 := t.laneClaim("orders", 30000)
+			t.check(cc2 != nil && cc2.ID == c2, ruleLanes, "lane_claim rotates to west again: two of west's jobs active", "%+v", cc2)
+			cp := t.mustClaim("orders", 30000)
+			t.check(cp.ID == p, ruleClaim, "claim takes the plain job", "%s", cp.ID)
+			t.ok(t.D.Checkpoint(t.ctx, protocol.CheckpointArgs{FenceArgs: fa("orders", p, cp.Token), DataB64: b64("plain step")}), ruleCheckpoint, "checkpoint")
+			t.ok(t.D.LaneCeiling(t.ctx, protocol.QueueArgs{Queue: "orders", Lane: "east", Ceiling: 1}), ruleCeiling, "lane_ceiling east 1")
+			_, hasErr := t.hget(q.Errors(), a)
+			t.check(hasErr, ruleRetry, "the retry left a last error for "+a, "none")
+			t.completeExact("orders", a, ca.Token)
+			t.completeExact("orders", c, cc.Token)
+			t.completeExact("orders", p, cp.Token)
+			t.completeExact("orders", c2, cc2.Token)
+			t.onlyKeys("orders", ruleComplete, jobKey(q, b), laneKey(q, "east"), q.LaneOf(), q.Lanes(), q.Ring())
+		})
+		// A paused lane stays out of the ring when a complete brings it below its ceiling; a
+		// lane without a ceiling stays where it is.
+		s.clause("complete-keeps-paused-lane-out", clauseOpts{}, func(t *T) {
+			q := t.q("orders")
+			n1 := t.laneEnqueue("orders", "north", "n1")
+			t.laneEnqueue("orders", "north", "n2")
+			s1 := t.laneEnqueue("orders", "south", "s1")
+			t.laneEnqueue("orders", "south", "s2")
+			c1 := t.laneClaim("orders", 30000)
+			t.check(c1 != nil && c1.ID == n1, ruleLanes, "lane_claim takes north's oldest", "%+v", c1)
+			c2 := t.laneClaim("orders", 30000)
+			t.check(c2 != nil && c2.ID == s1, ruleLanes, "lane_claim rotates to south", "%+v", c2)
+			t.ok(t.D.LaneCeiling(t.ctx, protocol.QueueArgs{Queue: "orders", Lane: "north", Ceiling: 1}), ruleCeiling, "lane_ceiling north 1")
+			t.ok(t.D.LanePause(t.ctx, protocol.QueueArgs{Queue: "orders", Lane: "north"}), ruleLanes, "lane_pause north")
+			ring := t.list(q.Ring())
+			t.check(slices.Equal(ring, []string{"south"}), ruleLanes, "ring [south] (north paused and at its ceiling)", "%v", ring)
+			t.completeExact("orders", n1, c1.Token)
+			t.completeExact("orders", s1, c2.Token)
 		})
 	},
 }

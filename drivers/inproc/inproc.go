@@ -157,7 +157,11 @@ func (d *Driver) Enqueue(ctx context.Context, a protocol.EnqueueArgs) (protocol.
 	if err != nil {
 		return protocol.EnqueueResult{}, err
 	}
-	e, err := b.Send(ctx, a.Queue, bus.Message{ID: a.ID, Payload: p, Delay: ms(a.DelayMS), Lane: a.Lane})
+	delay, err := durMS("delay_ms", a.DelayMS)
+	if err != nil {
+		return protocol.EnqueueResult{}, err
+	}
+	e, err := b.Send(ctx, a.Queue, bus.Message{ID: a.ID, Payload: p, Delay: delay, Lane: a.Lane})
 	return protocol.EnqueueResult{ID: e.ID, Created: e.Created}, err
 }
 
@@ -167,7 +171,11 @@ func (d *Driver) Claim(ctx context.Context, a protocol.ClaimArgs) (*protocol.Cla
 	if err != nil {
 		return nil, err
 	}
-	j, err := b.Claim(ctx, a.Queue, ms(a.LeaseMS))
+	lease, err := durMS("lease_ms", a.LeaseMS)
+	if err != nil {
+		return nil, err
+	}
+	j, err := b.Claim(ctx, a.Queue, lease)
 	return claimResult(j, err)
 }
 
@@ -177,7 +185,11 @@ func (d *Driver) LaneClaim(ctx context.Context, a protocol.ClaimArgs) (*protocol
 	if err != nil {
 		return nil, err
 	}
-	j, err := b.LaneClaim(ctx, a.Queue, ms(a.LeaseMS))
+	lease, err := durMS("lease_ms", a.LeaseMS)
+	if err != nil {
+		return nil, err
+	}
+	j, err := b.LaneClaim(ctx, a.Queue, lease)
 	return claimResult(j, err)
 }
 
@@ -199,7 +211,11 @@ func (d *Driver) Extend(ctx context.Context, a protocol.ExtendArgs) (protocol.Ex
 	if err != nil {
 		return protocol.ExtendResult{}, err
 	}
-	dl, err := b.Extend(ctx, a.Queue, a.ID, a.Token, ms(a.LeaseMS))
+	lease, err := durMS("lease_ms", a.LeaseMS)
+	if err != nil {
+		return protocol.ExtendResult{}, err
+	}
+	dl, err := b.Extend(ctx, a.Queue, a.ID, a.Token, lease)
 	return protocol.ExtendResult{DeadlineMS: dl}, err
 }
 
@@ -218,7 +234,11 @@ func (d *Driver) Retry(ctx context.Context, a protocol.RetryArgs) (protocol.Retr
 	if err != nil {
 		return protocol.RetryResult{}, err
 	}
-	dead, err := b.Retry(ctx, a.Queue, a.ID, a.Token, a.MaxAttempts, ms(a.DelayMS), a.Error)
+	delay, err := durMS("delay_ms", a.DelayMS)
+	if err != nil {
+		return protocol.RetryResult{}, err
+	}
+	dead, err := b.Retry(ctx, a.Queue, a.ID, a.Token, a.MaxAttempts, delay, a.Error)
 	if err != nil {
 		return protocol.RetryResult{}, err
 	}
@@ -412,6 +432,18 @@ func (d *Driver) Close(ctx context.Context) error {
 	err := d.b.Close()
 	d.b = nil
 	return err
+}
+
+// maxMS is the largest duration A16 admits (1e14 ms).
+const maxMS = 100_000_000_000_000
+
+// durMS converts a protocol duration for the bus. Past 1e14 ms it is EMQARG (A16): a
+// time.Duration saturates near 9.2e12 ms, which ms would hand on as an admissible duration.
+func durMS(field string, n int64) (time.Duration, error) {
+	if n > maxMS {
+		return 0, argErr("%s %d: want at most %d", field, n, int64(maxMS))
+	}
+	return ms(n), nil
 }
 
 // ms converts protocol milliseconds, saturating past what a time.Duration holds on either side,

@@ -4,4 +4,16 @@ package mutant
 var c08 = []Spec{
 	{Name: "complete-keeps-checkpoint", Contract: "C08", Rule: "complete", Defect: "complete leaves the checkpoint behind",
 		Edits: []Edit{{"complete", "redis.call('HDEL', KEYS[3], id)\n", ""}}},
+	{Name: "complete-keeps-laneof", Contract: "C08", Rule: "complete-lane", Defect: "complete of a lane job leaves its laneof entry behind",
+		Edits: []Edit{{"complete", "  redis.call('HDEL', KEYS[5], id)\n", ""}}},
+	{Name: "complete-no-lane-release", Contract: "C08", Rule: "complete-lane", Defect: "complete of a lane job does not lower the lane's active count",
+		Edits: []Edit{{"complete", "  lane_release(KEYS[6], g)\n", ""}}},
+	{Name: "complete-error-from-third-attempt", Contract: "C08", Rule: "complete-error", Defect: "complete removes the last error only from token 3 on (off by one): a job completed on its first redelivery keeps its error",
+		Edits: []Edit{{"complete", "if token > 1 then redis.call('HDEL', KEYS[4], id) end", "if token > 2 then redis.call('HDEL', KEYS[4], id) end"}}},
+	{Name: "complete-drops-other-lane-count", Contract: "C08", Rule: "complete-lane", Defect: "complete deletes the lane's whole active count instead of lowering it by one",
+		Edits: []Edit{{"complete", "  lane_release(KEYS[6], g)\n", "  redis.call('HDEL', KEYS[6], 'active:' .. g)\n"}}},
+	{Name: "complete-rejoins-paused-lane", Contract: "C08", Rule: "lanes", Defect: "complete's ring check forgets the lane pause: a paused lane rejoins the ring when it drops below its ceiling",
+		Edits: []Edit{{"complete", "local ok = not f[3] and (not ceiling or active < ceiling) and", "local ok = (not ceiling or active < ceiling) and"}}},
+	{Name: "complete-no-rejoin", Contract: "C08", Rule: "lanes", Defect: "complete never puts its lane back in the ring: a lane that was at its ceiling stays out for good",
+		Edits: []Edit{{"complete", "  if ring_fix(p, KEYS[6], KEYS[7], g) then arm(KEYS[8]) end\n", ""}}},
 }
