@@ -18,6 +18,7 @@ import (
 	"github.com/echomq/kit/protocol"
 	"github.com/echomq/kit/reference/bus"
 	"github.com/echomq/kit/reference/emqerr"
+	"github.com/echomq/kit/reference/ids"
 	"github.com/echomq/kit/reference/keys"
 )
 
@@ -66,9 +67,13 @@ type Driver struct {
 	opt  bus.Options
 	name string
 	b    *bus.Bus
+	clk  ids.ScriptedClock // the minter's clock, scripted by the clock op
 }
 
-var _ drivers.Driver = (*Driver)(nil)
+var (
+	_ drivers.Driver  = (*Driver)(nil)
+	_ drivers.Clocker = (*Driver)(nil)
+)
 
 // Name identifies the driver.
 func (d *Driver) Name() string { return d.name }
@@ -87,13 +92,22 @@ func (d *Driver) Hello(ctx context.Context, a protocol.HelloArgs) (protocol.Hell
 	if d.b != nil {
 		return protocol.HelloResult{}, argErr("hello on an open session")
 	}
-	b, err := bus.Open(ctx, a.Valkey, d.opt)
+	opt := d.opt
+	if a.MinterTTLMS != 0 {
+		if a.MinterTTLMS < 3 || a.MinterTTLMS > 1e9 {
+			return protocol.HelloResult{}, argErr("hello minter_ttl_ms %d", a.MinterTTLMS)
+		}
+		opt.MinterTTL = time.Duration(a.MinterTTLMS) * time.Millisecond
+	}
+	opt.Minter.Now = d.clk.Now
+	b, err := bus.Open(ctx, a.Valkey, opt)
 	if err != nil {
 		return protocol.HelloResult{}, err
 	}
 	d.b = b
 	claims := append([]string(nil), protocol.ContractIDs...)
-	return protocol.HelloResult{Name: d.name, Runtime: runtime.Version(), Bundle: lua.Version, Digest: b.Digest(), Claims: claims}, nil
+	return protocol.HelloResult{Name: d.name, Runtime: runtime.Version(), Bundle: lua.Version, Digest: b.Digest(), Claims: claims,
+		Capabilities: []string{protocol.CapClock, protocol.CapMinterTTL}}, nil
 }
 
 // Mint mints N ids from each of Parallel concurrent callers sharing the session's minter.
@@ -130,6 +144,20 @@ func (d *Driver) Mint(ctx context.Context, a protocol.MintArgs) (protocol.MintRe
 		return protocol.MintResult{}, err
 	}
 	return protocol.MintResult{IDs: out}, nil
+}
+
+// Clock scripts the minter's clock (the clock op): SetMS Unix milliseconds, advancing one
+// millisecond per Scale real ones; SetMS 0 is the real clock again.
+func (d *Driver) Clock(ctx context.Context, a protocol.ClockArgs) error {
+	if a.SetMS < 0 || a.Scale < 0 || a.Scale > 1e6 {
+		return argErr("clock set_ms %d scale %d", a.SetMS, a.Scale)
+	}
+	if a.SetMS == 0 {
+		d.clk.Reset()
+		return nil
+	}
+	d.clk.Set(time.UnixMilli(a.SetMS), a.Scale)
+	return nil
 }
 
 // Key is the bus's key builder; no server traffic.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/echomq/kit/lua"
 	"github.com/echomq/kit/reference/bus"
+	"github.com/echomq/kit/reference/ids"
 )
 
 // Edit replaces Old by New in one bundle script. Old must occur exactly once in the canonical
@@ -31,6 +32,11 @@ type Spec struct {
 	Defects  bus.Defects // Go mutants: switches in the bus
 	// AllowEngine admits a wrong-kind server (the fence's opt-in, turned into a defect).
 	AllowEngine bool
+	// AllowVersion / AllowCluster admit a Valkey too old / not standalone (narrower fence
+	// opt-ins turned into defects).
+	AllowVersion, AllowCluster bool
+	// Minter switches on defects of the reference minter (reference/ids).
+	Minter ids.Defects
 }
 
 // Catalogue lists every mutant, sorted by name.
@@ -111,6 +117,9 @@ func (s Spec) Apply(opt *bus.Options) error {
 	if s.AllowEngine {
 		opt.Fence.AllowEngine = true
 	}
+	opt.Fence.AllowVersion = opt.Fence.AllowVersion || s.AllowVersion
+	opt.Fence.AllowCluster = opt.Fence.AllowCluster || s.AllowCluster
+	opt.Minter.Defects = opt.Minter.Defects.Or(s.Minter)
 	return nil
 }
 

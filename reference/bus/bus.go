@@ -26,6 +26,9 @@ type Options struct {
 	DialTimeout time.Duration
 	// MinterTTL is the worker-id lease of the id minter; ids.DefaultTTL when zero.
 	MinterTTL time.Duration
+	// Minter is the base of the minter's options (its clock, for the port protocol's clock op;
+	// its defects, for the mutant catalogue); MinterTTL, when set, overrides its TTL.
+	Minter ids.Options
 	// Fence tunes the handshake (e.g. an explicit, logged AllowEngine).
 	Fence fence.Options
 	// Tap receives a copy of every byte the bus's main connection writes.
@@ -284,7 +287,11 @@ func (l leaser) Release(ctx context.Context, worker int, owner string) error {
 }
 
 func (b *Bus) newMinter(ctx context.Context) (minter, error) {
-	m, err := ids.NewMinter(ctx, leaser{b.conn}, ids.Options{TTL: b.opt.MinterTTL})
+	mo := b.opt.Minter
+	if b.opt.MinterTTL != 0 {
+		mo.TTL = b.opt.MinterTTL
+	}
+	m, err := ids.NewMinter(ctx, leaser{b.conn}, mo)
 	if err != nil {
 		return nil, fmt.Errorf("bus: minter: %w", err)
 	}

@@ -25,6 +25,10 @@ type Options struct {
 	// a cluster or sentinel) for experiments. It is never the default, and every admission is
 	// reported through Logf.
 	AllowEngine bool
+	// AllowVersion admits a Valkey older than MinVersion, and AllowCluster one that is not in
+	// standalone mode: narrower opt-ins than AllowEngine, for the mutant catalogue (a port that
+	// checks the server's name but not its version or its mode).
+	AllowVersion, AllowCluster bool
 	// Logf receives the admission notices; nil discards them.
 	Logf func(format string, args ...any)
 }
@@ -38,7 +42,7 @@ func (o Options) logf(format string, args ...any) {
 // Check judges the HELLO 2 reply: the server must be valkey ≥ 8.1.0 in standalone mode, else
 // EMQSERVER (unless opt.AllowEngine admits it, logged).
 func Check(info connector.ServerInfo, opt Options) error {
-	err := check(info)
+	err := check(info, opt)
 	if err != nil && opt.AllowEngine {
 		opt.logf("fence: admitting a non-canon engine by explicit opt-in: %v", err)
 		return nil
@@ -46,7 +50,7 @@ func Check(info connector.ServerInfo, opt Options) error {
 	return err
 }
 
-func check(info connector.ServerInfo) error {
+func check(info connector.ServerInfo, opt Options) error {
 	if info.Server != "valkey" {
 		return &emqerr.Error{Type: emqerr.TypeServer, Message: fmt.Sprintf("server %q %s: want valkey >= %s", info.Server, info.Version, MinVersion)}
 	}
@@ -54,10 +58,10 @@ func check(info connector.ServerInfo) error {
 	if err != nil {
 		return &emqerr.Error{Type: emqerr.TypeServer, Message: fmt.Sprintf("server version %q: %v", info.Version, err)}
 	}
-	if !ok {
+	if !ok && !opt.AllowVersion {
 		return &emqerr.Error{Type: emqerr.TypeServer, Message: fmt.Sprintf("valkey %s: want >= %s", info.Version, MinVersion)}
 	}
-	if info.Mode != "standalone" {
+	if info.Mode != "standalone" && !opt.AllowCluster {
 		return &emqerr.Error{Type: emqerr.TypeServer, Message: fmt.Sprintf("valkey mode %q: want standalone", info.Mode)}
 	}
 	return nil

@@ -49,6 +49,8 @@ type Options struct {
 	Now func() time.Time
 	// Start picks the first worker id to try, given 1024. Nil means uniformly random.
 	Start func(n int) int
+	// Defects switches on deliberate minter defects, for the mutant catalogue only.
+	Defects Defects
 }
 
 // Minter mints strictly increasing snowflakes under a leased worker id. Safe for concurrent use.
@@ -58,6 +60,7 @@ type Minter struct {
 	owner  string
 	ttl    time.Duration
 	now    func() time.Time
+	defect Defects
 
 	mu       sync.Mutex
 	lastMs   uint64
@@ -78,7 +81,7 @@ func NewMinter(ctx context.Context, leaser Leaser, opts Options) (*Minter, error
 	if leaser == nil {
 		return nil, errors.New("ids: NewMinter needs a Leaser")
 	}
-	m := &Minter{leaser: leaser, owner: opts.Owner, ttl: opts.TTL, now: opts.Now}
+	m := &Minter{leaser: leaser, owner: opts.Owner, ttl: opts.TTL, now: opts.Now, defect: opts.Defects}
 	if m.ttl == 0 {
 		m.ttl = DefaultTTL
 	}
@@ -107,7 +110,7 @@ func NewMinter(ctx context.Context, leaser Leaser, opts Options) (*Minter, error
 		if err != nil {
 			return nil, fmt.Errorf("ids: acquire worker %d: %w", w, err)
 		}
-		if ok {
+		if ok || m.defect.Squat {
 			m.worker, m.validTo = w, asked.Add(m.ttl)
 			break
 		}
@@ -139,6 +142,9 @@ func (m *Minter) renew(ctx context.Context) {
 			return
 		case <-t.C:
 		}
+		if m.defect.NoRenew {
+			continue
+		}
 		asked := time.Now()
 		cctx, cancel := context.WithTimeout(ctx, m.ttl/3)
 		ok, err := m.leaser.Renew(cctx, m.worker, m.owner, m.ttl)
@@ -150,6 +156,8 @@ func (m *Minter) renew(ctx context.Context) {
 		switch {
 		case err != nil:
 			// Transient: validTo still bounds how long we may mint.
+		case !ok && m.defect.IgnoreLoss:
+			m.validTo = asked.Add(m.ttl)
 		case !ok:
 			m.lost = fmt.Errorf("%w: worker %d renewal refused", ErrLeaseLost, m.worker)
 		case m.lost == nil && asked.Before(m.validTo):
@@ -174,7 +182,7 @@ func (m *Minter) Next(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return Encode(BrandJob, sf), nil
+	return m.defect.encode(sf), nil
 }
 
 // NextSnowflake mints a snowflake strictly greater than every one this minter minted before. Past
@@ -190,11 +198,23 @@ func (m *Minter) NextSnowflake(ctx context.Context) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
+	if m.defect.StepBack && m.started && ms < m.lastMs {
+		m.lastMs, m.seq = ms, 0
+		return Compose(ms, m.worker, 0), nil
+	}
 	if m.started && ms <= m.lastMs {
 		ms = m.lastMs
 		if m.seq < MaxSequence {
 			m.seq++
 			return Compose(ms, m.worker, m.seq), nil
+		}
+		switch {
+		case m.defect.SeqWrap:
+			m.seq = 0
+			return Compose(ms, m.worker, 0), nil
+		case m.defect.SeqCarry:
+			m.seq++
+			return ms<<(WorkerBits+SequenceBits) | uint64(m.worker)<<SequenceBits + uint64(m.seq), nil
 		}
 		for ms <= m.lastMs {
 			if err := sleepCtx(ctx, time.Millisecond/4); err != nil {
@@ -219,7 +239,7 @@ func (m *Minter) usable() error {
 		return ErrClosed
 	case m.lost != nil:
 		return m.lost
-	case !time.Now().Before(m.validTo):
+	case !m.defect.NoRenew && !time.Now().Before(m.validTo):
 		m.lost = fmt.Errorf("%w: worker %d lease expired unrenewed", ErrLeaseLost, m.worker)
 		return m.lost
 	}
@@ -227,7 +247,7 @@ func (m *Minter) usable() error {
 }
 
 func (m *Minter) millis() (uint64, error) {
-	d := m.now().Sub(Epoch)
+	d := m.now().Sub(m.defect.epoch())
 	if d < 0 || d.Milliseconds() > MaxMillis {
 		return 0, fmt.Errorf("%w: %v", ErrClock, m.now())
 	}
@@ -253,6 +273,9 @@ func (m *Minter) Close() error {
 		m.mu.Unlock()
 		m.cancel()
 		<-m.done
+		if m.defect.NoRelease {
+			return
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), max(m.ttl/3, time.Second))
 		defer cancel()
 		if err := m.leaser.Release(ctx, m.worker, m.owner); err != nil {

@@ -1,0 +1,51 @@
+package ids
+
+import "time"
+
+// Defects are deliberate minter defects, each one a mutant of the reference port
+// (internal/mutant): plain mistakes a port author could make in the minter. The zero value is
+// correct behaviour; nothing outside the mutant catalogue sets them.
+type Defects struct {
+	StepBack   bool // a clock that steps back is minted from as read: ids decrease
+	SeqWrap    bool // past 4095 ids in one millisecond the sequence wraps to 0 instead of waiting
+	SeqCarry   bool // past 4095 the sequence carries into the worker bits instead of waiting
+	UnixEpoch  bool // the millisecond field counts from 1970, not from 2024-01-01
+	LowerFirst bool // base62 with the lower-case letters before the capitals (0-9a-zA-Z)
+	Squat      bool // a nil reply to SET … NX is taken for success: the minter mints under a taken worker id
+	NoRenew    bool // the lease is never renewed, and the minter mints on after it lapsed
+	IgnoreLoss bool // a refused renewal is not noticed: the minter mints on under a lost worker id
+	NoRelease  bool // Close leaves the lease in place until its TTL runs out
+}
+
+// Or merges two sets of defects.
+func (d Defects) Or(x Defects) Defects {
+	return Defects{
+		StepBack: d.StepBack || x.StepBack, SeqWrap: d.SeqWrap || x.SeqWrap, SeqCarry: d.SeqCarry || x.SeqCarry,
+		UnixEpoch: d.UnixEpoch || x.UnixEpoch, LowerFirst: d.LowerFirst || x.LowerFirst, Squat: d.Squat || x.Squat,
+		NoRenew: d.NoRenew || x.NoRenew, IgnoreLoss: d.IgnoreLoss || x.IgnoreLoss, NoRelease: d.NoRelease || x.NoRelease,
+	}
+}
+
+// lowerFirst is the LowerFirst defect's alphabet: not in ASCII order.
+const lowerFirst = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+// encode renders a JOB id, with the LowerFirst defect's alphabet when it is on.
+func (d Defects) encode(sf uint64) string {
+	if !d.LowerFirst {
+		return Encode(BrandJob, sf)
+	}
+	var b [BodyLen]byte
+	for i := BodyLen - 1; i >= 0; i-- {
+		b[i] = lowerFirst[sf%62]
+		sf /= 62
+	}
+	return BrandJob + string(b[:])
+}
+
+// epoch is the zero of the millisecond field (the Unix epoch under the UnixEpoch defect).
+func (d Defects) epoch() time.Time {
+	if d.UnixEpoch {
+		return time.Unix(0, 0)
+	}
+	return Epoch
+}
