@@ -96,5 +96,93 @@ var c02 = Contract{ID: "C02", Name: "mint",
 			t.enqueue("orders", "one")
 			t.enqueue("fills", "two")
 		})
+		s.clause("ids-decode", clauseOpts{}, func(t *T) {
+			before := t.now()
+			list := t.mintN(4000, ruleIDAlphabet)
+			list = append(list, t.enqueue("orders", "minted by enqueue"))
+			after := t.now()
+			t.decodedIDs(list, t.portWorker(ruleIDWorker), before, after, 2*time.Second)
+		})
+		s.clause("lease-contended", clauseOpts{noHello: true}, func(t *T) {
+			// Another minter holds every worker id but one: the port must find and lease that one.
+			const free = 613
+			var taken []int
+			for w := range ids.MaxWorker + 1 {
+				if w != free {
+					taken = append(taken, w)
+				}
+			}
+			t.takeWorkers(taken)
+			t.helloWith(protocol.HelloArgs{})
+			list := t.mintN(50, ruleLeaseFree)
+			list = append(list, t.enqueue("orders", "under the free worker id"))
+			t.cover(ruleLeaseFree)
+			for _, id := range list {
+				if _, w, _ := ids.Split(t.validJob(id)); w != free {
+					t.fail(ruleLeaseFree, fmt.Sprintf("every id minted under worker %d, the only one not leased by another minter", free),
+						fmt.Sprintf("%s minted under worker %d, leased by another minter", id, w))
+				}
+			}
+			mine := t.minterLeases()[free]
+			t.check(mine != "" && mine != harnessOwner, ruleLeaseFree, fmt.Sprintf("the port holds the lease on worker %d", free), "{emq}:minter:%d holds %q", free, mine)
+			t.harnessLeasesIntact(taken, ruleLeaseFree)
+			// Now all 1024 are leased: a second session must fail to mint at all.
+			d2 := t.start()
+			if _, err := d2.Hello(t.ctx, protocol.HelloArgs{Valkey: t.cfg.Valkey}); err == nil {
+				m, err := d2.Mint(t.ctx, protocol.MintArgs{N: 1})
+				t.check(err != nil, ruleLeaseFree, "with all 1024 worker ids leased, hello or the first mint fails", "it minted %v", m.IDs)
+			}
+			t.harnessLeasesIntact(taken, ruleLeaseFree)
+			after := t.minterLeases()[free]
+			t.check(after == mine, ruleLeaseFree, fmt.Sprintf("the first session's lease on worker %d left as it was", free), "{emq}:minter:%d holds %q, was %q", free, after, mine)
+		})
+		s.clause("lease-renewed-and-lost", clauseOpts{noHello: true}, func(t *T) {
+			t.helloWith(protocol.HelloArgs{MinterTTLMS: leaseTTLForClauses})
+			t.mintN(1, ruleLeaseRenewed)
+			w := t.portWorker(ruleLeaseRenewed)
+			k, _ := keys.Minter(w)
+			mine := t.minterLeases()[w]
+			ttl := t.leaseTTL(w)
+			if ttl > 1500 {
+				t.notRun("the port leases its worker id for %d ms and does not honour hello's minter_ttl_ms: renewal and loss take too long to observe", ttl)
+			}
+			time.Sleep(time.Duration(ttl*4/5) * time.Millisecond)
+			p, owner := t.pttl(k), t.minterLeases()[w]
+			t.check(owner == mine && p > ttl/2, ruleLeaseRenewed,
+				fmt.Sprintf("the lease renewed every ttl/3: %.0f%% into a %d ms lease, %s still the port's with PTTL > %d", 80.0, ttl, k, ttl/2),
+				"owner %q (was %q), PTTL %d", owner, mine, p)
+			// Another minter takes the worker id away; once the port's renewal is refused it
+			// must stop minting under it, and never take the lease back.
+			t.do("DEL", k)
+			t.do("SET", k, harnessOwner, "PX", 20000)
+			time.Sleep(time.Duration(ttl*2/3+50) * time.Millisecond)
+			owner = t.minterLeases()[w]
+			t.check(owner == harnessOwner, ruleLeaseLost, "a lost lease is not taken back: "+k+" still the other minter's", "it holds %q", owner)
+			m, err := t.D.Mint(t.ctx, protocol.MintArgs{N: 5})
+			t.cover(ruleLeaseLost)
+			if err == nil {
+				for _, l := range m.IDs {
+					for _, id := range l {
+						if _, got, _ := ids.Split(t.validJob(id)); got == w {
+							t.fail(ruleLeaseLost, fmt.Sprintf("after losing worker %d, the minter mints no id under it (a mint fails INTERNAL or uses another leased id)", w),
+								fmt.Sprintf("%s minted under worker %d", id, w))
+						}
+					}
+				}
+			}
+		})
+		s.clause("lease-released-on-close", clauseOpts{}, func(t *T) {
+			t.mintN(1, ruleLeaseReleased)
+			k, _ := keys.Minter(t.portWorker(ruleLeaseReleased))
+			d := t.D
+			t.D = nil // closed here, not again at the end of the clause
+			t.ok(d.Close(t.ctx), ruleClose, "close")
+			deadline := time.Now().Add(200 * time.Millisecond)
+			for t.pttl(k) != -2 && time.Now().Before(deadline) {
+				time.Sleep(5 * time.Millisecond)
+			}
+			p := t.pttl(k)
+			t.check(p == -2, ruleLeaseReleased, "close released the minter lease: "+k+" gone within 200 ms", "it is still there with PTTL %d", p)
+		})
 	},
 }

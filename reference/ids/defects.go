@@ -11,6 +11,7 @@ type Defects struct {
 	SeqCarry   bool // past 4095 the sequence carries into the worker bits instead of waiting
 	UnixEpoch  bool // the millisecond field counts from 1970, not from 2024-01-01
 	LowerFirst bool // base62 with the lower-case letters before the capitals (0-9a-zA-Z)
+	SwapFields bool // the layout puts the sequence above the worker id: ms | seq | worker
 	Squat      bool // a nil reply to SET … NX is taken for success: the minter mints under a taken worker id
 	NoRenew    bool // the lease is never renewed, and the minter mints on after it lapsed
 	IgnoreLoss bool // a refused renewal is not noticed: the minter mints on under a lost worker id
@@ -22,15 +23,20 @@ func (d Defects) Or(x Defects) Defects {
 	return Defects{
 		StepBack: d.StepBack || x.StepBack, SeqWrap: d.SeqWrap || x.SeqWrap, SeqCarry: d.SeqCarry || x.SeqCarry,
 		UnixEpoch: d.UnixEpoch || x.UnixEpoch, LowerFirst: d.LowerFirst || x.LowerFirst, Squat: d.Squat || x.Squat,
-		NoRenew: d.NoRenew || x.NoRenew, IgnoreLoss: d.IgnoreLoss || x.IgnoreLoss, NoRelease: d.NoRelease || x.NoRelease,
+		NoRenew: d.NoRenew || x.NoRenew, IgnoreLoss: d.IgnoreLoss || x.IgnoreLoss, NoRelease: d.NoRelease || x.NoRelease, SwapFields: d.SwapFields || x.SwapFields,
 	}
 }
 
 // lowerFirst is the LowerFirst defect's alphabet: not in ASCII order.
 const lowerFirst = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
-// encode renders a JOB id, with the LowerFirst defect's alphabet when it is on.
+// encode renders a JOB id, with the LowerFirst defect's alphabet and the SwapFields defect's
+// layout when they are on.
 func (d Defects) encode(sf uint64) string {
+	if d.SwapFields {
+		ms, worker, seq := Split(sf)
+		sf = ms<<(WorkerBits+SequenceBits) | uint64(seq)<<WorkerBits | uint64(worker)
+	}
 	if !d.LowerFirst {
 		return Encode(BrandJob, sf)
 	}
