@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/echomq/kit/drivers"
 	"github.com/echomq/kit/protocol"
 	"github.com/echomq/kit/reference/ids"
 	"github.com/echomq/kit/reference/keys"
@@ -163,3 +164,18 @@ func (t *T) notRun(format string, a ...any) {
 // NotRunPrefix starts the skip message of a clause that needs an optional test aid (a
 // capability) the port does not offer: the clause is reported NOT RUN, never PASS.
 const NotRunPrefix = "NOT RUN: "
+
+// clocker is the port's clock op, or NOT RUN when the port does not offer it (A11 is checked
+// only for ports that declare the "clock" capability).
+func (t *T) clocker() drivers.Clocker {
+	c, ok := t.D.(drivers.Clocker)
+	if !t.hasCap(protocol.CapClock) || !ok {
+		t.notRun("the port does not offer the clock op (capability %q): its minter clock cannot be scripted", protocol.CapClock)
+	}
+	return c
+}
+
+// setClock scripts the port's minter clock to unixMS, advancing 1 ms per scale real ms.
+func (t *T) setClock(c drivers.Clocker, unixMS, scale int64, rule Rule) {
+	t.ok(c.Clock(t.ctx, protocol.ClockArgs{SetMS: unixMS, Scale: scale}), rule, fmt.Sprintf("clock set_ms=%d scale=%d", unixMS, scale))
+}
