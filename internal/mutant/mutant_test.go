@@ -11,8 +11,8 @@ import (
 	"github.com/echomq/kit/internal/mutant"
 	"github.com/echomq/kit/lua"
 	"github.com/echomq/kit/reference/bus"
-	"github.com/echomq/kit/reference/ids"
 	"github.com/echomq/kit/reference/connector"
+	"github.com/echomq/kit/reference/ids"
 )
 
 func TestCatalogue(t *testing.T) {
