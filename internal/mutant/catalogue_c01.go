@@ -7,4 +7,6 @@ var c01 = []Spec{
 		AllowVersion: true},
 	{Name: "cluster-accepted", Contract: "C01", Rule: "A12-server-standalone", Defect: "the server check ignores the mode: a cluster-enabled Valkey is admitted by a port that has not declared cluster support",
 		AllowCluster: true},
+	{Name: "version-refusal-ignored", Contract: "C01", Rule: "version", Defect: "the fence's EMQVERSION is logged as a warning and the session goes on against another bundle's deployment",
+		IgnoreVersion: true},
 }

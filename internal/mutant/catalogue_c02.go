@@ -22,4 +22,8 @@ var c02 = []Spec{
 		Minter: ids.Defects{LowerFirst: true}},
 	{Name: "swapped-fields", Contract: "C02", Rule: "id-worker-bits", Defect: "the snowflake layout puts the sequence above the worker id (ms | seq | worker)",
 		Minter: ids.Defects{SwapFields: true}},
+	{Name: "unpadded-ids", Contract: "C02", Rule: "id-format", Defect: "the base62 body is not left-padded with 0 to 11 characters: today's ids are 13 bytes",
+		Minter: ids.Defects{NoPad: true}},
+	{Name: "guessed-worker", Contract: "C02", Rule: "minter-lease", Defect: "the minter picks a random worker id instead of leasing one",
+		Minter: ids.Defects{Guess: true}},
 }

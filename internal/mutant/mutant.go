@@ -35,6 +35,8 @@ type Spec struct {
 	// AllowVersion / AllowCluster admit a Valkey too old / not standalone (narrower fence
 	// opt-ins turned into defects).
 	AllowVersion, AllowCluster bool
+	// IgnoreVersion makes the fence's EMQVERSION a logged warning (fence.Options).
+	IgnoreVersion bool
 	// Minter switches on defects of the reference minter (reference/ids).
 	Minter ids.Defects
 }
@@ -119,6 +121,7 @@ func (s Spec) Apply(opt *bus.Options) error {
 	}
 	opt.Fence.AllowVersion = opt.Fence.AllowVersion || s.AllowVersion
 	opt.Fence.AllowCluster = opt.Fence.AllowCluster || s.AllowCluster
+	opt.Fence.IgnoreVersionRefusal = opt.Fence.IgnoreVersionRefusal || s.IgnoreVersion
 	opt.Minter.Defects = opt.Minter.Defects.Or(s.Minter)
 	return nil
 }

@@ -29,6 +29,9 @@ type Options struct {
 	// standalone mode: narrower opt-ins than AllowEngine, for the mutant catalogue (a port that
 	// checks the server's name but not its version or its mode).
 	AllowVersion, AllowCluster bool
+	// IgnoreVersionRefusal logs the fence's EMQVERSION and goes on: a defect for the mutant
+	// catalogue only (a port that treats a bundle mismatch as a warning).
+	IgnoreVersionRefusal bool
 	// Logf receives the admission notices; nil discards them.
 	Logf func(format string, args ...any)
 }
@@ -151,6 +154,10 @@ func OnConnect(b *lua.Bundle, opt Options) func(context.Context, *connector.Conn
 			return errors.New("fence: the bundle has no fence script")
 		}
 		_, err := run(ctx, c, s, digest)
+		if err != nil && opt.IgnoreVersionRefusal && errors.Is(err, emqerr.Version) {
+			opt.logf("fence: going on despite %v", err)
+			return nil
+		}
 		return err
 	}
 }

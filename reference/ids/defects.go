@@ -1,6 +1,9 @@
 package ids
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // Defects are deliberate minter defects, each one a mutant of the reference port
 // (internal/mutant): plain mistakes a port author could make in the minter. The zero value is
@@ -12,6 +15,8 @@ type Defects struct {
 	UnixEpoch  bool // the millisecond field counts from 1970, not from 2024-01-01
 	LowerFirst bool // base62 with the lower-case letters before the capitals (0-9a-zA-Z)
 	SwapFields bool // the layout puts the sequence above the worker id: ms | seq | worker
+	NoPad      bool // the base62 body is not left-padded with 0 to 11 characters
+	Guess      bool // the worker id is picked at random and never leased (nor renewed)
 	Squat      bool // a nil reply to SET … NX is taken for success: the minter mints under a taken worker id
 	NoRenew    bool // the lease is never renewed, and the minter mints on after it lapsed
 	IgnoreLoss bool // a refused renewal is not noticed: the minter mints on under a lost worker id
@@ -24,6 +29,7 @@ func (d Defects) Or(x Defects) Defects {
 		StepBack: d.StepBack || x.StepBack, SeqWrap: d.SeqWrap || x.SeqWrap, SeqCarry: d.SeqCarry || x.SeqCarry,
 		UnixEpoch: d.UnixEpoch || x.UnixEpoch, LowerFirst: d.LowerFirst || x.LowerFirst, Squat: d.Squat || x.Squat,
 		NoRenew: d.NoRenew || x.NoRenew, IgnoreLoss: d.IgnoreLoss || x.IgnoreLoss, NoRelease: d.NoRelease || x.NoRelease, SwapFields: d.SwapFields || x.SwapFields,
+		NoPad: d.NoPad || x.NoPad, Guess: d.Guess || x.Guess,
 	}
 }
 
@@ -36,6 +42,13 @@ func (d Defects) encode(sf uint64) string {
 	if d.SwapFields {
 		ms, worker, seq := Split(sf)
 		sf = ms<<(WorkerBits+SequenceBits) | uint64(seq)<<WorkerBits | uint64(worker)
+	}
+	if d.NoPad {
+		id := Encode(BrandJob, sf)
+		if body := strings.TrimLeft(id[BrandLen:], "0"); body != "" {
+			return BrandJob + body
+		}
+		return BrandJob + "0"
 	}
 	if !d.LowerFirst {
 		return Encode(BrandJob, sf)
