@@ -172,6 +172,12 @@ var c02 = Contract{ID: "C02", Name: "mint",
 					}
 				}
 			}
+			// Closing releases only the port's own lease: the other minter's stays.
+			d := t.D
+			t.D = nil // closed here, not again at the end of the clause
+			t.ok(d.Close(t.ctx), ruleClose, "close")
+			owner = t.minterLeases()[w]
+			t.check(owner == harnessOwner, ruleLeaseReleased, "close releases the port's own lease only: "+k+" still the other minter's", "it holds %q", owner)
 		})
 		s.clause("lease-released-on-close", clauseOpts{}, func(t *T) {
 			t.mintN(1, ruleLeaseReleased)

@@ -25,6 +25,8 @@ var c02 = []Spec{
 		Minter: ids.Defects{LowerFirst: true}},
 	{Name: "swapped-fields", Contract: "C02", Rule: "id-worker-bits", Defect: "the snowflake layout puts the sequence above the worker id (ms | seq | worker)",
 		Minter: ids.Defects{SwapFields: true}},
+	{Name: "release-any-owner", Contract: "C02", Rule: "A9-lease-released", Defect: "close deletes its worker id's lease key whoever holds it now, dropping another minter's lease",
+		Minter: ids.Defects{ReleaseAny: true}},
 	{Name: "unpadded-ids", Contract: "C02", Rule: "id-format", Defect: "the base62 body is not left-padded with 0 to 11 characters: today's ids are 13 bytes",
 		Minter: ids.Defects{NoPad: true}},
 	{Name: "guessed-worker", Contract: "C02", Rule: "minter-lease", Defect: "the minter picks a random worker id instead of leasing one",

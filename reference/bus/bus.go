@@ -286,6 +286,16 @@ func (l leaser) Release(ctx context.Context, worker int, owner string) error {
 	return err
 }
 
+// ForceRelease drops the lease whoever holds it: only the minter's ReleaseAny defect calls it.
+func (l leaser) ForceRelease(ctx context.Context, worker int) error {
+	k, err := keys.Minter(worker)
+	if err != nil {
+		return err
+	}
+	_, err = l.c.Do(ctx, "DEL", k)
+	return err
+}
+
 func (b *Bus) newMinter(ctx context.Context) (minter, error) {
 	mo := b.opt.Minter
 	if b.opt.MinterTTL != 0 {

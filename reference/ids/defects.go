@@ -1,6 +1,7 @@
 package ids
 
 import (
+	"context"
 	"strings"
 	"time"
 )
@@ -17,6 +18,7 @@ type Defects struct {
 	SwapFields bool // the layout puts the sequence above the worker id: ms | seq | worker
 	NoPad      bool // the base62 body is not left-padded with 0 to 11 characters
 	Guess      bool // the worker id is picked at random and never leased (nor renewed)
+	ReleaseAny bool // Close deletes the lease key whoever holds it now (DEL, not compare-and-release)
 	Squat      bool // a nil reply to SET … NX is taken for success: the minter mints under a taken worker id
 	NoRenew    bool // the lease is never renewed, and the minter mints on after it lapsed
 	IgnoreLoss bool // a refused renewal is not noticed: the minter mints on under a lost worker id
@@ -29,7 +31,7 @@ func (d Defects) Or(x Defects) Defects {
 		StepBack: d.StepBack || x.StepBack, SeqWrap: d.SeqWrap || x.SeqWrap, SeqCarry: d.SeqCarry || x.SeqCarry,
 		UnixEpoch: d.UnixEpoch || x.UnixEpoch, LowerFirst: d.LowerFirst || x.LowerFirst, Squat: d.Squat || x.Squat,
 		NoRenew: d.NoRenew || x.NoRenew, IgnoreLoss: d.IgnoreLoss || x.IgnoreLoss, NoRelease: d.NoRelease || x.NoRelease, SwapFields: d.SwapFields || x.SwapFields,
-		NoPad: d.NoPad || x.NoPad, Guess: d.Guess || x.Guess,
+		NoPad: d.NoPad || x.NoPad, Guess: d.Guess || x.Guess, ReleaseAny: d.ReleaseAny || x.ReleaseAny,
 	}
 }
 
@@ -67,4 +69,10 @@ func (d Defects) epoch() time.Time {
 		return time.Unix(0, 0)
 	}
 	return Epoch
+}
+
+// ForceReleaser is a Leaser that can also drop a lease whoever holds it (DEL): only the
+// ReleaseAny defect uses it.
+type ForceReleaser interface {
+	ForceRelease(ctx context.Context, worker int) error
 }

@@ -281,7 +281,11 @@ func (m *Minter) Close() error {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), max(m.ttl/3, time.Second))
 		defer cancel()
-		if err := m.leaser.Release(ctx, m.worker, m.owner); err != nil {
+		release := func() error { return m.leaser.Release(ctx, m.worker, m.owner) }
+		if fr, ok := m.leaser.(ForceReleaser); ok && m.defect.ReleaseAny {
+			release = func() error { return fr.ForceRelease(ctx, m.worker) }
+		}
+		if err := release(); err != nil {
 			m.closeErr = fmt.Errorf("ids: release worker %d: %w", m.worker, err)
 		}
 	})
