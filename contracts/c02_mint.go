@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/echomq/kit/drivers"
 	"github.com/echomq/kit/lua"
 	"github.com/echomq/kit/protocol"
 	"github.com/echomq/kit/reference/ids"
@@ -178,6 +179,51 @@ var c02 = Contract{ID: "C02", Name: "mint",
 			t.ok(d.Close(t.ctx), ruleClose, "close")
 			owner = t.minterLeases()[w]
 			t.check(owner == harnessOwner, ruleLeaseReleased, "close releases the port's own lease only: "+k+" still the other minter's", "it holds %q", owner)
+		})
+		s.clause("reconnect-after-lost-lease", clauseOpts{noHello: true}, func(t *T) {
+			// The port can lease only worker 700; its clock (when scriptable) barely moves, so
+			// the ids before and after the reconnect share a millisecond.
+			const first, second = 700, 300
+			var taken []int
+			for w := range ids.MaxWorker + 1 {
+				if w != first {
+					taken = append(taken, w)
+				}
+			}
+			t.takeWorkers(taken)
+			t.helloWith(protocol.HelloArgs{MinterTTLMS: leaseTTLForClauses})
+			ttl := t.leaseTTL(first)
+			if ttl > 1500 {
+				t.notRun("the port leases its worker id for %d ms and does not honour hello's minter_ttl_ms: a lost lease takes too long to observe", ttl)
+			}
+			if c, ok := t.D.(drivers.Clocker); ok && t.hasCap(protocol.CapClock) {
+				t.setClock(c, t.now()+5000, 1000, ruleLeaseRelet)
+			}
+			before := t.mintN(3, ruleLeaseRelet)
+			// Another minter takes 700 away; 300 comes free.
+			k, _ := keys.Minter(first)
+			t.do("SET", k, harnessOwner, "PX", 20000)
+			k2, _ := keys.Minter(second)
+			t.do("DEL", k2)
+			time.Sleep(time.Duration(ttl+50) * time.Millisecond)
+			t.ok(t.D.Reconnect(t.ctx), ruleLeaseRelet, "reconnect after the lease was lost")
+			after := t.mintN(3, ruleLeaseRelet)
+			t.cover(ruleLeaseRelet)
+			prev := before[len(before)-1]
+			for _, id := range after {
+				_, w, _ := ids.Split(t.validJob(id))
+				if w != second {
+					t.fail(ruleLeaseRelet, fmt.Sprintf("after the reconnect, ids under the newly leased worker %d (the only free one)", second), fmt.Sprintf("%s under worker %d", id, w))
+				}
+				if id <= prev {
+					t.fail(ruleLeaseRelet, "after the reconnect, no id smaller than one minted before", fmt.Sprintf("%s after %s", id, prev))
+				}
+				prev = id
+			}
+			leases := t.minterLeases()
+			t.check(leases[first] == harnessOwner && leases[second] != "" && leases[second] != harnessOwner, ruleLeaseRelet,
+				fmt.Sprintf("the port holds worker %d's lease, the other minter still worker %d's", second, first),
+				"worker %d: %q, worker %d: %q", second, leases[second], first, leases[first])
 		})
 		s.clause("lease-released-on-close", clauseOpts{}, func(t *T) {
 			t.mintN(1, ruleLeaseReleased)

@@ -27,6 +27,8 @@ var c02 = []Spec{
 		Minter: ids.Defects{SwapFields: true}},
 	{Name: "release-any-owner", Contract: "C02", Rule: "A9-lease-released", Defect: "close deletes its worker id's lease key whoever holds it now, dropping another minter's lease",
 		Minter: ids.Defects{ReleaseAny: true}},
+	{Name: "relet-below-floor", Contract: "C02", Rule: "A9-reconnect-relets", Defect: "after a lost lease, the reconnect's new minter mints from the current millisecond under its lower worker id: smaller ids than the lost minter's",
+		Minter: ids.Defects{NoFloor: true}},
 	{Name: "unpadded-ids", Contract: "C02", Rule: "id-format", Defect: "the base62 body is not left-padded with 0 to 11 characters: today's ids are 13 bytes",
 		Minter: ids.Defects{NoPad: true}},
 	{Name: "guessed-worker", Contract: "C02", Rule: "minter-lease", Defect: "the minter picks a random worker id instead of leasing one",

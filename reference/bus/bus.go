@@ -189,7 +189,7 @@ func (b *Bus) Reconnect(ctx context.Context) error {
 	b.lastMu.Lock()
 	last := b.last
 	b.lastMu.Unlock()
-	for {
+	for !b.opt.Minter.Defects.NoFloor { // the defect skips the floor
 		// Another worker id may sort below the old one within a millisecond: skip ahead.
 		id, err := m.Next(ctx)
 		if err != nil {

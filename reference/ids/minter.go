@@ -194,46 +194,44 @@ func (m *Minter) Next(ctx context.Context) (string, error) {
 func (m *Minter) NextSnowflake(ctx context.Context) (uint64, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if err := m.usable(); err != nil {
-		return 0, err
-	}
-	ms, err := m.millis()
-	if err != nil {
-		return 0, err
-	}
-	if m.defect.StepBack && m.started && ms < m.lastMs {
-		m.lastMs, m.seq = ms, 0
-		return Compose(ms, m.worker, 0), nil
-	}
-	if m.started && ms <= m.lastMs {
-		ms = m.lastMs
+	for {
+		if err := m.usable(); err != nil {
+			return 0, err
+		}
+		ms, err := m.millis()
+		if err != nil {
+			return 0, err
+		}
+		if m.defect.StepBack && m.started && ms < m.lastMs {
+			m.lastMs, m.seq = ms, 0
+			return Compose(ms, m.worker, 0), nil
+		}
+		if !m.started || ms > m.lastMs {
+			m.started, m.lastMs, m.seq = true, ms, 0
+			return Compose(ms, m.worker, 0), nil
+		}
 		if m.seq < MaxSequence {
 			m.seq++
-			return Compose(ms, m.worker, m.seq), nil
+			return Compose(m.lastMs, m.worker, m.seq), nil
 		}
 		switch {
 		case m.defect.SeqWrap:
 			m.seq = 0
-			return Compose(ms, m.worker, 0), nil
+			return Compose(m.lastMs, m.worker, 0), nil
 		case m.defect.SeqCarry:
 			m.seq++
-			return ms<<(WorkerBits+SequenceBits) | uint64(m.worker)<<SequenceBits + uint64(m.seq), nil
+			return m.lastMs<<(WorkerBits+SequenceBits) | uint64(m.worker)<<SequenceBits + uint64(m.seq), nil
 		}
-		for ms <= m.lastMs {
-			if err := sleepCtx(ctx, time.Millisecond/4); err != nil {
-				return 0, err
-			}
-			if ms, err = m.millis(); err != nil {
-				return 0, err
-			}
-		}
-		// The lease may have lapsed while we waited.
-		if err := m.usable(); err != nil {
+		// The sequence is spent: wait for the clock's next millisecond without holding the
+		// lock, so that the renewal can record itself meanwhile (a long wait must not lapse a
+		// lease that is being renewed), then look at everything again.
+		m.mu.Unlock()
+		err = sleepCtx(ctx, time.Millisecond/4)
+		m.mu.Lock()
+		if err != nil {
 			return 0, err
 		}
 	}
-	m.started, m.lastMs, m.seq = true, ms, 0
-	return Compose(ms, m.worker, 0), nil
 }
 
 func (m *Minter) usable() error {
