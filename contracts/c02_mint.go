@@ -197,7 +197,7 @@ var c02 = Contract{ID: "C02", Name: "mint",
 				t.notRun("the port leases its worker id for %d ms and does not honour hello's minter_ttl_ms: a lost lease takes too long to observe", ttl)
 			}
 			if c, ok := t.D.(drivers.Clocker); ok && t.hasCap(protocol.CapClock) {
-				t.setClock(c, t.now()+5000, 1000, ruleLeaseRelet)
+				t.setClock(c, t.now()+5000, 600, ruleLeaseRelet)
 			}
 			before := t.mintN(3, ruleLeaseRelet)
 			// Another minter takes 700 away; 300 comes free.
