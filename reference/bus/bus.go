@@ -179,8 +179,14 @@ func (b *Bus) Reconnect(ctx context.Context) error {
 		return fmt.Errorf("bus: reconnect: %w", fence.Classify(err))
 	}
 	old := b.mint.Load().m
-	if _, err := old.Next(ctx); err == nil {
-		return nil // the lease holds
+	// The lease may have been lost while the connection was down: renew it on the server now
+	// (A9); a minter that cannot (the repeating defect) is asked for an id instead.
+	if r, ok := old.(interface{ Reaffirm(context.Context) error }); ok {
+		if err := r.Reaffirm(ctx); err == nil {
+			return nil // the lease holds
+		}
+	} else if _, err := old.Next(ctx); err == nil {
+		return nil
 	}
 	m, err := b.newMinter(ctx)
 	if err != nil {

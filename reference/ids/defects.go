@@ -22,7 +22,10 @@ type Defects struct {
 	// NoFloor: the minter that replaces a lost one after a reconnect does not skip past the last
 	// id minted, so within that millisecond a lower worker id mints smaller ids. The bus, which
 	// replaces minters, reads it.
-	NoFloor    bool
+	NoFloor bool
+	// TrustLocal: at a reconnect the minter trusts its own record of the lease instead of
+	// renewing it on the server (the reference's own defect before the lease clauses).
+	TrustLocal bool
 	Squat      bool // a nil reply to SET … NX is taken for success: the minter mints under a taken worker id
 	NoRenew    bool // the lease is never renewed, and the minter mints on after it lapsed
 	IgnoreLoss bool // a refused renewal is not noticed: the minter mints on under a lost worker id
@@ -36,7 +39,7 @@ func (d Defects) Or(x Defects) Defects {
 		UnixEpoch: d.UnixEpoch || x.UnixEpoch, LowerFirst: d.LowerFirst || x.LowerFirst, Squat: d.Squat || x.Squat,
 		NoRenew: d.NoRenew || x.NoRenew, IgnoreLoss: d.IgnoreLoss || x.IgnoreLoss, NoRelease: d.NoRelease || x.NoRelease, SwapFields: d.SwapFields || x.SwapFields,
 		NoPad: d.NoPad || x.NoPad, Guess: d.Guess || x.Guess, ReleaseAny: d.ReleaseAny || x.ReleaseAny,
-		NoFloor: d.NoFloor || x.NoFloor,
+		NoFloor: d.NoFloor || x.NoFloor, TrustLocal: d.TrustLocal || x.TrustLocal,
 	}
 }
 

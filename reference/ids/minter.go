@@ -179,6 +179,35 @@ func (m *Minter) renew(ctx context.Context) {
 	}
 }
 
+// Reaffirm renews the lease at once, on the server: a reconnect's duty (A9), since the lease
+// may have been lost while the connection was down. A refused renewal marks the minter lost.
+func (m *Minter) Reaffirm(ctx context.Context) error {
+	if m.defect.NoRenew || m.defect.Guess {
+		return nil
+	}
+	if m.defect.TrustLocal {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		return m.usable()
+	}
+	asked := time.Now()
+	ok, err := m.leaser.Renew(ctx, m.worker, m.owner, m.ttl)
+	if err != nil {
+		return fmt.Errorf("ids: reaffirm worker %d: %w", m.worker, err)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	switch {
+	case !ok && !m.defect.IgnoreLoss:
+		if m.lost == nil {
+			m.lost = fmt.Errorf("%w: worker %d renewal refused at reconnect", ErrLeaseLost, m.worker)
+		}
+	case m.lost == nil && asked.Before(m.validTo):
+		m.validTo = asked.Add(m.ttl)
+	}
+	return m.usable()
+}
+
 // Next mints a JOB id.
 func (m *Minter) Next(ctx context.Context) (string, error) {
 	sf, err := m.NextSnowflake(ctx)
