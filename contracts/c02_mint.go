@@ -221,6 +221,21 @@ var c02 = Contract{ID: "C02", Name: "mint",
 				fmt.Sprintf("the port holds worker %d's lease, the other minter still worker %d's", second, first),
 				"worker %d: %q, worker %d: %q", second, leases[second], first, leases[first])
 		})
+		s.clause("owner-tokens-differ", clauseOpts{}, func(t *T) {
+			// Two sessions of the port, two minters: two worker ids under two owner tokens.
+			t.mintN(1, ruleLeaseOwner)
+			d2 := t.start()
+			_, err := d2.Hello(t.ctx, protocol.HelloArgs{Valkey: t.cfg.Valkey})
+			t.ok(err, ruleLeaseOwner, "a second session's hello")
+			_, err = d2.Mint(t.ctx, protocol.MintArgs{N: 1})
+			t.ok(err, ruleLeaseOwner, "a second session's mint")
+			leases := t.minterLeases()
+			tokens := map[string]bool{}
+			for _, owner := range leases {
+				tokens[owner] = true
+			}
+			t.check(len(leases) == 2 && len(tokens) == 2, ruleLeaseOwner, "two sessions hold two leases under two different owner tokens", "leases %v", leases)
+		})
 		s.clause("lease-released-on-close", clauseOpts{}, func(t *T) {
 			t.mintN(1, ruleLeaseReleased)
 			k, _ := keys.Minter(t.portWorker(ruleLeaseReleased))

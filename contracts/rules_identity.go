@@ -3,7 +3,7 @@ package contracts
 // rulesIdentity are the rules of the server check, the minter and its lease, the id format and mint order (C01, C02, C05), beside their checks.
 var rulesIdentity = []Rule{
 	ruleServerVersion, ruleServerStandalone,
-	ruleLeaseFree, ruleLeaseRenewed, ruleLeaseReleased, ruleLeaseLost, ruleLeaseRelet,
+	ruleLeaseFree, ruleLeaseRenewed, ruleLeaseReleased, ruleLeaseLost, ruleLeaseRelet, ruleLeaseOwner,
 	ruleIDEpoch, ruleIDWorker, ruleIDAlphabet,
 	ruleClockBack, ruleSeqOverflow,
 }
@@ -17,6 +17,7 @@ var (
 	ruleLeaseReleased = Rule{"A9-lease-released", `A9: "… renewed at ttl/3 while the minter lives, released on close"`}
 	ruleLeaseLost     = Rule{"A9-lease-lost", `A9: "A minter that loses its lease stops minting (a mint without a live lease answers INTERNAL …) until the session reconnects"`}
 
+	ruleLeaseOwner = Rule{"A9-owner-token", `A9: "leased with SET {emq}:minter:<w> <owner> NX PX <ttl> (owner: a random token)" — two minters never present one token, or one's renewal (SET … IFEQ <owner>) would renew the other's lease`}
 	ruleLeaseRelet = Rule{"A9-reconnect-relets", `A9: "… stops minting … until the session reconnects; a reconnect renews the lease or leases another worker id, and never mints an id smaller than one it minted before"`}
 
 	ruleIDEpoch    = Rule{"id-epoch", `canon §3: "The snowflake is 42 bits of milliseconds since 2024-01-01T00:00:00Z, 10 bits of minter (worker) id, and 12 bits of sequence within the millisecond"`}

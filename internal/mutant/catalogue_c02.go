@@ -31,6 +31,8 @@ var c02 = []Spec{
 		Minter: ids.Defects{NoFloor: true}},
 	{Name: "reconnect-trusts-stale-lease", Contract: "C02", Rule: "A9-reconnect-relets", Defect: "a reconnect keeps the minter on the strength of its own record of the lease, without renewing it on the server: it mints on under a worker id another minter took meanwhile",
 		Minter: ids.Defects{TrustLocal: true}},
+	{Name: "fixed-owner-token", Contract: "C02", Rule: "A9-owner-token", Defect: "every minter leases under the same owner token (a host name, say): one session's renewal renews another's lease",
+		Minter: ids.Defects{FixedOwner: true}},
 	{Name: "unpadded-ids", Contract: "C02", Rule: "id-format", Defect: "the base62 body is not left-padded with 0 to 11 characters: today's ids are 13 bytes",
 		Minter: ids.Defects{NoPad: true}},
 	{Name: "guessed-worker", Contract: "C02", Rule: "minter-lease", Defect: "the minter picks a random worker id instead of leasing one",

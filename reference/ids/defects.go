@@ -26,6 +26,9 @@ type Defects struct {
 	// TrustLocal: at a reconnect the minter trusts its own record of the lease instead of
 	// renewing it on the server (the reference's own defect before the lease clauses).
 	TrustLocal bool
+	// FixedOwner: every minter leases under the same owner token (as with a host name for a
+	// token), so one minter's renewal also renews another's lease on the same worker id.
+	FixedOwner bool
 	Squat      bool // a nil reply to SET … NX is taken for success: the minter mints under a taken worker id
 	NoRenew    bool // the lease is never renewed, and the minter mints on after it lapsed
 	IgnoreLoss bool // a refused renewal is not noticed: the minter mints on under a lost worker id
@@ -40,6 +43,7 @@ func (d Defects) Or(x Defects) Defects {
 		NoRenew: d.NoRenew || x.NoRenew, IgnoreLoss: d.IgnoreLoss || x.IgnoreLoss, NoRelease: d.NoRelease || x.NoRelease, SwapFields: d.SwapFields || x.SwapFields,
 		NoPad: d.NoPad || x.NoPad, Guess: d.Guess || x.Guess, ReleaseAny: d.ReleaseAny || x.ReleaseAny,
 		NoFloor: d.NoFloor || x.NoFloor, TrustLocal: d.TrustLocal || x.TrustLocal,
+		FixedOwner: d.FixedOwner || x.FixedOwner,
 	}
 }
 

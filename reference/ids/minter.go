@@ -91,6 +91,9 @@ func NewMinter(ctx context.Context, leaser Leaser, opts Options) (*Minter, error
 	if m.now == nil {
 		m.now = time.Now
 	}
+	if m.owner == "" && m.defect.FixedOwner {
+		m.owner = "emq-minter"
+	}
 	if m.owner == "" {
 		var b [16]byte
 		if _, err := cryptorand.Read(b[:]); err != nil {
