@@ -9,4 +9,6 @@ var c01 = []Spec{
 		AllowCluster: true},
 	{Name: "version-refusal-ignored", Contract: "C01", Rule: "version", Defect: "the fence's EMQVERSION is logged as a warning and the session goes on against another bundle's deployment",
 		IgnoreVersion: true},
+	{Name: "refusal-reads-on", Contract: "C01", Rule: "refusal-clean", Defect: "after the fence's EMQVERSION the port reads the deployed bundle record (HGETALL {emq}:bundle) to word its error: a refused port sends more than HELLO and the fence",
+		DescribeRefusal: true},
 }

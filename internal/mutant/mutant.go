@@ -37,6 +37,8 @@ type Spec struct {
 	AllowVersion, AllowCluster bool
 	// IgnoreVersion makes the fence's EMQVERSION a logged warning (fence.Options).
 	IgnoreVersion bool
+	// DescribeRefusal makes a refused fence read the deployed bundle record (fence.Options).
+	DescribeRefusal bool
 	// Minter switches on defects of the reference minter (reference/ids).
 	Minter ids.Defects
 }
@@ -122,6 +124,7 @@ func (s Spec) Apply(opt *bus.Options) error {
 	opt.Fence.AllowVersion = opt.Fence.AllowVersion || s.AllowVersion
 	opt.Fence.AllowCluster = opt.Fence.AllowCluster || s.AllowCluster
 	opt.Fence.IgnoreVersionRefusal = opt.Fence.IgnoreVersionRefusal || s.IgnoreVersion
+	opt.Fence.DescribeRefusal = opt.Fence.DescribeRefusal || s.DescribeRefusal
 	opt.Minter.Defects = opt.Minter.Defects.Or(s.Minter)
 	return nil
 }

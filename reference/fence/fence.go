@@ -32,6 +32,9 @@ type Options struct {
 	// IgnoreVersionRefusal logs the fence's EMQVERSION and goes on: a defect for the mutant
 	// catalogue only (a port that treats a bundle mismatch as a warning).
 	IgnoreVersionRefusal bool
+	// DescribeRefusal reads the deployed bundle record after the fence's EMQVERSION, to word the
+	// error: a defect for the mutant catalogue only (a refused port sends nothing more).
+	DescribeRefusal bool
 	// Logf receives the admission notices; nil discards them.
 	Logf func(format string, args ...any)
 }
@@ -154,6 +157,11 @@ func OnConnect(b *lua.Bundle, opt Options) func(context.Context, *connector.Conn
 			return errors.New("fence: the bundle has no fence script")
 		}
 		_, err := run(ctx, c, s, digest)
+		if err != nil && opt.DescribeRefusal && errors.Is(err, emqerr.Version) {
+			if v, rerr := c.Do(ctx, "HGETALL", keys.Bundle()); rerr == nil {
+				return fmt.Errorf("%w (deployed: %s)", err, v.Text())
+			}
+		}
 		if err != nil && opt.IgnoreVersionRefusal && errors.Is(err, emqerr.Version) {
 			opt.logf("fence: going on despite %v", err)
 			return nil
