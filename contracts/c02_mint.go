@@ -221,6 +221,18 @@ var c02 = Contract{ID: "C02", Name: "mint",
 				fmt.Sprintf("the port holds worker %d's lease, the other minter still worker %d's", second, first),
 				"worker %d: %q, worker %d: %q", second, leases[second], first, leases[first])
 		})
+		s.clause("close-spares-a-taken-lease", clauseOpts{}, func(t *T) {
+			// Another minter took the port's worker id (its lease lapsed, say) just before close:
+			// the release is the port's own lease only, a compare-and-release, never a DEL.
+			t.mintN(1, ruleLeaseReleased)
+			k, _ := keys.Minter(t.portWorker(ruleLeaseReleased))
+			t.do("SET", k, harnessOwner, "PX", 20000)
+			d := t.D
+			t.D = nil // closed here, not again at the end of the clause
+			t.ok(d.Close(t.ctx), ruleClose, "close")
+			owner, _, _ := t.do("GET", k)
+			t.check(len(owner) == 1 && owner[0] == harnessOwner, ruleLeaseReleased, "close releases the port's own lease only: "+k+" still the other minter's", "it holds %q", owner)
+		})
 		s.clause("owner-tokens-differ", clauseOpts{}, func(t *T) {
 			// Two sessions of the port, two minters: two worker ids under two owner tokens.
 			t.mintN(1, ruleLeaseOwner)

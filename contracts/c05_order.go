@@ -3,6 +3,7 @@ package contracts
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/echomq/kit/protocol"
 	"github.com/echomq/kit/reference/ids"
@@ -99,10 +100,14 @@ var c05 = Contract{ID: "C05", Name: "order",
 		})
 		s.clause("sequence-overflow", clauseOpts{}, func(t *T) {
 			clk := t.clocker()
-			// One scripted millisecond lasts 200 real ones: 5000 ids overflow the 12-bit sequence.
+			// One scripted millisecond lasts 500 real ones: 5000 ids overflow the 12-bit sequence.
+			const scale = 500
 			at := t.now() + 10000
-			t.setClock(clk, at, 200, ruleSeqOverflow)
+			set := time.Now()
+			t.setClock(clk, at, scale, ruleSeqOverflow)
 			list := t.mintN(5000, ruleSeqOverflow)
+			// The port's clock was set after set: it reads at most this now.
+			clockMax := uint64(sinceEpochMS(at) + time.Since(set).Milliseconds()/scale)
 			t.cover(ruleSeqOverflow)
 			perMS := map[uint64]int{}
 			_, worker, _ := ids.Split(t.validJob(list[0]))
@@ -112,6 +117,10 @@ var c05 = Contract{ID: "C05", Name: "order",
 				perMS[ms]++
 				if w != worker {
 					t.fail(ruleSeqOverflow, fmt.Sprintf("the sequence never spills into the worker bits: every id under worker %d", worker), fmt.Sprintf("id %d %s under worker %d", i, id, w))
+				}
+				if ms > clockMax {
+					t.fail(ruleSeqOverflow, fmt.Sprintf("past 4095 ids the minter waits for its clock's next millisecond: no id beyond millisecond %d, where the scripted clock stood", clockMax),
+						fmt.Sprintf("id %d %s at millisecond %d", i, id, ms))
 				}
 				if i > 0 && (id <= list[i-1] || sf <= t.validJob(list[i-1])) {
 					t.fail(ruleSeqOverflow, "past 4095 ids in one millisecond the minter waits for the next: every id above the one before", fmt.Sprintf("id %d %s after %s", i, id, list[i-1]))

@@ -13,4 +13,6 @@ var c05 = []Spec{
 		Minter: ids.Defects{SeqWrap: true}},
 	{Name: "sequence-carries", Contract: "C05", Rule: "A11-sequence-overflow", Defect: "past 4095 ids in one millisecond the sequence carries into the worker bits",
 		Minter: ids.Defects{SeqCarry: true}},
+	{Name: "sequence-borrows", Contract: "C05", Rule: "A11-sequence-overflow", Defect: "past 4095 ids in one millisecond the minter moves to the next millisecond at once instead of waiting for its clock: ids ahead of the clock",
+		Minter: ids.Defects{SeqBorrow: true}},
 }

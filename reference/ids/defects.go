@@ -13,6 +13,7 @@ type Defects struct {
 	StepBack   bool // a clock that steps back is minted from as read: ids decrease
 	SeqWrap    bool // past 4095 ids in one millisecond the sequence wraps to 0 instead of waiting
 	SeqCarry   bool // past 4095 the sequence carries into the worker bits instead of waiting
+	SeqBorrow  bool // past 4095 the minter moves to the next millisecond at once, ahead of its clock
 	UnixEpoch  bool // the millisecond field counts from 1970, not from 2024-01-01
 	LowerFirst bool // base62 with the lower-case letters before the capitals (0-9a-zA-Z)
 	SwapFields bool // the layout puts the sequence above the worker id: ms | seq | worker
@@ -38,7 +39,7 @@ type Defects struct {
 // Or merges two sets of defects.
 func (d Defects) Or(x Defects) Defects {
 	return Defects{
-		StepBack: d.StepBack || x.StepBack, SeqWrap: d.SeqWrap || x.SeqWrap, SeqCarry: d.SeqCarry || x.SeqCarry,
+		StepBack: d.StepBack || x.StepBack, SeqWrap: d.SeqWrap || x.SeqWrap, SeqCarry: d.SeqCarry || x.SeqCarry, SeqBorrow: d.SeqBorrow || x.SeqBorrow,
 		UnixEpoch: d.UnixEpoch || x.UnixEpoch, LowerFirst: d.LowerFirst || x.LowerFirst, Squat: d.Squat || x.Squat,
 		NoRenew: d.NoRenew || x.NoRenew, IgnoreLoss: d.IgnoreLoss || x.IgnoreLoss, NoRelease: d.NoRelease || x.NoRelease, SwapFields: d.SwapFields || x.SwapFields,
 		NoPad: d.NoPad || x.NoPad, Guess: d.Guess || x.Guess, ReleaseAny: d.ReleaseAny || x.ReleaseAny,

@@ -250,6 +250,9 @@ func (m *Minter) NextSnowflake(ctx context.Context) (uint64, error) {
 		case m.defect.SeqWrap:
 			m.seq = 0
 			return Compose(m.lastMs, m.worker, 0), nil
+		case m.defect.SeqBorrow:
+			m.lastMs, m.seq = m.lastMs+1, 0
+			return Compose(m.lastMs, m.worker, 0), nil
 		case m.defect.SeqCarry:
 			m.seq++
 			return m.lastMs<<(WorkerBits+SequenceBits) | uint64(m.worker)<<SequenceBits + uint64(m.seq), nil
