@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 
@@ -36,6 +37,10 @@ type Options struct {
 type Factory struct {
 	opt  bus.Options
 	name string
+	// slotNoTag is the mutant defect SlotIgnoresTag: slot hashes the whole key.
+	slotNoTag bool
+	// bareVersion is the mutant defect HelloBareVersion.
+	bareVersion bool
 }
 
 // New builds a factory; an unknown mutant name is an error.
@@ -50,6 +55,7 @@ func New(opt Options) (*Factory, error) {
 			return nil, fmt.Errorf("inproc: %w", err)
 		}
 		f.name = Name + "+mutant:" + spec.Name
+		f.slotNoTag, f.bareVersion = spec.SlotIgnoresTag, spec.HelloBareVersion
 	}
 	return f, nil
 }
@@ -59,7 +65,7 @@ func (f *Factory) Name() string { return f.name }
 
 // Start returns a fresh session; it connects at hello.
 func (f *Factory) Start(ctx context.Context) (drivers.Driver, error) {
-	return &Driver{opt: f.opt, name: f.name}, nil
+	return &Driver{opt: f.opt, name: f.name, slotNoTag: f.slotNoTag, bareVersion: f.bareVersion}, nil
 }
 
 // Driver is one session of the reference bus. Methods are called from one goroutine at a time.
@@ -68,6 +74,8 @@ type Driver struct {
 	name string
 	b    *bus.Bus
 	clk  ids.ScriptedClock // the minter's clock, scripted by the clock op
+	// slotNoTag and bareVersion are the mutant defects SlotIgnoresTag and HelloBareVersion.
+	slotNoTag, bareVersion bool
 }
 
 var (
@@ -106,7 +114,11 @@ func (d *Driver) Hello(ctx context.Context, a protocol.HelloArgs) (protocol.Hell
 	}
 	d.b = b
 	claims := append([]string(nil), protocol.ContractIDs...)
-	return protocol.HelloResult{Name: d.name, Runtime: runtime.Version(), Bundle: lua.Version, Digest: b.Digest(), Claims: claims,
+	version := lua.Version
+	if d.bareVersion {
+		version = strings.TrimPrefix(version, "echomq:")
+	}
+	return protocol.HelloResult{Name: d.name, Runtime: runtime.Version(), Bundle: version, Digest: b.Digest(), Claims: claims,
 		Capabilities: []string{protocol.CapClock, protocol.CapMinterTTL}}, nil
 }
 
@@ -172,6 +184,9 @@ func (d *Driver) Key(ctx context.Context, a protocol.KeyArgs) (protocol.KeyResul
 
 // Slot is the key's cluster slot.
 func (d *Driver) Slot(ctx context.Context, a protocol.SlotArgs) (protocol.SlotResult, error) {
+	if d.slotNoTag {
+		return protocol.SlotResult{Slot: int(keys.CRC16(a.Key) % 16384)}, nil
+	}
 	return protocol.SlotResult{Slot: int(keys.Slot(a.Key))}, nil
 }
 

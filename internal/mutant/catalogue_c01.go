@@ -11,4 +11,6 @@ var c01 = []Spec{
 		IgnoreVersion: true},
 	{Name: "refusal-reads-on", Contract: "C01", Rule: "refusal-clean", Defect: "after the fence's EMQVERSION the port reads the deployed bundle record (HGETALL {emq}:bundle) to word its error: a refused port sends more than HELLO and the fence",
 		DescribeRefusal: true},
+	{Name: "hello-bare-version", Contract: "C01", Rule: "hello", Defect: "hello names the bundle by its bare number (2.0.0) instead of echomq:2.0.0",
+		HelloBareVersion: true},
 }

@@ -33,6 +33,8 @@ var c02 = []Spec{
 		Minter: ids.Defects{TrustLocal: true}},
 	{Name: "fixed-owner-token", Contract: "C02", Rule: "A9-owner-token", Defect: "every minter leases under the same owner token (a host name, say): one session's renewal renews another's lease",
 		Minter: ids.Defects{FixedOwner: true}},
+	{Name: "slot-ignores-tag", Contract: "C02", Rule: "grammar", Defect: "the port's slot function hashes the whole key instead of its {hash tag}",
+		SlotIgnoresTag: true},
 	{Name: "unpadded-ids", Contract: "C02", Rule: "id-format", Defect: "the base62 body is not left-padded with 0 to 11 characters: today's ids are 13 bytes",
 		Minter: ids.Defects{NoPad: true}},
 	{Name: "guessed-worker", Contract: "C02", Rule: "minter-lease", Defect: "the minter picks a random worker id instead of leasing one",

@@ -41,6 +41,13 @@ type Spec struct {
 	DescribeRefusal bool
 	// Minter switches on defects of the reference minter (reference/ids).
 	Minter ids.Defects
+	// SlotIgnoresTag makes the port's slot op hash the whole key, not its {hash tag}: a defect
+	// of the in-process driver (drivers/inproc), the one place the reference computes slots for
+	// the protocol.
+	SlotIgnoresTag bool
+	// HelloBareVersion makes hello name the bundle by its bare number ("2.0.0", not
+	// "echomq:2.0.0"): a defect of the in-process driver.
+	HelloBareVersion bool
 }
 
 // Catalogue lists every mutant, sorted by name.

@@ -29,7 +29,7 @@ func TestCatalogue(t *testing.T) {
 		if _, ok := contracts.Lookup(s.Contract); !ok {
 			t.Errorf("mutant %s: contract %q is not one of C01–C14", s.Name, s.Contract)
 		}
-		if len(s.Edits) == 0 && s.Defects == (bus.Defects{}) && !s.AllowEngine && !s.AllowVersion && !s.AllowCluster && !s.IgnoreVersion && !s.DescribeRefusal && s.Minter == (ids.Defects{}) {
+		if len(s.Edits) == 0 && s.Defects == (bus.Defects{}) && !s.AllowEngine && !s.AllowVersion && !s.AllowCluster && !s.IgnoreVersion && !s.DescribeRefusal && !s.SlotIgnoresTag && !s.HelloBareVersion && s.Minter == (ids.Defects{}) {
 			t.Errorf("mutant %s changes nothing", s.Name)
 		}
 		// Every edit must match the canonical bundle exactly once: a bundle change that moves
