@@ -21,21 +21,26 @@ const harnessOwner = "emq-harness-contender"
 // enough to see a renewal (ttl/3) within the clause.
 const leaseTTLForClauses = 300
 
-// minterLeases reads every {emq}:minter:<w> key: worker id → owner token.
+// minterLeases reads every {emq}:minter:<w> key: worker id → owner token (one KEYS, one MGET).
 func (t *T) minterLeases() map[int]string {
 	ks, _, _ := t.do("KEYS", "{emq}:minter:*")
+	ks = slices.DeleteFunc(ks, func(k string) bool { return k == "" })
 	out := map[int]string{}
+	if len(ks) == 0 {
+		return out
+	}
+	args := []any{"MGET"}
 	for _, k := range ks {
-		if k == "" {
-			continue
-		}
+		args = append(args, k)
+	}
+	vs, _, _ := t.do(args...)
+	for i, k := range ks {
 		w, err := strconv.Atoi(strings.TrimPrefix(k, "{emq}:minter:"))
-		if err != nil {
-			t.harness("a minter key outside the grammar: %q", k)
+		if err != nil || w < 0 || w > ids.MaxWorker {
+			t.fail(ruleMinter, "minter leases only on {emq}:minter:<0–1023>", "a lease key "+k)
 		}
-		v, _, ok := t.do("GET", k)
-		if ok && len(v) == 1 {
-			out[w] = v[0]
+		if i < len(vs) && vs[i] != "" {
+			out[w] = vs[i]
 		}
 	}
 	return out
