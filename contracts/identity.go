@@ -184,3 +184,22 @@ func (t *T) clocker() drivers.Clocker {
 func (t *T) setClock(c drivers.Clocker, unixMS, scale int64, rule Rule) {
 	t.ok(c.Clock(t.ctx, protocol.ClockArgs{SetMS: unixMS, Scale: scale}), rule, fmt.Sprintf("clock set_ms=%d scale=%d", unixMS, scale))
 }
+
+// renewalSeen polls a lease's PTTL until it grows back by more than a tenth of the TTL (a
+// renewal) while the key still holds owner; false once the lease is gone or another's, or after
+// a whole TTL without a renewal (the port renews at ttl/3).
+func (t *T) renewalSeen(key, owner string, ttl int64) bool {
+	low := t.pttl(key)
+	for deadline := time.Now().Add(time.Duration(ttl) * time.Millisecond); time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+		p := t.pttl(key)
+		if v, _, ok := t.do("GET", key); p < 0 || !ok || len(v) != 1 || v[0] != owner {
+			return false
+		}
+		if p > low+ttl/10 {
+			return true
+		}
+		low = min(low, p)
+	}
+	return false
+}
