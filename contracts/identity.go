@@ -71,6 +71,18 @@ func (t *T) takeWorkers(workers []int) {
 	}
 }
 
+// freeWorkers drops the harness's leases on these worker ids, pipelined.
+func (t *T) freeWorkers(workers []int) {
+	var cmds [][]any
+	for _, w := range workers {
+		k, _ := keys.Minter(w)
+		cmds = append(cmds, []any{"DEL", k})
+	}
+	if _, err := t.admin.pipeline(t.ctx, cmds...); err != nil {
+		t.harness("free worker ids: %v", err)
+	}
+}
+
 // harnessLeasesIntact checks that the port overwrote none of the harness's leases.
 func (t *T) harnessLeasesIntact(taken []int, rule Rule) {
 	leases := t.minterLeases()
