@@ -1,6 +1,7 @@
 package contracts
 
 import (
+	"context"
 	"crypto/sha1"
 	"encoding/hex"
 	"fmt"
@@ -71,36 +72,13 @@ var c01 = Contract{ID: "C01", Name: "fence",
 			refusedFence(t, lua.Version, hex.EncodeToString(sum[:]))
 		})
 		s.clause("wrong-kind-server-refused", clauseOpts{noHello: true}, func(t *T) {
-			if t.cfg.WrongKind == nil {
-				t.harness("no wrong-kind server configured")
-			}
-			addr, stop, err := t.cfg.WrongKind(t.ctx)
-			if err != nil {
-				t.harness("start a Redis 7 for the wrong-kind check: %v", err)
-			}
-			t.stops = append(t.stops, stop)
-			admin, err := dial(t.ctx, addr)
-			if err != nil {
-				t.harness("connect to the wrong-kind server: %v", err)
-			}
-			defer admin.Close()
-			mon, err := startMonitor(t.ctx, addr)
-			if err != nil {
-				t.harness("MONITOR on the wrong-kind server: %v", err)
-			}
-			defer mon.Close()
-			_, err = t.D.Hello(t.ctx, protocol.HelloArgs{Valkey: addr})
-			t.refused(err, emqerr.Server, ruleServer, "hello against a Redis 7 server")
-			if err := mon.sync(t.ctx, admin, 1); err != nil {
-				t.harness("%v", err)
-			}
-			t.cover(ruleServer)
-			for _, l := range mon.snapshot() {
-				if l.Client == admin.local || l.Client == mon.local || l.Client == "lua" || l.Cmd() == "HELLO" {
-					continue
-				}
-				t.fail(ruleServer, "nothing but HELLO reaches a server of the wrong kind", "the port sent "+l.String())
-			}
+			t.refusedServer(t.cfg.WrongKind, "a Redis 7 server", ruleServer)
+		})
+		s.clause("old-valkey-refused", clauseOpts{noHello: true}, func(t *T) {
+			t.refusedServer(t.cfg.OldValkey, "a Valkey 8.0.1 (older than 8.1.0)", ruleServerVersion)
+		})
+		s.clause("cluster-valkey-refused", clauseOpts{noHello: true}, func(t *T) {
+			t.refusedServer(t.cfg.ClusterValkey, "a Valkey 8.1 in cluster mode", ruleServerStandalone)
 		})
 		s.clause("fence-again-after-reconnect", clauseOpts{}, func(t *T) {
 			t.enqueue("orders", "before")
@@ -137,4 +115,39 @@ var c01 = Contract{ID: "C01", Name: "fence",
 			t.check(fresh > 0, ruleReconnect, "new connections after reconnect, each fenced", "no new connection showed on the wire")
 		})
 	},
+}
+
+// refusedServer presents a server the canon does not admit (A12) to a fresh session: hello must
+// be refused EMQSERVER, and nothing but HELLO may reach that server (no fence, no minter lease).
+func (t *T) refusedServer(start func(context.Context) (string, func(), error), what string, rule Rule) {
+	if start == nil {
+		t.harness("no starter configured for %s", what)
+	}
+	addr, stop, err := start(t.ctx)
+	if err != nil {
+		t.harness("start %s: %v", what, err)
+	}
+	t.stops = append(t.stops, stop)
+	admin, err := dial(t.ctx, addr)
+	if err != nil {
+		t.harness("connect to %s: %v", what, err)
+	}
+	defer admin.Close()
+	mon, err := startMonitor(t.ctx, addr)
+	if err != nil {
+		t.harness("MONITOR on %s: %v", what, err)
+	}
+	defer mon.Close()
+	_, err = t.D.Hello(t.ctx, protocol.HelloArgs{Valkey: addr})
+	t.refused(err, emqerr.Server, rule, "hello against "+what)
+	if err := mon.sync(t.ctx, admin, 1); err != nil {
+		t.harness("%v", err)
+	}
+	t.cover(rule)
+	for _, l := range mon.snapshot() {
+		if l.Client == admin.local || l.Client == mon.local || l.Client == "lua" || l.Cmd() == "HELLO" {
+			continue
+		}
+		t.fail(rule, "nothing but HELLO reaches "+what, "the port sent "+l.String())
+	}
 }

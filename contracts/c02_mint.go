@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/echomq/kit/drivers"
 	"github.com/echomq/kit/lua"
 	"github.com/echomq/kit/protocol"
 	"github.com/echomq/kit/reference/ids"
@@ -95,6 +96,169 @@ var c02 = Contract{ID: "C02", Name: "mint",
 			t.check(s.Slot == 12739, ruleGrammar, "slot(123456789) = CRC16 12739", "%d", s.Slot)
 			t.enqueue("orders", "one")
 			t.enqueue("fills", "two")
+		})
+		s.clause("ids-decode", clauseOpts{}, func(t *T) {
+			before := t.now()
+			list := t.mintN(4000, ruleIDAlphabet)
+			list = append(list, t.enqueue("orders", "minted by enqueue"))
+			after := t.now()
+			t.decodedIDs(list, t.portWorker(ruleIDWorker), before, after, 2*time.Second)
+		})
+		s.clause("lease-contended", clauseOpts{noHello: true}, func(t *T) {
+			// Another minter holds every worker id but one: the port must find and lease that one.
+			const free = 613
+			var taken []int
+			for w := range ids.MaxWorker + 1 {
+				if w != free {
+					taken = append(taken, w)
+				}
+			}
+			t.takeWorkers(taken)
+			t.helloWith(protocol.HelloArgs{})
+			list := t.mintN(50, ruleLeaseFree)
+			list = append(list, t.enqueue("orders", "under the free worker id"))
+			t.cover(ruleLeaseFree)
+			for _, id := range list {
+				if _, w, _ := ids.Split(t.validJob(id)); w != free {
+					t.fail(ruleLeaseFree, fmt.Sprintf("every id minted under worker %d, the only one not leased by another minter", free),
+						fmt.Sprintf("%s minted under worker %d, leased by another minter", id, w))
+				}
+			}
+			mine := t.minterLeases()[free]
+			t.check(mine != "" && mine != harnessOwner, ruleLeaseFree, fmt.Sprintf("the port holds the lease on worker %d", free), "{emq}:minter:%d holds %q", free, mine)
+			t.harnessLeasesIntact(taken, ruleLeaseFree)
+			// Now all 1024 are leased: a second session must fail to mint at all.
+			d2 := t.start()
+			if _, err := d2.Hello(t.ctx, protocol.HelloArgs{Valkey: t.cfg.Valkey}); err == nil {
+				m, err := d2.Mint(t.ctx, protocol.MintArgs{N: 1})
+				t.check(err != nil, ruleLeaseFree, "with all 1024 worker ids leased, hello or the first mint fails", "it minted %v", m.IDs)
+			}
+			t.harnessLeasesIntact(taken, ruleLeaseFree)
+			after := t.minterLeases()[free]
+			t.check(after == mine, ruleLeaseFree, fmt.Sprintf("the first session's lease on worker %d left as it was", free), "{emq}:minter:%d holds %q, was %q", free, after, mine)
+		})
+		s.clause("lease-renewed-and-lost", clauseOpts{noHello: true}, func(t *T) {
+			t.helloWith(protocol.HelloArgs{MinterTTLMS: leaseTTLForClauses})
+			t.mintN(1, ruleLeaseRenewed)
+			w := t.portWorker(ruleLeaseRenewed)
+			k, _ := keys.Minter(w)
+			mine := t.minterLeases()[w]
+			ttl := t.leaseTTL(w)
+			if ttl > 1500 {
+				t.notRun("the port leases its worker id for %d ms and does not honour hello's minter_ttl_ms: renewal and loss take too long to observe", ttl)
+			}
+			t.check(t.renewalSeen(k, mine, ttl), ruleLeaseRenewed,
+				fmt.Sprintf("the lease renewed every ttl/3: within a %d ms lease, %s's PTTL grows back while it stays the port's", ttl, k),
+				"no renewal: PTTL %d, owner %q (was %q)", t.pttl(k), t.minterLeases()[w], mine)
+			// Another minter takes the worker id away. Within a ttl the port's renewal is refused
+			// (or, unrenewed, its lease runs out): from then on it must not mint under that id,
+			// and must never take the lease back.
+			t.do("DEL", k)
+			t.do("SET", k, harnessOwner, "PX", 20000)
+			time.Sleep(time.Duration(ttl+50) * time.Millisecond)
+			owner := t.minterLeases()[w]
+			t.check(owner == harnessOwner, ruleLeaseLost, "a lost lease is not taken back: "+k+" still the other minter's", "it holds %q", owner)
+			m, err := t.D.Mint(t.ctx, protocol.MintArgs{N: 5})
+			t.cover(ruleLeaseLost)
+			if err == nil {
+				for _, l := range m.IDs {
+					for _, id := range l {
+						if _, got, _ := ids.Split(t.validJob(id)); got == w {
+							t.fail(ruleLeaseLost, fmt.Sprintf("after losing worker %d, the minter mints no id under it (a mint fails INTERNAL or uses another leased id)", w),
+								fmt.Sprintf("%s minted under worker %d", id, w))
+						}
+					}
+				}
+			}
+			// Closing releases only the port's own lease: the other minter's stays.
+			d := t.D
+			t.D = nil // closed here, not again at the end of the clause
+			t.ok(d.Close(t.ctx), ruleClose, "close")
+			owner = t.minterLeases()[w]
+			t.check(owner == harnessOwner, ruleLeaseReleased, "close releases the port's own lease only: "+k+" still the other minter's", "it holds %q", owner)
+		})
+		s.clause("reconnect-after-lost-lease", clauseOpts{noHello: true}, func(t *T) {
+			// The port can lease only worker 700; its clock (when scriptable) barely moves, so
+			// the ids before and after the reconnect share a millisecond.
+			const first = 700
+			var taken, below []int
+			for w := range ids.MaxWorker + 1 {
+				if w != first {
+					taken = append(taken, w)
+				}
+				if w < first {
+					below = append(below, w)
+				}
+			}
+			t.takeWorkers(taken)
+			t.helloWith(protocol.HelloArgs{})
+			if c, ok := t.D.(drivers.Clocker); ok && t.hasCap(protocol.CapClock) {
+				t.setClock(c, t.now()+5000, 200, ruleLeaseRelet)
+			}
+			before := t.mintN(3, ruleLeaseRelet)
+			// While the port is connected another minter takes 700 away, and 0–699 come free.
+			// A reconnect renews the lease or leases another id: here it must find 700 lost,
+			// and its new, lower worker id must not mint below the ids of 700.
+			k, _ := keys.Minter(first)
+			t.do("SET", k, harnessOwner, "PX", 20000)
+			t.freeWorkers(below)
+			t.ok(t.D.Reconnect(t.ctx), ruleLeaseRelet, "reconnect after the lease was taken away")
+			after := t.mintN(3, ruleLeaseRelet)
+			t.cover(ruleLeaseRelet)
+			leases := t.minterLeases()
+			prev := before[len(before)-1]
+			for _, id := range after {
+				_, w, _ := ids.Split(t.validJob(id))
+				if w >= first || leases[w] == "" || leases[w] == harnessOwner {
+					t.fail(ruleLeaseRelet, fmt.Sprintf("after the reconnect, ids under a newly leased worker id (one of the free 0–%d), never under %d, lost", first-1, first),
+						fmt.Sprintf("%s under worker %d, whose lease holds %q", id, w, leases[w]))
+				}
+				if id <= prev {
+					t.fail(ruleLeaseRelet, "after the reconnect, no id smaller than one minted before", fmt.Sprintf("%s after %s", id, prev))
+				}
+				prev = id
+			}
+			t.check(leases[first] == harnessOwner, ruleLeaseRelet, fmt.Sprintf("the other minter still holds worker %d", first), "it holds %q", leases[first])
+		})
+		s.clause("close-spares-a-taken-lease", clauseOpts{}, func(t *T) {
+			// Another minter took the port's worker id (its lease lapsed, say) just before close:
+			// the release is the port's own lease only, a compare-and-release, never a DEL.
+			t.mintN(1, ruleLeaseReleased)
+			k, _ := keys.Minter(t.portWorker(ruleLeaseReleased))
+			t.do("SET", k, harnessOwner, "PX", 20000)
+			d := t.D
+			t.D = nil // closed here, not again at the end of the clause
+			t.ok(d.Close(t.ctx), ruleClose, "close")
+			owner, _, _ := t.do("GET", k)
+			t.check(len(owner) == 1 && owner[0] == harnessOwner, ruleLeaseReleased, "close releases the port's own lease only: "+k+" still the other minter's", "it holds %q", owner)
+		})
+		s.clause("owner-tokens-differ", clauseOpts{}, func(t *T) {
+			// Two sessions of the port, two minters: two worker ids under two owner tokens.
+			t.mintN(1, ruleLeaseOwner)
+			d2 := t.start()
+			_, err := d2.Hello(t.ctx, protocol.HelloArgs{Valkey: t.cfg.Valkey})
+			t.ok(err, ruleLeaseOwner, "a second session's hello")
+			_, err = d2.Mint(t.ctx, protocol.MintArgs{N: 1})
+			t.ok(err, ruleLeaseOwner, "a second session's mint")
+			leases := t.minterLeases()
+			tokens := map[string]bool{}
+			for _, owner := range leases {
+				tokens[owner] = true
+			}
+			t.check(len(leases) == 2 && len(tokens) == 2, ruleLeaseOwner, "two sessions hold two leases under two different owner tokens", "leases %v", leases)
+		})
+		s.clause("lease-released-on-close", clauseOpts{}, func(t *T) {
+			t.mintN(1, ruleLeaseReleased)
+			k, _ := keys.Minter(t.portWorker(ruleLeaseReleased))
+			d := t.D
+			t.D = nil // closed here, not again at the end of the clause
+			t.ok(d.Close(t.ctx), ruleClose, "close")
+			deadline := time.Now().Add(200 * time.Millisecond)
+			for t.pttl(k) != -2 && time.Now().Before(deadline) {
+				time.Sleep(5 * time.Millisecond)
+			}
+			p := t.pttl(k)
+			t.check(p == -2, ruleLeaseReleased, "close released the minter lease: "+k+" gone within 200 ms", "it is still there with PTTL %d", p)
 		})
 	},
 }

@@ -3,6 +3,7 @@ package contracts
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/echomq/kit/protocol"
 	"github.com/echomq/kit/reference/ids"
@@ -65,6 +66,70 @@ var c05 = Contract{ID: "C05", Name: "order",
 			}
 			t.check(strings.Join(got, ",") == strings.Join(minted, ","), ruleMintOrder, "claims in mint order "+strings.Join(minted, ","), "%s", strings.Join(got, ","))
 			t.check(t.claim("orders", 30000) == nil, ruleClaim, "an empty reply once the queue is drained", "another job")
+		})
+		s.clause("clock-steps-back", clauseOpts{}, func(t *T) {
+			clk := t.clocker()
+			// Far ahead and nearly frozen (1 ms per real second): the ids must carry exactly
+			// the scripted millisecond, which shows the clock op reaches the minter at all.
+			ahead := t.now() + 5000
+			t.setClock(clk, ahead, 1000, ruleIDEpoch)
+			list := t.mintN(5, ruleIDEpoch)
+			want := uint64(sinceEpochMS(ahead))
+			t.cover(ruleIDEpoch)
+			for _, id := range list {
+				if ms, _, _ := ids.Split(t.validJob(id)); ms != want && ms != want+1 {
+					t.fail(ruleIDEpoch, fmt.Sprintf("with the minter's clock scripted to %d (Unix ms), ids at millisecond %d since 2024-01-01", ahead, want),
+						fmt.Sprintf("%s at millisecond %d", id, ms))
+				}
+			}
+			// One second back, at real speed: the minter keeps minting from its last millisecond.
+			t.setClock(clk, ahead-1000, 1, ruleClockBack)
+			back := t.mintN(300, ruleClockBack)
+			t.cover(ruleClockBack)
+			all := append(list, back...)
+			for i := len(list); i < len(all); i++ {
+				sf, prev := t.validJob(all[i]), t.validJob(all[i-1])
+				if all[i] <= all[i-1] || sf <= prev {
+					t.fail(ruleClockBack, "after the clock stepped back 1 s, every id still sorts (and decodes) above the one minted before it",
+						fmt.Sprintf("id %d %s after %s", i, all[i], all[i-1]))
+				}
+				if ms, _, _ := ids.Split(sf); ms < want {
+					t.fail(ruleClockBack, fmt.Sprintf("after the clock stepped back, ids keep the last millisecond %d", want), fmt.Sprintf("%s at millisecond %d", all[i], ms))
+				}
+			}
+		})
+		s.clause("sequence-overflow", clauseOpts{}, func(t *T) {
+			clk := t.clocker()
+			// One scripted millisecond lasts 500 real ones: 5000 ids overflow the 12-bit sequence.
+			const scale = 500
+			at := t.now() + 10000
+			set := time.Now()
+			t.setClock(clk, at, scale, ruleSeqOverflow)
+			list := t.mintN(5000, ruleSeqOverflow)
+			// The port's clock was set after set: it reads at most this now.
+			clockMax := uint64(sinceEpochMS(at) + time.Since(set).Milliseconds()/scale)
+			t.cover(ruleSeqOverflow)
+			perMS := map[uint64]int{}
+			_, worker, _ := ids.Split(t.validJob(list[0]))
+			for i, id := range list {
+				sf := t.validJob(id)
+				ms, w, _ := ids.Split(sf)
+				perMS[ms]++
+				if w != worker {
+					t.fail(ruleSeqOverflow, fmt.Sprintf("the sequence never spills into the worker bits: every id under worker %d", worker), fmt.Sprintf("id %d %s under worker %d", i, id, w))
+				}
+				if ms > clockMax {
+					t.fail(ruleSeqOverflow, fmt.Sprintf("past 4095 ids the minter waits for its clock's next millisecond: no id beyond millisecond %d, where the scripted clock stood", clockMax),
+						fmt.Sprintf("id %d %s at millisecond %d", i, id, ms))
+				}
+				if i > 0 && (id <= list[i-1] || sf <= t.validJob(list[i-1])) {
+					t.fail(ruleSeqOverflow, "past 4095 ids in one millisecond the minter waits for the next: every id above the one before", fmt.Sprintf("id %d %s after %s", i, id, list[i-1]))
+				}
+			}
+			first := uint64(sinceEpochMS(at))
+			t.check(perMS[first] == ids.MaxSequence+1 && len(perMS) >= 2, ruleSeqOverflow,
+				fmt.Sprintf("4096 ids in the scripted millisecond %d (its whole sequence), the rest in later ones", first),
+				"%d ids in millisecond %d, %d milliseconds in all", perMS[first], first, len(perMS))
 		})
 	},
 }

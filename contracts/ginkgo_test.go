@@ -29,12 +29,9 @@ func TestConformance(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	contracts.Register(&contracts.Config{Factory: f, Valkey: vk.Addr, Bundle: b, WrongKind: func(ctx context.Context) (string, func(), error) {
-		r, err := engines.StartValkey(ctx, engines.ValkeyOptions{Kind: engines.KindRedis})
-		if err != nil {
-			return "", nil, err
-		}
-		return r.Addr, func() { r.Stop() }, nil
-	}})
+	contracts.Register(&contracts.Config{Factory: f, Valkey: vk.Addr, Bundle: b,
+		WrongKind:     engines.Starter(engines.ValkeyOptions{Kind: engines.KindRedis}),
+		OldValkey:     engines.Starter(engines.ValkeyOptions{Kind: engines.KindValkey80}),
+		ClusterValkey: engines.ClusterStarter()})
 	RunSpecs(t, "EchoMQ conformance (in-process reference)")
 }

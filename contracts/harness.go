@@ -27,6 +27,10 @@ type Config struct {
 	// WrongKind starts a server of the wrong kind (a Redis 7) for C01 and returns its address and
 	// a stop function. Nil: C01's wrong-kind clause fails as a harness error.
 	WrongKind func(ctx context.Context) (addr string, stop func(), err error)
+	// OldValkey starts a real Valkey older than the canon admits (8.0.1), and ClusterValkey a
+	// Valkey 8.1 started with --cluster-enabled yes, for C01's server checks beyond the name
+	// (A12). Nil: the clause fails as a harness error.
+	OldValkey, ClusterValkey func(ctx context.Context) (addr string, stop func(), err error)
 	// ClauseTimeout bounds one clause (default 60 s).
 	ClauseTimeout time.Duration
 	// Admit names extra script SHA1s (sha1 → script name) the wire law accepts as the bundle's.

@@ -21,6 +21,9 @@ const (
 	StatusKnownFailing = "KNOWN FAILING"
 	StatusHarnessError = "HARNESS ERROR"
 	StatusNotRun       = "NOT RUN" // filtered out by -label / focus; never printed as a result
+	// StatusNotOffered: the clause needs an optional test aid the port does not declare (e.g.
+	// the clock op); printed with the reason, it neither passes nor fails its contract.
+	StatusNotOffered = "NOT RUN (not offered)"
 )
 
 // Clause is one clause's outcome.
@@ -149,6 +152,8 @@ func summarize(reports []types.SpecReport, known []string) *Result {
 			cl.Verdict = StatusPass
 		case sr.State == types.SpecStateSkipped && strings.HasPrefix(msg, NotClaimedPrefix):
 			cl.Verdict = StatusNotClaimed
+		case sr.State == types.SpecStateSkipped && strings.HasPrefix(msg, NotRunPrefix):
+			cl.Verdict, cl.Message = StatusNotOffered, strings.TrimPrefix(msg, NotRunPrefix)
 		case sr.State == types.SpecStateSkipped || sr.State == types.SpecStatePending:
 			cl.Verdict = StatusNotRun
 		case strings.HasPrefix(msg, HarnessErrorPrefix):

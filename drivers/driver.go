@@ -88,3 +88,10 @@ type UnsupportedError struct {
 }
 
 func (e *UnsupportedError) Error() string { return "op " + e.Op + " unsupported: " + e.Message }
+
+// Clocker is a Driver that offers the optional clock test op (capability protocol.CapClock):
+// it scripts the port's minter clock so that the harness can check A11 (a clock stepping back,
+// more than 4095 ids in one millisecond). Only ports that declare the capability are asked.
+type Clocker interface {
+	Clock(ctx context.Context, a protocol.ClockArgs) error
+}

@@ -36,7 +36,20 @@ const (
 // HelloArgs opens the session: the port connects to Valkey at Valkey and runs the fence.
 type HelloArgs struct {
 	Valkey string `json:"valkey"`
+	// MinterTTLMS, when set, asks for a minter lease of that many milliseconds instead of the
+	// port's default: a test aid, so the minter-lease clauses see a renewal (every ttl/3) within
+	// a short clause. A port that honours it lists CapMinterTTL in its capabilities; others
+	// ignore it.
+	MinterTTLMS int64 `json:"minter_ttl_ms,omitempty"`
 }
+
+// Capabilities a port may declare in hello: optional test aids beyond the contracts.
+const (
+	// CapClock: the port implements the clock op (its minter's clock can be scripted).
+	CapClock = "clock"
+	// CapMinterTTL: the port honours hello's minter_ttl_ms.
+	CapMinterTTL = "minter_ttl"
+)
 
 // HelloResult names the port and declares the contracts it claims.
 type HelloResult struct {
@@ -45,6 +58,17 @@ type HelloResult struct {
 	Bundle  string   `json:"bundle"`
 	Digest  string   `json:"digest"`
 	Claims  []string `json:"claims"`
+	// Capabilities lists the optional test aids the port offers (CapClock, CapMinterTTL).
+	Capabilities []string `json:"capabilities,omitempty"`
+}
+
+// ClockArgs scripts the port's minter clock (the clock op, capability CapClock): from this op
+// on, the clock the snowflake's milliseconds come from reads SetMS (Unix milliseconds) and then
+// advances one millisecond per Scale real milliseconds (0 or 1: real speed). SetMS 0 returns
+// the minter to the real clock. Lease expiry stays on the real clock whatever this says.
+type ClockArgs struct {
+	SetMS int64 `json:"set_ms,omitempty"`
+	Scale int64 `json:"scale,omitempty"`
 }
 
 // MintArgs asks for N ids from each of Parallel concurrent minting callers (default 1).
@@ -241,5 +265,5 @@ type Empty struct{}
 var Ops = []string{
 	"hello", "mint", "key", "slot", "enqueue", "claim", "lane_claim", "extend", "complete",
 	"retry", "fail", "checkpoint", "reap", "promote", "morgue", "revive", "purge",
-	"pause", "resume", "lane_pause", "lane_resume", "lane_ceiling", "park", "reconnect", "close",
+	"pause", "resume", "lane_pause", "lane_resume", "lane_ceiling", "park", "reconnect", "close", "clock",
 }

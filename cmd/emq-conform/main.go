@@ -149,7 +149,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return harness("-out: %v", err)
 	}
 
-	cfg := &contracts.Config{Factory: factory, Valkey: vk.Addr, Bundle: bundle, WrongKind: wrongKind}
+	cfg := &contracts.Config{Factory: factory, Valkey: vk.Addr, Bundle: bundle, WrongKind: wrongKind,
+		OldValkey: engines.Starter(engines.ValkeyOptions{Kind: engines.KindValkey80}), ClusterValkey: engines.ClusterStarter()}
 	if o.admitMutant {
 		if o.mutant == "" || o.port != "" {
 			return harness("-admit-mutant-scripts needs -mutant and the in-process reference")

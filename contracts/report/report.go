@@ -79,6 +79,9 @@ func Transcript(r *contracts.Result, f Facts) string {
 				continue
 			}
 			fmt.Fprintf(&b, "  %s\n", dots(cl.ID, cl.Verdict, 76))
+			if cl.Verdict == contracts.StatusNotOffered {
+				fmt.Fprintf(&b, "    %s\n", cl.Message)
+			}
 			if cl.Rule != "" {
 				fmt.Fprintf(&b, "    rule: %s\n", cl.Rule)
 			}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/echomq/kit/protocol"
 	"github.com/echomq/kit/reference/bus"
 	"github.com/echomq/kit/reference/emqerr"
+	"github.com/echomq/kit/reference/ids"
 	"github.com/echomq/kit/reference/keys"
 )
 
@@ -35,6 +37,10 @@ type Options struct {
 type Factory struct {
 	opt  bus.Options
 	name string
+	// slotNoTag is the mutant defect SlotIgnoresTag: slot hashes the whole key.
+	slotNoTag bool
+	// bareVersion is the mutant defect HelloBareVersion.
+	bareVersion bool
 }
 
 // New builds a factory; an unknown mutant name is an error.
@@ -49,6 +55,7 @@ func New(opt Options) (*Factory, error) {
 			return nil, fmt.Errorf("inproc: %w", err)
 		}
 		f.name = Name + "+mutant:" + spec.Name
+		f.slotNoTag, f.bareVersion = spec.SlotIgnoresTag, spec.HelloBareVersion
 	}
 	return f, nil
 }
@@ -58,7 +65,7 @@ func (f *Factory) Name() string { return f.name }
 
 // Start returns a fresh session; it connects at hello.
 func (f *Factory) Start(ctx context.Context) (drivers.Driver, error) {
-	return &Driver{opt: f.opt, name: f.name}, nil
+	return &Driver{opt: f.opt, name: f.name, slotNoTag: f.slotNoTag, bareVersion: f.bareVersion}, nil
 }
 
 // Driver is one session of the reference bus. Methods are called from one goroutine at a time.
@@ -66,9 +73,15 @@ type Driver struct {
 	opt  bus.Options
 	name string
 	b    *bus.Bus
+	clk  ids.ScriptedClock // the minter's clock, scripted by the clock op
+	// slotNoTag and bareVersion are the mutant defects SlotIgnoresTag and HelloBareVersion.
+	slotNoTag, bareVersion bool
 }
 
-var _ drivers.Driver = (*Driver)(nil)
+var (
+	_ drivers.Driver  = (*Driver)(nil)
+	_ drivers.Clocker = (*Driver)(nil)
+)
 
 // Name identifies the driver.
 func (d *Driver) Name() string { return d.name }
@@ -87,13 +100,26 @@ func (d *Driver) Hello(ctx context.Context, a protocol.HelloArgs) (protocol.Hell
 	if d.b != nil {
 		return protocol.HelloResult{}, argErr("hello on an open session")
 	}
-	b, err := bus.Open(ctx, a.Valkey, d.opt)
+	opt := d.opt
+	if a.MinterTTLMS != 0 {
+		if a.MinterTTLMS < 3 || a.MinterTTLMS > 1e9 {
+			return protocol.HelloResult{}, argErr("hello minter_ttl_ms %d", a.MinterTTLMS)
+		}
+		opt.MinterTTL = time.Duration(a.MinterTTLMS) * time.Millisecond
+	}
+	opt.Minter.Now = d.clk.Now
+	b, err := bus.Open(ctx, a.Valkey, opt)
 	if err != nil {
 		return protocol.HelloResult{}, err
 	}
 	d.b = b
 	claims := append([]string(nil), protocol.ContractIDs...)
-	return protocol.HelloResult{Name: d.name, Runtime: runtime.Version(), Bundle: lua.Version, Digest: b.Digest(), Claims: claims}, nil
+	version := lua.Version
+	if d.bareVersion {
+		version = strings.TrimPrefix(version, "echomq:")
+	}
+	return protocol.HelloResult{Name: d.name, Runtime: runtime.Version(), Bundle: version, Digest: b.Digest(), Claims: claims,
+		Capabilities: []string{protocol.CapClock, protocol.CapMinterTTL}}, nil
 }
 
 // Mint mints N ids from each of Parallel concurrent callers sharing the session's minter.
@@ -132,6 +158,20 @@ func (d *Driver) Mint(ctx context.Context, a protocol.MintArgs) (protocol.MintRe
 	return protocol.MintResult{IDs: out}, nil
 }
 
+// Clock scripts the minter's clock (the clock op): SetMS Unix milliseconds, advancing one
+// millisecond per Scale real ones; SetMS 0 is the real clock again.
+func (d *Driver) Clock(ctx context.Context, a protocol.ClockArgs) error {
+	if a.SetMS < 0 || a.Scale < 0 || a.Scale > 1e6 {
+		return argErr("clock set_ms %d scale %d", a.SetMS, a.Scale)
+	}
+	if a.SetMS == 0 {
+		d.clk.Reset()
+		return nil
+	}
+	d.clk.Set(time.UnixMilli(a.SetMS), a.Scale)
+	return nil
+}
+
 // Key is the bus's key builder; no server traffic.
 func (d *Driver) Key(ctx context.Context, a protocol.KeyArgs) (protocol.KeyResult, error) {
 	b, err := d.bus()
@@ -144,6 +184,9 @@ func (d *Driver) Key(ctx context.Context, a protocol.KeyArgs) (protocol.KeyResul
 
 // Slot is the key's cluster slot.
 func (d *Driver) Slot(ctx context.Context, a protocol.SlotArgs) (protocol.SlotResult, error) {
+	if d.slotNoTag {
+		return protocol.SlotResult{Slot: int(keys.CRC16(a.Key) % 16384)}, nil
+	}
 	return protocol.SlotResult{Slot: int(keys.Slot(a.Key))}, nil
 }
 

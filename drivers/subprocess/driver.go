@@ -380,6 +380,12 @@ func (d *driver) Park(ctx context.Context, a protocol.ParkArgs) (protocol.ParkRe
 	return out, nil
 }
 
+// Clock is the optional clock test op (drivers.Clocker); a port without it answers UNSUPPORTED.
+func (d *driver) Clock(ctx context.Context, a protocol.ClockArgs) error {
+	_, err := do[protocol.Empty](ctx, d, "clock", a)
+	return err
+}
+
 func (d *driver) Reconnect(ctx context.Context) error {
 	_, err := do[protocol.Empty](ctx, d, "reconnect", nil)
 	return err

@@ -12,6 +12,7 @@ import (
 
 	"github.com/echomq/kit/lua"
 	"github.com/echomq/kit/reference/bus"
+	"github.com/echomq/kit/reference/ids"
 )
 
 // Edit replaces Old by New in one bundle script. Old must occur exactly once in the canonical
@@ -31,6 +32,22 @@ type Spec struct {
 	Defects  bus.Defects // Go mutants: switches in the bus
 	// AllowEngine admits a wrong-kind server (the fence's opt-in, turned into a defect).
 	AllowEngine bool
+	// AllowVersion / AllowCluster admit a Valkey too old / not standalone (narrower fence
+	// opt-ins turned into defects).
+	AllowVersion, AllowCluster bool
+	// IgnoreVersion makes the fence's EMQVERSION a logged warning (fence.Options).
+	IgnoreVersion bool
+	// DescribeRefusal makes a refused fence read the deployed bundle record (fence.Options).
+	DescribeRefusal bool
+	// Minter switches on defects of the reference minter (reference/ids).
+	Minter ids.Defects
+	// SlotIgnoresTag makes the port's slot op hash the whole key, not its {hash tag}: a defect
+	// of the in-process driver (drivers/inproc), the one place the reference computes slots for
+	// the protocol.
+	SlotIgnoresTag bool
+	// HelloBareVersion makes hello name the bundle by its bare number ("2.0.0", not
+	// "echomq:2.0.0"): a defect of the in-process driver.
+	HelloBareVersion bool
 }
 
 // Catalogue lists every mutant, sorted by name.
@@ -111,6 +128,11 @@ func (s Spec) Apply(opt *bus.Options) error {
 	if s.AllowEngine {
 		opt.Fence.AllowEngine = true
 	}
+	opt.Fence.AllowVersion = opt.Fence.AllowVersion || s.AllowVersion
+	opt.Fence.AllowCluster = opt.Fence.AllowCluster || s.AllowCluster
+	opt.Fence.IgnoreVersionRefusal = opt.Fence.IgnoreVersionRefusal || s.IgnoreVersion
+	opt.Fence.DescribeRefusal = opt.Fence.DescribeRefusal || s.DescribeRefusal
+	opt.Minter.Defects = opt.Minter.Defects.Or(s.Minter)
 	return nil
 }
 

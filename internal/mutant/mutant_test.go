@@ -12,6 +12,7 @@ import (
 	"github.com/echomq/kit/lua"
 	"github.com/echomq/kit/reference/bus"
 	"github.com/echomq/kit/reference/connector"
+	"github.com/echomq/kit/reference/ids"
 )
 
 func TestCatalogue(t *testing.T) {
@@ -28,7 +29,7 @@ func TestCatalogue(t *testing.T) {
 		if _, ok := contracts.Lookup(s.Contract); !ok {
 			t.Errorf("mutant %s: contract %q is not one of C01–C14", s.Name, s.Contract)
 		}
-		if len(s.Edits) == 0 && s.Defects == (bus.Defects{}) && !s.AllowEngine {
+		if len(s.Edits) == 0 && s.Defects == (bus.Defects{}) && !s.AllowEngine && !s.AllowVersion && !s.AllowCluster && !s.IgnoreVersion && !s.DescribeRefusal && !s.SlotIgnoresTag && !s.HelloBareVersion && s.Minter == (ids.Defects{}) {
 			t.Errorf("mutant %s changes nothing", s.Name)
 		}
 		// Every edit must match the canonical bundle exactly once: a bundle change that moves
@@ -53,7 +54,8 @@ func TestApplyEditsOnlyItsScripts(t *testing.T) {
 		if err := s.Apply(&opt); err != nil {
 			t.Fatal(err)
 		}
-		if opt.Defects != s.Defects || opt.Fence.AllowEngine != s.AllowEngine {
+		if opt.Defects != s.Defects || opt.Fence.AllowEngine != s.AllowEngine || opt.Fence.AllowVersion != s.AllowVersion ||
+			opt.Fence.AllowCluster != s.AllowCluster || opt.Minter.Defects != s.Minter {
 			t.Errorf("%s: defects not applied", s.Name)
 		}
 		if len(s.Edits) == 0 {

@@ -218,6 +218,13 @@ var ops = map[string]opFunc{
 	"reconnect": func(ctx context.Context, d drivers.Driver, _ []byte) (any, error) {
 		return protocol.Empty{}, d.Reconnect(ctx)
 	},
+	"clock": call0(func(d drivers.Driver, ctx context.Context, a protocol.ClockArgs) error {
+		c, ok := d.(drivers.Clocker)
+		if !ok {
+			return &drivers.UnsupportedError{Op: "clock", Message: "this port's minter clock cannot be scripted"}
+		}
+		return c.Clock(ctx, a)
+	}),
 	"close": func(ctx context.Context, d drivers.Driver, _ []byte) (any, error) {
 		return protocol.Empty{}, d.Close(ctx)
 	},

@@ -47,12 +47,27 @@ class Port {
     this.bundle = this.bundle ?? Bundle.load();
     const admitEngine = process.env.EMQ_NODE_ADMIT_ENGINE === '1';
     if (admitEngine) log('EMQ_NODE_ADMIT_ENGINE=1: a non-canon engine will be admitted (experiments only)');
-    this.bus = await Bus.connect(r.valkey, { bundle: this.bundle, admitEngine, log });
+    const ttl = r.minter_ttl_ms;
+    if (ttl !== undefined && (!Number.isSafeInteger(ttl) || ttl < 3 || ttl > 1e9)) {
+      throw errors.arg(`hello: minter_ttl_ms ${JSON.stringify(ttl)} out of range`);
+    }
+    this.bus = await Bus.connect(r.valkey, { bundle: this.bundle, admitEngine, minterTtlMs: ttl, log });
     log(`fenced ${r.valkey} (bundle ${this.bundle.version} ${this.bundle.digest}), minter worker ${this.bus.minter.worker}`);
     return {
       name: NAME, runtime: `node ${process.version}`, bundle: this.bundle.version,
-      digest: this.bundle.digest, claims: CLAIMS,
+      digest: this.bundle.digest, claims: CLAIMS, capabilities: ['clock', 'minter_ttl'],
     };
+  }
+
+  // clock scripts the minter's snowflake clock (a test aid; capability "clock").
+  clock(r) {
+    const setMs = r.set_ms ?? 0;
+    const scale = r.scale ?? 0;
+    for (const [k, v] of [['set_ms', setMs], ['scale', scale]]) {
+      if (!Number.isSafeInteger(v) || v < 0) throw errors.arg(`clock: ${k} ${JSON.stringify(v)} out of range`);
+    }
+    this.need().minter.setClock(setMs, scale);
+    return {};
   }
 
   async mint(r) {
@@ -221,7 +236,7 @@ class Port {
 
 const OPS = new Set(['hello', 'mint', 'key', 'slot', 'enqueue', 'claim', 'lane_claim', 'extend', 'complete',
   'retry', 'fail', 'checkpoint', 'reap', 'promote', 'morgue', 'revive', 'purge', 'pause', 'resume',
-  'lane_pause', 'lane_resume', 'lane_ceiling', 'park', 'reconnect', 'close']);
+  'lane_pause', 'lane_resume', 'lane_ceiling', 'park', 'reconnect', 'close', 'clock']);
 
 function wireError(err) {
   if (err instanceof errors.EmqError) return { type: err.type, message: err.detail };

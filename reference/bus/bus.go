@@ -26,6 +26,9 @@ type Options struct {
 	DialTimeout time.Duration
 	// MinterTTL is the worker-id lease of the id minter; ids.DefaultTTL when zero.
 	MinterTTL time.Duration
+	// Minter is the base of the minter's options (its clock, for the port protocol's clock op;
+	// its defects, for the mutant catalogue); MinterTTL, when set, overrides its TTL.
+	Minter ids.Options
 	// Fence tunes the handshake (e.g. an explicit, logged AllowEngine).
 	Fence fence.Options
 	// Tap receives a copy of every byte the bus's main connection writes.
@@ -176,8 +179,14 @@ func (b *Bus) Reconnect(ctx context.Context) error {
 		return fmt.Errorf("bus: reconnect: %w", fence.Classify(err))
 	}
 	old := b.mint.Load().m
-	if _, err := old.Next(ctx); err == nil {
-		return nil // the lease holds
+	// The lease may have been lost while the connection was down: renew it on the server now
+	// (A9); a minter that cannot (the repeating defect) is asked for an id instead.
+	if r, ok := old.(interface{ Reaffirm(context.Context) error }); ok {
+		if err := r.Reaffirm(ctx); err == nil {
+			return nil // the lease holds
+		}
+	} else if _, err := old.Next(ctx); err == nil {
+		return nil
 	}
 	m, err := b.newMinter(ctx)
 	if err != nil {
@@ -186,7 +195,7 @@ func (b *Bus) Reconnect(ctx context.Context) error {
 	b.lastMu.Lock()
 	last := b.last
 	b.lastMu.Unlock()
-	for {
+	for !b.opt.Minter.Defects.NoFloor { // the defect skips the floor
 		// Another worker id may sort below the old one within a millisecond: skip ahead.
 		id, err := m.Next(ctx)
 		if err != nil {
@@ -283,8 +292,22 @@ func (l leaser) Release(ctx context.Context, worker int, owner string) error {
 	return err
 }
 
+// ForceRelease drops the lease whoever holds it: only the minter's ReleaseAny defect calls it.
+func (l leaser) ForceRelease(ctx context.Context, worker int) error {
+	k, err := keys.Minter(worker)
+	if err != nil {
+		return err
+	}
+	_, err = l.c.Do(ctx, "DEL", k)
+	return err
+}
+
 func (b *Bus) newMinter(ctx context.Context) (minter, error) {
-	m, err := ids.NewMinter(ctx, leaser{b.conn}, ids.Options{TTL: b.opt.MinterTTL})
+	mo := b.opt.Minter
+	if b.opt.MinterTTL != 0 {
+		mo.TTL = b.opt.MinterTTL
+	}
+	m, err := ids.NewMinter(ctx, leaser{b.conn}, mo)
 	if err != nil {
 		return nil, fmt.Errorf("bus: minter: %w", err)
 	}

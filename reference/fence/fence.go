@@ -25,6 +25,16 @@ type Options struct {
 	// a cluster or sentinel) for experiments. It is never the default, and every admission is
 	// reported through Logf.
 	AllowEngine bool
+	// AllowVersion admits a Valkey older than MinVersion, and AllowCluster one that is not in
+	// standalone mode: narrower opt-ins than AllowEngine, for the mutant catalogue (a port that
+	// checks the server's name but not its version or its mode).
+	AllowVersion, AllowCluster bool
+	// IgnoreVersionRefusal logs the fence's EMQVERSION and goes on: a defect for the mutant
+	// catalogue only (a port that treats a bundle mismatch as a warning).
+	IgnoreVersionRefusal bool
+	// DescribeRefusal reads the deployed bundle record after the fence's EMQVERSION, to word the
+	// error: a defect for the mutant catalogue only (a refused port sends nothing more).
+	DescribeRefusal bool
 	// Logf receives the admission notices; nil discards them.
 	Logf func(format string, args ...any)
 }
@@ -38,7 +48,7 @@ func (o Options) logf(format string, args ...any) {
 // Check judges the HELLO 2 reply: the server must be valkey ≥ 8.1.0 in standalone mode, else
 // EMQSERVER (unless opt.AllowEngine admits it, logged).
 func Check(info connector.ServerInfo, opt Options) error {
-	err := check(info)
+	err := check(info, opt)
 	if err != nil && opt.AllowEngine {
 		opt.logf("fence: admitting a non-canon engine by explicit opt-in: %v", err)
 		return nil
@@ -46,7 +56,7 @@ func Check(info connector.ServerInfo, opt Options) error {
 	return err
 }
 
-func check(info connector.ServerInfo) error {
+func check(info connector.ServerInfo, opt Options) error {
 	if info.Server != "valkey" {
 		return &emqerr.Error{Type: emqerr.TypeServer, Message: fmt.Sprintf("server %q %s: want valkey >= %s", info.Server, info.Version, MinVersion)}
 	}
@@ -54,10 +64,10 @@ func check(info connector.ServerInfo) error {
 	if err != nil {
 		return &emqerr.Error{Type: emqerr.TypeServer, Message: fmt.Sprintf("server version %q: %v", info.Version, err)}
 	}
-	if !ok {
+	if !ok && !opt.AllowVersion {
 		return &emqerr.Error{Type: emqerr.TypeServer, Message: fmt.Sprintf("valkey %s: want >= %s", info.Version, MinVersion)}
 	}
-	if info.Mode != "standalone" {
+	if info.Mode != "standalone" && !opt.AllowCluster {
 		return &emqerr.Error{Type: emqerr.TypeServer, Message: fmt.Sprintf("valkey mode %q: want standalone", info.Mode)}
 	}
 	return nil
@@ -147,6 +157,15 @@ func OnConnect(b *lua.Bundle, opt Options) func(context.Context, *connector.Conn
 			return errors.New("fence: the bundle has no fence script")
 		}
 		_, err := run(ctx, c, s, digest)
+		if err != nil && opt.DescribeRefusal && errors.Is(err, emqerr.Version) {
+			if v, rerr := c.Do(ctx, "HGETALL", keys.Bundle()); rerr == nil {
+				return fmt.Errorf("%w (deployed: %s)", err, v.Text())
+			}
+		}
+		if err != nil && opt.IgnoreVersionRefusal && errors.Is(err, emqerr.Version) {
+			opt.logf("fence: going on despite %v", err)
+			return nil
+		}
 		return err
 	}
 }

@@ -45,7 +45,7 @@ class Bus {
   static async connect(address, { bundle = Bundle.load(), admitEngine = false, minterTtlMs = 30000, log = () => {} } = {}) {
     const session = new Session({ address, bundle, admitEngine, log });
     await session.connect();
-    const minter = new Minter({ exec: (...a) => session.command(...a), ttlMs: minterTtlMs, log });
+    const minter = new Minter({ exec: (...a) => session.command(...a), ttlMs: minterTtlMs ?? 30000, log });
     try {
       await minter.acquire();
     } catch (err) {

@@ -20,6 +20,7 @@ class MinterLostError extends Error {
 class Minter {
   #exec;
   #now;
+  #clock; // the snowflake's milliseconds (scriptable by the clock op); lease expiry stays on #now
   #ttl;
   #timer = null;
   #validUntil = 0; // local ms until which the lease is known held
@@ -34,6 +35,7 @@ class Minter {
     if (!Number.isInteger(ttlMs) || ttlMs < 3) throw errors.arg(`minter ttl ${ttlMs} ms too short`);
     this.#exec = exec;
     this.#now = now;
+    this.#clock = now;
     this.#ttl = ttlMs;
     this.brand = brand;
     this.owner = owner ?? crypto.randomBytes(16).toString('hex');
@@ -88,6 +90,18 @@ class Minter {
     this.#timer.unref();
   }
 
+  // setClock scripts the snowflake clock (the port protocol's clock op): from now on it reads
+  // setMs (Unix ms) and advances 1 ms per `scale` real ms; setMs 0 returns to the real clock.
+  setClock(setMs, scale = 1) {
+    if (!setMs) {
+      this.#clock = this.#now;
+      return;
+    }
+    const at = performance.now();
+    const per = Math.max(1, scale);
+    this.#clock = () => setMs + Math.floor((performance.now() - at) / per);
+  }
+
   get held() {
     return !this.#closed && this.worker >= 0 && this.#now() < this.#validUntil;
   }
@@ -97,7 +111,7 @@ class Minter {
   async next() {
     for (;;) {
       if (!this.held) throw new MinterLostError(`minter holds no lease (worker ${this.worker})`);
-      let ms = this.#now() - ids.EPOCH_MS;
+      let ms = this.#clock() - ids.EPOCH_MS;
       if (ms < 0) throw errors.arg('clock is before the snowflake epoch 2024-01-01');
       if (ms > ids.MAX_MS) throw errors.arg('clock is past the 42-bit snowflake range');
       if (ms < this.#lastMs) ms = this.#lastMs;

@@ -1,0 +1,217 @@
+package contracts
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/echomq/kit/drivers"
+	"github.com/echomq/kit/protocol"
+	"github.com/echomq/kit/reference/ids"
+	"github.com/echomq/kit/reference/keys"
+	. "github.com/onsi/ginkgo/v2"
+)
+
+// harnessOwner is the owner token the harness leases worker ids under, to contend with a port.
+const harnessOwner = "emq-harness-contender"
+
+// leaseTTLForClauses is the minter lease a clause asks a port for (hello's minter_ttl_ms): short
+// enough to see a renewal (ttl/3) within the clause.
+const leaseTTLForClauses = 300
+
+// minterLeases reads every {emq}:minter:<w> key: worker id → owner token (one KEYS, one MGET).
+func (t *T) minterLeases() map[int]string {
+	ks, _, _ := t.do("KEYS", "{emq}:minter:*")
+	ks = slices.DeleteFunc(ks, func(k string) bool { return k == "" })
+	out := map[int]string{}
+	if len(ks) == 0 {
+		return out
+	}
+	args := []any{"MGET"}
+	for _, k := range ks {
+		args = append(args, k)
+	}
+	vs, _, _ := t.do(args...)
+	for i, k := range ks {
+		w, err := strconv.Atoi(strings.TrimPrefix(k, "{emq}:minter:"))
+		if err != nil || w < 0 || w > ids.MaxWorker {
+			t.fail(ruleMinter, "minter leases only on {emq}:minter:<0–1023>", "a lease key "+k)
+		}
+		if i < len(vs) && vs[i] != "" {
+			out[w] = vs[i]
+		}
+	}
+	return out
+}
+
+// portWorker is the one worker id leased by someone other than the harness: the port's.
+func (t *T) portWorker(rule Rule) int {
+	var ws []int
+	for w, owner := range t.minterLeases() {
+		if owner != harnessOwner {
+			ws = append(ws, w)
+		}
+	}
+	t.check(len(ws) == 1, rule, "exactly one minter lease {emq}:minter:<w> held by the port", "leases held by the port on worker ids %v", ws)
+	return ws[0]
+}
+
+// takeWorkers leases worker ids for the harness (as another minter would), pipelined, with a
+// TTL long enough to outlive the clause.
+func (t *T) takeWorkers(workers []int) {
+	var cmds [][]any
+	for _, w := range workers {
+		k, _ := keys.Minter(w)
+		cmds = append(cmds, []any{"SET", k, harnessOwner, "PX", 20000})
+	}
+	if _, err := t.admin.pipeline(t.ctx, cmds...); err != nil {
+		t.harness("lease worker ids: %v", err)
+	}
+}
+
+// freeWorkers drops the harness's leases on these worker ids, pipelined.
+func (t *T) freeWorkers(workers []int) {
+	var cmds [][]any
+	for _, w := range workers {
+		k, _ := keys.Minter(w)
+		cmds = append(cmds, []any{"DEL", k})
+	}
+	if _, err := t.admin.pipeline(t.ctx, cmds...); err != nil {
+		t.harness("free worker ids: %v", err)
+	}
+}
+
+// harnessLeasesIntact checks that the port overwrote none of the harness's leases.
+func (t *T) harnessLeasesIntact(taken []int, rule Rule) {
+	leases := t.minterLeases()
+	t.cover(rule)
+	for _, w := range taken {
+		if leases[w] != harnessOwner {
+			t.fail(rule, fmt.Sprintf("the lease on worker %d (another minter's) left as it was", w), fmt.Sprintf("{emq}:minter:%d holds %q", w, leases[w]))
+		}
+	}
+}
+
+// leaseTTL is the PX of the port's first SET {emq}:minter:<w> … NX PX <ttl> on the wire.
+func (t *T) leaseTTL(worker int) int64 {
+	k, _ := keys.Minter(worker)
+	for _, l := range t.portLines(0) {
+		if l.Cmd() != "SET" || argAt(l, 1) != k {
+			continue
+		}
+		for i := 3; i+1 < len(l.Args); i++ {
+			if strings.EqualFold(l.Args[i], "PX") {
+				if n, err := strconv.ParseInt(l.Args[i+1], 10, 64); err == nil {
+					return n
+				}
+			}
+		}
+	}
+	t.fail(ruleLeaseFree, "SET "+k+" <owner> NX PX <ttl> on the wire", "no such lease command from the port")
+	return 0
+}
+
+// pttl is the remaining time of a key in ms (-2: no key).
+func (t *T) pttl(key string) int64 {
+	_, n, _ := t.do("PTTL", key)
+	return n
+}
+
+// mintN mints n ids from one caller.
+func (t *T) mintN(n int, rule Rule) []string {
+	m, err := t.D.Mint(t.ctx, protocol.MintArgs{N: n})
+	t.ok(err, rule, fmt.Sprintf("mint n=%d", n))
+	t.check(len(m.IDs) == 1 && len(m.IDs[0]) == n, rule, fmt.Sprintf("one list of %d ids", n), "%d lists", len(m.IDs))
+	return m.IDs[0]
+}
+
+// sinceEpochMS is a server TIME in ms as milliseconds since the snowflake epoch.
+func sinceEpochMS(unixMS int64) int64 { return unixMS - ids.Epoch.UnixMilli() }
+
+// decodedIDs checks ids minted by one minter between two server TIMEs against canon §3: each a
+// JOB id whose snowflake decodes (alphabet 0-9A-Za-z) to strictly increasing values in mint
+// order, under the worker id the port leased, at a millisecond since 2024-01-01 close to the
+// server's clock. slack allows for the port's clock against the server's.
+func (t *T) decodedIDs(list []string, worker int, before, after int64, slack time.Duration) {
+	lo, hi := sinceEpochMS(before)-slack.Milliseconds(), sinceEpochMS(after)+slack.Milliseconds()
+	t.cover(ruleIDAlphabet, ruleIDWorker, ruleIDEpoch)
+	var prev uint64
+	for i, id := range list {
+		sf := t.validJob(id)
+		ms, w, _ := ids.Split(sf)
+		if i > 0 && sf <= prev {
+			t.fail(ruleIDAlphabet, "ids decode (base62, alphabet 0-9A-Za-z in that order) to strictly increasing snowflakes in mint order",
+				fmt.Sprintf("id %d %s decodes to %d, not above %s's %d", i, id, sf, list[i-1], prev))
+		}
+		prev = sf
+		if w != worker {
+			t.fail(ruleIDWorker, fmt.Sprintf("the 10 worker bits of every id equal the leased worker id %d", worker),
+				fmt.Sprintf("id %d %s decodes to worker %d", i, id, w))
+		}
+		if int64(ms) < lo || int64(ms) > hi {
+			t.fail(ruleIDEpoch, fmt.Sprintf("the 42 millisecond bits count from 2024-01-01: within [%d, %d] (server TIME ± %s)", lo, hi, slack),
+				fmt.Sprintf("id %d %s decodes to millisecond %d (%s)", i, id, ms, ids.Time(sf).UTC().Format(time.RFC3339Nano)))
+		}
+	}
+}
+
+// hasCap reports whether the port declared a capability in hello.
+func (t *T) hasCap(c string) bool { return slices.Contains(t.Hello.Capabilities, c) }
+
+// helloWith says hello for a noHello clause with extra arguments, as open would.
+func (t *T) helloWith(a protocol.HelloArgs) {
+	a.Valkey = t.cfg.Valkey
+	h, err := t.D.Hello(t.ctx, a)
+	if err != nil {
+		t.failErr(ruleHelloOp, "hello against Valkey 8.1 succeeds", "hello", err)
+	}
+	t.Hello = h
+	if !slices.Contains(h.Claims, t.cid) {
+		Skip(NotClaimedPrefix + "the port's hello does not claim " + t.cid)
+	}
+}
+
+// notRun skips the rest of a clause the port offers no way to exercise, visibly.
+func (t *T) notRun(format string, a ...any) {
+	Skip(NotRunPrefix + fmt.Sprintf(format, a...))
+}
+
+// NotRunPrefix starts the skip message of a clause that needs an optional test aid (a
+// capability) the port does not offer: the clause is reported NOT RUN, never PASS.
+const NotRunPrefix = "NOT RUN: "
+
+// clocker is the port's clock op, or NOT RUN when the port does not offer it (A11 is checked
+// only for ports that declare the "clock" capability).
+func (t *T) clocker() drivers.Clocker {
+	c, ok := t.D.(drivers.Clocker)
+	if !t.hasCap(protocol.CapClock) || !ok {
+		t.notRun("the port does not offer the clock op (capability %q): its minter clock cannot be scripted", protocol.CapClock)
+	}
+	return c
+}
+
+// setClock scripts the port's minter clock to unixMS, advancing 1 ms per scale real ms.
+func (t *T) setClock(c drivers.Clocker, unixMS, scale int64, rule Rule) {
+	t.ok(c.Clock(t.ctx, protocol.ClockArgs{SetMS: unixMS, Scale: scale}), rule, fmt.Sprintf("clock set_ms=%d scale=%d", unixMS, scale))
+}
+
+// renewalSeen polls a lease's PTTL until it grows back by more than a tenth of the TTL (a
+// renewal) while the key still holds owner; false once the lease is gone or another's, or after
+// a whole TTL without a renewal (the port renews at ttl/3).
+func (t *T) renewalSeen(key, owner string, ttl int64) bool {
+	low := t.pttl(key)
+	for deadline := time.Now().Add(time.Duration(ttl) * time.Millisecond); time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+		p := t.pttl(key)
+		if v, _, ok := t.do("GET", key); p < 0 || !ok || len(v) != 1 || v[0] != owner {
+			return false
+		}
+		if p > low+ttl/10 {
+			return true
+		}
+		low = min(low, p)
+	}
+	return false
+}
