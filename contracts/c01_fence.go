@@ -71,14 +71,7 @@ var c01 = Contract{ID: "C01", Name: "fence",
 			refusedFence(t, lua.Version, hex.EncodeToString(sum[:]))
 		})
 		s.clause("wrong-kind-server-refused", clauseOpts{noHello: true}, func(t *T) {
-			if t.cfg.WrongKind == nil {
-				t.harness("no wrong-kind server configured")
-			}
-			addr, stop, err := t.cfg.WrongKind(t.ctx)
-			if err != nil {
-				t.harness("start a Redis 7 for the wrong-kind check: %v", err)
-			}
-			t.stops = append(t.stops, stop)
+			addr := t.needServer(ServerWrongKind, t.cfg.WrongKind)
 			admin, err := dial(t.ctx, addr)
 			if err != nil {
 				t.harness("connect to the wrong-kind server: %v", err)
