@@ -24,7 +24,7 @@ type Server struct {
 var ServerWrongKind = Server{
 	Name: "wrong-kind",
 	Flag: "-wrong-kind",
-	What: "host:port of a server that is not Valkey ≥ 8.1 (e.g. a Redis 7: bash ci/provision-redis.sh, or make conform, starts one)",
+	What: "a server that is not Valkey ≥ 8.1, e.g. a Redis 7: `bash ci/provision-redis.sh` unpacks one without root, `make conform` starts one",
 }
 
 // Servers lists the servers clauses may need, for the runner's flags. Adding a server: declare

@@ -115,16 +115,13 @@ func Transcript(r *contracts.Result, f Facts) string {
 	return b.String()
 }
 
-// Failure is a failed clause in full for a reader: the message (RULE / EXPECTED / GOT), the wire
-// trace, the JSON lines exchanged with the port and its stderr tail. max > 0 keeps only the last
-// max lines of the exchange and of stderr (the console); 0 keeps what was recorded.
+// Failure is a failed clause in full for a reader: the message (RULE / EXPECTED / GOT), the JSON
+// lines exchanged with the port, its stderr tail and the wire trace. max > 0 keeps only the last
+// max lines of the exchange and of stderr, and max/2 of the wire trace (the console); 0 keeps
+// what was recorded.
 func Failure(cl contracts.Clause, max int) string {
 	var b strings.Builder
 	b.WriteString(strings.TrimRight(cl.Message, "\n") + "\n")
-	if cl.Wire != "" {
-		b.WriteString("WIRE TRACE (the port's commands, seen by MONITOR):\n")
-		b.WriteString(indent(lastLines(cl.Wire, max), "  "))
-	}
 	if ex := cl.Exchange; ex != nil {
 		if len(ex.Lines) > 0 {
 			b.WriteString("EXCHANGE (JSON lines, → the kit's requests, ← the port's replies):\n")
@@ -134,6 +131,10 @@ func Failure(cl contracts.Clause, max int) string {
 			b.WriteString("STDERR (the port's, last lines):\n")
 			b.WriteString(indent(lastLines(ex.Stderr, max), "  "))
 		}
+	}
+	if cl.Wire != "" {
+		b.WriteString("WIRE TRACE (the port's commands, seen by MONITOR):\n")
+		b.WriteString(indent(lastLines(cl.Wire, max/2), "  "))
 	}
 	return b.String()
 }
