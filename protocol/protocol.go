@@ -2,7 +2,7 @@ package protocol
 
 import "encoding/json"
 
-// The port protocol's wire shapes (contracts/PROTOCOL.md §Ops). One JSON object per line each way.
+// The port protocol's wire shapes (contracts/PROTOCOL.md Part B, Ops). One JSON object per line each way.
 // Field names here are the protocol: the subprocess driver encodes them, the reference port
 // decodes them, and contracts/port-protocol.schema.json describes them.
 
@@ -60,7 +60,7 @@ type MintResult struct {
 	IDs [][]string `json:"ids"`
 }
 
-// KeyArgs asks the port's key builder for a key. Type is a §2 type name (pending, active,
+// KeyArgs asks the port's key builder for a key. Type is a canon §2 type name (pending, active,
 // scheduled, dead, errors, ckpt, meta, wake, ring, lanes, laneof, job, lane).
 type KeyArgs struct {
 	Queue string `json:"queue"`
