@@ -69,6 +69,8 @@ func TestCanonReferencesResolve(t *testing.T) {
 		for _, m := range sectionRef.FindAllStringSubmatch(text, -1) {
 			ref := strings.TrimRight(m[1], ".")
 			switch {
+			case ref == "N" || ref == "N.M":
+				// a placeholder in prose about references
 			case !numbered.MatchString(ref):
 				t.Errorf("%s: %q is not a numbered canon section (write §N or §N.M of contracts/CANON.md)", where, m[0])
 			case !secs[ref]:
