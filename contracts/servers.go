@@ -24,7 +24,7 @@ type Server struct {
 var ServerWrongKind = Server{
 	Name: "wrong-kind",
 	Flag: "-wrong-kind",
-	What: "a server that is not Valkey ≥ 8.1, e.g. a Redis 7: `bash ci/provision-redis.sh` unpacks one without root, `make conform` starts one",
+	What: "host:port of a server that is not Valkey ≥ 8.1, e.g. a Redis 7 (ci/provision-redis.sh unpacks one without root; make conform starts one)",
 }
 
 // Servers lists the servers clauses may need, for the runner's flags. Adding a server: declare
@@ -55,7 +55,7 @@ func (c *Config) SetServer(name string, start Starter) error {
 // clause NOT RUN, saying how to provide it, when the run has none.
 func (t *T) needServer(s Server, start Starter) string {
 	if start == nil {
-		Skip(fmt.Sprintf("%sthis clause needs a %s server; give one with %s ADDR (%s)", NotRunPrefix, s.Name, s.Flag, s.What))
+		Skip(fmt.Sprintf("%sthis clause needs a %s server; give one with %s ADDR, the %s", NotRunPrefix, s.Name, s.Flag, s.What))
 	}
 	addr, stop, err := start(t.ctx)
 	if err != nil {

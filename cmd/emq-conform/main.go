@@ -70,7 +70,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	o.servers = map[string]*string{}
 	for _, s := range contracts.Servers() {
 		envName := "EMQ_" + strings.ToUpper(strings.ReplaceAll(s.Name, "-", "_")) + "_ADDR"
-		o.servers[s.Name] = fs.String(strings.TrimPrefix(s.Flag, "-"), env(envName), s.What+"; absent: the clauses that need it are NOT RUN ["+envName+"]")
+		o.servers[s.Name] = fs.String(strings.TrimPrefix(s.Flag, "-"), env(envName), "`ADDR`, "+s.What+"; absent: the clauses that need it are NOT RUN ["+envName+"]")
 	}
 	if err := fs.Parse(args); err != nil {
 		return o, err
