@@ -1,6 +1,9 @@
 package contracts_test
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -8,6 +11,8 @@ import (
 
 	"github.com/echomq/kit/contracts"
 	"github.com/echomq/kit/internal/enginestest"
+	"github.com/echomq/kit/protocol"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // TestFailureShowsTheExchange: a port that answers wrongly fails its clause, and the console, the
@@ -95,4 +100,63 @@ func reportFile(t *testing.T, r *run, name string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestEveryRequestMatchesTheSchema certifies the reference port with every request line the kit
+// writes copied aside (tee), then checks each one against its op's request shape in
+// protocol/port-protocol.schema.json — the envelope, no unknown field, and every required field
+// present even when its value is 0 (issue 11: lane_ceiling's ceiling 0 used to be left out).
+func TestEveryRequestMatchesTheSchema(t *testing.T) {
+	bin := bins["emq-port"]
+	if bin == "" {
+		t.Skip("cmd/emq-port is missing")
+	}
+	log := filepath.Join(t.TempDir(), "requests.jsonl")
+	// bash execs the port with its stdin fed by tee, so the port's exit is the session's end.
+	r := conform(t, nil, "-port", fmt.Sprintf("bash -c 'exec %s < <(tee -a %s)'", bin, log))
+	certified(t, r, "the reference port behind tee")
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(protocol.Schema()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource(protocol.SchemaURL, doc); err != nil {
+		t.Fatal(err)
+	}
+	shapes := map[string]*jsonschema.Schema{}
+	for _, op := range protocol.Ops {
+		if shapes[op], err = c.Compile(protocol.SchemaURL + "#/$defs/requests/" + op); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seen := map[string]int{}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var req map[string]any
+		if err := json.Unmarshal([]byte(line), &req); err != nil {
+			t.Fatalf("not JSON: %s", line)
+		}
+		op, _ := req["op"].(string)
+		seen[op]++
+		s := shapes[op]
+		if s == nil {
+			t.Errorf("unknown op: %s", line)
+			continue
+		}
+		inst, _ := jsonschema.UnmarshalJSON(strings.NewReader(line))
+		if err := s.Validate(inst); err != nil {
+			t.Errorf("%s: %v", line, err)
+		}
+		for _, f := range protocol.Required(op) {
+			if _, ok := req[f]; !ok {
+				t.Errorf("%s: required field %q missing", line, f)
+			}
+		}
+	}
+	if seen["hello"] < 40 || seen["lane_ceiling"] == 0 || seen["park"] == 0 {
+		t.Errorf("the copy of the requests looks incomplete: %v", seen)
+	}
 }
