@@ -283,15 +283,12 @@ func writeJUnit(w io.Writer, r *contracts.Result, f Facts) error {
 		s := junitSuite{Name: c.ID + " " + c.Name}
 		var secs float64
 		for _, cl := range c.Clauses {
-			if cl.Verdict == contracts.StatusNotRun {
-				continue
+			if cl.Verdict == contracts.StatusNotRun && cl.Message == "" {
+				continue // filtered out: not part of this run
 			}
 			jc := junitCase{Name: cl.ID, Classname: c.ID, Time: fmt.Sprintf("%.3f", cl.Duration.Seconds())}
 			secs += cl.Duration.Seconds()
-			body := cl.Message
-			if cl.Wire != "" {
-				body += "\n\nWIRE TRACE (the port's commands):\n" + cl.Wire
-			}
+			body := Failure(cl, 0)
 			switch cl.Verdict {
 			case contracts.StatusFail:
 				failing := c.Status == contracts.StatusKnownFailing
@@ -307,6 +304,9 @@ func writeJUnit(w io.Writer, r *contracts.Result, f Facts) error {
 				s.Errors++
 			case contracts.StatusNotClaimed:
 				jc.Skipped = &junitMessage{Message: "not claimed by the port"}
+				s.Skipped++
+			case contracts.StatusNotRun:
+				jc.Skipped = &junitMessage{Message: "not run", Body: cl.Message}
 				s.Skipped++
 			}
 			s.Tests++

@@ -16,58 +16,78 @@ const (
 	recordLineMax = 600
 )
 
-// recorder keeps the lines every session of a Factory exchanged since the last Mark.
+// recorder keeps what every session of a Factory exchanged since the last Mark: the first
+// recordHead lines, the last recordTail, and a count of those in between. It stays bounded when
+// nobody marks (a long-lived session outside the contracts).
 type recorder struct {
 	mu       sync.Mutex
-	lines    []string
-	sessions []*tail // stderr of each session since the mark
+	head     []string
+	tail     []string // the last lines, oldest first
+	omitted  int
+	sessions []*tail // stderr of the last recordSessions sessions since the mark
+	started  int     // sessions started since the mark
 }
+
+// recordSessions bounds how many sessions' stderr a record keeps (a clause opens a few).
+const recordSessions = 8
 
 func (r *recorder) mark() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.lines, r.sessions = nil, nil
+	r.head, r.tail, r.omitted, r.sessions, r.started = nil, nil, 0, nil, 0
 }
 
 func (r *recorder) session(stderr *tail) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
+	r.started++
 	r.sessions = append(r.sessions, stderr)
-	r.lines = append(r.lines, fmt.Sprintf("# session %d started", len(r.sessions)))
+	if len(r.sessions) > recordSessions {
+		r.sessions = r.sessions[1:]
+	}
+	n := r.started
+	r.mu.Unlock()
+	r.append(fmt.Sprintf("# session %d started", n))
 }
 
 func (r *recorder) add(prefix string, b []byte) {
+	r.append(prefix + clipRunes(string(b), recordLineMax))
+}
+
+func (r *recorder) append(l string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.lines = append(r.lines, prefix+clipRunes(string(b), recordLineMax))
+	if len(r.head) < recordHead {
+		r.head = append(r.head, l)
+		return
+	}
+	r.tail = append(r.tail, l)
+	if len(r.tail) > recordTail {
+		r.tail = r.tail[1:]
+		r.omitted++
+	}
 }
 
 func (r *recorder) exchange() drivers.Exchange {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var ex drivers.Exchange
-	ex.Lines = trimMiddle(r.lines, recordHead, recordTail)
+	ex.Lines = append(ex.Lines, r.head...)
+	if r.omitted > 0 {
+		ex.Lines = append(ex.Lines, fmt.Sprintf("# … %d lines omitted …", r.omitted))
+	}
+	ex.Lines = append(ex.Lines, r.tail...)
 	var errs []string
+	first := r.started - len(r.sessions) + 1
 	for i, s := range r.sessions {
 		if t := s.String(); t != "" {
-			if len(r.sessions) > 1 {
-				t = fmt.Sprintf("# session %d\n%s", i+1, t)
+			if r.started > 1 {
+				t = fmt.Sprintf("# session %d\n%s", first+i, t)
 			}
 			errs = append(errs, t)
 		}
 	}
 	ex.Stderr = strings.Join(errs, "\n")
 	return ex
-}
-
-// trimMiddle keeps the first head and the last tail lines, and says how many it left out.
-func trimMiddle(lines []string, head, tail int) []string {
-	if len(lines) <= head+tail+1 {
-		return append([]string(nil), lines...)
-	}
-	out := append([]string(nil), lines[:head]...)
-	out = append(out, fmt.Sprintf("# … %d lines omitted …", len(lines)-head-tail))
-	return append(out, lines[len(lines)-tail:]...)
 }
 
 // clipRunes shortens s to at most max runes, saying how much it cut.

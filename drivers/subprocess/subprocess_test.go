@@ -344,3 +344,22 @@ func groupAlive(pgid int) bool {
 	}
 	return false
 }
+
+// TestRecorderStaysBounded: without marks the record keeps its head and its tail only.
+func TestRecorderStaysBounded(t *testing.T) {
+	var r recorder
+	for i := 0; i < 10000; i++ {
+		r.add("→ ", []byte(strconv.Itoa(i)))
+	}
+	ex := r.exchange()
+	if len(ex.Lines) != recordHead+recordTail+1 {
+		t.Fatalf("%d lines kept", len(ex.Lines))
+	}
+	if ex.Lines[0] != "→ 0" || ex.Lines[len(ex.Lines)-1] != "→ 9999" || !strings.Contains(ex.Lines[recordHead], "omitted") {
+		t.Fatalf("head %q, cut %q, last %q", ex.Lines[0], ex.Lines[recordHead], ex.Lines[len(ex.Lines)-1])
+	}
+	r.mark()
+	if ex := r.exchange(); len(ex.Lines) != 0 {
+		t.Fatalf("after mark: %v", ex.Lines)
+	}
+}
