@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/echomq/kit/contracts"
+	"github.com/echomq/kit/reference/ids"
+	"github.com/echomq/kit/reference/keys"
 )
 
 // sectionRef is a canon reference: "§4", "§5.3". Anything else after § is not a reference a
@@ -140,4 +142,39 @@ func lineAt(b []byte, i int) string {
 		end = len(b) - i
 	}
 	return string(b[start : i+end])
+}
+
+// TestCanonVectors recomputes the decoded id vectors of CANON.md §3.3 and the slots of §2.3 with
+// the reference, so the canon a port author reads cannot drift from the code.
+func TestCanonVectors(t *testing.T) {
+	root, _ := repoFiles(t)
+	b, err := os.ReadFile(filepath.Join(root, "contracts", "CANON.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := regexp.MustCompile("(?m)^\\| `([A-Z]{3}[0-9A-Za-z]{11})` \\| ([0-9]+) \\| ([0-9]+)[^|]*\\| ([0-9]+) \\| ([0-9]+) \\|$")
+	rows := row.FindAllStringSubmatch(string(b), -1)
+	if len(rows) < 8 {
+		t.Fatalf("found %d id vectors in CANON.md §3.3", len(rows))
+	}
+	for _, m := range rows {
+		sf, _ := strconv.ParseUint(m[2], 10, 64)
+		ms, _ := strconv.ParseUint(m[3], 10, 64)
+		w, _ := strconv.Atoi(m[4])
+		seq, _ := strconv.Atoi(m[5])
+		if got := ids.Encode(m[1][:3], sf); got != m[1] {
+			t.Errorf("snowflake %d encodes as %s, CANON.md says %s", sf, got, m[1])
+		}
+		if gms, gw, gseq := ids.Split(sf); gms != ms || gw != w || gseq != seq {
+			t.Errorf("%s: ms %d worker %d seq %d, CANON.md says %d %d %d", m[1], gms, gw, gseq, ms, w, seq)
+		}
+	}
+	for key, want := range map[string]uint16{"emq:{orders}:pending": 105, "emq:{fills}:pending": 4165, "emq:{payments}:pending": 8507, "{emq}:bundle": 9051, "{emq}:minter:7": 9051} {
+		if got := keys.Slot(key); got != want {
+			t.Errorf("slot of %s: %d, want %d", key, got, want)
+		}
+	}
+	if keys.CRC16("123456789") != 12739 {
+		t.Error("CRC16(123456789) != 12739")
+	}
 }
