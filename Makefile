@@ -14,7 +14,9 @@ test: provision provision-chromium provision-bullmq vet
 	$(GO) test $(GOTEST_FLAGS) ./...
 	@if [ -d ports/node ] && command -v node >/dev/null; then $(MAKE) --no-print-directory node-test; fi
 
-## conform: certify the reference bus (in-process and as a subprocess), or PORT='cmd …'
+## conform: certify the reference bus (in-process and as a subprocess), or PORT='cmd …'. As an
+## ordinary user: the engines are unpacked into the cache, and emq-conform, given no -valkey,
+## has cmd/emq-engines start Valkey 8.1.1 and (for C01) a Redis 7 on free loopback ports.
 conform: provision-valkey provision-redis
 ifeq ($(strip $(PORT)),)
 	$(GO) build -o bin/emq-port ./cmd/emq-port

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Provision Valkey 8.0.1 from bookworm-backports into a private prefix: an engine too old for the
 # canon (it wants >= 8.1), for tests that check it is refused. Built for bookworm, it runs on the
-# system's own libraries; any that are missing are installed with apt-get (as root).
+# system's own libc; libraries the system lacks are downloaded from bookworm and unpacked into the
+# prefix (no root), and bin/valkey-server is then a wrapper that puts them on LD_LIBRARY_PATH.
 # Idempotent: a second run with the prefix in place returns at once. Prints the prefix on stdout.
 set -euo pipefail
 
@@ -32,10 +33,12 @@ fi
 work=$(mktemp -d "$CACHE/apt80.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/lists/partial" "$work/cache/archives/partial" "$work/debs"
-echo "deb [signed-by=$keyring] $uri bookworm-backports main" > "$work/sources.list"
+printf 'deb [signed-by=%s] %s bookworm-backports main\ndeb [signed-by=%s] %s bookworm main\n' \
+  "$keyring" "$uri" "$keyring" "$uri" > "$work/sources.list"
 opts=(-o "Dir::Etc::SourceList=$work/sources.list" -o Dir::Etc::SourceParts=/dev/null
-      -o "Dir::State::Lists=$work/lists" -o "Dir::Cache=$work/cache" -o "Debug::NoLocking=1"
-      -o "APT::Sandbox::User=root")
+      -o "Dir::State::Lists=$work/lists" -o "Dir::Cache=$work/cache" -o "Debug::NoLocking=1")
+# As root, apt would drop to the _apt user, who cannot write the private dirs.
+[ "$(id -u)" != 0 ] || opts+=(-o "APT::Sandbox::User=root")
 echo "provision-valkey80: fetching bookworm-backports package lists" >&2
 apt-get -qq "${opts[@]}" update >&2
 ( cd "$work/debs" && apt-get -qq "${opts[@]}" download valkey-tools >&2 )
@@ -60,8 +63,17 @@ if [ -n "$missing" ]; then
       *) echo "provision-valkey80: missing library $so" >&2; exit 1 ;;
     esac
   done
-  [ "$(id -u)" = 0 ] || { echo "provision-valkey80: run as root, or: apt-get install ${pkgs[*]}" >&2; exit 1; }
-  apt-get install -y -qq --no-install-recommends "${pkgs[@]}" >&2 || { apt-get update -qq >&2; apt-get install -y -qq --no-install-recommends "${pkgs[@]}" >&2; }
+  mkdir -p "$work/libdebs"
+  ( cd "$work/libdebs" && apt-get -qq "${opts[@]}" download "${pkgs[@]}" >&2 )
+  for d in "$work"/libdebs/*.deb; do dpkg-deb -x "$d" "$tmp"; done
+  mkdir -p "$tmp/libexec"
+  mv "$tmp/bin/valkey-server" "$tmp/libexec/valkey-server"
+  cat > "$tmp/bin/valkey-server" <<'WRAP'
+#!/bin/sh
+P=$(dirname "$(dirname "$(readlink -f "$0")")")
+LD_LIBRARY_PATH="$P/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" exec "$P/libexec/valkey-server" "$@"
+WRAP
+  chmod +x "$tmp/bin/valkey-server"
 fi
 "$tmp/bin/valkey-server" --version >&2
 touch "$tmp/.complete"

@@ -1,7 +1,6 @@
 package contracts
 
 import (
-	"context"
 	"crypto/sha1"
 	"encoding/hex"
 	"fmt"
@@ -72,13 +71,13 @@ var c01 = Contract{ID: "C01", Name: "fence",
 			refusedFence(t, lua.Version, hex.EncodeToString(sum[:]))
 		})
 		s.clause("wrong-kind-server-refused", clauseOpts{noHello: true}, func(t *T) {
-			t.refusedServer(t.cfg.WrongKind, "a Redis 7 server", ruleServer)
+			t.refusedServer(ServerWrongKind, t.cfg.WrongKind, "a Redis 7 server", ruleServer)
 		})
 		s.clause("old-valkey-refused", clauseOpts{noHello: true}, func(t *T) {
-			t.refusedServer(t.cfg.OldValkey, "a Valkey 8.0.1 (older than 8.1.0)", ruleServerVersion)
+			t.refusedServer(ServerOldValkey, t.cfg.OldValkey, "a Valkey 8.0.1 (older than 8.1.0)", ruleServerVersion)
 		})
 		s.clause("cluster-valkey-refused", clauseOpts{noHello: true}, func(t *T) {
-			t.refusedServer(t.cfg.ClusterValkey, "a Valkey 8.1 in cluster mode", ruleServerStandalone)
+			t.refusedServer(ServerClusterValkey, t.cfg.ClusterValkey, "a Valkey 8.1 in cluster mode", ruleServerStandalone)
 		})
 		s.clause("fence-again-after-reconnect", clauseOpts{}, func(t *T) {
 			t.enqueue("orders", "before")
@@ -119,15 +118,8 @@ var c01 = Contract{ID: "C01", Name: "fence",
 
 // refusedServer presents a server the canon does not admit (A12) to a fresh session: hello must
 // be refused EMQSERVER, and nothing but HELLO may reach that server (no fence, no minter lease).
-func (t *T) refusedServer(start func(context.Context) (string, func(), error), what string, rule Rule) {
-	if start == nil {
-		t.harness("no starter configured for %s", what)
-	}
-	addr, stop, err := start(t.ctx)
-	if err != nil {
-		t.harness("start %s: %v", what, err)
-	}
-	t.stops = append(t.stops, stop)
+func (t *T) refusedServer(srv Server, start Starter, what string, rule Rule) {
+	addr := t.needServer(srv, start)
 	admin, err := dial(t.ctx, addr)
 	if err != nil {
 		t.harness("connect to %s: %v", what, err)

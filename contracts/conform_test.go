@@ -60,6 +60,7 @@ type run struct {
 	report     *report.JSONReport
 	transcript string
 	took       time.Duration
+	dir        string // the certification folder
 }
 
 func (r *run) status(id string) contracts.ContractResult {
@@ -82,7 +83,7 @@ func conform(t *testing.T, env []string, args ...string) *run {
 	cmd.Stdout, cmd.Stderr = &so, &se
 	start := time.Now()
 	err := cmd.Run()
-	r := &run{stdout: so.String(), stderr: se.String(), took: time.Since(start)}
+	r := &run{stdout: so.String(), stderr: se.String(), took: time.Since(start), dir: out}
 	var ee *exec.ExitError
 	switch {
 	case errors.As(err, &ee):

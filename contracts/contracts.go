@@ -10,7 +10,7 @@ import (
 )
 
 // Contract is one of the fourteen: its id (C01…C14), short name and what the canon says a port
-// must show (PROTOCOL.md §7).
+// must show (CANON.md §7).
 type Contract struct {
 	ID   string
 	Name string

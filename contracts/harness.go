@@ -25,12 +25,12 @@ type Config struct {
 	// Bundle is the kit's script bundle: the SHA1s the wire law admits and the digest of the fence.
 	Bundle *lua.Bundle
 	// WrongKind starts a server of the wrong kind (a Redis 7) for C01 and returns its address and
-	// a stop function. Nil: C01's wrong-kind clause fails as a harness error.
-	WrongKind func(ctx context.Context) (addr string, stop func(), err error)
+	// a stop function. Nil: the clause is NOT RUN, saying how to give one.
+	WrongKind Starter
 	// OldValkey starts a real Valkey older than the canon admits (8.0.1), and ClusterValkey a
 	// Valkey 8.1 started with --cluster-enabled yes, for C01's server checks beyond the name
-	// (A12). Nil: the clause fails as a harness error.
-	OldValkey, ClusterValkey func(ctx context.Context) (addr string, stop func(), err error)
+	// (A12). Nil: the clause is NOT RUN, saying how to give one.
+	OldValkey, ClusterValkey Starter
 	// ClauseTimeout bounds one clause (default 60 s).
 	ClauseTimeout time.Duration
 	// Admit names extra script SHA1s (sha1 → script name) the wire law accepts as the bundle's.

@@ -175,12 +175,12 @@ func (t *T) helloWith(a protocol.HelloArgs) {
 
 // notRun skips the rest of a clause the port offers no way to exercise, visibly.
 func (t *T) notRun(format string, a ...any) {
-	Skip(NotRunPrefix + fmt.Sprintf(format, a...))
+	Skip(NotOfferedPrefix + fmt.Sprintf(format, a...))
 }
 
-// NotRunPrefix starts the skip message of a clause that needs an optional test aid (a
+// NotOfferedPrefix starts the skip message of a clause that needs an optional test aid (a
 // capability) the port does not offer: the clause is reported NOT RUN, never PASS.
-const NotRunPrefix = "NOT RUN: "
+const NotOfferedPrefix = "NOT RUN (not offered): "
 
 // clocker is the port's clock op, or NOT RUN when the port does not offer it (A11 is checked
 // only for ports that declare the "clock" capability).

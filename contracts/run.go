@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/echomq/kit/drivers"
 	"github.com/echomq/kit/protocol"
 	. "github.com/onsi/ginkgo/v2"
 	"github.com/onsi/ginkgo/v2/types"
@@ -35,6 +36,9 @@ type Clause struct {
 	Wire     string        `json:"wire,omitempty"`    // the port's wire trace of a failed clause
 	Rules    []string      `json:"rules,omitempty"`   // the rules the clause evaluated (TRACEABILITY.md)
 	Duration time.Duration `json:"duration_ns"`
+	// Exchange is what a failed clause's sessions exchanged with a subprocess port: the JSON
+	// lines both ways and the port's stderr tail.
+	Exchange *drivers.Exchange `json:"exchange,omitempty"`
 }
 
 // ContractResult is one contract's outcome.
@@ -45,7 +49,14 @@ type ContractResult struct {
 	Status  string   `json:"status"`
 	Note    string   `json:"note,omitempty"`
 	Clauses []Clause `json:"clauses"`
+	// ClausesRun of ClausesTotal clauses ran; the others were filtered out (-label, -focus) or
+	// needed a server the run was not given. A partial contract is never counted as passed.
+	ClausesRun   int `json:"clauses_run"`
+	ClausesTotal int `json:"clauses_total"`
 }
+
+// Partial tells a contract some of whose clauses did not run.
+func (c ContractResult) Partial() bool { return c.ClausesRun < c.ClausesTotal }
 
 // Result is a whole run.
 type Result struct {
@@ -58,6 +69,9 @@ type Result struct {
 	// Stale lists known-failing contracts that passed: the list must be updated.
 	Stale    []string      `json:"stale_known_failing,omitempty"`
 	Duration time.Duration `json:"duration_ns"`
+	// ClausesRun of ClausesTotal clauses ran in the whole run.
+	ClausesRun   int `json:"clauses_run"`
+	ClausesTotal int `json:"clauses_total"`
 }
 
 // RunOptions select what runs and how it is judged.
@@ -91,9 +105,12 @@ func Run(cfg *Config, opt RunOptions) (*Result, error) {
 	Register(cfg)
 	var reports []types.SpecReport
 	var current string
+	// A subprocess port's exchange is kept for each failed clause (issue 11).
+	rec, _ := cfg.Factory.(drivers.Recorder)
+	exchanges := map[string]drivers.Exchange{}
 	flush := func(next string) {
 		if current != "" && current != next && opt.Progress != nil {
-			r := summarize(reports, opt.KnownFailing)
+			r := summarize(reports, opt.KnownFailing, exchanges)
 			for _, c := range r.Contracts {
 				if c.ID == current && c.Status != StatusNotRun {
 					opt.Progress(c)
@@ -102,8 +119,18 @@ func Run(cfg *Config, opt RunOptions) (*Result, error) {
 		}
 		current = next
 	}
-	ReportBeforeEach(func(sr SpecReport) { flush(contractOf(sr.LeafNodeText)) })
-	ReportAfterEach(func(sr SpecReport) { reports = append(reports, sr) })
+	ReportBeforeEach(func(sr SpecReport) {
+		flush(contractOf(sr.LeafNodeText))
+		if rec != nil {
+			rec.Mark()
+		}
+	})
+	ReportAfterEach(func(sr SpecReport) {
+		if rec != nil && sr.Failed() {
+			exchanges[sr.LeafNodeText] = rec.Exchange()
+		}
+		reports = append(reports, sr)
+	})
 
 	sc, rc := GinkgoConfiguration()
 	sc.LabelFilter = strings.Join(opt.Labels, " || ")
@@ -116,7 +143,7 @@ func Run(cfg *Config, opt RunOptions) (*Result, error) {
 	start := time.Now()
 	RunSpecs(&testingT{}, "EchoMQ conformance", sc, rc)
 	flush("")
-	r := summarize(reports, opt.KnownFailing)
+	r := summarize(reports, opt.KnownFailing, exchanges)
 	r.Duration = time.Since(start)
 	r.Filtered = len(opt.Labels) > 0 || len(opt.Focus) > 0
 	return r, nil
@@ -129,7 +156,7 @@ func contractOf(clauseID string) string {
 }
 
 // summarize turns spec reports into contract results.
-func summarize(reports []types.SpecReport, known []string) *Result {
+func summarize(reports []types.SpecReport, known []string, exchanges map[string]drivers.Exchange) *Result {
 	all := All()
 	r := &Result{Total: len(all), Contracts: make([]ContractResult, len(all))}
 	byID := map[string]*ContractResult{}
@@ -152,8 +179,10 @@ func summarize(reports []types.SpecReport, known []string) *Result {
 			cl.Verdict = StatusPass
 		case sr.State == types.SpecStateSkipped && strings.HasPrefix(msg, NotClaimedPrefix):
 			cl.Verdict = StatusNotClaimed
+		case sr.State == types.SpecStateSkipped && strings.HasPrefix(msg, NotOfferedPrefix):
+			cl.Verdict, cl.Message = StatusNotOffered, strings.TrimPrefix(msg, NotOfferedPrefix)
 		case sr.State == types.SpecStateSkipped && strings.HasPrefix(msg, NotRunPrefix):
-			cl.Verdict, cl.Message = StatusNotOffered, strings.TrimPrefix(msg, NotRunPrefix)
+			cl.Verdict, cl.Message = StatusNotRun, msg
 		case sr.State == types.SpecStateSkipped || sr.State == types.SpecStatePending:
 			cl.Verdict = StatusNotRun
 		case strings.HasPrefix(msg, HarnessErrorPrefix):
@@ -169,6 +198,9 @@ func summarize(reports []types.SpecReport, known []string) *Result {
 			}
 		}
 		if cl.Verdict == StatusFail || cl.Verdict == StatusHarnessError {
+			if ex, ok := exchanges[cl.ID]; ok && (len(ex.Lines) > 0 || ex.Stderr != "") {
+				cl.Exchange = &ex
+			}
 			cl.Rule = ruleOf(cl.Message)
 			for _, e := range sr.ReportEntries {
 				if e.Name == ReportEntryWire {
@@ -196,6 +228,14 @@ func summarize(reports []types.SpecReport, known []string) *Result {
 	for i := range r.Contracts {
 		c := &r.Contracts[i]
 		c.Status = contractStatus(c.Clauses)
+		c.ClausesTotal = len(c.Clauses)
+		for _, cl := range c.Clauses {
+			if cl.Verdict != StatusNotRun {
+				c.ClausesRun++
+			}
+		}
+		r.ClausesRun += c.ClausesRun
+		r.ClausesTotal += c.ClausesTotal
 		listed := slices.Contains(known, c.ID)
 		switch {
 		case listed && c.Status == StatusFail:
@@ -204,7 +244,7 @@ func summarize(reports []types.SpecReport, known []string) *Result {
 			c.Note = "listed as known failing but passed: remove it from the list"
 			r.Stale = append(r.Stale, c.ID)
 		}
-		if c.Status == StatusPass {
+		if c.Status == StatusPass && !c.Partial() {
 			r.Passed++
 		}
 	}

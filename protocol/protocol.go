@@ -2,7 +2,7 @@ package protocol
 
 import "encoding/json"
 
-// The port protocol's wire shapes (contracts/PROTOCOL.md §Ops). One JSON object per line each way.
+// The port protocol's wire shapes (contracts/PROTOCOL.md Part B, Ops). One JSON object per line each way.
 // Field names here are the protocol: the subprocess driver encodes them, the reference port
 // decodes them, and contracts/port-protocol.schema.json describes them.
 
@@ -72,6 +72,8 @@ type ClockArgs struct {
 }
 
 // MintArgs asks for N ids from each of Parallel concurrent minting callers (default 1).
+// N is required on the wire even when 0 (no omitempty on required fields: PROTOCOL.md says a
+// missing required field is EMQARG, so the kit must never leave one out).
 type MintArgs struct {
 	N        int `json:"n"`
 	Parallel int `json:"parallel,omitempty"`
@@ -82,7 +84,7 @@ type MintResult struct {
 	IDs [][]string `json:"ids"`
 }
 
-// KeyArgs asks the port's key builder for a key. Type is a §2 type name (pending, active,
+// KeyArgs asks the port's key builder for a key. Type is a canon §2 type name (pending, active,
 // scheduled, dead, errors, ckpt, meta, wake, ring, lanes, laneof, job, lane).
 type KeyArgs struct {
 	Queue string `json:"queue"`
@@ -111,7 +113,7 @@ type EnqueueArgs struct {
 	Queue      string `json:"queue"`
 	ID         string `json:"id,omitempty"`
 	PayloadB64 string `json:"payload_b64"`
-	DelayMS    int64  `json:"delay_ms,omitempty"`
+	DelayMS    int64  `json:"delay_ms"` // optional for a port (absent = 0); the kit always sends it
 	Lane       string `json:"lane,omitempty"`
 }
 
@@ -228,11 +230,42 @@ type MorgueResult struct {
 	Jobs []DeadJob `json:"jobs"`
 }
 
-// QueueArgs names a queue, and a lane for the lane ops (lane_pause, lane_resume, lane_ceiling).
+// QueueArgs is the Go-side argument of the queue and lane ops (pause, resume, lane_pause,
+// lane_resume, lane_ceiling). It is never encoded as it is: Wire gives each op its own shape,
+// so that lane_ceiling's required ceiling travels even when it is 0 and pause carries no lane.
 type QueueArgs struct {
 	Queue   string `json:"queue"`
 	Lane    string `json:"lane,omitempty"`
 	Ceiling int64  `json:"ceiling,omitempty"`
+}
+
+// PauseArgs is the wire shape of pause and resume.
+type PauseArgs struct {
+	Queue string `json:"queue"`
+}
+
+// LaneArgs is the wire shape of lane_pause and lane_resume.
+type LaneArgs struct {
+	Queue string `json:"queue"`
+	Lane  string `json:"lane"`
+}
+
+// CeilingArgs is the wire shape of lane_ceiling: ceiling is required, 0 removes the ceiling.
+type CeilingArgs struct {
+	Queue   string `json:"queue"`
+	Lane    string `json:"lane"`
+	Ceiling int64  `json:"ceiling"`
+}
+
+// Wire is the request body op sends for a, in the op's own shape.
+func (a QueueArgs) Wire(op string) any {
+	switch op {
+	case "lane_pause", "lane_resume":
+		return LaneArgs{Queue: a.Queue, Lane: a.Lane}
+	case "lane_ceiling":
+		return CeilingArgs{Queue: a.Queue, Lane: a.Lane, Ceiling: a.Ceiling}
+	}
+	return PauseArgs{Queue: a.Queue}
 }
 
 // ParkArgs runs Consumers consumers on the queue until Jobs jobs were claimed (and completed) in

@@ -2,11 +2,15 @@
 // against the port and a Valkey 8.1, prints one line per contract, ends with CONFORMANCE n/14
 // and writes a certification folder (transcript, JUnit XML, JSON, HTML, facts).
 //
-//	emq-conform [-port 'CMD'] [-valkey ADDR] [-out DIR] [-known-failing FILE] [-label C09]
-//	            [-focus REGEXP] [-list] [-mutant NAME] [-deadline 10s]
+//	emq-conform [-port 'CMD'] -valkey ADDR [-wrong-kind ADDR] [-out DIR] [-known-failing FILE]
+//	            [-label C09] [-focus REGEXP] [-list] [-mutant NAME] [-deadline 10s]
 //
-// Without -port it certifies the in-process reference bus. Without -valkey (or EMQ_VALKEY_ADDR)
-// it starts its own Valkey. A given server must be dedicated: every clause FLUSHALLs it.
+// Without -port it certifies the in-process reference bus. It is given its servers by address
+// and links no engine code. A clause that needs a server it was not given (C01's wrong-kind
+// clause without -wrong-kind) is reported NOT RUN, and the run is then not a certification.
+// Inside the kit's checkout, without -valkey (or EMQ_VALKEY_ADDR), it runs cmd/emq-engines as
+// a child for a Valkey and, lazily, a Redis 7 of the wrong kind. A given Valkey must be
+// dedicated: every clause FLUSHALLs it.
 // Exit status: 0 certified (or every selected contract passed, or failed only as listed in
 // -known-failing), 1 a contract failed or is not claimed or the known-failing list is stale, 2
 // the harness could not run (no Valkey, a bad flag).
@@ -28,7 +32,6 @@ import (
 	"github.com/echomq/kit/contracts/report"
 	"github.com/echomq/kit/drivers"
 	"github.com/echomq/kit/drivers/subprocess"
-	"github.com/echomq/kit/internal/engines"
 	"github.com/echomq/kit/lua"
 	"github.com/echomq/kit/protocol"
 )
@@ -46,6 +49,7 @@ type options struct {
 	port, valkey, out, knownFile, label, focus, mutant string
 	list, admitMutant                                  bool
 	deadline                                           time.Duration
+	servers                                            map[string]*string // by contracts.Server name
 }
 
 func parse(args []string, stderr io.Writer) (options, error) {
@@ -54,7 +58,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	fs.SetOutput(stderr)
 	env := os.Getenv
 	fs.StringVar(&o.port, "port", env("EMQ_PORT"), "port command line (split shell-like); empty: the in-process reference bus [EMQ_PORT]")
-	fs.StringVar(&o.valkey, "valkey", env("EMQ_VALKEY_ADDR"), "host:port of a dedicated Valkey 8.1 (it is FLUSHALLed); empty: start one [EMQ_VALKEY_ADDR]")
+	fs.StringVar(&o.valkey, "valkey", env("EMQ_VALKEY_ADDR"), "host:port of a dedicated Valkey 8.1 (it is FLUSHALLed); empty, inside the kit's checkout: cmd/emq-engines starts one [EMQ_VALKEY_ADDR]")
 	fs.StringVar(&o.out, "out", env("EMQ_CONFORM_OUT"), "certification folder (default certification/<port>/) [EMQ_CONFORM_OUT]")
 	fs.StringVar(&o.knownFile, "known-failing", env("EMQ_KNOWN_FAILING"), "file of contract ids allowed to fail, one per line, # comments [EMQ_KNOWN_FAILING]")
 	fs.StringVar(&o.label, "label", env("EMQ_LABEL"), "run only these contracts, e.g. C09 or C09,C10 [EMQ_LABEL]")
@@ -63,6 +67,11 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.list, "list", false, "print the contracts and clauses without running")
 	fs.BoolVar(&o.admitMutant, "admit-mutant-scripts", false, "kit self-test: admit the -mutant's edited scripts as bundle scripts (never certifies)")
 	fs.DurationVar(&o.deadline, "deadline", subprocess.DefaultDeadline, "per-request deadline for a subprocess port")
+	o.servers = map[string]*string{}
+	for _, s := range contracts.Servers() {
+		envName := "EMQ_" + strings.ToUpper(strings.ReplaceAll(s.Name, "-", "_")) + "_ADDR"
+		o.servers[s.Name] = fs.String(strings.TrimPrefix(s.Flag, "-"), env(envName), "`ADDR`, "+s.What+"; absent: the clauses that need it are NOT RUN ["+envName+"]")
+	}
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -123,15 +132,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return harness("%v", err)
 	}
-	vk, err := valkey(ctx, o.valkey)
+	vk, stopValkey, err := valkey(ctx, o.valkey)
 	if err != nil {
 		return harness("no Valkey: %v", err)
 	}
-	defer vk.Stop()
+	defer stopValkey()
 
 	facts := report.Facts{
 		Port: factory.Name(), PortCommand: o.port, KitVersion: contracts.KitVersion,
-		Bundle: lua.Version, BundleDigest: bundle.Digest(), ValkeyVersion: vk.Server + " " + vk.Version, Mutant: o.mutant,
+		Bundle: lua.Version, BundleDigest: bundle.Digest(), ValkeyVersion: vk.Name + " " + vk.Version, Mutant: o.mutant,
 	}
 	if h, err := probe(ctx, factory, vk.Addr); err == nil {
 		facts.PortRuntime = h.Runtime
@@ -149,8 +158,21 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return harness("-out: %v", err)
 	}
 
-	cfg := &contracts.Config{Factory: factory, Valkey: vk.Addr, Bundle: bundle, WrongKind: wrongKind,
-		OldValkey: engines.Starter(engines.ValkeyOptions{Kind: engines.KindValkey80}), ClusterValkey: engines.ClusterStarter()}
+	cfg := &contracts.Config{Factory: factory, Valkey: vk.Addr, Bundle: bundle}
+	for _, s := range contracts.Servers() {
+		start := contracts.Starter(nil)
+		switch {
+		case *o.servers[s.Name] != "":
+			start = contracts.Given(*o.servers[s.Name])
+		case o.valkey == "": // the checkout's convenience: emq-engines starts each one
+			start = checkoutServers[s.Name]
+		}
+		if start != nil {
+			if err := cfg.SetServer(s.Name, start); err != nil {
+				return harness("%v", err)
+			}
+		}
+	}
 	if o.admitMutant {
 		if o.mutant == "" || o.port != "" {
 			return harness("-admit-mutant-scripts needs -mutant and the in-process reference")
@@ -166,7 +188,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return harness("%v", err)
 	}
-	fmt.Fprintf(console, "EchoMQ conformance: %s against %s %s (bundle %s)\n", facts.Port, vk.Server, vk.Version, lua.Version)
+	fmt.Fprintf(console, "EchoMQ conformance: %s against %s %s (bundle %s)\n", facts.Port, vk.Name, vk.Version, lua.Version)
 	ropt.Progress = func(c contracts.ContractResult) { fmt.Fprintln(console, report.Line(c)) }
 	res, err := contracts.Run(cfg, ropt)
 	restore()
@@ -179,17 +201,26 @@ func run(args []string, stdout, stderr io.Writer) int {
 	for _, id := range res.Stale {
 		fmt.Fprintf(stdout, "known-failing list is stale: %s passed\n", id)
 	}
+	// What failed, in full, before the verdict line: the rule, expected and got, and the lines
+	// exchanged with the port (the last of them; all of them in the reports).
+	fmt.Fprint(stdout, report.Failures(res, consoleLines))
 	fmt.Fprintln(stdout, report.Summary(res))
 	path, err := report.Write(out, res, facts)
 	if err != nil {
 		return harness("writing reports: %v", err)
 	}
-	fmt.Fprintf(stdout, "reports: %s (transcript %s)\n", out, filepath.Base(path))
+	html, _ := filepath.Abs(filepath.Join(out, "report.html"))
+	fmt.Fprintf(stdout, "reports: %s (transcript %s, badge.svg)\n", out, filepath.Base(path))
+	fmt.Fprintf(stdout, "report: %s\n", html)
 	return exitCode(res)
 }
 
+// consoleLines bounds each exchange, wire trace and stderr tail on the console.
+const consoleLines = 24
+
 func exitCode(r *contracts.Result) int {
-	failed := len(r.Stale) > 0
+	// An unfiltered run that left clauses unrun (a server it was not given) certifies nothing.
+	failed := len(r.Stale) > 0 || (!r.Filtered && r.ClausesRun < r.ClausesTotal)
 	for _, c := range r.Contracts {
 		switch c.Status {
 		case contracts.StatusHarnessError:
@@ -238,31 +269,47 @@ func newFactory(o options) (drivers.Factory, error) {
 	return subprocess.New(o.port, subprocess.Options{Env: env, Deadline: o.deadline})
 }
 
-// valkey is the given server, or one started for this run.
-func valkey(ctx context.Context, addr string) (*engines.Valkey, error) {
+// valkey is the given server, checked to be a Valkey, or one emq-engines starts for this run.
+func valkey(ctx context.Context, addr string) (server, func(), error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
-	if addr != "" {
-		os.Setenv(engines.EnvValkeyAddr, addr)
+	stop := func() {}
+	if addr == "" {
+		e, err := startEngine(ctx, "")
+		if err != nil {
+			return server{}, nil, err
+		}
+		addr, stop = e.Addr, e.Stop
 	}
-	v, err := engines.StartValkey(ctx, engines.ValkeyOptions{})
+	s, err := hello(ctx, addr)
 	if err != nil {
-		return nil, err
+		stop()
+		return server{}, nil, fmt.Errorf("%s: %w", addr, err)
 	}
-	if v.Server != "valkey" {
-		v.Stop()
-		return nil, fmt.Errorf("%s answers as %q %s, not valkey: the kit certifies against Valkey 8.1", v.Addr, v.Server, v.Version)
+	if s.Name != "valkey" {
+		stop()
+		return server{}, nil, fmt.Errorf("%s answers as %q %s, not valkey: the kit certifies against Valkey 8.1", addr, s.Name, s.Version)
 	}
-	return v, nil
+	return s, stop, nil
 }
 
-// wrongKind starts a Redis 7 for C01's wrong-kind clause.
-func wrongKind(ctx context.Context) (string, func(), error) {
-	v, err := engines.StartValkey(ctx, engines.ValkeyOptions{Kind: engines.KindRedis})
-	if err != nil {
-		return "", nil, err
+// checkoutServers start, through emq-engines, each server a clause may need, when the run was
+// given no -valkey (inside the kit's checkout).
+var checkoutServers = map[string]contracts.Starter{
+	contracts.ServerWrongKind.Name:     engineStarter("redis"),
+	contracts.ServerOldValkey.Name:     engineStarter("valkey8.0"),
+	contracts.ServerClusterValkey.Name: engineStarter("", "-cluster-node"),
+}
+
+// engineStarter starts a server of this kind through emq-engines, once per clause that needs it.
+func engineStarter(kind string, extra ...string) contracts.Starter {
+	return func(ctx context.Context) (string, func(), error) {
+		e, err := startEngine(ctx, kind, extra...)
+		if err != nil {
+			return "", nil, err
+		}
+		return e.Addr, e.Stop, nil
 	}
-	return v.Addr, func() { v.Stop() }, nil
 }
 
 // probe opens one session to learn the port's name and runtime for the reports.

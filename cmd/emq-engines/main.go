@@ -37,6 +37,7 @@ func run() error {
 		valkeyOnly   = flag.Bool("valkey-only", false, "start only Valkey")
 		postgresOnly = flag.Bool("postgres-only", false, "start only PostgreSQL")
 		kind         = flag.String("valkey-kind", "", `Valkey kind: "" or valkey (8.1.1), redis (Redis 7.0), valkey8.0`)
+		clusterNode  = flag.Bool("cluster-node", false, "start Valkey as a lone cluster-enabled node (what a port without cluster mode must refuse)")
 		vargs, pgset multi
 	)
 	flag.Var(&vargs, "valkey-arg", "extra valkey-server argument (repeatable), e.g. -valkey-arg=--appendonly -valkey-arg=yes")
@@ -68,6 +69,13 @@ func run() error {
 			}
 		}
 	}()
+	if *clusterNode {
+		args, err := engines.ClusterNodeArgs()
+		if err != nil {
+			return err
+		}
+		vargs = append(vargs, args...)
+	}
 	if !*postgresOnly {
 		v, err := engines.StartValkey(startCtx, engines.ValkeyOptions{Kind: *kind, Args: vargs})
 		if err != nil {

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
-	"html/template"
 	"io"
 	"os"
 	"path/filepath"
@@ -38,9 +37,18 @@ func Label(name string) string {
 	return s
 }
 
-// Line is one contract's line on the console and in the transcript: "C09 retry ..... PASS".
+// Line is one contract's line on the console and in the transcript: "C09 retry ..... PASS". A
+// contract some of whose clauses did not run says so: "PASS (1 of 3 clauses run)", never a bare
+// PASS.
 func Line(c contracts.ContractResult) string {
-	return dots(c.ID+" "+c.Name, c.Status, 60)
+	return dots(c.ID+" "+c.Name, status(c), 60)
+}
+
+func status(c contracts.ContractResult) string {
+	if c.Partial() && c.Status != contracts.StatusNotRun {
+		return fmt.Sprintf("%s (%d of %d clauses run)", c.Status, c.ClausesRun, c.ClausesTotal)
+	}
+	return c.Status
 }
 
 func dots(left, right string, width int) string {
@@ -51,12 +59,24 @@ func dots(left, right string, width int) string {
 	return left + " " + strings.Repeat(".", n) + " " + right
 }
 
-// Summary is the closing line: "CONFORMANCE n/14".
-func Summary(r *contracts.Result) string { return fmt.Sprintf("CONFORMANCE %d/%d", r.Passed, r.Total) }
+// Summary is the closing line: "CONFORMANCE n/14", and for a run that did not run every clause,
+// how many it ran: such a run is never a certification.
+func Summary(r *contracts.Result) string {
+	s := fmt.Sprintf("CONFORMANCE %d/%d", r.Passed, r.Total)
+	switch {
+	case r.Filtered:
+		s += fmt.Sprintf(" (filtered run: %d of %d clauses run; not a certification)", r.ClausesRun, r.ClausesTotal)
+	case r.ClausesRun < r.ClausesTotal:
+		s += fmt.Sprintf(" (%d of %d clauses run: see NOT RUN above; not a certification)", r.ClausesRun, r.ClausesTotal)
+	}
+	return s
+}
 
-// Transcript renders the deterministic transcript: no timings, ids, ports or addresses, so an
-// unchanged port regenerates identical bytes. Per contract: its status, then each clause's id and
-// verdict, with the rule of a failure.
+// Transcript renders the transcript. A passing run's is deterministic — no timings, ids, ports
+// or addresses — so an unchanged port regenerates identical bytes. Per contract: its status,
+// then each clause's id and verdict; a failed clause adds its whole failure (rule, expected,
+// got), the wire trace, the JSON lines exchanged with the port and its stderr tail; a clause
+// that could not run says why.
 func Transcript(r *contracts.Result, f Facts) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# EchoMQ conformance transcript\n")
@@ -75,14 +95,18 @@ func Transcript(r *contracts.Result, f Facts) string {
 			fmt.Fprintf(&b, "  note: %s\n", c.Note)
 		}
 		for _, cl := range c.Clauses {
-			if cl.Verdict == contracts.StatusNotRun {
+			if cl.Verdict == contracts.StatusNotRun && cl.Message == "" {
 				continue
 			}
 			fmt.Fprintf(&b, "  %s\n", dots(cl.ID, cl.Verdict, 76))
-			if cl.Verdict == contracts.StatusNotOffered {
+			if cl.Verdict == contracts.StatusNotRun || cl.Verdict == contracts.StatusNotOffered {
 				fmt.Fprintf(&b, "    %s\n", cl.Message)
+				continue
 			}
-			if cl.Rule != "" {
+			switch {
+			case cl.Message != "":
+				b.WriteString(indent(Failure(cl, 0), "    "))
+			case cl.Rule != "":
 				fmt.Fprintf(&b, "    rule: %s\n", cl.Rule)
 			}
 		}
@@ -91,8 +115,69 @@ func Transcript(r *contracts.Result, f Facts) string {
 	return b.String()
 }
 
-// Write fills dir with transcript, JUnit XML, JSON, HTML and facts. It returns the transcript's
-// path.
+// Failure is a failed clause in full for a reader: the message (RULE / EXPECTED / GOT), the JSON
+// lines exchanged with the port, its stderr tail and the wire trace. max > 0 keeps only the last
+// max lines of the exchange and of stderr, and max/2 of the wire trace (the console); 0 keeps
+// what was recorded.
+func Failure(cl contracts.Clause, max int) string {
+	var b strings.Builder
+	b.WriteString(strings.TrimRight(cl.Message, "\n") + "\n")
+	if ex := cl.Exchange; ex != nil {
+		if len(ex.Lines) > 0 {
+			b.WriteString("EXCHANGE (JSON lines, → the kit's requests, ← the port's replies):\n")
+			b.WriteString(indent(lastLines(strings.Join(ex.Lines, "\n"), max), "  "))
+		}
+		if ex.Stderr != "" {
+			b.WriteString("STDERR (the port's, last lines):\n")
+			b.WriteString(indent(lastLines(ex.Stderr, max), "  "))
+		}
+	}
+	if cl.Wire != "" {
+		b.WriteString("WIRE TRACE (the port's commands, seen by MONITOR):\n")
+		b.WriteString(indent(lastLines(cl.Wire, max/2), "  "))
+	}
+	return b.String()
+}
+
+// Failures is the console's account of every failed clause and every clause that could not run.
+func Failures(r *contracts.Result, max int) string {
+	var b strings.Builder
+	for _, c := range r.Contracts {
+		for _, cl := range c.Clauses {
+			switch {
+			case cl.Verdict == contracts.StatusNotRun && cl.Message != "":
+				fmt.Fprintf(&b, "\n--- %s NOT RUN\n%s\n", cl.ID, cl.Message)
+			case cl.Message != "" && cl.Verdict != contracts.StatusNotRun:
+				verdict := cl.Verdict
+				if c.Status == contracts.StatusKnownFailing {
+					verdict = contracts.StatusKnownFailing
+				}
+				fmt.Fprintf(&b, "\n--- %s %s\n%s", cl.ID, verdict, Failure(cl, max))
+			}
+		}
+	}
+	return b.String()
+}
+
+// lastLines keeps the last max lines of s (all of them when max is 0), saying how many it left out.
+func lastLines(s string, max int) string {
+	ls := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if max > 0 && len(ls) > max {
+		ls = append([]string{fmt.Sprintf("… %d earlier lines (all of them in report.html)", len(ls)-max)}, ls[len(ls)-max:]...)
+	}
+	return strings.Join(ls, "\n")
+}
+
+func indent(s, pre string) string {
+	var b strings.Builder
+	for _, l := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
+		b.WriteString(pre + l + "\n")
+	}
+	return b.String()
+}
+
+// Write fills dir with transcript, JUnit XML, JSON, HTML, the badge and facts. It returns the
+// transcript's path.
 func Write(dir string, r *contracts.Result, f Facts) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
@@ -104,6 +189,7 @@ func Write(dir string, r *contracts.Result, f Facts) (string, error) {
 		filepath.Join(dir, "junit.xml"):   func(w io.Writer) error { return writeJUnit(w, r, f) },
 		filepath.Join(dir, "report.json"): func(w io.Writer) error { return writeJSON(w, r, f) },
 		filepath.Join(dir, "report.html"): func(w io.Writer) error { return writeHTML(w, r, f) },
+		filepath.Join(dir, "badge.svg"):   func(w io.Writer) error { _, err := io.WriteString(w, Badge(r)); return err },
 		filepath.Join(dir, "facts.json"): func(w io.Writer) error {
 			e := json.NewEncoder(w)
 			e.SetIndent("", "  ")
@@ -197,15 +283,12 @@ func writeJUnit(w io.Writer, r *contracts.Result, f Facts) error {
 		s := junitSuite{Name: c.ID + " " + c.Name}
 		var secs float64
 		for _, cl := range c.Clauses {
-			if cl.Verdict == contracts.StatusNotRun {
-				continue
+			if cl.Verdict == contracts.StatusNotRun && cl.Message == "" {
+				continue // filtered out: not part of this run
 			}
 			jc := junitCase{Name: cl.ID, Classname: c.ID, Time: fmt.Sprintf("%.3f", cl.Duration.Seconds())}
 			secs += cl.Duration.Seconds()
-			body := cl.Message
-			if cl.Wire != "" {
-				body += "\n\nWIRE TRACE (the port's commands):\n" + cl.Wire
-			}
+			body := Failure(cl, 0)
 			switch cl.Verdict {
 			case contracts.StatusFail:
 				failing := c.Status == contracts.StatusKnownFailing
@@ -221,6 +304,9 @@ func writeJUnit(w io.Writer, r *contracts.Result, f Facts) error {
 				s.Errors++
 			case contracts.StatusNotClaimed:
 				jc.Skipped = &junitMessage{Message: "not claimed by the port"}
+				s.Skipped++
+			case contracts.StatusNotRun:
+				jc.Skipped = &junitMessage{Message: "not run", Body: cl.Message}
 				s.Skipped++
 			}
 			s.Tests++
@@ -242,44 +328,4 @@ func writeJUnit(w io.Writer, r *contracts.Result, f Facts) error {
 	}
 	_, err := io.WriteString(w, "\n")
 	return err
-}
-
-var page = template.Must(template.New("report").Parse(`<!doctype html>
-<html lang="en"><head><meta charset="utf-8">
-<title>EchoMQ conformance — {{.Facts.Port}}</title>
-<style>
-body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:72em;color:#222}
-h1{font-size:1.5em}table.facts td{padding:.1em 1em .1em 0}
-.c{border:1px solid #ddd;border-radius:6px;margin:.8em 0;padding:.4em .9em}
-.st{float:right;font-weight:bold}.PASS{color:#176e2a}.FAIL,.HARNESS{color:#b3261e}.NOT,.KNOWN{color:#8a6d00}
-.rule{color:#555;font-style:italic}pre{background:#f6f6f6;padding:.6em;overflow-x:auto;font-size:12px}
-ul{margin:.3em 0}li{margin:.15em 0}summary{cursor:pointer}
-</style></head><body>
-<h1>EchoMQ conformance — {{.Facts.Port}}: {{.Summary}}</h1>
-<table class="facts">
-<tr><td>port</td><td>{{.Facts.Port}} ({{.Facts.PortRuntime}})</td></tr>
-{{if .Facts.PortCommand}}<tr><td>command</td><td><code>{{.Facts.PortCommand}}</code></td></tr>{{end}}
-<tr><td>kit</td><td>{{.Facts.KitVersion}}</td></tr>
-<tr><td>bundle</td><td>{{.Facts.Bundle}} <code>{{.Facts.BundleDigest}}</code></td></tr>
-<tr><td>valkey</td><td>{{.Facts.ValkeyVersion}}</td></tr>
-{{if .Facts.Mutant}}<tr><td>mutant</td><td>{{.Facts.Mutant}}</td></tr>{{end}}
-<tr><td>certified</td><td>{{if .Result.Certified}}yes{{else}}no{{end}}</td></tr>
-</table>
-{{range .Result.Contracts}}{{if ne .Status "NOT RUN"}}
-<div class="c"><span class="st {{.Status}}">{{.Status}}</span><b>{{.ID}} {{.Name}}</b>
-<div class="rule">{{.Rule}}</div>{{if .Note}}<div><b>note:</b> {{.Note}}</div>{{end}}
-<ul>{{range .Clauses}}{{if ne .Verdict "NOT RUN"}}<li><span class="{{.Verdict}}">{{.Verdict}}</span> <code>{{.ID}}</code>
-{{if .Message}}<details open><summary>{{.Rule}}</summary><pre>{{.Message}}</pre>
-{{if .Wire}}<details><summary>wire trace (the port's commands, MONITOR)</summary><pre>{{.Wire}}</pre></details>{{end}}
-</details>{{end}}</li>{{end}}{{end}}</ul></div>
-{{end}}{{end}}
-</body></html>
-`))
-
-func writeHTML(w io.Writer, r *contracts.Result, f Facts) error {
-	return page.Execute(w, struct {
-		Facts   Facts
-		Result  *contracts.Result
-		Summary string
-	}{f, r, Summary(r)})
 }

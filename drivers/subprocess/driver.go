@@ -80,6 +80,7 @@ func start(cmd *exec.Cmd, f *Factory) (*driver, error) {
 		stderr: &tail{max: f.opt.StderrTail},
 		errEOF: make(chan struct{}),
 	}
+	f.rec.session(d.stderr)
 	go d.readStdout(outR)
 	go func() {
 		_, _ = io.Copy(d.stderr, errR)
@@ -152,6 +153,7 @@ func (d *driver) exitStatus(grace time.Duration) string {
 
 // fail records a protocol-level failure, ends the process and returns the error.
 func (d *driver) fail(op, reason string, offending []byte) error {
+	d.f.rec.add("# the kit gave up on "+op+": ", []byte(reason))
 	d.kill()
 	e := &drivers.PortError{Port: d.f.name, Op: op, Reason: reason, Line: clip(offending), Stderr: d.stderr.String()}
 	d.failed = e
@@ -206,12 +208,13 @@ func (d *driver) call(ctx context.Context, op string, args any, timeout time.Dur
 	if err != nil {
 		return nil, fmt.Errorf("subprocess: %s: %w", op, err)
 	}
-	if err := check(d.f.v.request, req); err != nil {
+	if err := check(d.f.v.requests[op], req); err != nil {
 		// The kit built a request its own schema refuses: a harness bug, not the port's.
 		return nil, fmt.Errorf("subprocess: request %s does not match the protocol schema: %v", req, err)
 	}
 	deadline := time.Now().Add(timeout)
 	_ = d.stdin.SetWriteDeadline(deadline)
+	d.f.rec.add("→ ", req)
 	if _, err := d.stdin.Write(append(req, '\n')); err != nil {
 		return nil, d.fail(op, fmt.Sprintf("could not write the request (%v); the port %s", err, d.exitStatus(time.Second)), nil)
 	}
@@ -242,6 +245,7 @@ func (d *driver) call(ctx context.Context, op string, args any, timeout time.Dur
 	case l.err != nil:
 		return nil, d.fail(op, "reading its standard output: "+l.err.Error(), nil)
 	}
+	d.f.rec.add("← ", l.text)
 	return d.decode(op, seq, l.text)
 }
 
@@ -347,23 +351,23 @@ func (d *driver) Purge(ctx context.Context, a protocol.JobArgs) (protocol.Change
 	return do[protocol.ChangedResult](ctx, d, "purge", a)
 }
 func (d *driver) Pause(ctx context.Context, a protocol.QueueArgs) error {
-	_, err := do[protocol.Empty](ctx, d, "pause", a)
+	_, err := do[protocol.Empty](ctx, d, "pause", a.Wire("pause"))
 	return err
 }
 func (d *driver) Resume(ctx context.Context, a protocol.QueueArgs) error {
-	_, err := do[protocol.Empty](ctx, d, "resume", a)
+	_, err := do[protocol.Empty](ctx, d, "resume", a.Wire("resume"))
 	return err
 }
 func (d *driver) LanePause(ctx context.Context, a protocol.QueueArgs) error {
-	_, err := do[protocol.Empty](ctx, d, "lane_pause", a)
+	_, err := do[protocol.Empty](ctx, d, "lane_pause", a.Wire("lane_pause"))
 	return err
 }
 func (d *driver) LaneResume(ctx context.Context, a protocol.QueueArgs) error {
-	_, err := do[protocol.Empty](ctx, d, "lane_resume", a)
+	_, err := do[protocol.Empty](ctx, d, "lane_resume", a.Wire("lane_resume"))
 	return err
 }
 func (d *driver) LaneCeiling(ctx context.Context, a protocol.QueueArgs) error {
-	_, err := do[protocol.Empty](ctx, d, "lane_ceiling", a)
+	_, err := do[protocol.Empty](ctx, d, "lane_ceiling", a.Wire("lane_ceiling"))
 	return err
 }
 

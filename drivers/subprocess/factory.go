@@ -70,6 +70,7 @@ type Factory struct {
 	name string
 	opt  Options
 	v    *validator
+	rec  *recorder
 }
 
 var _ drivers.Factory = (*Factory)(nil)
@@ -90,7 +91,7 @@ func New(command string, opt Options) (*Factory, error) {
 	if name == "" {
 		name = command
 	}
-	return &Factory{argv: argv, name: name, opt: opt, v: v}, nil
+	return &Factory{argv: argv, name: name, opt: opt, v: v, rec: &recorder{}}, nil
 }
 
 // Name is the port's name in reports.

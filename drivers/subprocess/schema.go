@@ -9,12 +9,13 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
-// validator checks reply lines against contracts/port-protocol.schema.json: the envelope, then
-// the op's result.
+// validator checks lines against protocol/port-protocol.schema.json: each request the kit sends
+// against its op's request shape (required fields present even when zero), each reply against
+// the envelope, then the op's result.
 type validator struct {
-	reply   *jsonschema.Schema
-	request *jsonschema.Schema
-	results map[string]*jsonschema.Schema
+	reply    *jsonschema.Schema
+	requests map[string]*jsonschema.Schema
+	results  map[string]*jsonschema.Schema
 }
 
 func newValidator() (*validator, error) {
@@ -26,12 +27,16 @@ func newValidator() (*validator, error) {
 	if err := c.AddResource(protocol.SchemaURL, doc); err != nil {
 		return nil, fmt.Errorf("subprocess: port protocol schema: %w", err)
 	}
-	v := &validator{results: map[string]*jsonschema.Schema{}}
+	v := &validator{results: map[string]*jsonschema.Schema{}, requests: map[string]*jsonschema.Schema{}}
 	if v.reply, err = c.Compile(protocol.SchemaURL + "#/$defs/reply"); err != nil {
 		return nil, fmt.Errorf("subprocess: port protocol schema: %w", err)
 	}
-	if v.request, err = c.Compile(protocol.SchemaURL + "#/$defs/request"); err != nil {
-		return nil, fmt.Errorf("subprocess: port protocol schema: %w", err)
+	for _, op := range protocol.Ops {
+		s, err := c.Compile(protocol.SchemaURL + "#/$defs/requests/" + op)
+		if err != nil {
+			return nil, fmt.Errorf("subprocess: port protocol schema: request of %s: %w", op, err)
+		}
+		v.requests[op] = s
 	}
 	for _, op := range protocol.Ops {
 		s, err := c.Compile(protocol.SchemaURL + "#/$defs/results/" + op)

@@ -2,6 +2,7 @@ package subprocess
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -197,27 +198,101 @@ func TestEncodeMatchesSchema(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reqs := map[string]any{
-		"hello":     protocol.HelloArgs{Valkey: "127.0.0.1:6"},
-		"enqueue":   protocol.EnqueueArgs{Queue: "q", PayloadB64: "aGk=", DelayMS: 5, Lane: "a"},
-		"retry":     protocol.RetryArgs{FenceArgs: protocol.FenceArgs{Queue: "q", ID: "JOB0000000000A", Token: 1}, MaxAttempts: 3, DelayMS: 10, Error: "boom"},
-		"park":      protocol.ParkArgs{Queue: "q", Consumers: 2, Jobs: 3, LeaseMS: 100, ParkMS: 50, TimeoutMS: 1000},
-		"reconnect": nil,
-	}
-	for op, a := range reqs {
-		b, err := encode(9, op, a)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := check(v.request, b); err != nil {
-			t.Errorf("%s: %s: %v", op, b, err)
-		}
-	}
 	if b, _ := encode(1, "hello", protocol.HelloArgs{Valkey: "x"}); string(b) != `{"seq":1,"op":"hello","valkey":"x"}` {
 		t.Errorf("encode: %s", b)
 	}
-	if err := check(v.request, []byte(`{"seq":1,"op":"hello","valkey":"x","bogus":1}`)); err == nil {
+	if err := check(v.requests["hello"], []byte(`{"seq":1,"op":"hello","valkey":"x","bogus":1}`)); err == nil {
 		t.Error("the request schema admits an unknown field")
+	}
+	if err := check(v.requests["lane_ceiling"], []byte(`{"seq":1,"op":"lane_ceiling","queue":"q","lane":"g"}`)); err == nil {
+		t.Error("the request schema admits lane_ceiling without its ceiling")
+	}
+	if err := check(v.requests["pause"], []byte(`{"seq":1,"op":"pause","queue":"q","lane":"g"}`)); err == nil {
+		t.Error("the request schema admits a lane on pause")
+	}
+}
+
+// TestZeroFieldsTravel drives every op through the real driver with every number at zero and
+// reads back what was sent: each request matches its op's schema, and every required field is
+// on the line even when it is 0 (issue 11: ceiling 0 used to be left out).
+func TestZeroFieldsTravel(t *testing.T) {
+	bin := fakePort(t)
+	f, err := New(bin, Options{Env: []string{"FAKE_MODE=argerr-all"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	d, err := f.Start(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close(ctx)
+	if _, err := d.Hello(ctx, protocol.HelloArgs{Valkey: "127.0.0.1:1"}); err != nil {
+		t.Fatal(err)
+	}
+	q, id := "q", "JOB0000000000A"
+	fence := protocol.FenceArgs{Queue: q, ID: id}
+	calls := []func() error{
+		func() error { _, err := d.Mint(ctx, protocol.MintArgs{}); return err },
+		func() error { _, err := d.Key(ctx, protocol.KeyArgs{Queue: q, Type: "pending"}); return err },
+		func() error { _, err := d.Slot(ctx, protocol.SlotArgs{Key: "emq:{q}:pending"}); return err },
+		func() error { _, err := d.Enqueue(ctx, protocol.EnqueueArgs{Queue: q}); return err },
+		func() error { _, err := d.Claim(ctx, protocol.ClaimArgs{Queue: q}); return err },
+		func() error { _, err := d.LaneClaim(ctx, protocol.ClaimArgs{Queue: q}); return err },
+		func() error { _, err := d.Extend(ctx, protocol.ExtendArgs{FenceArgs: fence}); return err },
+		func() error { return d.Complete(ctx, fence) },
+		func() error { _, err := d.Retry(ctx, protocol.RetryArgs{FenceArgs: fence}); return err },
+		func() error { return d.Fail(ctx, protocol.FailArgs{FenceArgs: fence}) },
+		func() error { return d.Checkpoint(ctx, protocol.CheckpointArgs{FenceArgs: fence}) },
+		func() error { _, err := d.Reap(ctx, protocol.ReapArgs{Queue: q}); return err },
+		func() error { _, err := d.Promote(ctx, protocol.PromoteArgs{Queue: q}); return err },
+		func() error { _, err := d.Morgue(ctx, protocol.MorgueArgs{Queue: q}); return err },
+		func() error { _, err := d.Revive(ctx, protocol.JobArgs{Queue: q, ID: id}); return err },
+		func() error { _, err := d.Purge(ctx, protocol.JobArgs{Queue: q, ID: id}); return err },
+		func() error { return d.Pause(ctx, protocol.QueueArgs{Queue: q}) },
+		func() error { return d.Resume(ctx, protocol.QueueArgs{Queue: q}) },
+		func() error { return d.LanePause(ctx, protocol.QueueArgs{Queue: q, Lane: "g"}) },
+		func() error { return d.LaneResume(ctx, protocol.QueueArgs{Queue: q, Lane: "g"}) },
+		func() error { return d.LaneCeiling(ctx, protocol.QueueArgs{Queue: q, Lane: "g"}) },
+		func() error { _, err := d.Park(ctx, protocol.ParkArgs{Queue: q}); return err },
+		func() error { return d.Reconnect(ctx) },
+	}
+	for i, call := range calls {
+		if err := call(); !errors.Is(err, emqerr.Arg) {
+			t.Errorf("call %d: want the fake port's EMQARG, got %v (a request the schema refused?)", i, err)
+		}
+	}
+	required := map[string][]string{
+		"mint": {"n"}, "claim": {"lease_ms"}, "lane_claim": {"lease_ms"}, "extend": {"token", "lease_ms"},
+		"complete": {"token"}, "retry": {"token", "max_attempts", "delay_ms", "error"}, "fail": {"token", "error"},
+		"checkpoint": {"token", "data_b64"}, "reap": {"max_attempts"}, "enqueue": {"payload_b64", "delay_ms"},
+		"lane_ceiling": {"lane", "ceiling"}, "park": {"consumers", "jobs", "lease_ms", "park_ms", "timeout_ms"},
+	}
+	seen := map[string]bool{}
+	for _, l := range f.Exchange().Lines {
+		req, ok := strings.CutPrefix(l, "→ ")
+		if !ok {
+			continue
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(req), &m); err != nil {
+			t.Fatalf("%s: %v", req, err)
+		}
+		op := m["op"].(string)
+		seen[op] = true
+		if err := check(f.v.requests[op], []byte(req)); err != nil {
+			t.Errorf("%s: %v", req, err)
+		}
+		for _, k := range required[op] {
+			if _, ok := m[k]; !ok {
+				t.Errorf("%s: the required field %q is missing", req, k)
+			}
+		}
+	}
+	for op := range required {
+		if !seen[op] {
+			t.Errorf("no %s request was recorded", op)
+		}
 	}
 }
 
@@ -268,4 +343,23 @@ func groupAlive(pgid int) bool {
 		}
 	}
 	return false
+}
+
+// TestRecorderStaysBounded: without marks the record keeps its head and its tail only.
+func TestRecorderStaysBounded(t *testing.T) {
+	var r recorder
+	for i := 0; i < 10000; i++ {
+		r.add("→ ", []byte(strconv.Itoa(i)))
+	}
+	ex := r.exchange()
+	if len(ex.Lines) != recordHead+recordTail+1 {
+		t.Fatalf("%d lines kept", len(ex.Lines))
+	}
+	if ex.Lines[0] != "→ 0" || ex.Lines[len(ex.Lines)-1] != "→ 9999" || !strings.Contains(ex.Lines[recordHead], "omitted") {
+		t.Fatalf("head %q, cut %q, last %q", ex.Lines[0], ex.Lines[recordHead], ex.Lines[len(ex.Lines)-1])
+	}
+	r.mark()
+	if ex := r.exchange(); len(ex.Lines) != 0 {
+		t.Fatalf("after mark: %v", ex.Lines)
+	}
 }

@@ -65,11 +65,6 @@ func ensureProvisioned(ctx context.Context, cache, prefix, script string) error 
 	return ensureBy(ctx, cache, prefix, func() bool { return provisioned(prefix) }, script)
 }
 
-// ensureInstalled makes sure file exists, running ci/<script> (which installs it system-wide) if not.
-func ensureInstalled(ctx context.Context, cache, file, script string) error {
-	return ensureBy(ctx, cache, file, func() bool { _, err := os.Stat(file); return err == nil }, script)
-}
-
 // ensureBy runs ci/<script> under the cache's lock unless ready() already holds; target names
 // what ready checks, for messages.
 func ensureBy(ctx context.Context, cache, target string, ready func() bool, script string) error {

@@ -7,7 +7,7 @@ import (
 
 // ServerStarter starts a throwaway server and returns its address and a stop function: the
 // shape of contracts.Config's WrongKind, OldValkey and ClusterValkey.
-type ServerStarter func(ctx context.Context) (addr string, stop func(), err error)
+type ServerStarter = func(ctx context.Context) (addr string, stop func(), err error)
 
 // Starter starts a server with opt each time it is called (for C01's server checks).
 func Starter(opt ValkeyOptions) ServerStarter {
@@ -24,10 +24,20 @@ func Starter(opt ValkeyOptions) ServerStarter {
 // its cluster bus on a free port of its own rather than the default port+10000.
 func ClusterStarter() ServerStarter {
 	return func(ctx context.Context) (string, func(), error) {
-		bus, err := freePort()
+		args, err := ClusterNodeArgs()
 		if err != nil {
 			return "", nil, err
 		}
-		return Starter(ValkeyOptions{Args: []string{"--cluster-enabled", "yes", "--cluster-port", strconv.Itoa(bus)}})(ctx)
+		return Starter(ValkeyOptions{Args: args})(ctx)
 	}
+}
+
+// ClusterNodeArgs are the valkey-server arguments of a lone cluster-enabled node: cluster mode
+// on, its cluster bus on a free port of its own rather than the default port+10000.
+func ClusterNodeArgs() ([]string, error) {
+	bus, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	return []string{"--cluster-enabled", "yes", "--cluster-port", strconv.Itoa(bus)}, nil
 }

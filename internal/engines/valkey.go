@@ -19,7 +19,7 @@ import (
 // Valkey kinds (ValkeyOptions.Kind).
 const (
 	KindValkey   = "valkey"    // Valkey 8.1.1, the canon's engine (also "")
-	KindRedis    = "redis"     // Debian's redis-server 7.0: a real server of the wrong kind
+	KindRedis    = "redis"     // bookworm's Redis 7.0, unpacked into the cache: a real server of the wrong kind
 	KindValkey80 = "valkey8.0" // bookworm-backports Valkey 8.0.1: too old for the canon
 )
 
@@ -129,17 +129,17 @@ func givenValkey(ctx context.Context, addr string) (*Valkey, error) {
 func valkeyCommand(ctx context.Context, kind string) ([]string, error) {
 	switch kind {
 	case KindRedis:
-		const bin = "/usr/bin/redis-server"
-		if _, err := os.Stat(bin); err != nil {
-			cache, err := userCacheDir()
-			if err != nil {
-				return nil, err
-			}
-			if err := ensureInstalled(ctx, cache, bin, "provision-redis.sh"); err != nil {
-				return nil, err
-			}
+		// Unpacked from bookworm's packages into the cache, no root (ci/provision-redis.sh); the
+		// wrapper puts its libraries first on LD_LIBRARY_PATH and execs the server.
+		cache, err := userCacheDir()
+		if err != nil {
+			return nil, err
 		}
-		return []string{bin}, nil
+		prefix := filepath.Join(cache, "redis-7.0")
+		if err := ensureProvisioned(ctx, cache, prefix, "provision-redis.sh"); err != nil {
+			return nil, err
+		}
+		return []string{filepath.Join(prefix, "bin", "redis-server")}, nil
 	case KindValkey80:
 		cache, err := userCacheDir()
 		if err != nil {

@@ -11,8 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"reflect"
-	"strings"
 
 	"github.com/echomq/kit/drivers"
 	"github.com/echomq/kit/protocol"
@@ -124,8 +122,9 @@ func fail(seq uint64, err error) protocol.Reply {
 
 type opFunc func(ctx context.Context, d drivers.Driver, line []byte) (any, error)
 
-// decode unmarshals the request's top-level fields into the op's arguments. A field the shape
-// does not mark omitempty is required: its absence is EMQARG, like a value of the wrong type.
+// decode unmarshals the request's top-level fields into the op's arguments. A field the
+// protocol's schema lists as required must be there: its absence is EMQARG, like a value of the
+// wrong type (lane_ceiling without its ceiling is refused, not read as 0).
 func decode[A any](line []byte, required []string) (A, error) {
 	var a A
 	if len(required) > 0 {
@@ -145,31 +144,9 @@ func decode[A any](line []byte, required []string) (A, error) {
 	return a, nil
 }
 
-// requiredFields lists the JSON names of t's fields without omitempty, embedded structs
-// included.
-func requiredFields(t reflect.Type) []string {
-	var out []string
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		if f.Anonymous && f.Type.Kind() == reflect.Struct {
-			out = append(out, requiredFields(f.Type)...)
-			continue
-		}
-		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if !f.IsExported() || name == "-" || strings.Contains(opts, "omitempty") {
-			continue
-		}
-		if name == "" {
-			name = f.Name
-		}
-		out = append(out, name)
-	}
-	return out
-}
-
 // call adapts a driver method with a result.
-func call[A, R any](f func(drivers.Driver, context.Context, A) (R, error)) opFunc {
-	required := requiredFields(reflect.TypeFor[A]())
+func call[A, R any](op string, f func(drivers.Driver, context.Context, A) (R, error)) opFunc {
+	required := protocol.Required(op)
 	return func(ctx context.Context, d drivers.Driver, line []byte) (any, error) {
 		a, err := decode[A](line, required)
 		if err != nil {
@@ -180,8 +157,8 @@ func call[A, R any](f func(drivers.Driver, context.Context, A) (R, error)) opFun
 }
 
 // call0 adapts a driver method that answers only success.
-func call0[A any](f func(drivers.Driver, context.Context, A) error) opFunc {
-	required := requiredFields(reflect.TypeFor[A]())
+func call0[A any](op string, f func(drivers.Driver, context.Context, A) error) opFunc {
+	required := protocol.Required(op)
 	return func(ctx context.Context, d drivers.Driver, line []byte) (any, error) {
 		a, err := decode[A](line, required)
 		if err != nil {
@@ -192,33 +169,33 @@ func call0[A any](f func(drivers.Driver, context.Context, A) error) opFunc {
 }
 
 var ops = map[string]opFunc{
-	"hello":        call(drivers.Driver.Hello),
-	"mint":         call(drivers.Driver.Mint),
-	"key":          call(drivers.Driver.Key),
-	"slot":         call(drivers.Driver.Slot),
-	"enqueue":      call(drivers.Driver.Enqueue),
-	"claim":        call(drivers.Driver.Claim),
-	"lane_claim":   call(drivers.Driver.LaneClaim),
-	"extend":       call(drivers.Driver.Extend),
-	"complete":     call0(drivers.Driver.Complete),
-	"retry":        call(drivers.Driver.Retry),
-	"fail":         call0(drivers.Driver.Fail),
-	"checkpoint":   call0(drivers.Driver.Checkpoint),
-	"reap":         call(drivers.Driver.Reap),
-	"promote":      call(drivers.Driver.Promote),
-	"morgue":       call(drivers.Driver.Morgue),
-	"revive":       call(drivers.Driver.Revive),
-	"purge":        call(drivers.Driver.Purge),
-	"pause":        call0(drivers.Driver.Pause),
-	"resume":       call0(drivers.Driver.Resume),
-	"lane_pause":   call0(drivers.Driver.LanePause),
-	"lane_resume":  call0(drivers.Driver.LaneResume),
-	"lane_ceiling": call0(drivers.Driver.LaneCeiling),
-	"park":         call(drivers.Driver.Park),
+	"hello":        call("hello", drivers.Driver.Hello),
+	"mint":         call("mint", drivers.Driver.Mint),
+	"key":          call("key", drivers.Driver.Key),
+	"slot":         call("slot", drivers.Driver.Slot),
+	"enqueue":      call("enqueue", drivers.Driver.Enqueue),
+	"claim":        call("claim", drivers.Driver.Claim),
+	"lane_claim":   call("lane_claim", drivers.Driver.LaneClaim),
+	"extend":       call("extend", drivers.Driver.Extend),
+	"complete":     call0("complete", drivers.Driver.Complete),
+	"retry":        call("retry", drivers.Driver.Retry),
+	"fail":         call0("fail", drivers.Driver.Fail),
+	"checkpoint":   call0("checkpoint", drivers.Driver.Checkpoint),
+	"reap":         call("reap", drivers.Driver.Reap),
+	"promote":      call("promote", drivers.Driver.Promote),
+	"morgue":       call("morgue", drivers.Driver.Morgue),
+	"revive":       call("revive", drivers.Driver.Revive),
+	"purge":        call("purge", drivers.Driver.Purge),
+	"pause":        call0("pause", drivers.Driver.Pause),
+	"resume":       call0("resume", drivers.Driver.Resume),
+	"lane_pause":   call0("lane_pause", drivers.Driver.LanePause),
+	"lane_resume":  call0("lane_resume", drivers.Driver.LaneResume),
+	"lane_ceiling": call0("lane_ceiling", drivers.Driver.LaneCeiling),
+	"park":         call("park", drivers.Driver.Park),
 	"reconnect": func(ctx context.Context, d drivers.Driver, _ []byte) (any, error) {
 		return protocol.Empty{}, d.Reconnect(ctx)
 	},
-	"clock": call0(func(d drivers.Driver, ctx context.Context, a protocol.ClockArgs) error {
+	"clock": call0("clock", func(d drivers.Driver, ctx context.Context, a protocol.ClockArgs) error {
 		c, ok := d.(drivers.Clocker)
 		if !ok {
 			return &drivers.UnsupportedError{Op: "clock", Message: "this port's minter clock cannot be scripted"}

@@ -142,9 +142,17 @@ func TestServeRequiredFields(t *testing.T) {
 			t.Errorf("%s: %+v", line, r.Error)
 		}
 	}
-	// Omitted omitempty fields are not required: lane_ceiling 0 travels without "ceiling".
-	if r := p.send(`{"seq":20,"op":"lane_ceiling","queue":"q","lane":"g"}`); !r.OK {
-		t.Fatalf("lane_ceiling without ceiling: %+v", r.Error)
+	// Required means required even when the value would be 0 (issue 11): lane_ceiling without
+	// its ceiling is refused; with "ceiling":0 it removes the ceiling. An optional field
+	// (enqueue's delay_ms) may be left out.
+	if r := p.send(`{"seq":20,"op":"lane_ceiling","queue":"q","lane":"g"}`); r.OK || r.Error.Type != "EMQARG" {
+		t.Fatalf("lane_ceiling without ceiling: ok %v %+v", r.OK, r.Error)
 	}
-	p.send(`{"seq":21,"op":"close"}`)
+	if r := p.send(`{"seq":21,"op":"lane_ceiling","queue":"q","lane":"g","ceiling":0}`); !r.OK {
+		t.Fatalf("lane_ceiling 0: %+v", r.Error)
+	}
+	if r := p.send(`{"seq":22,"op":"enqueue","queue":"q","payload_b64":"aGk="}`); !r.OK {
+		t.Fatalf("enqueue without delay_ms: %+v", r.Error)
+	}
+	p.send(`{"seq":23,"op":"close"}`)
 }

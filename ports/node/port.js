@@ -238,6 +238,26 @@ const OPS = new Set(['hello', 'mint', 'key', 'slot', 'enqueue', 'claim', 'lane_c
   'retry', 'fail', 'checkpoint', 'reap', 'promote', 'morgue', 'revive', 'purge', 'pause', 'resume',
   'lane_pause', 'lane_resume', 'lane_ceiling', 'park', 'reconnect', 'close', 'clock']);
 
+// REQUIRED is the op table's required fields (contracts/PROTOCOL.md Part B, and `required` in
+// protocol/port-protocol.schema.json): a request without one is EMQARG, even where a default
+// would do (`lane_ceiling` without `ceiling` must not mean "remove the ceiling").
+const FENCE = ['queue', 'id', 'token'];
+const REQUIRED = {
+  hello: ['valkey'], mint: ['n'], key: ['queue', 'type'], slot: ['key'], enqueue: ['queue', 'payload_b64'],
+  claim: ['queue', 'lease_ms'], lane_claim: ['queue', 'lease_ms'], extend: [...FENCE, 'lease_ms'],
+  complete: FENCE, retry: [...FENCE, 'max_attempts', 'delay_ms', 'error'], fail: [...FENCE, 'error'],
+  checkpoint: [...FENCE, 'data_b64'], reap: ['queue', 'max_attempts'], promote: ['queue'], morgue: ['queue'],
+  revive: ['queue', 'id'], purge: ['queue', 'id'], pause: ['queue'], resume: ['queue'],
+  lane_pause: ['queue', 'lane'], lane_resume: ['queue', 'lane'], lane_ceiling: ['queue', 'lane', 'ceiling'],
+  park: ['queue', 'consumers', 'jobs', 'lease_ms', 'park_ms', 'timeout_ms'], reconnect: [], close: [],
+};
+
+function checkRequired(op, req) {
+  for (const f of REQUIRED[op] ?? []) {
+    if (req[f] === undefined || req[f] === null) throw errors.arg(`${op}: missing required field ${f}`);
+  }
+}
+
 function wireError(err) {
   if (err instanceof errors.EmqError) return { type: err.type, message: err.detail };
   return { type: 'INTERNAL', message: String(err?.message ?? err) };
@@ -265,6 +285,7 @@ async function main() {
       reply = { seq, ok: false, error: { type: 'UNSUPPORTED', message: `op ${JSON.stringify(op)}` } };
     } else {
       try {
+        checkRequired(op, req);
         reply = { seq, ok: true, result: await port[op](req) };
       } catch (err) {
         if (!(err instanceof errors.EmqError)) log(`${op}: ${err.stack ?? err}`);

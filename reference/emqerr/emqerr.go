@@ -1,4 +1,4 @@
-// Package emqerr holds the canon's typed errors (PROTOCOL.md §4): the error type is the first
+// Package emqerr holds the canon's typed errors (CANON.md §4): the error type is the first
 // word of a RESP error reply, and callers branch on it with errors.Is / errors.As instead of
 // matching strings.
 package emqerr

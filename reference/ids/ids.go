@@ -1,4 +1,4 @@
-// Package ids encodes, parses and mints the canon's branded ids (PROTOCOL.md §3): a three-capital
+// Package ids encodes, parses and mints the canon's branded ids (CANON.md §3): a three-capital
 // brand followed by a 64-bit snowflake in fixed-width base62, so byte order is numeric order.
 package ids
 

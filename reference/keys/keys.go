@@ -1,4 +1,4 @@
-// Package keys is the closed key grammar of PROTOCOL.md §2: a builder that refuses any name or id
+// Package keys is the closed key grammar of CANON.md §2: a builder that refuses any name or id
 // outside the grammar before a byte reaches the server, a total parser, and the cluster slot.
 package keys
 

@@ -28,6 +28,11 @@ func main() {
 		seq := uint64(req["seq"].(float64))
 		op := req["op"].(string)
 		fmt.Fprintf(os.Stderr, "fakeport: got %s seq %d\n", op, seq)
+		if mode == "argerr-all" && op != "hello" {
+			// Every op is refused, so the session lives on: the test reads what the kit sent.
+			reply(fmt.Sprintf(`{"seq":%d,"ok":false,"error":{"type":"EMQARG","message":"refused"}}`, seq))
+			continue
+		}
 		if op == at {
 			switch mode {
 			case "crash":

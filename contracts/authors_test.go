@@ -1,0 +1,162 @@
+package contracts_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/echomq/kit/contracts"
+	"github.com/echomq/kit/internal/enginestest"
+	"github.com/echomq/kit/protocol"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// TestFailureShowsTheExchange: a port that answers wrongly fails its clause, and the console, the
+// transcript, report.json and report.html all carry the JSON lines exchanged in that clause and
+// the port's stderr tail; the console ends with the path of report.html (issue 11).
+func TestFailureShowsTheExchange(t *testing.T) {
+	bin := bins["emq-port"]
+	if bin == "" {
+		t.Skip("cmd/emq-port is missing")
+	}
+	r := conform(t, nil, "-port", bin, "-mutant", "retry-never-buries", "-focus", "C10/dead/max-attempts-to-morgue")
+	if r.exit != 1 {
+		t.Fatalf("exit %d, want 1:\n%s", r.exit, r.stdout)
+	}
+	retry := `"op":"retry"`
+	for _, want := range []string{"--- C10/dead/max-attempts-to-morgue FAIL", "RULE:", "EXPECTED:", "GOT:", "EXCHANGE", retry, `"outcome":"retried"`, "STDERR", "running mutant retry-never-buries"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("the console lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if last := lines[len(lines)-1]; !strings.HasPrefix(last, "report: ") || !strings.HasSuffix(last, "report.html") {
+		t.Errorf("the console does not end with the path of report.html: %q", last)
+	}
+	if !strings.Contains(r.transcript, retry) || !strings.Contains(r.transcript, "EXPECTED:") {
+		t.Errorf("the transcript lacks the failure's exchange:\n%s", r.transcript)
+	}
+	var cl contracts.Clause
+	for _, c := range r.report.Result.Contracts {
+		for _, x := range c.Clauses {
+			if x.Verdict == contracts.StatusFail {
+				cl = x
+			}
+		}
+	}
+	if cl.Exchange == nil || !strings.Contains(strings.Join(cl.Exchange.Lines, "\n"), retry) || cl.Exchange.Stderr == "" {
+		t.Errorf("report.json: the failed clause carries no exchange or stderr: %+v", cl.Exchange)
+	}
+	html := reportFile(t, r, "report.html")
+	if i, j := strings.Index(html, "Failed clauses"), strings.Index(html, "<h2>Contracts</h2>"); i < 0 || j < 0 || i > j {
+		t.Error("report.html does not lead with the failed clauses")
+	}
+	if !strings.Contains(html, "&#34;op&#34;:&#34;retry&#34;") {
+		t.Error("report.html lacks the exchange")
+	}
+}
+
+// TestPartialRunsSayHowMuchRan: a filtered run never prints a bare PASS for a contract it ran in
+// part, and a clause whose server was not given is NOT RUN, with how to give one (issue 11).
+func TestPartialRunsSayHowMuchRan(t *testing.T) {
+	vk := enginestest.Valkey(t)
+	r := conform(t, nil, "-valkey", vk.Addr, "-label", "C01")
+	c := r.status("C01")
+	if c.Status != contracts.StatusPass || c.ClausesRun != c.ClausesTotal-1 {
+		t.Fatalf("C01: %s, %d of %d clauses run:\n%s", c.Status, c.ClausesRun, c.ClausesTotal, r.stdout)
+	}
+	if r.report.Result.Passed != 0 {
+		t.Errorf("a partial contract was counted as passed")
+	}
+	var notRun contracts.Clause
+	for _, cl := range c.Clauses {
+		if strings.HasSuffix(cl.ID, "/wrong-kind-server-refused") {
+			notRun = cl
+		}
+	}
+	if notRun.Verdict != contracts.StatusNotRun || !strings.Contains(notRun.Message, "-wrong-kind") {
+		t.Errorf("the wrong-kind clause without a server: %s %q", notRun.Verdict, notRun.Message)
+	}
+	for _, l := range strings.Split(r.stdout, "\n") {
+		if strings.HasPrefix(l, "C01 ") && strings.HasSuffix(l, " PASS") {
+			t.Errorf("a bare PASS for a partial contract: %q", l)
+		}
+	}
+	for _, want := range []string{"of 5 clauses run", "NOT RUN", "-wrong-kind ADDR", "not a certification"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("the console lacks %q:\n%s", want, r.stdout)
+		}
+	}
+}
+
+func reportFile(t *testing.T, r *run, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(r.dir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestEveryRequestMatchesTheSchema certifies the reference port with every request line the kit
+// writes copied aside (tee), then checks each one against its op's request shape in
+// protocol/port-protocol.schema.json — the envelope, no unknown field, and every required field
+// present even when its value is 0 (issue 11: lane_ceiling's ceiling 0 used to be left out).
+func TestEveryRequestMatchesTheSchema(t *testing.T) {
+	bin := bins["emq-port"]
+	if bin == "" {
+		t.Skip("cmd/emq-port is missing")
+	}
+	log := filepath.Join(t.TempDir(), "requests.jsonl")
+	// bash execs the port with its stdin fed by tee, so the port's exit is the session's end.
+	r := conform(t, nil, "-port", fmt.Sprintf("bash -c 'exec %s < <(tee -a %s)'", bin, log))
+	certified(t, r, "the reference port behind tee")
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(protocol.Schema()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource(protocol.SchemaURL, doc); err != nil {
+		t.Fatal(err)
+	}
+	shapes := map[string]*jsonschema.Schema{}
+	for _, op := range protocol.Ops {
+		if shapes[op], err = c.Compile(protocol.SchemaURL + "#/$defs/requests/" + op); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seen := map[string]int{}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var req map[string]any
+		if err := json.Unmarshal([]byte(line), &req); err != nil {
+			t.Fatalf("not JSON: %s", line)
+		}
+		op, _ := req["op"].(string)
+		seen[op]++
+		s := shapes[op]
+		if s == nil {
+			t.Errorf("unknown op: %s", line)
+			continue
+		}
+		inst, _ := jsonschema.UnmarshalJSON(strings.NewReader(line))
+		if err := s.Validate(inst); err != nil {
+			t.Errorf("%s: %v", line, err)
+		}
+		for _, f := range protocol.Required(op) {
+			if _, ok := req[f]; !ok {
+				t.Errorf("%s: required field %q missing", line, f)
+			}
+		}
+	}
+	if seen["hello"] < 40 || seen["lane_ceiling"] == 0 || seen["park"] == 0 {
+		t.Errorf("the copy of the requests looks incomplete: %v", seen)
+	}
+}
