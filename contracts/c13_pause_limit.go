@@ -133,18 +133,22 @@ func ceilingRejoin(t *T) {
 		t.mEnqueue(m, "west", fmt.Sprint("w", i), 0, ruleCeilingRejoin)
 	}
 	t.mCeiling(m, "east", 1, ruleCeilingRejoin)
-	release := []func(id string){
-		func(id string) { t.mComplete(m, id, ruleCeilingRejoin) },
-		func(id string) { t.mRetry(m, id, 5, 0, ruleCeilingRejoin) },
-		func(id string) { t.mRetry(m, id, 5, 50, ruleCeilingRejoin) },
-		func(id string) { t.mFail(m, id, ruleCeilingRejoin) },
-		func(id string) { t.mReap(m, []string{id}, 5, ruleCeilingRejoin) },
-		func(id string) { t.mRetry(m, id, 1, 0, ruleCeilingRejoin) }, // dead at max
+	release := []struct {
+		lease int64
+		op    func(id string)
+	}{
+		{30000, func(id string) { t.mComplete(m, id, ruleCeilingRejoin) }},
+		{30000, func(id string) { t.mRetry(m, id, 5, 0, ruleCeilingRejoin) }},
+		{30000, func(id string) { t.mRetry(m, id, 5, 50, ruleCeilingRejoin) }},
+		{30000, func(id string) { t.mFail(m, id, ruleCeilingRejoin) }},
+		{150, func(id string) { t.mReap(m, []string{id}, 5, ruleCeilingRejoin) }},
+		{30000, func(id string) { t.mRetry(m, id, 1, 0, ruleCeilingRejoin) }},     // dead at max
+		{150, func(id string) { t.mReap(m, []string{id}, 1, ruleCeilingRejoin) }}, // dead at max
 	}
-	for i, op := range release {
+	for _, r := range release {
 		var east string
 		for east == "" { // claim until east is at its ceiling, completing west's jobs
-			x := t.mClaim(m, map[bool]int64{true: 60, false: 30000}[i == 4], ruleCeilingRejoin)
+			x := t.mClaim(m, r.lease, ruleCeilingRejoin)
 			switch {
 			case x == "":
 				t.fail(ruleCeilingRejoin, "east is claimed again after it rejoined", "an empty reply")
@@ -155,7 +159,7 @@ func ceilingRejoin(t *T) {
 			}
 		}
 		t.drainWake(m)
-		op(east)
+		r.op(east)
 	}
 }
 
