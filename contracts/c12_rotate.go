@@ -217,7 +217,7 @@ func churnFairness(t *T) {
 		}
 	}
 	t.mEnqueue(m, "hot", "hot-0", 0, ruleChurn)
-	waited := map[string]int{}
+	waited, refills := map[string]int{}, 0
 	t.cover(ruleChurn)
 	for i := range 14 {
 		x := t.mClaim(m, 30000, ruleChurn)
@@ -239,9 +239,11 @@ func churnFairness(t *T) {
 		switch {
 		case g != "hot":
 			t.mComplete(m, x, ruleChurn)
-		case i%2 == 0:
+		case refills%2 == 0:
+			refills++
 			t.mRetry(m, x, 100, 0, ruleChurn) // the hot lane refills by retry
 		default:
+			refills++
 			t.mComplete(m, x, ruleChurn)
 			t.mEnqueue(m, "hot", fmt.Sprint("hot-", i), 0, ruleChurn) // … or by enqueue
 		}

@@ -31,6 +31,8 @@ var c12 = []Spec{
 		Edits: []Edit{{"purge", "redis.call('HDEL', KEYS[5], id)\n", ""}}},
 	{Name: "complete-keeps-laneof", Contract: "C12", Rule: "lanes-complete-bookkeeping", Defect: "complete leaves the finished id in laneof",
 		Edits: []Edit{{"complete", "  redis.call('HDEL', KEYS[5], id)\n", ""}}},
-	{Name: "lane-drains-before-rotating", Contract: "C12", Rule: "lanes-churn-bound", Defect: "lane_claim serves the head lane until it drains instead of rotating it to the tail",
+	{Name: "lane-drains-before-rotating", Contract: "C12", Rule: "starvation", Defect: "lane_claim serves the head lane until it drains instead of rotating it to the tail",
 		Edits: []Edit{{"lane_claim", "local g = redis.call('LMOVE', KEYS[1], KEYS[1], 'LEFT', 'RIGHT')", "local g = redis.call('LINDEX', KEYS[1], 0)"}}},
+	{Name: "retry-refill-jumps-ring", Contract: "C12", Rule: "lanes-churn-bound", Defect: "a lane refilled by a retry rejoins the ring at its head: a lane that drains and refills starves the others",
+		Edits: []Edit{{"retry", "  if ok and not at then\n    redis.call('RPUSH', ring, g)", "  if ok and not at then\n    redis.call('LPUSH', ring, g)"}}},
 }
