@@ -146,8 +146,9 @@ func laneTransitions(t *T) {
 	t.mRetry(m, x, 5, 0, ruleLaneRetry)
 	x = t.mClaim(m, 30000, ruleLaneCount)
 	t.mRetry(m, x, 5, 60, ruleLaneRetry)
+	late := t.mEnqueue(m, "north", "late", 40, ruleLanePromote) // a delayed lane enqueue
 	held := t.mClaim(m, 30000, ruleLaneCount)
-	t.mPromote(m, []string{x}, ruleLanePromote)
+	t.mPromote(m, []string{x, late}, ruleLanePromote) // both lanes rejoin, in due order
 
 	t.mCeiling(m, "east", 1, ruleLanes)
 	x = t.mClaim(m, 30000, ruleLaneCount)
@@ -156,9 +157,11 @@ func laneTransitions(t *T) {
 	t.mComplete(m, held, ruleLaneComplete) // east below its ceiling again: it rejoins
 
 	t.mPause(m, "west", ruleLanes)
-	x = t.mClaim(m, 60, ruleLaneCount)
-	t.mClaim(m, 30000, ruleLaneCount) // every lane paused or at its ceiling: empty
-	t.mReap(m, []string{x}, 5, ruleLaneReap)
+	var short []string // claim until every lane is paused, drained or at its ceiling
+	for x := t.mClaim(m, 100, ruleLaneCount); x != ""; x = t.mClaim(m, 100, ruleLaneCount) {
+		short = append(short, x)
+	}
+	t.mReap(m, short, 5, ruleLaneReap)
 	t.mResume(m, "west", ruleLanes)
 
 	x = t.mClaim(m, 60, ruleLaneCount)
@@ -166,7 +169,7 @@ func laneTransitions(t *T) {
 	t.mPurge(m, x, ruleLanePurge)
 
 	t.mCeiling(m, "east", 0, ruleLanes)
-	for range 8 {
+	for range 12 {
 		if x = t.mClaim(m, 30000, ruleLaneCount); x == "" {
 			break
 		}
@@ -197,6 +200,16 @@ func ringOrder(t *T) {
 	}
 	t.mRevive(m, b1, ruleRingTail) // b held b2 … order decided by the model
 	t.mEnqueue(m, "c", "c2", 0, ruleRingTail)
+	var short []string // drain every lane under short leases: the reap returns them in deadline order
+	for {
+		x := t.mClaim(m, 100, ruleLanes)
+		if x == "" {
+			break
+		}
+		short = append(short, x)
+	}
+	t.mEnqueue(m, "d", "d1", 0, ruleRingTail)
+	t.mReap(m, short, 5, ruleRingTail)
 	for {
 		x := t.mClaim(m, 30000, ruleLanes)
 		if x == "" {

@@ -57,6 +57,7 @@ var c13 = Contract{ID: "C13", Name: "pause & limit",
 		s.clause("ceiling-boundaries", clauseOpts{}, ceilingBoundaries)
 		s.clause("ceiling-rejoin-every-release", clauseOpts{}, ceilingRejoin)
 		s.clause("lane-pause-resume-order", clauseOpts{}, pauseResumeOrder)
+		s.clause("paused-lane-stays-out", clauseOpts{}, pausedLaneStaysOut)
 		s.clause("queue-pause-atomic-with-claim", clauseOpts{}, func(t *T) {
 			plain := t.enqueue("orders", "plain")
 			laned := t.laneEnqueue("orders", "east", "laned")
@@ -199,6 +200,63 @@ func pauseResumeOrder(t *T) {
 		if x == "" {
 			break
 		}
+		t.mComplete(m, x, ruleLaneResume)
+	}
+}
+
+// pausedLaneStaysOut: every op that returns work to a paused lane (retry, promote, revive, reap)
+// or changes its ceiling leaves it out of the ring; a resume does not bring back a lane at its
+// ceiling, an enqueue does not bring back a lane at its ceiling; each arms the wake exactly as
+// A13 says (A6–A7, A13, A14).
+func pausedLaneStaysOut(t *T) {
+	m := newLaneModel("orders")
+	m.watchWake = true
+	for i := range 5 {
+		t.mEnqueue(m, "p", fmt.Sprint("p", i), 0, ruleLanePauseRing)
+		t.mEnqueue(m, "o", fmt.Sprint("o", i), 0, ruleLanePauseRing)
+	}
+	var held []string
+	for range 6 {
+		if x := t.mClaim(m, 30000, ruleLanePauseRing); m.laneof[x] == "p" {
+			held = append(held, x)
+		}
+	}
+	t.mPause(m, "p", ruleLanePauseRing)
+	t.drainWake(m)
+	t.mRetry(m, held[0], 5, 0, ruleLanePauseRing)
+	t.mRetry(m, held[1], 5, 40, ruleLanePauseRing)
+	t.drainWake(m)
+	t.mPromote(m, held[1:2], ruleLanePauseRing)
+	t.mFail(m, held[2], ruleLanePauseRing)
+	t.drainWake(m)
+	t.mRevive(m, held[2], ruleLanePauseRing)
+	t.drainWake(m)
+	t.mCeiling(m, "p", 1, ruleLanePauseRing) // paused: stays out, nothing armed
+	t.mCeiling(m, "p", 2, ruleLanePauseRing)
+	t.mResume(m, "p", ruleLaneResume) // active 0 < 2: rejoins behind o
+	var ps []string                   // claim until p sits at its ceiling of 2, completing o's jobs
+	for m.active["p"] < 2 {
+		switch x := t.mClaim(m, 150, ruleCeilingBoundary); {
+		case x == "":
+			t.fail(ruleCeilingBoundary, "lane p is claimed up to its ceiling of 2", "an empty reply")
+		case m.laneof[x] == "p":
+			ps = append(ps, x)
+		default:
+			t.mComplete(m, x, ruleCeilingBoundary)
+		}
+	}
+	t.mEnqueue(m, "p", "p-at-ceiling", 0, ruleCeilingBoundary) // at its ceiling: stays out
+	t.mPause(m, "p", ruleLanePauseRing)
+	t.drainWake(m)
+	t.mResume(m, "p", ruleLaneResume) // at its ceiling: stays out, nothing armed
+	t.mPause(m, "p", ruleLanePauseRing)
+	t.mReap(m, ps, 5, ruleLanePauseRing) // back into a paused lane: stays out
+	for _, id := range m.ids("active") {
+		t.mComplete(m, id, ruleLanePauseRing)
+	}
+	t.drainWake(m)
+	t.mResume(m, "p", ruleLaneResume)
+	for x := t.mClaim(m, 30000, ruleLaneResume); x != ""; x = t.mClaim(m, 30000, ruleLaneResume) {
 		t.mComplete(m, x, ruleLaneResume)
 	}
 }

@@ -1,6 +1,7 @@
 package contracts
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -346,20 +347,22 @@ func (t *T) mFail(m *laneModel, id string, rule Rule) {
 	t.lanesAre(m, "fail "+id, rule)
 }
 
-// latest is the highest score of ids in a zset: when the last of their leases or due times
-// passes on the server's clock.
-func (t *T) latest(key string, ids []string) int64 {
-	var at int64
+// byScore orders ids as a script walking a zset by score (ties by id bytes) meets them, and
+// tells when the last of them is due (lease or due time, on the server's clock).
+func (t *T) byScore(key string, ids []string) ([]string, int64) {
+	sc := map[string]int64{}
 	for _, id := range ids {
-		s, _ := t.zscore(key, id)
-		at = max(at, s)
+		sc[id], _ = t.zscore(key, id)
 	}
-	return at
+	out := slices.Clone(ids)
+	slices.SortFunc(out, func(a, b string) int { return cmp.Or(cmp.Compare(sc[a], sc[b]), cmp.Compare(a, b)) })
+	return out, sc[out[len(out)-1]]
 }
 
-// mReap waits past the leases of ids (in deadline order), then reaps them.
+// mReap waits past the leases of ids, then reaps them (they return in deadline order).
 func (t *T) mReap(m *laneModel, ids []string, max int64, rule Rule) {
-	t.waitPast(t.latest(t.q(m.q).Active(), ids))
+	ids, last := t.byScore(t.q(m.q).Active(), ids)
+	t.waitPast(last)
 	r, err := t.D.Reap(t.ctx, protocol.ReapArgs{Queue: m.q, MaxAttempts: max, Limit: 100})
 	t.ok(err, ruleReap, "reap")
 	t.check(r.Count == int64(len(ids)), ruleReap, fmt.Sprintf("reap answers %d", len(ids)), "%d", r.Count)
@@ -367,9 +370,10 @@ func (t *T) mReap(m *laneModel, ids []string, max int64, rule Rule) {
 	t.lanesAre(m, fmt.Sprintf("reap of %v (max %d)", ids, max), rule)
 }
 
-// mPromote waits until ids are due, then promotes them.
+// mPromote waits until ids are due, then promotes them (they return in due order).
 func (t *T) mPromote(m *laneModel, ids []string, rule Rule) {
-	t.waitPast(t.latest(t.q(m.q).Scheduled(), ids))
+	ids, last := t.byScore(t.q(m.q).Scheduled(), ids)
+	t.waitPast(last)
 	r, err := t.D.Promote(t.ctx, protocol.PromoteArgs{Queue: m.q, Limit: 100})
 	t.ok(err, rulePromote, "promote")
 	t.check(r.Count == int64(len(ids)), rulePromote, fmt.Sprintf("promote answers %d", len(ids)), "%d", r.Count)
