@@ -223,7 +223,8 @@ func ringOrder(t *T) {
 // over (by enqueue and by retry): each lane with work is claimed within N−1 claims of others.
 func churnFairness(t *T) {
 	m := newLaneModel("orders")
-	lanes := []string{"hot", "w1", "w2", "w3"}
+	// lane names span the alphabet and its 64-byte bound: a port must not mangle them
+	lanes := []string{"hot", "w.1", "w_2", "w3-" + strings.Repeat("z", 61)}
 	for _, g := range lanes[1:] {
 		for i := range 4 {
 			t.mEnqueue(m, g, fmt.Sprint(g, "-", i), 0, ruleChurn)

@@ -24,6 +24,7 @@ type laneModel struct {
 	laneof  map[string]string // id → lane, for every live or dead lane job
 	state   map[string]string // id → pending, active, scheduled, dead
 	tokens  map[string]int64  // id → attempts
+	payload map[string]string // id → payload bytes
 	ring    []string
 	wake    int // tokens the wake list must hold (checked only when watchWake)
 	// watchWake: the clause empties the wake before the steps it checks, so its content is
@@ -34,7 +35,7 @@ type laneModel struct {
 func newLaneModel(q string) *laneModel {
 	return &laneModel{q: q, pending: map[string][]string{}, active: map[string]int{},
 		ceiling: map[string]int{}, paused: map[string]bool{}, laneof: map[string]string{},
-		state: map[string]string{}, tokens: map[string]int64{}}
+		state: map[string]string{}, tokens: map[string]int64{}, payload: map[string]string{}}
 }
 
 // serviceable is canon §4 Lanes: pending ids, not paused, below the ceiling (A7).
@@ -114,9 +115,7 @@ func (m *laneModel) leave(id string) bool {
 func (m *laneModel) complete(id string) {
 	g := m.laneof[id]
 	m.release(id)
-	delete(m.laneof, id)
-	delete(m.state, id)
-	delete(m.tokens, id)
+	m.purge(id)
 	if m.fix(g) {
 		m.arm()
 	}
@@ -175,6 +174,7 @@ func (m *laneModel) purge(id string) {
 	delete(m.laneof, id)
 	delete(m.state, id)
 	delete(m.tokens, id)
+	delete(m.payload, id)
 }
 
 func (m *laneModel) setCeiling(g string, n int) {
@@ -265,8 +265,9 @@ func (t *T) lanesAre(m *laneModel, step string, rule Rule) {
 		t.check(slices.Equal(got, want), rule, where(fmt.Sprintf("%s holds exactly %v", set.state, want)), "%v", got)
 	}
 	for _, id := range slices.Sorted(maps.Keys(m.state)) {
-		st, _ := t.hget(jobKey(q, id), "state")
-		t.check(st == m.state[id], rule, where(fmt.Sprintf("job %s is %s", id, m.state[id])), "state %q", st)
+		row := render(t.hash(jobKey(q, id)))
+		want := render(map[string]string{"state": m.state[id], "attempts": fmt.Sprint(m.tokens[id]), "payload": m.payload[id]})
+		t.check(row == want, rule, where(fmt.Sprintf("job %s's row is exactly %q", id, want)), "%q", row)
 	}
 	h := t.hash(q.Lanes())
 	t.cover(ruleActiveZero)
@@ -299,7 +300,9 @@ func (t *T) drainWake(m *laneModel) {
 // whole lane keyspace under rule.
 
 func (t *T) mEnqueue(m *laneModel, g, payload string, delay int64, rule Rule) string {
+	payload += "\x00\x80\xfe\xff" // bytes that are not UTF-8 must survive every lane transition
 	id := t.enqueueWith(protocol.EnqueueArgs{Queue: m.q, Lane: g, PayloadB64: b64(payload), DelayMS: delay})
+	m.payload[id] = payload
 	m.enqueue(id, g, delay > 0)
 	t.lanesAre(m, fmt.Sprintf("lane_enqueue %s into %s (delay %d)", id, g, delay), rule)
 	return id
@@ -309,7 +312,9 @@ func (t *T) mEnqueue(m *laneModel, g, payload string, delay int64, rule Rule) st
 // id); it returns the claimed id, "" when the model says empty.
 func (t *T) mClaim(m *laneModel, lease int64, rule Rule) string {
 	wantG, wantID := m.claim()
+	before := t.now()
 	c := t.laneClaim(m.q, lease)
+	after := t.now()
 	if wantID == "" {
 		t.check(c == nil, rule, "lane_claim answers empty: no lane is serviceable", "%+v", c)
 		t.lanesAre(m, "an empty lane_claim", rule)
@@ -321,6 +326,9 @@ func (t *T) mClaim(m *laneModel, lease int64, rule Rule) string {
 	t.check(c.ID == wantID && c.Lane == wantG && c.Token == m.tokens[wantID], rule,
 		fmt.Sprintf("lane_claim takes %s (attempt %d) from lane %s, the ring's head", wantID, m.tokens[wantID], wantG),
 		"%s (attempt %d) from lane %s", c.ID, c.Token, c.Lane)
+	t.check(c.PayloadB64 == b64(m.payload[wantID]), ruleClaim, "lane_claim replies the enqueued payload bytes", "%q", unb64(c.PayloadB64))
+	t.check(c.CheckpointB64 == nil, ruleCheckpoint, "no checkpoint was saved: the reply's checkpoint is null (A3)", "checkpoint_b64 %s", orNull(c.CheckpointB64))
+	t.leaseWithin(t.q(m.q).Active(), wantID, before, after, lease, ruleClaim)
 	t.lanesAre(m, "lane_claim of "+wantID, rule)
 	return wantID
 }
@@ -429,4 +437,12 @@ func (t *T) scriptsRun(from int) map[string]bool {
 		}
 	}
 	return ran
+}
+
+// orNull renders an optional reply field: its quoted value, or null.
+func orNull(s *string) string {
+	if s == nil {
+		return "null"
+	}
+	return fmt.Sprintf("%q", *s)
 }

@@ -35,4 +35,8 @@ var c12 = []Spec{
 		Edits: []Edit{{"lane_claim", "local g = redis.call('LMOVE', KEYS[1], KEYS[1], 'LEFT', 'RIGHT')", "local g = redis.call('LINDEX', KEYS[1], 0)"}}},
 	{Name: "retry-refill-jumps-ring", Contract: "C12", Rule: "lanes-churn-bound", Defect: "a lane refilled by a retry rejoins the ring at its head: a lane that drains and refills starves the others",
 		Edits: []Edit{{"retry", "  if ok and not at then\n    redis.call('RPUSH', ring, g)", "  if ok and not at then\n    redis.call('LPUSH', ring, g)"}}},
+	{Name: "lane-claim-lease-in-seconds", Contract: "C12", Rule: "claim", Defect: "lane_claim reads lease_ms as seconds: the lease deadline is TIME + 1000 × lease_ms",
+		Edits: []Edit{{"lane_claim", "redis.call('ZADD', KEYS[2], now + lease, id)", "redis.call('ZADD', KEYS[2], now + lease * 1000, id)"}}},
+	{Name: "lane-claim-drops-payload-bytes", Contract: "C12", Rule: "claim", Defect: "lane_claim replies the payload cut at its first zero byte",
+		Edits: []Edit{{"lane_claim", "return {id, f[2], attempts, saved, g}", "return {id, (string.gsub(f[2], '%z.*', '')), attempts, saved, g}"}}},
 }
