@@ -149,6 +149,7 @@ func ceilingRejoin(t *T) {
 	for _, r := range release {
 		var east string
 		for east == "" { // claim until east is at its ceiling, completing west's jobs
+			t.drainWake(m) // each claim re-arms exactly while ring lanes remain
 			x := t.mClaim(m, r.lease, ruleCeilingRejoin)
 			switch {
 			case x == "":

@@ -30,6 +30,8 @@ type laneModel struct {
 	// watchWake: the clause empties the wake before the steps it checks, so its content is
 	// the A13 duty of the last op.
 	watchWake bool
+	// wakeRule is the A13 duty the last op owes the wake (a rejoin's, or a claim's re-arm).
+	wakeRule Rule
 }
 
 func newLaneModel(q string) *laneModel {
@@ -284,7 +286,9 @@ func (t *T) lanesAre(m *laneModel, step string, rule Rule) {
 	t.check(slices.Equal(ring, m.ring), rule, where(fmt.Sprintf("the ring is exactly %v, in that order (A14: a lane keeps its place, rejoins at the tail)", m.ring)), "%v", ring)
 	if m.watchWake {
 		n := t.llen(q.Wake())
-		t.check(n == int64(m.wake), ruleRejoinWake, where(fmt.Sprintf("the wake holds %d token(s) (A13)", m.wake)), "%d", n)
+		wr := cmp.Or(m.wakeRule, ruleRejoinWake)
+		m.wakeRule = Rule{}
+		t.check(n == int64(m.wake), wr, where(fmt.Sprintf("the wake holds %d token(s) (A13)", m.wake)), "%d", n)
 	}
 }
 
@@ -312,6 +316,7 @@ func (t *T) mEnqueue(m *laneModel, g, payload string, delay int64, rule Rule) st
 // id); it returns the claimed id, "" when the model says empty.
 func (t *T) mClaim(m *laneModel, lease int64, rule Rule) string {
 	wantG, wantID := m.claim()
+	m.wakeRule = ruleClaimRearm
 	before := t.now()
 	c := t.laneClaim(m.q, lease)
 	after := t.now()

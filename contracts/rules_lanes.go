@@ -20,6 +20,7 @@ var (
 	ruleCeilingRejoin   = Rule{"A7-ceiling-rejoin-on-release", `contracts/PROTOCOL.md A7: "A lane at its ceiling leaves the ring and rejoins on the complete, retry, fail or reap that brings it below"`}
 	ruleCeilingRaise    = Rule{"A7-ceiling-raise-rejoins", `canon §4 Lanes: "one that becomes serviceable again (… a raised ceiling …) rejoins it in the same script"; A13: "lane_ceiling arm[s] it when a lane rejoins the ring"`}
 	ruleRejoinWake      = Rule{"lanes-A13-rejoin-arms-wake", `contracts/PROTOCOL.md A13: "complete, fail, retry, reap, lane_resume, lane_ceiling arm it when a lane rejoins the ring (a consumer parked while every lane sat at its ceiling must wake when one reopens)"`}
+	ruleClaimRearm      = Rule{"lanes-A13-claim-rearms", `contracts/PROTOCOL.md A13: "both claims re-arm while plain pending ids or ring lanes remain … An empty claim never arms"`}
 	ruleLanePauseRing   = Rule{"lanes-pause-leaves-ring", `canon §4 Lanes: "The ring holds exactly the serviceable lanes — those with pending ids, not paused" — C13: "a paused lane keeps its backlog and leaves the ring"`}
 	ruleLaneResume      = Rule{"lanes-resume-rejoins", `C13: "resume returns it" — A14: appended at the tail; A13: "lane_resume … arm[s] it when a lane rejoins the ring"`}
 	ruleQueuePauseLane  = Rule{"A6-pause-lane-claim", `contracts/PROTOCOL.md A6: "meta.paused = 1 makes claim and lane_claim answer empty, inside the claim script"`}
@@ -29,5 +30,5 @@ var (
 // rulesLanes are the rules of the lanes: ring order, rotation, ceilings and pauses through every transition (C12, C13), beside their checks.
 var rulesLanes = []Rule{ruleRingTail, ruleRingPlace, ruleActiveZero, ruleLaneCount, ruleLaneRetry, ruleLanePromote,
 	ruleLaneReap, ruleLaneFail, ruleLaneRevive, ruleLanePurge, ruleLaneComplete, ruleChurn, ruleCeilingBoundary,
-	ruleCeilingZero, ruleCeilingLowered, ruleCeilingRejoin, ruleCeilingRaise, ruleRejoinWake, ruleLanePauseRing,
+	ruleCeilingZero, ruleCeilingLowered, ruleCeilingRejoin, ruleCeilingRaise, ruleRejoinWake, ruleClaimRearm, ruleLanePauseRing,
 	ruleLaneResume, ruleQueuePauseLane, ruleQueuePauseRing}

@@ -51,4 +51,6 @@ var c13 = []Spec{
 		Edits: []Edit{{"lane_resume", "  local ok = not f[3] and (not ceiling or active < ceiling) and\n", "  local ok = not f[3] and\n"}}},
 	{Name: "lane-enqueue-ignores-ceiling", Contract: "C13", Rule: "A7-ceiling-boundary", Defect: "lane_enqueue puts a lane at its ceiling back into the ring",
 		Edits: []Edit{{"lane_enqueue", "  local ok = not f[3] and (not ceiling or active < ceiling) and\n", "  local ok = not f[3] and\n"}}},
+	{Name: "lane-claim-rearm-ignores-ring", Contract: "C13", Rule: "lanes-A13-claim-rearms", Defect: "lane_claim re-arms the wake only while plain pending ids remain, not while ring lanes do",
+		Edits: []Edit{{"lane_claim", "(redis.call('LLEN', KEYS[1]) > 0 or redis.call('ZCARD', KEYS[7]) > 0)", "(redis.call('ZCARD', KEYS[7]) > 0)"}}},
 }
