@@ -63,10 +63,12 @@ var c13 = Contract{ID: "C13", Name: "pause & limit",
 			laned := t.laneEnqueue("orders", "east", "laned")
 			westID := t.laneEnqueue("orders", "west", "west") // two ring lanes: a rotation would show
 			t.ok(t.D.Pause(t.ctx, protocol.QueueArgs{Queue: "orders"}), ruleQueuePause, "pause")
+			t.do("DEL", t.q("orders").Wake()) // so an arm by the empty claims would show
 			before := t.snapshot()
 			m := t.mark()
 			t.check(t.claim("orders", 30000) == nil, ruleQueuePause, "claim on a paused queue answers empty", "a job")
 			t.check(t.laneClaim("orders", 30000) == nil, ruleQueuePauseLane, "lane_claim on a paused queue answers empty", "a job")
+			t.check(t.llen(t.q("orders").Wake()) == 0, ruleClaimRearm, "an empty claim never arms the wake, paused or not (A13)", "%d token(s)", t.llen(t.q("orders").Wake()))
 			d := diff(before, t.snapshot())
 			t.check(d == "", ruleQueuePauseRing, "paused claims change nothing (lane state and ring kept)", "%s", d)
 			ran := t.scriptsRun(m)

@@ -53,4 +53,6 @@ var c13 = []Spec{
 		Edits: []Edit{{"lane_enqueue", "  local ok = not f[3] and (not ceiling or active < ceiling) and\n", "  local ok = not f[3] and\n"}}},
 	{Name: "lane-claim-rearm-ignores-ring", Contract: "C13", Rule: "lanes-A13-claim-rearms", Defect: "lane_claim re-arms the wake only while plain pending ids remain, not while ring lanes do",
 		Edits: []Edit{{"lane_claim", "(redis.call('LLEN', KEYS[1]) > 0 or redis.call('ZCARD', KEYS[7]) > 0)", "(redis.call('ZCARD', KEYS[7]) > 0)"}}},
+	{Name: "paused-lane-claim-arms-wake", Contract: "C13", Rule: "lanes-A13-claim-rearms", Defect: "lane_claim on a paused queue answers empty but arms the wake",
+		Edits: []Edit{{"lane_claim", "if redis.call('HGET', KEYS[3], 'paused') == '1' then return {} end\nlocal g", "if redis.call('HGET', KEYS[3], 'paused') == '1' then rearm() return {} end\nlocal g"}}},
 }
