@@ -5,6 +5,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/echomq/kit/protocol"
 )
 
 // serviceable computes, from the keyspace, the lanes the ring must hold: pending ids, not
@@ -100,6 +102,7 @@ var c12 = Contract{ID: "C12", Name: "rotate",
 		s.clause("lane-job-every-transition", clauseOpts{}, laneTransitions)
 		s.clause("ring-order-as-list", clauseOpts{}, ringOrder)
 		s.clause("churn-fairness", clauseOpts{}, churnFairness)
+		s.clause("lane-and-plain-apart", clauseOpts{}, laneAndPlainApart)
 		s.clause("starvation-bounded", clauseOpts{}, func(t *T) {
 			lanes := []string{"a", "b", "c", "d", "late"}
 			for _, g := range lanes[:4] {
@@ -261,5 +264,49 @@ func churnFairness(t *T) {
 			t.mComplete(m, x, ruleChurn)
 			t.mEnqueue(m, "hot", fmt.Sprint("hot-", i), 0, ruleChurn) // … or by enqueue
 		}
+	}
+}
+
+// laneAndPlainApart: on a queue holding plain and lane jobs, lane_claim takes only lane jobs and
+// claim only plain ones, each answering empty while the other kind waits; each claim re-arms the
+// wake while either kind remains, and an empty one never arms (canon §4 Lanes, A13).
+func laneAndPlainApart(t *T) {
+	q := t.q("orders")
+	wake := func(want int64, after string) {
+		n := t.llen(q.Wake())
+		t.check(n == want, ruleClaimRearm, fmt.Sprintf("after %s the wake holds %d token(s)", after, want), "%d", n)
+		t.do("DEL", q.Wake())
+	}
+	p1, p2 := t.enqueue("orders", "p1"), t.enqueue("orders", "p2")
+	a1, b1 := t.laneEnqueue("orders", "a", "a1"), t.laneEnqueue("orders", "b", "b1")
+	t.do("DEL", q.Wake())
+	var done []*protocol.ClaimResult
+	for i, want := range []string{a1, b1} {
+		c := t.laneClaim("orders", 30000)
+		t.check(c != nil && c.ID == want, ruleLanes, fmt.Sprintf("lane claim %d takes lane job %s", i+1, want), "%+v", c)
+		done = append(done, c)
+		wake(1, fmt.Sprintf("lane claim %d (lane or plain work remains)", i+1))
+	}
+	c := t.laneClaim("orders", 30000)
+	t.check(c == nil, ruleLanes, "lane_claim answers empty with no lane serviceable, plain jobs pending or not", "it took %+v", c)
+	pend, _ := t.zset(q.Pending())
+	t.check(slices.Equal(pend, []string{p1, p2}), ruleLanes, fmt.Sprintf("plain pending untouched by lane claims: %v", []string{p1, p2}), "%v", pend)
+	wake(0, "an empty lane claim")
+	c1 := t.laneEnqueue("orders", "c", "c1")
+	t.do("DEL", q.Wake())
+	for i, want := range []string{p1, p2} {
+		c := t.claim("orders", 30000)
+		t.check(c != nil && c.ID == want && c.Lane == "", ruleClaim, fmt.Sprintf("claim %d takes plain job %s", i+1, want), "%+v", c)
+		done = append(done, c)
+		wake(1, fmt.Sprintf("plain claim %d (plain or lane work remains)", i+1))
+	}
+	c = t.claim("orders", 30000)
+	t.check(c == nil, ruleClaim, "claim answers empty with no plain job pending, lanes full or not", "it took %+v", c)
+	lane, _ := t.zset(laneKey(q, "c"))
+	t.check(slices.Equal(lane, []string{c1}) && slices.Equal(t.list(q.Ring()), []string{"c"}), ruleLanes,
+		"lane c and the ring untouched by plain claims", "lane c %v, ring %v", lane, t.list(q.Ring()))
+	wake(0, "an empty claim")
+	for _, d := range done {
+		t.complete("orders", d.ID, d.Token)
 	}
 }

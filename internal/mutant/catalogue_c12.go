@@ -51,4 +51,8 @@ var c12 = []Spec{
 		Edits: []Edit{{"revive", "  ring_fix(p, KEYS[7], KEYS[8], g)\n", ""}}},
 	{Name: "reap-no-rejoin", Contract: "C12", Rule: "lanes-reap-to-lane", Defect: "reap puts an expired id back into its drained lane but never returns the lane to the ring",
 		Edits: []Edit{{"reap", "    if g and ring_fix(p, KEYS[7], KEYS[8], g) then wake = true end\n", ""}}},
+	{Name: "lane-claim-rearm-ignores-plain", Contract: "C12", Rule: "lanes-A13-claim-rearms", Defect: "lane_claim re-arms the wake only while ring lanes remain, not while plain pending ids do",
+		Edits: []Edit{{"lane_claim", "(redis.call('LLEN', KEYS[1]) > 0 or redis.call('ZCARD', KEYS[7]) > 0)", "(redis.call('LLEN', KEYS[1]) > 0)"}}},
+	{Name: "claim-rearm-ignores-ring", Contract: "C12", Rule: "lanes-A13-claim-rearms", Defect: "claim re-arms the wake only while plain pending ids remain, not while ring lanes do",
+		Edits: []Edit{{"claim", "(redis.call('ZCARD', KEYS[1]) > 0 or redis.call('LLEN', KEYS[6]) > 0)", "(redis.call('ZCARD', KEYS[1]) > 0)"}}},
 }
