@@ -205,6 +205,14 @@ func pauseResumeOrder(t *T) {
 		}
 		t.mComplete(m, x, ruleLaneResume)
 	}
+	// a ceiling set on a lane before it has any job holds from its first enqueue
+	t.mCeiling(m, "e", 1, ruleCeilingBoundary)
+	t.mEnqueue(m, "e", "e0", 0, ruleCeilingBoundary)
+	t.mEnqueue(m, "e", "e1", 0, ruleCeilingBoundary)
+	e0 := t.mClaim(m, 30000, ruleCeilingBoundary)
+	t.mClaim(m, 30000, ruleCeilingBoundary) // at its ceiling: empty
+	t.mComplete(m, e0, ruleCeilingRejoin)
+	t.mComplete(m, t.mClaim(m, 30000, ruleCeilingBoundary), ruleCeilingRejoin)
 }
 
 // pausedLaneStaysOut: every op that returns work to a paused lane (retry, promote, revive, reap)
