@@ -5,6 +5,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/echomq/kit/protocol"
 )
 
 // serviceable computes, from the keyspace, the lanes the ring must hold: pending ids, not
@@ -97,6 +99,10 @@ var c12 = Contract{ID: "C12", Name: "rotate",
 			t.ringIsServiceable("orders", lanes, "after draining both lanes")
 			t.check(len(t.list(t.q("orders").Ring())) == 0, ruleLanes, "an empty ring once no lane has work", "%v", t.list(t.q("orders").Ring()))
 		})
+		s.clause("lane-job-every-transition", clauseOpts{}, laneTransitions)
+		s.clause("ring-order-as-list", clauseOpts{}, ringOrder)
+		s.clause("churn-fairness", clauseOpts{}, churnFairness)
+		s.clause("lane-and-plain-apart", clauseOpts{}, laneAndPlainApart)
 		s.clause("starvation-bounded", clauseOpts{}, func(t *T) {
 			lanes := []string{"a", "b", "c", "d", "late"}
 			for _, g := range lanes[:4] {
@@ -125,4 +131,182 @@ var c12 = Contract{ID: "C12", Name: "rotate",
 			}
 		})
 	},
+}
+
+// laneTransitions takes lane jobs through every transition — retry into the lane and via
+// scheduled+promote, fail → dead → revive, reap back and reap to dead at max, purge, complete —
+// with a ceiling and a lane pause in force at times, comparing the whole lane keyspace (lane
+// sets, lanes hash, laneof, ring as a list, rows) with the model after every step.
+func laneTransitions(t *T) {
+	m := newLaneModel("orders")
+	for i := range 3 {
+		t.mEnqueue(m, "east", fmt.Sprint("e", i), 0, map[bool]Rule{true: ruleRingTail, false: ruleRingPlace}[i == 0])
+	}
+	t.mEnqueue(m, "west", "w0", 0, ruleRingTail)
+	t.mEnqueue(m, "west", "w1", 0, ruleRingPlace)
+
+	x := t.mClaim(m, 30000, ruleLaneCount)
+	t.mRetry(m, x, 5, 0, ruleLaneRetry)
+	x = t.mClaim(m, 30000, ruleLaneCount)
+	t.mRetry(m, x, 5, 60, ruleLaneRetry)
+	late := t.mEnqueue(m, "north", "late", 40, ruleLanePromote) // a delayed lane enqueue
+	held := t.mClaim(m, 30000, ruleLaneCount)
+	t.mPromote(m, []string{x, late}, ruleLanePromote) // both lanes rejoin, in due order
+
+	t.mCeiling(m, "east", 1, ruleLanes)
+	x = t.mClaim(m, 30000, ruleLaneCount)
+	t.mFail(m, x, ruleLaneFail)
+	t.mRevive(m, x, ruleLaneRevive)
+	t.mComplete(m, held, ruleLaneComplete) // east below its ceiling again: it rejoins
+
+	t.mPause(m, "west", ruleLanes)
+	var short []string // claim until every lane is paused, drained or at its ceiling
+	for x := t.mClaim(m, 100, ruleLaneCount); x != ""; x = t.mClaim(m, 100, ruleLaneCount) {
+		short = append(short, x)
+	}
+	t.mReap(m, short, 5, ruleLaneReap)
+	t.mResume(m, "west", ruleLanes)
+
+	x = t.mClaim(m, 60, ruleLaneCount)
+	t.mReap(m, []string{x}, m.tokens[x], ruleLaneReap)
+	t.mPurge(m, x, ruleLanePurge)
+
+	t.mCeiling(m, "east", 0, ruleLanes)
+	for range 12 {
+		if x = t.mClaim(m, 30000, ruleLaneCount); x == "" {
+			break
+		}
+		t.mComplete(m, x, ruleLaneComplete)
+	}
+	t.check(len(m.laneof) == 0, ruleLanes, "every lane job retired", "%v left", m.laneof)
+}
+
+// ringOrder compares the ring as a list: an enqueue into a lane in the ring keeps its place, a
+// drained lane leaves and rejoins at the tail on an enqueue, a retry, a revive.
+func ringOrder(t *T) {
+	m := newLaneModel("orders")
+	for _, g := range []string{"a", "b", "c"} {
+		t.mEnqueue(m, g, g+"1", 0, ruleRingTail)
+	}
+	t.mEnqueue(m, "b", "b2", 0, ruleRingPlace)
+	t.mEnqueue(m, "a", "a2", 0, ruleRingPlace)
+	a1 := t.mClaim(m, 30000, ruleLanes) // [b c a]
+	b1 := t.mClaim(m, 30000, ruleLanes) // [c a b]
+	c1 := t.mClaim(m, 30000, ruleLanes) // c drained: [a b]
+	t.mEnqueue(m, "a", "a3", 0, ruleRingPlace)
+	t.mRetry(m, c1, 5, 0, ruleRingTail) // c rejoins: [a b c]
+	t.mComplete(m, a1, ruleRingPlace)
+	t.mFail(m, b1, ruleRingPlace)
+	for range 3 {
+		x := t.mClaim(m, 30000, ruleLanes)
+		t.mComplete(m, x, ruleRingPlace)
+	}
+	t.mRevive(m, b1, ruleRingTail) // b held b2 … order decided by the model
+	t.mEnqueue(m, "c", "c2", 0, ruleRingTail)
+	var short []string // drain every lane under short leases: the reap returns them in deadline order
+	for {
+		x := t.mClaim(m, 100, ruleLanes)
+		if x == "" {
+			break
+		}
+		short = append(short, x)
+	}
+	t.mEnqueue(m, "d", "d1", 0, ruleRingTail)
+	t.mReap(m, short, 5, ruleRingTail)
+	for {
+		x := t.mClaim(m, 30000, ruleLanes)
+		if x == "" {
+			break
+		}
+		t.mComplete(m, x, ruleActiveZero)
+	}
+}
+
+// churnFairness bounds every waiting lane's wait while one lane drains and refills over and
+// over (by enqueue and by retry): each lane with work is claimed within N−1 claims of others.
+func churnFairness(t *T) {
+	m := newLaneModel("orders")
+	// lane names span the alphabet and its 64-byte bound: a port must not mangle them
+	lanes := []string{"hot", "w.1", "w_2", "w3-" + strings.Repeat("z", 61)}
+	for _, g := range lanes[1:] {
+		for i := range 4 {
+			t.mEnqueue(m, g, fmt.Sprint(g, "-", i), 0, ruleChurn)
+		}
+	}
+	t.mEnqueue(m, "hot", "hot-0", 0, ruleChurn)
+	waited, refills := map[string]int{}, 0
+	t.cover(ruleChurn)
+	for i := range 14 {
+		x := t.mClaim(m, 30000, ruleChurn)
+		if x == "" {
+			break
+		}
+		g := m.laneof[x]
+		for _, o := range lanes {
+			if o == g || len(m.pending[o]) == 0 && o != "hot" {
+				waited[o] = 0
+				continue
+			}
+			if waited[o]++; waited[o] > len(lanes)-1 {
+				t.fail(ruleChurn, fmt.Sprintf("with %d lanes a lane with work waits at most %d lane claims", len(lanes), len(lanes)-1),
+					fmt.Sprintf("lane %s waited %d (claim %d took %s from %s)", o, waited[o], i+1, x, g))
+			}
+		}
+		waited[g] = 0
+		switch {
+		case g != "hot":
+			t.mComplete(m, x, ruleChurn)
+		case refills%2 == 0:
+			refills++
+			t.mRetry(m, x, 100, 0, ruleChurn) // the hot lane refills by retry
+		default:
+			refills++
+			t.mComplete(m, x, ruleChurn)
+			t.mEnqueue(m, "hot", fmt.Sprint("hot-", i), 0, ruleChurn) // … or by enqueue
+		}
+	}
+}
+
+// laneAndPlainApart: on a queue holding plain and lane jobs, lane_claim takes only lane jobs and
+// claim only plain ones, each answering empty while the other kind waits; each claim re-arms the
+// wake while either kind remains, and an empty one never arms (canon §4 Lanes, A13).
+func laneAndPlainApart(t *T) {
+	q := t.q("orders")
+	wake := func(want int64, after string) {
+		n := t.llen(q.Wake())
+		t.check(n == want, ruleClaimRearm, fmt.Sprintf("after %s the wake holds %d token(s)", after, want), "%d", n)
+		t.do("DEL", q.Wake())
+	}
+	p1, p2 := t.enqueue("orders", "p1"), t.enqueue("orders", "p2")
+	a1, b1 := t.laneEnqueue("orders", "a", "a1"), t.laneEnqueue("orders", "b", "b1")
+	t.do("DEL", q.Wake())
+	var done []*protocol.ClaimResult
+	for i, want := range []string{a1, b1} {
+		c := t.laneClaim("orders", 30000)
+		t.check(c != nil && c.ID == want, ruleLanes, fmt.Sprintf("lane claim %d takes lane job %s", i+1, want), "%+v", c)
+		done = append(done, c)
+		wake(1, fmt.Sprintf("lane claim %d (lane or plain work remains)", i+1))
+	}
+	c := t.laneClaim("orders", 30000)
+	t.check(c == nil, ruleLanes, "lane_claim answers empty with no lane serviceable, plain jobs pending or not", "it took %+v", c)
+	pend, _ := t.zset(q.Pending())
+	t.check(slices.Equal(pend, []string{p1, p2}), ruleLanes, fmt.Sprintf("plain pending untouched by lane claims: %v", []string{p1, p2}), "%v", pend)
+	wake(0, "an empty lane claim")
+	c1 := t.laneEnqueue("orders", "c", "c1")
+	t.do("DEL", q.Wake())
+	for i, want := range []string{p1, p2} {
+		c := t.claim("orders", 30000)
+		t.check(c != nil && c.ID == want && c.Lane == "", ruleClaim, fmt.Sprintf("claim %d takes plain job %s", i+1, want), "%+v", c)
+		done = append(done, c)
+		wake(1, fmt.Sprintf("plain claim %d (plain or lane work remains)", i+1))
+	}
+	c = t.claim("orders", 30000)
+	t.check(c == nil, ruleClaim, "claim answers empty with no plain job pending, lanes full or not", "it took %+v", c)
+	lane, _ := t.zset(laneKey(q, "c"))
+	t.check(slices.Equal(lane, []string{c1}) && slices.Equal(t.list(q.Ring()), []string{"c"}), ruleLanes,
+		"lane c and the ring untouched by plain claims", "lane c %v, ring %v", lane, t.list(q.Ring()))
+	wake(0, "an empty claim")
+	for _, d := range done {
+		t.complete("orders", d.ID, d.Token)
+	}
 }
