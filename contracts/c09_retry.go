@@ -68,5 +68,86 @@ var c09 = Contract{ID: "C09", Name: "retry",
 			e, _ := t.hget(q.Errors(), id)
 			t.check(e == "again", ruleRetry, "the last error kept", "%q", e)
 		})
+		s.clause("checkpoint-across-zero-delay-retry", clauseOpts{}, func(t *T) {
+			id := t.enqueueWith(protocol.EnqueueArgs{Queue: "orders", PayloadB64: b64(rawPayload)})
+			c := t.mustClaim("orders", 30000)
+			t.lcCheckpoint("orders", id, c.Token, rawCkpt)
+			t.lcClearWake("orders")
+			out := t.lcRetry("orders", id, c.Token, 2, 0, "e1", ruleRetryPending)
+			t.check(out == "retried", ruleRetryAtMax, "attempts 1 below max_attempts 2: retried", "%q", out)
+			t.lcQueueIs("orders", lcWant{pending: []string{id}, errors: map[string]string{id: "e1"}, ckpt: map[string]string{id: rawCkpt},
+				rows: map[string]lcRow{id: {"pending", 1, rawPayload}}}, ruleRetryPending)
+			t.lcWakeIs("orders", 1, ruleRetryWake, "retry with delay 0")
+			c = t.lcRedelivered("orders", id, 2, rawPayload, rawCkpt, ruleCkptRetry)
+			t.lcCheckpoint("orders", id, c.Token, rawCkpt2)
+			out = t.lcRetry("orders", id, c.Token, 3, 0, "e2", ruleRetryError)
+			t.check(out == "retried", ruleRetryAtMax, "attempts 2 below max_attempts 3: retried", "%q", out)
+			t.lcQueueIs("orders", lcWant{pending: []string{id}, errors: map[string]string{id: "e2"}, ckpt: map[string]string{id: rawCkpt2},
+				rows: map[string]lcRow{id: {"pending", 2, rawPayload}}}, ruleCkptReplace)
+			c = t.lcRedelivered("orders", id, 3, rawPayload, rawCkpt2, ruleCkptReplace)
+			t.complete("orders", id, c.Token)
+			t.lcQueueIs("orders", lcWant{errors: map[string]string{}, ckpt: map[string]string{}}, ruleCompleteRemovesAll)
+		})
+		s.clause("checkpoint-across-delayed-retry-and-promote", clauseOpts{}, func(t *T) {
+			q := t.q("orders")
+			id := t.enqueueWith(protocol.EnqueueArgs{Queue: "orders", PayloadB64: b64(rawPayload)})
+			c := t.mustClaim("orders", 30000)
+			t.lcCheckpoint("orders", id, c.Token, rawCkpt)
+			t.lcClearWake("orders")
+			before := t.now()
+			out := t.lcRetry("orders", id, c.Token, 5, 150, "later", ruleRetryScheduled)
+			after := t.now()
+			t.check(out == "retried", ruleRetryAtMax, "attempts 1 below max_attempts 5: retried", "%q", out)
+			due := t.leaseWithin(q.Scheduled(), id, before, after, 150, ruleRetryScheduled)
+			t.lcQueueIs("orders", lcWant{scheduled: []string{id}, errors: map[string]string{id: "later"}, ckpt: map[string]string{id: rawCkpt},
+				rows: map[string]lcRow{id: {"scheduled", 1, rawPayload}}}, ruleRetryScheduled)
+			t.lcWakeIs("orders", 1, ruleRetryWake, "retry with a delay (retried)")
+			t.lcClearWake("orders")
+			t.lcUnchanged(rulePromoteDue, "a promote before the due time", func() {
+				n := t.lcPromote("orders", 0)
+				t.check(n == 0 || t.now() >= due, rulePromoteCount, "promote before the due time answers 0", "count %d", n)
+			})
+			t.waitPast(due)
+			n := t.lcPromote("orders", 0)
+			t.check(n == 1, rulePromoteCount, "promote returns the one due job", "count %d", n)
+			t.lcQueueIs("orders", lcWant{pending: []string{id}, errors: map[string]string{id: "later"}, ckpt: map[string]string{id: rawCkpt},
+				rows: map[string]lcRow{id: {"pending", 1, rawPayload}}}, ruleCkptRetry)
+			t.lcWakeIs("orders", 1, rulePromoteWake, "a promote that moved a job")
+			c = t.lcRedelivered("orders", id, 2, rawPayload, rawCkpt, ruleCkptRetry)
+			t.complete("orders", id, c.Token)
+		})
+		s.clause("promote-due-limit-count", clauseOpts{}, func(t *T) {
+			q := t.q("orders")
+			var soon []string
+			for _, p := range []string{"a", "b", "c"} {
+				soon = append(soon, t.enqueueWith(protocol.EnqueueArgs{Queue: "orders", PayloadB64: b64(p), DelayMS: 100}))
+			}
+			later := t.enqueueWith(protocol.EnqueueArgs{Queue: "orders", PayloadB64: b64("d"), DelayMS: 60000})
+			rows := map[string]lcRow{later: {"scheduled", 0, "d"}}
+			for i, id := range soon {
+				rows[id] = lcRow{"scheduled", 0, string(rune('a' + i))}
+			}
+			last, _ := t.zscore(q.Scheduled(), soon[2])
+			t.waitPast(last)
+			t.lcClearWake("orders")
+			n := t.lcPromote("orders", 2)
+			t.check(n == 2, rulePromoteLimit, "promote with limit 2 over three due jobs answers 2", "count %d", n)
+			for _, id := range soon[:2] {
+				rows[id] = lcRow{"pending", 0, rows[id].payload}
+			}
+			t.lcQueueIs("orders", lcWant{pending: soon[:2], scheduled: []string{soon[2], later}, rows: rows}, rulePromoteLimit)
+			t.lcWakeIs("orders", 1, rulePromoteWake, "a promote that moved jobs")
+			t.lcClearWake("orders")
+			n = t.lcPromote("orders", 0)
+			t.check(n == 1, rulePromoteCount, "the next promote moves the one due job left", "count %d", n)
+			rows[soon[2]] = lcRow{"pending", 0, "c"}
+			t.lcQueueIs("orders", lcWant{pending: soon, scheduled: []string{later}, rows: rows}, rulePromoteDue)
+			t.lcWakeIs("orders", 1, rulePromoteWake, "a promote that moved a job")
+			t.lcClearWake("orders")
+			t.lcUnchanged(rulePromoteWake, "a promote with nothing due (the wake stays empty)", func() {
+				n = t.lcPromote("orders", 0)
+			})
+			t.check(n == 0, rulePromoteCount, "a promote with nothing due answers 0", "count %d", n)
+		})
 	},
 }
