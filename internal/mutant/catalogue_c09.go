@@ -26,4 +26,6 @@ var c09 = []Spec{
 		Edits: []Edit{{"promote", "if n > 0 then arm(KEYS[3]) end", "arm(KEYS[3])"}}},
 	{Name: "promote-count-flag", Contract: "C09", Rule: "promote-count", Defect: "promote answers 1 when it moved anything, not the count",
 		Edits: []Edit{{"promote", "n = n + 1", "n = 1"}}},
+	{Name: "promote-leaves-scheduled", Contract: "C09", Rule: "promote", Defect: "promote copies the due id to pending without removing it from scheduled",
+		Edits: []Edit{{"promote", "redis.call('ZREM', KEYS[1], id)", ""}}},
 }

@@ -28,4 +28,10 @@ var c10 = []Spec{
 		Edits: []Edit{{"purge", "redis.call('HDEL', KEYS[4], id)", ""}}},
 	{Name: "purge-keeps-error", Contract: "C10", Rule: "A15-purge-removes", Defect: "purge leaves the last error behind",
 		Edits: []Edit{{"purge", "redis.call('HDEL', KEYS[3], id)", ""}}},
+	{Name: "fail-forgets-error", Contract: "C10", Rule: "fail", Defect: "fail does not keep the last error",
+		Edits: []Edit{{"fail", "redis.call('HSET', KEYS[4], id, text)", ""}}},
+	{Name: "revive-stays-in-dead", Contract: "C10", Rule: "morgue", Defect: "revive leaves the id in the morgue as well as pending",
+		Edits: []Edit{{"revive", "redis.call('ZREM', KEYS[2], id)", ""}}},
+	{Name: "purge-keeps-row", Contract: "C10", Rule: "morgue", Defect: "purge leaves the job row behind",
+		Edits: []Edit{{"purge", "redis.call('DEL', KEYS[1])", ""}}},
 }
