@@ -141,5 +141,26 @@ var c11 = Contract{ID: "C11", Name: "reap",
 			t.complete("orders", id, c2.Token)
 			t.lcQueueIs("orders", lcWant{errors: map[string]string{}, ckpt: map[string]string{}}, ruleCkptRemoved)
 		})
+		s.clause("empty-checkpoint-is-not-none", clauseOpts{}, func(t *T) {
+			q := t.q("orders")
+			empty := t.enqueue("orders", "empty")
+			none := t.enqueue("orders", "none")
+			c := t.mustClaim("orders", 100)
+			t.check(c.ID == empty, ruleClaim, "the oldest job first", "%s", c.ID)
+			t.lcCheckpoint("orders", empty, c.Token, "")
+			c = t.mustClaim("orders", 100)
+			last, _ := t.zscore(q.Active(), none)
+			t.waitPast(last)
+			n := t.lcReap("orders", 5, 0)
+			t.check(n == 2, ruleReapReturn, "reap returns both expired leases", "count %d", n)
+			t.lcQueueIs("orders", lcWant{pending: []string{empty, none}, ckpt: map[string]string{empty: ""},
+				rows: map[string]lcRow{empty: {"pending", 1, "empty"}, none: {"pending", 1, "none"}}}, ruleCkptReap)
+			c = t.mustClaim("orders", 30000)
+			t.check(c.ID == empty && c.CheckpointB64 != nil && *c.CheckpointB64 == "", ruleCkptRead,
+				`the redelivery of `+empty+` returns its empty checkpoint: checkpoint_b64 "" (not null)`, "%s checkpoint_b64 %s", c.ID, lcB64Field(c.CheckpointB64))
+			c = t.mustClaim("orders", 30000)
+			t.check(c.ID == none && c.CheckpointB64 == nil, ruleCkptRead,
+				`the redelivery of `+none+`, which never checkpointed, returns checkpoint_b64 null`, "%s checkpoint_b64 %s", c.ID, lcB64Field(c.CheckpointB64))
+		})
 	},
 }

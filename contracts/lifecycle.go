@@ -172,3 +172,11 @@ func (t *T) lcUnchanged(rule Rule, what string, op func()) {
 	d := diff(before, t.snapshot())
 	t.check(d == "", rule, what+": nothing changes", "%s", d)
 }
+
+// lcB64Field renders an optional *_b64 field as the JSON would show it.
+func lcB64Field(s *string) string {
+	if s == nil {
+		return "null"
+	}
+	return fmt.Sprintf("%q", *s)
+}

@@ -30,4 +30,8 @@ var c11 = []Spec{
 		Edits: []Edit{{"claim", "if attempts > 1 then saved", "if attempts > 2 then saved"}}},
 	{Name: "complete-keeps-redelivery-checkpoint", Contract: "C11", Rule: "A3-ckpt-removed", Defect: "complete removes the checkpoint only on a first attempt, so a redelivered job leaves it behind",
 		Edits: []Edit{{"complete", "redis.call('HDEL', KEYS[3], id)\n", "if token == 1 then redis.call('HDEL', KEYS[3], id) end\n"}}},
+	{Name: "claim-empty-checkpoint-is-none", Contract: "C11", Rule: "A3-ckpt-read", Defect: "claim answers an empty checkpoint as none (nil)",
+		Edits: []Edit{{"claim", "if attempts > 1 then saved = redis.call('HGET', KEYS[5], id) end\n", "if attempts > 1 then saved = redis.call('HGET', KEYS[5], id) end\nif saved == '' then saved = false end\n"}}},
+	{Name: "claim-none-as-empty", Contract: "C11", Rule: "A3-ckpt-read", Defect: "a first claim answers an empty checkpoint instead of none",
+		Edits: []Edit{{"claim", "local saved = false", "local saved = ''"}}},
 }
