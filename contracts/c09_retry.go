@@ -3,6 +3,7 @@ package contracts
 import (
 	"github.com/echomq/kit/lua"
 	"github.com/echomq/kit/protocol"
+	"slices"
 )
 
 // c09 is contract C09: retry.
@@ -148,6 +149,19 @@ var c09 = Contract{ID: "C09", Name: "retry",
 				n = t.lcPromote("orders", 0)
 			})
 			t.check(n == 0, rulePromoteCount, "a promote with nothing due answers 0", "count %d", n)
+		})
+		s.clause("promote-default-limit", clauseOpts{}, func(t *T) {
+			q := t.q("orders")
+			ids := t.lcPlant("orders", "scheduled", 0, t.now()-5000, 1001, func(int) string { return "p" })
+			t.lcClearWake("orders")
+			n := t.lcPromote("orders", 0)
+			t.check(n == 1000, rulePromoteLimit, "promote without a limit moves 1000 of 1001 due jobs (default limit 1000)", "count %d", n)
+			left, _ := t.zset(q.Scheduled())
+			t.check(t.lcZcard(q.Pending()) == 1000 && slices.Equal(left, ids[1000:]), rulePromoteLimit,
+				"1000 in pending, the last-due job still scheduled", "pending %d, scheduled %q", t.lcZcard(q.Pending()), left)
+			t.lcWakeIs("orders", 1, rulePromoteWake, "a promote that moved jobs")
+			n = t.lcPromote("orders", 0)
+			t.check(n == 1, rulePromoteCount, "the next promote moves the last one", "count %d", n)
 		})
 	},
 }

@@ -194,5 +194,21 @@ var c10 = Contract{ID: "C10", Name: "dead",
 				})
 			}
 		})
+		s.clause("morgue-default-limit", clauseOpts{}, func(t *T) {
+			payload := func(i int) string { return fmt.Sprintf("%s%d", rawPayload, i) }
+			ids := t.lcPlant("orders", "dead", 3, t.now()-5000, 101, payload)
+			m := t.lcMorgue("orders", 0)
+			_, died := t.zset(t.q("orders").Dead())
+			t.cover(ruleMorgueOp)
+			if len(m) != 100 {
+				t.fail(ruleMorgueOp, "morgue without a limit lists 100 of 101 dead jobs (default limit 100)", fmt.Sprintf("%d jobs", len(m)))
+			}
+			for i, j := range m {
+				want := protocol.DeadJob{ID: ids[i], Attempts: 3, PayloadB64: b64(payload(i)), Error: fmt.Sprintf("error %d", i), DiedMS: died[ids[i]]}
+				if j != want {
+					t.fail(ruleMorgueOp, fmt.Sprintf("entry %d of the morgue is %+v (oldest death first)", i, want), fmt.Sprintf("%+v", j))
+				}
+			}
+		})
 	},
 }

@@ -2,6 +2,7 @@ package contracts
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/echomq/kit/protocol"
 	"github.com/echomq/kit/reference/emqerr"
@@ -161,6 +162,19 @@ var c11 = Contract{ID: "C11", Name: "reap",
 			c = t.mustClaim("orders", 30000)
 			t.check(c.ID == none && c.CheckpointB64 == nil, ruleCkptRead,
 				`the redelivery of `+none+`, which never checkpointed, returns checkpoint_b64 null`, "%s checkpoint_b64 %s", c.ID, lcB64Field(c.CheckpointB64))
+		})
+		s.clause("reap-default-limit", clauseOpts{}, func(t *T) {
+			q := t.q("orders")
+			ids := t.lcPlant("orders", "active", 1, t.now()-5000, 1001, func(int) string { return "p" })
+			t.lcClearWake("orders")
+			n := t.lcReap("orders", 5, 0)
+			t.check(n == 1000, ruleReapLimit, "reap without a limit settles 1000 of 1001 expired leases (default limit 1000)", "count %d", n)
+			left, _ := t.zset(q.Active())
+			t.check(t.lcZcard(q.Pending()) == 1000 && slices.Equal(left, ids[1000:]), ruleReapLimit,
+				"1000 back in pending, the last-expired lease still active", "pending %d, active %q", t.lcZcard(q.Pending()), left)
+			t.lcWakeIs("orders", 1, ruleReapWake, "a reap that returned jobs")
+			n = t.lcReap("orders", 5, 0)
+			t.check(n == 1, ruleReapReturn, "the next reap settles the last one", "count %d", n)
 		})
 	},
 }

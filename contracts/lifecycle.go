@@ -180,3 +180,36 @@ func lcB64Field(s *string) string {
 	}
 	return fmt.Sprintf("%q", *s)
 }
+
+// lcPlant writes n plain rows straight into the keyspace from the harness's own connection
+// (never the port's): state and attempts, each id in the state's zset at from+i, a last error
+// for dead ones. It builds the bulk a default limit needs without n round trips through the port.
+func (t *T) lcPlant(qn, state string, attempts, from int64, n int, payload func(i int) string) []string {
+	q := t.q(qn)
+	zkey := map[string]string{"scheduled": q.Scheduled(), "active": q.Active(), "dead": q.Dead()}[state]
+	ids := kitIDs(n, 1<<41)
+	var cmds [][]any
+	for i, id := range ids {
+		cmds = append(cmds, []any{"HSET", jobKey(q, id), "state", state, "attempts", attempts, "payload", payload(i)},
+			[]any{"ZADD", zkey, from + int64(i), id})
+		if state == "dead" {
+			cmds = append(cmds, []any{"HSET", q.Errors(), id, fmt.Sprintf("error %d", i)})
+		}
+	}
+	vs, err := t.admin.pipeline(t.ctx, cmds...)
+	if err != nil {
+		t.harness("plant %d %s rows: %v", n, state, err)
+	}
+	for _, v := range vs {
+		if e := v.Err(); e != nil {
+			t.harness("plant %d %s rows: %v", n, state, e)
+		}
+	}
+	return ids
+}
+
+// lcZcard is the number of members of a zset.
+func (t *T) lcZcard(key string) int64 {
+	_, n, _ := t.do("ZCARD", key)
+	return n
+}

@@ -28,4 +28,6 @@ var c09 = []Spec{
 		Edits: []Edit{{"promote", "n = n + 1", "n = 1"}}},
 	{Name: "promote-leaves-scheduled", Contract: "C09", Rule: "promote", Defect: "promote copies the due id to pending without removing it from scheduled",
 		Edits: []Edit{{"promote", "redis.call('ZREM', KEYS[1], id)", ""}}},
+	{Name: "promote-capped-100", Contract: "C09", Rule: "promote-limit", Defect: "promote caps one scan at 100 ids, whatever the limit (the default 1000 is never reached)",
+		Edits: []Edit{{"promote", "'LIMIT', 0, limit)", "'LIMIT', 0, math.min(limit, 100))"}}},
 }

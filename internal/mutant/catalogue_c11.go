@@ -34,4 +34,6 @@ var c11 = []Spec{
 		Edits: []Edit{{"claim", "if attempts > 1 then saved = redis.call('HGET', KEYS[5], id) end\n", "if attempts > 1 then saved = redis.call('HGET', KEYS[5], id) end\nif saved == '' then saved = false end\n"}}},
 	{Name: "claim-none-as-empty", Contract: "C11", Rule: "A3-ckpt-read", Defect: "a first claim answers an empty checkpoint instead of none",
 		Edits: []Edit{{"claim", "local saved = false", "local saved = ''"}}},
+	{Name: "reap-capped-100", Contract: "C11", Rule: "reap-limit", Defect: "reap caps one scan at 100 ids, whatever the limit (the default 1000 is never reached)",
+		Edits: []Edit{{"reap", "'LIMIT', 0, limit)", "'LIMIT', 0, math.min(limit, 100))"}}},
 }
