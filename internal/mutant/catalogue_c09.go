@@ -30,4 +30,8 @@ var c09 = []Spec{
 		Edits: []Edit{{"promote", "redis.call('ZREM', KEYS[1], id)", ""}}},
 	{Name: "promote-capped-100", Contract: "C09", Rule: "promote-limit", Defect: "promote caps one scan at 100 ids, whatever the limit (the default 1000 is never reached)",
 		Edits: []Edit{{"promote", "'LIMIT', 0, limit)", "'LIMIT', 0, math.min(limit, 100))"}}},
+	{Name: "retry-pending-at-now", Contract: "C09", Rule: "retry-zero-delay-pending", Defect: "retry with delay 0 puts the job in pending at score TIME, behind newer work",
+		Edits: []Edit{{"retry", "redis.call('ZADD', KEYS[3], 0, id)", "redis.call('ZADD', KEYS[3], now, id)"}}},
+	{Name: "promote-pending-at-due", Contract: "C09", Rule: "promote-due-only", Defect: "promote keeps the due time as the pending score instead of 0",
+		Edits: []Edit{{"promote", "redis.call('ZADD', KEYS[2], 0, id)", "redis.call('ZADD', KEYS[2], now, id)"}}},
 }

@@ -34,4 +34,7 @@ var c10 = []Spec{
 		Edits: []Edit{{"revive", "redis.call('ZREM', KEYS[2], id)", ""}}},
 	{Name: "purge-keeps-row", Contract: "C10", Rule: "morgue", Defect: "purge leaves the job row behind",
 		Edits: []Edit{{"purge", "redis.call('DEL', KEYS[1])", ""}}},
+	{Name: "revive-pending-at-death", Contract: "C10", Rule: "A15-revive-clears-error", Defect: "revive puts the job in pending at its death time instead of score 0",
+		Edits: []Edit{{"revive", "redis.call('ZREM', KEYS[2], id)", "local died = redis.call('ZSCORE', KEYS[2], id)\nredis.call('ZREM', KEYS[2], id)"},
+			{"revive", "redis.call('ZADD', KEYS[3], 0, id)", "redis.call('ZADD', KEYS[3], died, id)"}}},
 }
