@@ -11,11 +11,25 @@ import (
 
 // Bytes a port must carry untouched through every read path: NUL, the high half, and invalid
 // UTF-8 (a lone continuation byte, an overlong '/', a UTF-16 surrogate, a truncated sequence).
+// rawPayload also holds every byte value once, so no range can be mangled unseen.
+var rawPayload = "p\x00\x80\xff\xc0\xaf\xed\xa0\x80" + everyByte(false) + "\xe2\x82"
+
 const (
-	rawPayload = "p\x00\x80\xff\xc0\xaf\xed\xa0\x80\xe2\x82z"
-	rawCkpt    = "\x00ck\xfe\x80\xc3(\x00"
-	rawCkpt2   = "\xff\xfe\x00v2\xa0"
+	rawCkpt  = "\x00ck\xfe\x80\xc3(\x00"
+	rawCkpt2 = "\xff\xfe\x00v2\xa0"
 )
+
+// everyByte is the 256 byte values in ascending (or descending) order.
+func everyByte(down bool) string {
+	b := make([]byte, 256)
+	for i := range b {
+		b[i] = byte(i)
+		if down {
+			b[i] = byte(255 - i)
+		}
+	}
+	return string(b)
+}
 
 // lcRow is a job row exactly: the canon's three fields and nothing else.
 type lcRow struct {
