@@ -1,6 +1,7 @@
 package contracts
 
 import (
+	"fmt"
 	"github.com/echomq/kit/lua"
 	"github.com/echomq/kit/protocol"
 	"slices"
@@ -162,6 +163,18 @@ var c09 = Contract{ID: "C09", Name: "retry",
 			t.lcWakeIs("orders", 1, rulePromoteWake, "a promote that moved jobs")
 			n = t.lcPromote("orders", 0)
 			t.check(n == 1, rulePromoteCount, "the next promote moves the last one", "count %d", n)
+		})
+		s.clause("due-at-time-is-due", clauseOpts{}, func(t *T) {
+			q := t.q("orders")
+			t.cover(rulePromoteDue)
+			for i, id := range kitIDs(boundaryTrials, 1<<42) {
+				due := t.lcPlantNow("orders", "scheduled", id, 0)
+				if n := t.lcPromote("orders", 0); n != 1 {
+					t.fail(rulePromoteDue, fmt.Sprintf("trial %d: a job due at %d (the server's TIME when planted) is due: promote moves it", i, due),
+						fmt.Sprintf("count %d; scheduled %v", n, t.lcZcard(q.Scheduled())))
+				}
+			}
+			t.check(t.lcZcard(q.Pending()) == boundaryTrials, rulePromoteDue, fmt.Sprintf("%d promoted jobs in pending", boundaryTrials), "%d", t.lcZcard(q.Pending()))
 		})
 	},
 }

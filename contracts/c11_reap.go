@@ -177,5 +177,17 @@ var c11 = Contract{ID: "C11", Name: "reap",
 			n = t.lcReap("orders", 5, 0)
 			t.check(n == 1, ruleReapReturn, "the next reap settles the last one", "count %d", n)
 		})
+		s.clause("deadline-at-time-has-passed", clauseOpts{}, func(t *T) {
+			q := t.q("orders")
+			t.cover(ruleReapExpired)
+			for i, id := range kitIDs(boundaryTrials, 1<<42) {
+				deadline := t.lcPlantNow("orders", "active", id, 1)
+				if n := t.lcReap("orders", 5, 0); n != 1 {
+					t.fail(ruleReapExpired, fmt.Sprintf("trial %d: a lease whose deadline %d is the server's TIME has passed: reap settles it", i, deadline),
+						fmt.Sprintf("count %d; active %v", n, t.lcZcard(q.Active())))
+				}
+			}
+			t.check(t.lcZcard(q.Pending()) == boundaryTrials, ruleReapReturn, fmt.Sprintf("%d reaped jobs in pending", boundaryTrials), "%d", t.lcZcard(q.Pending()))
+		})
 	},
 }

@@ -227,3 +227,28 @@ func (t *T) lcZcard(key string) int64 {
 	_, n, _ := t.do("ZCARD", key)
 	return n
 }
+
+// plantNowScript writes one plain row and puts its id in a zset at the server's TIME, in one
+// step, so that the port's next script reads a TIME equal to the score as often as the clock
+// allows (the boundary of "due ≤ TIME" and "lease ≤ TIME").
+const plantNowScript = `local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('HSET', KEYS[1], 'state', ARGV[2], 'attempts', ARGV[3], 'payload', 'p')
+redis.call('ZADD', KEYS[2], now, ARGV[1])
+return now`
+
+// lcPlantNow plants id in state at score TIME (harness connection) and returns that score.
+func (t *T) lcPlantNow(qn, state, id string, attempts int64) int64 {
+	q := t.q(qn)
+	zkey := map[string]string{"scheduled": q.Scheduled(), "active": q.Active()}[state]
+	v, err := t.admin.do(t.ctx, "EVAL", plantNowScript, "2", jobKey(q, id), zkey, id, state, attempts)
+	if err != nil {
+		t.harness("plant %s at TIME: %v", id, err)
+	}
+	return v.Int
+}
+
+// boundaryTrials is how many times a clause plants an entry at TIME and runs the port's scan at
+// once: a correct port settles it every time; one that compares with < instead of ≤ misses it
+// whenever the scan runs in the same millisecond.
+const boundaryTrials = 25

@@ -34,4 +34,6 @@ var c09 = []Spec{
 		Edits: []Edit{{"retry", "redis.call('ZADD', KEYS[3], 0, id)", "redis.call('ZADD', KEYS[3], now, id)"}}},
 	{Name: "promote-pending-at-due", Contract: "C09", Rule: "promote-due-only", Defect: "promote keeps the due time as the pending score instead of 0",
 		Edits: []Edit{{"promote", "redis.call('ZADD', KEYS[2], 0, id)", "redis.call('ZADD', KEYS[2], now, id)"}}},
+	{Name: "promote-due-exclusive", Contract: "C09", Rule: "promote-due-only", Defect: "promote moves ids due strictly before TIME (< instead of ≤): a job due now waits",
+		Edits: []Edit{{"promote", "redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now,", "redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '(' .. now,"}}},
 }

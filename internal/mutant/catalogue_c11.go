@@ -36,4 +36,6 @@ var c11 = []Spec{
 		Edits: []Edit{{"claim", "local saved = false", "local saved = ''"}}},
 	{Name: "reap-capped-100", Contract: "C11", Rule: "reap-limit", Defect: "reap caps one scan at 100 ids, whatever the limit (the default 1000 is never reached)",
 		Edits: []Edit{{"reap", "'LIMIT', 0, limit)", "'LIMIT', 0, math.min(limit, 100))"}}},
+	{Name: "reap-deadline-exclusive", Contract: "C11", Rule: "reap-expired-only", Defect: "reap takes leases strictly before TIME (< instead of ≤): a lease ending now is neither live nor reaped",
+		Edits: []Edit{{"reap", "redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now,", "redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '(' .. now,"}}},
 }
