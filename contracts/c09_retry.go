@@ -75,9 +75,10 @@ var c09 = Contract{ID: "C09", Name: "retry",
 			c := t.mustClaim("orders", 30000)
 			t.lcCheckpoint("orders", id, c.Token, rawCkpt)
 			t.lcClearWake("orders")
-			out := t.lcRetry("orders", id, c.Token, 2, 0, "e1", ruleRetryPending)
+			why := "e1: «ünïcødé» ✗ \"q\"\t\\\n"
+			out := t.lcRetry("orders", id, c.Token, 2, 0, why, ruleRetryPending)
 			t.check(out == "retried", ruleRetryAtMax, "attempts 1 below max_attempts 2: retried", "%q", out)
-			t.lcQueueIs("orders", lcWant{pending: []string{id}, errors: map[string]string{id: "e1"}, ckpt: map[string]string{id: rawCkpt},
+			t.lcQueueIs("orders", lcWant{pending: []string{id}, errors: map[string]string{id: why}, ckpt: map[string]string{id: rawCkpt},
 				rows: map[string]lcRow{id: {"pending", 1, rawPayload}}}, ruleRetryPending)
 			t.lcWakeIs("orders", 1, ruleRetryWake, "retry with delay 0")
 			c = t.lcRedelivered("orders", id, 2, rawPayload, rawCkpt, ruleCkptRetry)

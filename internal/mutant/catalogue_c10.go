@@ -37,4 +37,6 @@ var c10 = []Spec{
 	{Name: "revive-pending-at-death", Contract: "C10", Rule: "A15-revive-clears-error", Defect: "revive puts the job in pending at its death time instead of score 0",
 		Edits: []Edit{{"revive", "redis.call('ZREM', KEYS[2], id)", "local died = redis.call('ZSCORE', KEYS[2], id)\nredis.call('ZREM', KEYS[2], id)"},
 			{"revive", "redis.call('ZADD', KEYS[3], 0, id)", "redis.call('ZADD', KEYS[3], died, id)"}}},
+	{Name: "retry-dead-arms-wake", Contract: "C10", Rule: "A8-retry-at-max", Defect: "retry arms the wake on its dead path too, unlike fail: idle consumers wake to nothing",
+		Edits: []Edit{{"retry", "  return 'dead'", "  arm(KEYS[7])\n  return 'dead'"}}},
 }
