@@ -123,6 +123,8 @@ var c10 = Contract{ID: "C10", Name: "dead",
 			t.check(out == "dead", ruleRetryAtMax, "attempts 2 > max_attempts 1: dead", "%q", out)
 			y := t.enqueue("orders", "y")
 			c = t.mustClaim("orders", 30000)
+			t.lcRetry("orders", y, c.Token, 5, 0, "first", ruleRetry)
+			c = t.mustClaim("orders", 30000)
 			t.lcCheckpoint("orders", y, c.Token, "cy")
 			t.lcClearWake("orders")
 			before = t.now()
@@ -131,7 +133,7 @@ var c10 = Contract{ID: "C10", Name: "dead",
 			t.leaseWithin(q.Dead(), y, before, after, 0, ruleFailDeath)
 			t.lcWakeIs("orders", 0, ruleFailDeath, "fail of a plain job (nothing to claim)")
 			t.lcQueueIs("orders", lcWant{dead: []string{x, y, z}, errors: map[string]string{x: "boom", y: "boom", z: "over"}, ckpt: map[string]string{x: "cx", y: "cy"},
-				rows: map[string]lcRow{x: {"dead", 2, "x"}, y: {"dead", 1, "y"}, z: {"dead", 2, "z"}}}, ruleRetryAtMax)
+				rows: map[string]lcRow{x: {"dead", 2, "x"}, y: {"dead", 2, "y"}, z: {"dead", 2, "z"}}}, ruleRetryAtMax)
 		})
 		s.clause("fail-death-time-and-morgue-bytes", clauseOpts{}, func(t *T) {
 			q := t.q("orders")

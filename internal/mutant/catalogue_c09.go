@@ -36,4 +36,6 @@ var c09 = []Spec{
 		Edits: []Edit{{"promote", "redis.call('ZADD', KEYS[2], 0, id)", "redis.call('ZADD', KEYS[2], now, id)"}}},
 	{Name: "promote-due-exclusive", Contract: "C09", Rule: "promote-due-only", Defect: "promote moves ids due strictly before TIME (< instead of ≤): a job due now waits",
 		Edits: []Edit{{"promote", "redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now,", "redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '(' .. now,"}}},
+	{Name: "retry-first-error-wins", Contract: "C09", Rule: "retry-keeps-error", Defect: "retry writes the error with HSETNX: the first error is kept instead of the last",
+		Edits: []Edit{{"retry", "redis.call('HSET', KEYS[6], id, text)", "redis.call('HSETNX', KEYS[6], id, text)"}}},
 }

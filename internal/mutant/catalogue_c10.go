@@ -39,4 +39,6 @@ var c10 = []Spec{
 			{"revive", "redis.call('ZADD', KEYS[3], 0, id)", "redis.call('ZADD', KEYS[3], died, id)"}}},
 	{Name: "retry-dead-arms-wake", Contract: "C10", Rule: "A8-retry-at-max", Defect: "retry arms the wake on its dead path too, unlike fail: idle consumers wake to nothing",
 		Edits: []Edit{{"retry", "  return 'dead'", "  arm(KEYS[7])\n  return 'dead'"}}},
+	{Name: "fail-first-error-wins", Contract: "C10", Rule: "fail", Defect: "fail writes the error with HSETNX: an earlier retry's error is kept instead of the last",
+		Edits: []Edit{{"fail", "redis.call('HSET', KEYS[4], id, text)", "redis.call('HSETNX', KEYS[4], id, text)"}}},
 }
