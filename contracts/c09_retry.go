@@ -97,21 +97,25 @@ var c09 = Contract{ID: "C09", Name: "retry",
 			c := t.mustClaim("orders", 30000)
 			t.lcCheckpoint("orders", id, c.Token, rawCkpt)
 			t.lcClearWake("orders")
-			before := t.now()
-			out := t.lcRetry("orders", id, c.Token, 5, 150, "later", ruleRetryScheduled)
-			after := t.now()
+			from := t.now()
+			out := t.lcRetry("orders", id, c.Token, 5, 250, "later", ruleRetryScheduled)
+			to := t.now()
 			t.check(out == "retried", ruleRetryAtMax, "attempts 1 below max_attempts 5: retried", "%q", out)
-			due := t.leaseWithin(q.Scheduled(), id, before, after, 150, ruleRetryScheduled)
+			due := t.leaseWithin(q.Scheduled(), id, from, to, 250, ruleRetryScheduled)
 			t.lcQueueIs("orders", lcWant{scheduled: []string{id}, errors: map[string]string{id: "later"}, ckpt: map[string]string{id: rawCkpt},
 				rows: map[string]lcRow{id: {"scheduled", 1, rawPayload}}}, ruleRetryScheduled)
 			t.lcWakeIs("orders", 1, ruleRetryWake, "retry with a delay (retried)")
 			t.lcClearWake("orders")
-			t.lcUnchanged(rulePromoteDue, "a promote before the due time", func() {
-				n := t.lcPromote("orders", 0)
-				t.check(n == 0 || t.now() >= due, rulePromoteCount, "promote before the due time answers 0", "count %d", n)
-			})
-			t.waitPast(due)
+			before := t.snapshot()
 			n := t.lcPromote("orders", 0)
+			if t.now() < due { // else a slow machine let the due time pass: nothing to learn here
+				d := diff(before, t.snapshot())
+				t.check(n == 0 && d == "", rulePromoteDue, "a promote before the due time answers 0 and changes nothing", "count %d; %s", n, d)
+			}
+			t.waitPast(due)
+			if n == 0 {
+				n = t.lcPromote("orders", 0)
+			}
 			t.check(n == 1, rulePromoteCount, "promote returns the one due job", "count %d", n)
 			t.lcQueueIs("orders", lcWant{pending: []string{id}, errors: map[string]string{id: "later"}, ckpt: map[string]string{id: rawCkpt},
 				rows: map[string]lcRow{id: {"pending", 1, rawPayload}}}, ruleCkptRetry)

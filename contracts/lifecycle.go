@@ -252,3 +252,11 @@ func (t *T) lcPlantNow(qn, state, id string, attempts int64) int64 {
 // once: a correct port settles it every time; one that compares with < instead of ≤ misses it
 // whenever the scan runs in the same millisecond.
 const boundaryTrials = 25
+
+// lcExpire shortens a held lease to 1 ms (extend) and waits until it has passed on the server's
+// clock: the clause can act under a long lease first (checkpoint) however slow the machine.
+func (t *T) lcExpire(qn, id string, token int64) {
+	e, err := t.D.Extend(t.ctx, protocol.ExtendArgs{FenceArgs: fa(qn, id, token), LeaseMS: 1})
+	t.ok(err, ruleExtend, "extend")
+	t.waitPast(e.DeadlineMS)
+}
