@@ -60,6 +60,7 @@ var c10 = Contract{ID: "C10", Name: "dead",
 		s.clause("revive-returns-to-pending", clauseOpts{}, func(t *T) {
 			q := t.q("orders")
 			id, tok := bury(t, "again", "fatal")
+			by, _ := bury(t, "bystander", "fatal too") // revive touches the revived id's traces only
 			t.lcClearWake("orders")
 			r, err := t.D.Revive(t.ctx, protocol.JobArgs{Queue: "orders", ID: id})
 			t.ok(err, ruleMorgue, "revive")
@@ -67,8 +68,8 @@ var c10 = Contract{ID: "C10", Name: "dead",
 			t.state("orders", id, "pending", tok, ruleMorgue)
 			t.in(q.Pending(), id, true, ruleMorgue)
 			t.in(q.Dead(), id, false, ruleMorgue)
-			t.lcQueueIs("orders", lcWant{pending: []string{id}, errors: map[string]string{},
-				rows: map[string]lcRow{id: {"pending", tok, "again"}}}, ruleReviveClears)
+			t.lcQueueIs("orders", lcWant{pending: []string{id}, dead: []string{by}, errors: map[string]string{by: "fatal too"},
+				rows: map[string]lcRow{id: {"pending", tok, "again"}, by: {"dead", 1, "bystander"}}}, ruleReviveClears)
 			t.lcWakeIs("orders", 1, ruleReviveWake, "revive")
 			c := t.mustClaim("orders", 30000)
 			t.check(c.ID == id && c.Token == tok+1, ruleTokens, fmt.Sprintf("the revived job's next token is %d (attempts intact)", tok+1), "%s token %d", c.ID, c.Token)
@@ -84,6 +85,10 @@ var c10 = Contract{ID: "C10", Name: "dead",
 			c := t.mustClaim("orders", 30000)
 			t.ok(t.D.Checkpoint(t.ctx, protocol.CheckpointArgs{FenceArgs: fa("orders", id, c.Token), DataB64: b64("half")}), ruleCheckpoint, "checkpoint")
 			t.ok(t.D.Fail(t.ctx, protocol.FailArgs{FenceArgs: fa("orders", id, c.Token), Error: "fatal"}), ruleFail, "fail")
+			by := t.enqueue("orders", "keep") // purge removes the purged id's traces only
+			c = t.mustClaim("orders", 30000)
+			t.lcCheckpoint("orders", by, c.Token, "keep-half")
+			t.ok(t.D.Fail(t.ctx, protocol.FailArgs{FenceArgs: fa("orders", by, c.Token), Error: "fatal keep"}), ruleFail, "fail")
 			r, err := t.D.Purge(t.ctx, protocol.JobArgs{Queue: "orders", ID: id})
 			t.ok(err, ruleMorgue, "purge")
 			t.check(r.Changed, ruleMorgue, "purge of a dead job answers changed", "changed false")
@@ -95,7 +100,8 @@ var c10 = Contract{ID: "C10", Name: "dead",
 					t.fail(ruleMorgue, "no field for "+id+" in "+h+" after purge", fmt.Sprintf("%q", v))
 				}
 			}
-			t.lcQueueIs("orders", lcWant{errors: map[string]string{}, ckpt: map[string]string{}}, rulePurgeRemoves)
+			t.lcQueueIs("orders", lcWant{dead: []string{by}, errors: map[string]string{by: "fatal keep"}, ckpt: map[string]string{by: "keep-half"},
+				rows: map[string]lcRow{by: {"dead", 1, "keep"}}}, rulePurgeRemoves)
 			r, err = t.D.Purge(t.ctx, protocol.JobArgs{Queue: "orders", ID: id})
 			t.ok(err, ruleMorgue, "purge")
 			t.check(!r.Changed, ruleMorgue, "a second purge answers changed: false", "changed true")

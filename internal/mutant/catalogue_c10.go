@@ -41,4 +41,10 @@ var c10 = []Spec{
 		Edits: []Edit{{"retry", "  return 'dead'", "  arm(KEYS[7])\n  return 'dead'"}}},
 	{Name: "fail-first-error-wins", Contract: "C10", Rule: "fail", Defect: "fail writes the error with HSETNX: an earlier retry's error is kept instead of the last",
 		Edits: []Edit{{"fail", "redis.call('HSET', KEYS[4], id, text)", "redis.call('HSETNX', KEYS[4], id, text)"}}},
+	{Name: "revive-deletes-all-errors", Contract: "C10", Rule: "A15-revive-clears-error", Defect: "revive DELs the whole errors hash instead of the revived id's field",
+		Edits: []Edit{{"revive", "redis.call('HDEL', KEYS[4], id)", "redis.call('DEL', KEYS[4])"}}},
+	{Name: "purge-deletes-all-checkpoints", Contract: "C10", Rule: "A15-purge-removes", Defect: "purge DELs the whole ckpt hash instead of the purged id's field",
+		Edits: []Edit{{"purge", "redis.call('HDEL', KEYS[4], id)", "redis.call('DEL', KEYS[4])"}}},
+	{Name: "purge-deletes-all-errors", Contract: "C10", Rule: "A15-purge-removes", Defect: "purge DELs the whole errors hash instead of the purged id's field",
+		Edits: []Edit{{"purge", "redis.call('HDEL', KEYS[3], id)", "redis.call('DEL', KEYS[3])"}}},
 }
