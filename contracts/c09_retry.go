@@ -134,6 +134,7 @@ var c09 = Contract{ID: "C09", Name: "retry",
 			for i, id := range soon {
 				rows[id] = lcRow{"scheduled", 0, string(rune('a' + i))}
 			}
+			other := t.lcPlant("billing", "scheduled", 0, t.now()-5000, 1, func(int) string { return "billing" }) // another queue's due job
 			last, _ := t.zscore(q.Scheduled(), soon[2])
 			t.waitPast(last)
 			t.lcClearWake("orders")
@@ -155,6 +156,8 @@ var c09 = Contract{ID: "C09", Name: "retry",
 				n = t.lcPromote("orders", 0)
 			})
 			t.check(n == 0, rulePromoteCount, "a promote with nothing due answers 0", "count %d", n)
+			t.lcQueueIs("billing", lcWant{scheduled: other, rows: map[string]lcRow{other[0]: {"scheduled", 0, "billing"}}}, rulePromoteDue)
+			t.check(!t.exists(t.q("billing").Wake()), rulePromoteDue, "promote of orders leaves queue billing alone (no wake)", "billing's wake armed")
 		})
 		s.clause("promote-default-limit", clauseOpts{}, func(t *T) {
 			q := t.q("orders")

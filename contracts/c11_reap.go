@@ -97,6 +97,7 @@ var c11 = Contract{ID: "C11", Name: "reap",
 				t.mustClaim("orders", 100)
 			}
 			t.mustClaim("orders", 60000)
+			other := t.lcPlant("billing", "active", 1, t.now()-5000, 1, func(int) string { return "billing" }) // another queue's expired lease
 			last, _ := t.zscore(q.Active(), short[2])
 			t.waitPast(last)
 			t.lcClearWake("orders")
@@ -118,6 +119,8 @@ var c11 = Contract{ID: "C11", Name: "reap",
 				n = t.lcReap("orders", 1, 0)
 			})
 			t.check(n == 0, ruleReapWake, "a reap with nothing expired answers 0", "count %d", n)
+			t.lcQueueIs("billing", lcWant{active: other, rows: map[string]lcRow{other[0]: {"active", 1, "billing"}}}, ruleReapExpired)
+			t.check(!t.exists(t.q("billing").Wake()), ruleReapExpired, "reap of orders leaves queue billing alone (no wake)", "billing's wake armed")
 		})
 		s.clause("checkpoint-bytes-across-reap-stale-writer", clauseOpts{}, func(t *T) {
 			q := t.q("orders")
