@@ -83,8 +83,10 @@ var c09 = Contract{ID: "C09", Name: "retry",
 			t.lcWakeIs("orders", 1, ruleRetryWake, "retry with delay 0")
 			c = t.lcRedelivered("orders", id, 2, rawPayload, rawCkpt, ruleCkptRetry)
 			t.lcCheckpoint("orders", id, c.Token, rawCkpt2)
+			t.lcWakeIs("orders", 1, ruleWake, "the first retry's token still waits")
 			out = t.lcRetry("orders", id, c.Token, 3, 0, "e2", ruleRetryError)
 			t.check(out == "retried", ruleRetryAtMax, "attempts 2 below max_attempts 3: retried", "%q", out)
+			t.lcWakeIs("orders", 1, ruleWake, "a retry with a token already waiting (at most one)")
 			t.lcQueueIs("orders", lcWant{pending: []string{id}, errors: map[string]string{id: "e2"}, ckpt: map[string]string{id: rawCkpt2},
 				rows: map[string]lcRow{id: {"pending", 2, rawPayload}}}, ruleCkptReplace)
 			c = t.lcRedelivered("orders", id, 3, rawPayload, rawCkpt2, ruleCkptReplace)
@@ -145,12 +147,11 @@ var c09 = Contract{ID: "C09", Name: "retry",
 			}
 			t.lcQueueIs("orders", lcWant{pending: soon[:2], scheduled: []string{soon[2], later}, rows: rows}, rulePromoteLimit)
 			t.lcWakeIs("orders", 1, rulePromoteWake, "a promote that moved jobs")
-			t.lcClearWake("orders")
 			n = t.lcPromote("orders", 0)
 			t.check(n == 1, rulePromoteCount, "the next promote moves the one due job left", "count %d", n)
 			rows[soon[2]] = lcRow{"pending", 0, "c"}
 			t.lcQueueIs("orders", lcWant{pending: soon, scheduled: []string{later}, rows: rows}, rulePromoteDue)
-			t.lcWakeIs("orders", 1, rulePromoteWake, "a promote that moved a job")
+			t.lcWakeIs("orders", 1, ruleWake, "a promote that moved a job with a token already waiting (at most one)")
 			t.lcClearWake("orders")
 			t.lcUnchanged(rulePromoteWake, "a promote with nothing due (the wake stays empty)", func() {
 				n = t.lcPromote("orders", 0)

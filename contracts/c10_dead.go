@@ -71,6 +71,10 @@ var c10 = Contract{ID: "C10", Name: "dead",
 			t.lcQueueIs("orders", lcWant{pending: []string{id}, dead: []string{by}, errors: map[string]string{by: "fatal too"},
 				rows: map[string]lcRow{id: {"pending", tok, "again"}, by: {"dead", 1, "bystander"}}}, ruleReviveClears)
 			t.lcWakeIs("orders", 1, ruleReviveWake, "revive")
+			r, err = t.D.Revive(t.ctx, protocol.JobArgs{Queue: "orders", ID: by})
+			t.ok(err, ruleMorgue, "revive")
+			t.check(r.Changed, ruleMorgue, "revive of a dead job answers changed", "changed false")
+			t.lcWakeIs("orders", 1, ruleWake, "a revive with a token already waiting (at most one)")
 			c := t.mustClaim("orders", 30000)
 			t.check(c.ID == id && c.Token == tok+1, ruleTokens, fmt.Sprintf("the revived job's next token is %d (attempts intact)", tok+1), "%s token %d", c.ID, c.Token)
 			before := t.snapshot()

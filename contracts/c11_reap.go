@@ -108,12 +108,11 @@ var c11 = Contract{ID: "C11", Name: "reap",
 			}
 			t.lcQueueIs("orders", lcWant{pending: short[:2], active: []string{short[2], live}, dead: []string{}, rows: rows}, ruleReapLimit)
 			t.lcWakeIs("orders", 1, ruleReapWake, "a reap that returned jobs")
-			t.lcClearWake("orders")
 			n = t.lcReap("orders", 2, 0)
 			t.check(n == 1, ruleReapReturn, "the next reap returns the one expired lease left", "count %d", n)
 			rows[short[2]] = lcRow{"pending", 1, "c"}
 			t.lcQueueIs("orders", lcWant{pending: short, active: []string{live}, rows: rows}, ruleReapReturn)
-			t.lcWakeIs("orders", 1, ruleReapWake, "a reap that returned a job")
+			t.lcWakeIs("orders", 1, ruleWake, "a reap that returned a job with a token already waiting (at most one)")
 			t.lcClearWake("orders")
 			t.lcUnchanged(ruleReapExpired, "a reap with only a live lease (the wake stays empty)", func() {
 				n = t.lcReap("orders", 1, 0)

@@ -38,4 +38,8 @@ var c09 = []Spec{
 		Edits: []Edit{{"promote", "redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now,", "redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '(' .. now,"}}},
 	{Name: "retry-first-error-wins", Contract: "C09", Rule: "retry-keeps-error", Defect: "retry writes the error with HSETNX: the first error is kept instead of the last",
 		Edits: []Edit{{"retry", "redis.call('HSET', KEYS[6], id, text)", "redis.call('HSETNX', KEYS[6], id, text)"}}},
+	{Name: "retry-wake-twice", Contract: "C09", Rule: "wake", Defect: "retry pushes a wake token even when one is waiting (the list grows past one)",
+		Edits: []Edit{{"retry", "if redis.call('LLEN', wake) == 0 then redis.call('RPUSH', wake, '1') end", "redis.call('RPUSH', wake, '1')"}}},
+	{Name: "promote-wake-twice", Contract: "C09", Rule: "wake", Defect: "promote pushes a wake token even when one is waiting (the list grows past one)",
+		Edits: []Edit{{"promote", "if redis.call('LLEN', wake) == 0 then redis.call('RPUSH', wake, '1') end", "redis.call('RPUSH', wake, '1')"}}},
 }

@@ -47,4 +47,6 @@ var c10 = []Spec{
 		Edits: []Edit{{"purge", "redis.call('HDEL', KEYS[4], id)", "redis.call('DEL', KEYS[4])"}}},
 	{Name: "purge-deletes-all-errors", Contract: "C10", Rule: "A15-purge-removes", Defect: "purge DELs the whole errors hash instead of the purged id's field",
 		Edits: []Edit{{"purge", "redis.call('HDEL', KEYS[3], id)", "redis.call('DEL', KEYS[3])"}}},
+	{Name: "revive-wake-twice", Contract: "C10", Rule: "wake", Defect: "revive pushes a wake token even when one is waiting (the list grows past one)",
+		Edits: []Edit{{"revive", "if redis.call('LLEN', wake) == 0 then redis.call('RPUSH', wake, '1') end", "redis.call('RPUSH', wake, '1')"}}},
 }

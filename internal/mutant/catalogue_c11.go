@@ -38,4 +38,6 @@ var c11 = []Spec{
 		Edits: []Edit{{"reap", "'LIMIT', 0, limit)", "'LIMIT', 0, math.min(limit, 100))"}}},
 	{Name: "reap-deadline-exclusive", Contract: "C11", Rule: "reap-expired-only", Defect: "reap takes leases strictly before TIME (< instead of ≤): a lease ending now is neither live nor reaped",
 		Edits: []Edit{{"reap", "redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now,", "redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '(' .. now,"}}},
+	{Name: "reap-wake-twice", Contract: "C11", Rule: "wake", Defect: "reap pushes a wake token even when one is waiting (the list grows past one)",
+		Edits: []Edit{{"reap", "if redis.call('LLEN', wake) == 0 then redis.call('RPUSH', wake, '1') end", "redis.call('RPUSH', wake, '1')"}}},
 }
