@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/echomq/kit/protocol"
 )
@@ -149,7 +150,7 @@ var c10 = Contract{ID: "C10", Name: "dead",
 			q := t.q("orders")
 			id := t.enqueueWith(protocol.EnqueueArgs{Queue: "orders", PayloadB64: b64(rawPayload)})
 			c := t.mustClaim("orders", 30000)
-			why := "fatal: état ✗ \"quoted\"\n2nd line"
+			why := "fatal: état ✗ \"quoted\"\n2nd line " + strings.Repeat("long trace ", 400)
 			before := t.now()
 			t.ok(t.D.Fail(t.ctx, protocol.FailArgs{FenceArgs: fa("orders", id, c.Token), Error: why}), ruleFail, "fail")
 			after := t.now()
