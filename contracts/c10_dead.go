@@ -145,6 +145,9 @@ var c10 = Contract{ID: "C10", Name: "dead",
 			t.lcWakeIs("orders", 0, ruleFailDeath, "fail of a plain job (nothing to claim)")
 			t.lcQueueIs("orders", lcWant{dead: []string{x, y, z}, errors: map[string]string{x: "boom", y: "boom", z: "over"}, ckpt: map[string]string{x: "cx", y: "cy"},
 				rows: map[string]lcRow{x: {"dead", 2, "x"}, y: {"dead", 2, "y"}, z: {"dead", 2, "z"}}}, ruleRetryAtMax)
+			want := []protocol.DeadJob{t.lcDeadJob("orders", x, 2, "x", "boom"), t.lcDeadJob("orders", z, 2, "z", "over"), t.lcDeadJob("orders", y, 2, "y", "boom")}
+			m := t.lcMorgue("orders", 0)
+			t.check(slices.Equal(m, want), ruleMorgueOp, fmt.Sprintf("the morgue lists %+v, oldest death first", want), "%+v", m)
 		})
 		s.clause("fail-death-time-and-morgue-bytes", clauseOpts{}, func(t *T) {
 			q := t.q("orders")
