@@ -1,8 +1,10 @@
 package contracts
 
 import (
+	"fmt"
 	"github.com/echomq/kit/lua"
 	"github.com/echomq/kit/protocol"
+	"slices"
 )
 
 // c09 is contract C09: retry.
@@ -67,6 +69,121 @@ var c09 = Contract{ID: "C09", Name: "retry",
 			t.check(t.llen(q.Wake()) == 1, ruleWake, "retry arms the wake", "wake length %d", t.llen(q.Wake()))
 			e, _ := t.hget(q.Errors(), id)
 			t.check(e == "again", ruleRetry, "the last error kept", "%q", e)
+		})
+		s.clause("checkpoint-across-zero-delay-retry", clauseOpts{}, func(t *T) {
+			id := t.enqueueWith(protocol.EnqueueArgs{Queue: "orders", PayloadB64: b64(rawPayload)})
+			c := t.mustClaim("orders", 30000)
+			t.lcCheckpoint("orders", id, c.Token, rawCkpt)
+			t.lcClearWake("orders")
+			why := "e1: «ünïcødé» ✗ \"q\"\t\\\n"
+			out := t.lcRetry("orders", id, c.Token, 2, 0, why, ruleRetryPending)
+			t.check(out == "retried", ruleRetryAtMax, "attempts 1 below max_attempts 2: retried", "%q", out)
+			t.lcQueueIs("orders", lcWant{pending: []string{id}, errors: map[string]string{id: why}, ckpt: map[string]string{id: rawCkpt},
+				rows: map[string]lcRow{id: {"pending", 1, rawPayload}}}, ruleRetryPending)
+			t.lcWakeIs("orders", 1, ruleRetryWake, "retry with delay 0")
+			c = t.lcRedelivered("orders", id, 2, rawPayload, rawCkpt, ruleCkptRetry)
+			t.lcCheckpoint("orders", id, c.Token, rawCkpt2)
+			t.lcWakeIs("orders", 1, ruleWake, "the first retry's token still waits")
+			out = t.lcRetry("orders", id, c.Token, 3, 0, "e2", ruleRetryError)
+			t.check(out == "retried", ruleRetryAtMax, "attempts 2 below max_attempts 3: retried", "%q", out)
+			t.lcWakeIs("orders", 1, ruleWake, "a retry with a token already waiting (at most one)")
+			t.lcQueueIs("orders", lcWant{pending: []string{id}, errors: map[string]string{id: "e2"}, ckpt: map[string]string{id: rawCkpt2},
+				rows: map[string]lcRow{id: {"pending", 2, rawPayload}}}, ruleCkptReplace)
+			c = t.lcRedelivered("orders", id, 3, rawPayload, rawCkpt2, ruleCkptReplace)
+			t.complete("orders", id, c.Token)
+			t.lcQueueIs("orders", lcWant{errors: map[string]string{}, ckpt: map[string]string{}}, ruleCompleteRemovesAll)
+		})
+		s.clause("checkpoint-across-delayed-retry-and-promote", clauseOpts{}, func(t *T) {
+			q := t.q("orders")
+			id := t.enqueueWith(protocol.EnqueueArgs{Queue: "orders", PayloadB64: b64(rawPayload)})
+			c := t.mustClaim("orders", 30000)
+			t.lcCheckpoint("orders", id, c.Token, rawCkpt)
+			t.lcClearWake("orders")
+			from := t.now()
+			out := t.lcRetry("orders", id, c.Token, 5, 250, "later", ruleRetryScheduled)
+			to := t.now()
+			t.check(out == "retried", ruleRetryAtMax, "attempts 1 below max_attempts 5: retried", "%q", out)
+			due := t.leaseWithin(q.Scheduled(), id, from, to, 250, ruleRetryScheduled)
+			t.lcQueueIs("orders", lcWant{scheduled: []string{id}, errors: map[string]string{id: "later"}, ckpt: map[string]string{id: rawCkpt},
+				rows: map[string]lcRow{id: {"scheduled", 1, rawPayload}}}, ruleRetryScheduled)
+			t.lcWakeIs("orders", 1, ruleRetryWake, "retry with a delay (retried)")
+			t.lcClearWake("orders")
+			before := t.snapshot()
+			n := t.lcPromote("orders", 0)
+			if t.now() < due { // else a slow machine let the due time pass: nothing to learn here
+				d := diff(before, t.snapshot())
+				t.check(n == 0 && d == "", rulePromoteDue, "a promote before the due time answers 0 and changes nothing", "count %d; %s", n, d)
+			}
+			t.waitPast(due)
+			if n == 0 {
+				n = t.lcPromote("orders", 0)
+			}
+			t.check(n == 1, rulePromoteCount, "promote returns the one due job", "count %d", n)
+			t.lcQueueIs("orders", lcWant{pending: []string{id}, errors: map[string]string{id: "later"}, ckpt: map[string]string{id: rawCkpt},
+				rows: map[string]lcRow{id: {"pending", 1, rawPayload}}}, ruleCkptRetry)
+			t.lcWakeIs("orders", 1, rulePromoteWake, "a promote that moved a job")
+			c = t.lcRedelivered("orders", id, 2, rawPayload, rawCkpt, ruleCkptRetry)
+			t.complete("orders", id, c.Token)
+		})
+		s.clause("promote-due-limit-count", clauseOpts{}, func(t *T) {
+			q := t.q("orders")
+			var soon []string
+			for _, p := range []string{"a", "b", "c"} {
+				soon = append(soon, t.enqueueWith(protocol.EnqueueArgs{Queue: "orders", PayloadB64: b64(p), DelayMS: 100}))
+			}
+			later := t.enqueueWith(protocol.EnqueueArgs{Queue: "orders", PayloadB64: b64("d"), DelayMS: 60000})
+			rows := map[string]lcRow{later: {"scheduled", 0, "d"}}
+			for i, id := range soon {
+				rows[id] = lcRow{"scheduled", 0, string(rune('a' + i))}
+			}
+			other := t.lcPlant("billing", "scheduled", 0, t.now()-5000, 1, func(int) string { return "billing" }) // another queue's due job
+			last, _ := t.zscore(q.Scheduled(), soon[2])
+			t.waitPast(last)
+			t.lcClearWake("orders")
+			n := t.lcPromote("orders", 2)
+			t.check(n == 2, rulePromoteLimit, "promote with limit 2 over three due jobs answers 2", "count %d", n)
+			for _, id := range soon[:2] {
+				rows[id] = lcRow{"pending", 0, rows[id].payload}
+			}
+			t.lcQueueIs("orders", lcWant{pending: soon[:2], scheduled: []string{soon[2], later}, rows: rows}, rulePromoteLimit)
+			t.lcWakeIs("orders", 1, rulePromoteWake, "a promote that moved jobs")
+			n = t.lcPromote("orders", 0)
+			t.check(n == 1, rulePromoteCount, "the next promote moves the one due job left", "count %d", n)
+			rows[soon[2]] = lcRow{"pending", 0, "c"}
+			t.lcQueueIs("orders", lcWant{pending: soon, scheduled: []string{later}, rows: rows}, rulePromoteDue)
+			t.lcWakeIs("orders", 1, ruleWake, "a promote that moved a job with a token already waiting (at most one)")
+			t.lcClearWake("orders")
+			t.lcUnchanged(rulePromoteWake, "a promote with nothing due (the wake stays empty)", func() {
+				n = t.lcPromote("orders", 0)
+			})
+			t.check(n == 0, rulePromoteCount, "a promote with nothing due answers 0", "count %d", n)
+			t.lcQueueIs("billing", lcWant{scheduled: other, rows: map[string]lcRow{other[0]: {"scheduled", 0, "billing"}}}, rulePromoteDue)
+			t.check(!t.exists(t.q("billing").Wake()), rulePromoteDue, "promote of orders leaves queue billing alone (no wake)", "billing's wake armed")
+		})
+		s.clause("promote-default-limit", clauseOpts{}, func(t *T) {
+			q := t.q("orders")
+			ids := t.lcPlant("orders", "scheduled", 0, t.now()-5000, 1001, func(int) string { return "p" })
+			t.lcClearWake("orders")
+			n := t.lcPromote("orders", 0)
+			t.check(n == 1000, rulePromoteLimit, "promote without a limit moves 1000 of 1001 due jobs (default limit 1000)", "count %d", n)
+			left, _ := t.zset(q.Scheduled())
+			t.check(t.lcZcard(q.Pending()) == 1000 && slices.Equal(left, ids[1000:]), rulePromoteLimit,
+				"1000 in pending, the last-due job still scheduled", "pending %d, scheduled %q", t.lcZcard(q.Pending()), left)
+			t.lcWakeIs("orders", 1, rulePromoteWake, "a promote that moved jobs")
+			n = t.lcPromote("orders", 0)
+			t.check(n == 1, rulePromoteCount, "the next promote moves the last one", "count %d", n)
+		})
+		s.clause("due-at-time-is-due", clauseOpts{}, func(t *T) {
+			q := t.q("orders")
+			t.cover(rulePromoteDue)
+			for i, id := range kitIDs(boundaryTrials, 1<<42) {
+				due := t.lcPlantNow("orders", "scheduled", id, 0)
+				if n := t.lcPromote("orders", 0); n != 1 {
+					t.fail(rulePromoteDue, fmt.Sprintf("trial %d: a job due at %d (the server's TIME when planted) is due: promote moves it", i, due),
+						fmt.Sprintf("count %d; scheduled %v", n, t.lcZcard(q.Scheduled())))
+				}
+			}
+			t.check(t.lcZcard(q.Pending()) == boundaryTrials, rulePromoteDue, fmt.Sprintf("%d promoted jobs in pending", boundaryTrials), "%d", t.lcZcard(q.Pending()))
 		})
 	},
 }

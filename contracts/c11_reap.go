@@ -2,8 +2,10 @@ package contracts
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/echomq/kit/protocol"
+	"github.com/echomq/kit/reference/emqerr"
 )
 
 // c11 is contract C11: reap.
@@ -61,7 +63,7 @@ var c11 = Contract{ID: "C11", Name: "reap",
 		})
 		s.clause("at-max-attempts-dead", clauseOpts{}, func(t *T) {
 			q := t.q("orders")
-			id, _, tok := expire(t)
+			id, live, tok := expire(t)
 			r, err := t.D.Reap(t.ctx, protocol.ReapArgs{Queue: "orders", MaxAttempts: tok})
 			t.ok(err, ruleReap, "reap")
 			t.check(r.Count == 1, ruleReap, "reap returns the expired lease", "count %d", r.Count)
@@ -69,6 +71,8 @@ var c11 = Contract{ID: "C11", Name: "reap",
 			t.in(q.Dead(), id, true, ruleReap)
 			e, _ := t.hget(q.Errors(), id)
 			t.check(e == "lease expired", ruleReap, `the error "lease expired"`, "%q", e)
+			t.lcQueueIs("orders", lcWant{dead: []string{id}, active: []string{live}, errors: map[string]string{id: "lease expired"},
+				rows: map[string]lcRow{id: {"dead", tok, "crashy"}, live: {"active", 1, "healthy"}}}, ruleReapDead)
 		})
 		s.clause("live-lease-untouched", clauseOpts{}, func(t *T) {
 			t.enqueue("orders", "x")
@@ -78,6 +82,114 @@ var c11 = Contract{ID: "C11", Name: "reap",
 			t.ok(err, ruleReap, "reap")
 			d := diff(before, t.snapshot())
 			t.check(r.Count == 0 && d == "", ruleReap, "a live lease is not reaped: count 0, nothing changes", "count %d; %s", r.Count, d)
+		})
+		s.clause("limit-attempts-wake", clauseOpts{}, func(t *T) {
+			q := t.q("orders")
+			var short []string
+			rows := map[string]lcRow{}
+			for _, p := range []string{"a", "b", "c"} {
+				short = append(short, t.enqueue("orders", p))
+				rows[short[len(short)-1]] = lcRow{"active", 1, p}
+			}
+			live := t.enqueue("orders", "live")
+			rows[live] = lcRow{"active", 1, "live"}
+			for range short {
+				t.mustClaim("orders", 100)
+			}
+			t.mustClaim("orders", 60000)
+			other := t.lcPlant("billing", "active", 1, t.now()-5000, 1, func(int) string { return "billing" }) // another queue's expired lease
+			last, _ := t.zscore(q.Active(), short[2])
+			t.waitPast(last)
+			t.lcClearWake("orders")
+			n := t.lcReap("orders", 2, 2)
+			t.check(n == 2, ruleReapLimit, "reap with limit 2 over three expired leases answers 2", "count %d", n)
+			for _, id := range short[:2] {
+				rows[id] = lcRow{"pending", 1, rows[id].payload}
+			}
+			t.lcQueueIs("orders", lcWant{pending: short[:2], active: []string{short[2], live}, dead: []string{}, rows: rows}, ruleReapLimit)
+			t.lcWakeIs("orders", 1, ruleReapWake, "a reap that returned jobs")
+			n = t.lcReap("orders", 2, 0)
+			t.check(n == 1, ruleReapReturn, "the next reap returns the one expired lease left", "count %d", n)
+			rows[short[2]] = lcRow{"pending", 1, "c"}
+			t.lcQueueIs("orders", lcWant{pending: short, active: []string{live}, rows: rows}, ruleReapReturn)
+			t.lcWakeIs("orders", 1, ruleWake, "a reap that returned a job with a token already waiting (at most one)")
+			t.lcClearWake("orders")
+			t.lcUnchanged(ruleReapExpired, "a reap with only a live lease (the wake stays empty)", func() {
+				n = t.lcReap("orders", 1, 0)
+			})
+			t.check(n == 0, ruleReapWake, "a reap with nothing expired answers 0", "count %d", n)
+			t.lcQueueIs("billing", lcWant{active: other, rows: map[string]lcRow{other[0]: {"active", 1, "billing"}}}, ruleReapExpired)
+			t.check(!t.exists(t.q("billing").Wake()), ruleReapExpired, "reap of orders leaves queue billing alone (no wake)", "billing's wake armed")
+		})
+		s.clause("checkpoint-bytes-across-reap-stale-writer", clauseOpts{}, func(t *T) {
+			q := t.q("orders")
+			id := t.enqueueWith(protocol.EnqueueArgs{Queue: "orders", PayloadB64: b64(rawPayload)})
+			c1 := t.mustClaim("orders", 30000)
+			t.check(lcCkptOf(c1) == "<none>", ruleCkptRead, "a first claim returns no checkpoint", "%q", lcCkptOf(c1))
+			t.lcCheckpoint("orders", id, c1.Token, rawCkpt)
+			t.lcExpire("orders", id, c1.Token)
+			n := t.lcReap("orders", 5, 0)
+			t.check(n == 1, ruleReapReturn, "reap returns the expired lease", "count %d", n)
+			t.lcQueueIs("orders", lcWant{pending: []string{id}, ckpt: map[string]string{id: rawCkpt},
+				rows: map[string]lcRow{id: {"pending", 1, rawPayload}}}, ruleCkptReap)
+			c2 := t.lcRedelivered("orders", id, 2, rawPayload, rawCkpt, ruleCkptBytes)
+			t.lcUnchanged(ruleStaleCheckpoint, "a checkpoint by the zombie (token 1) while token 2 holds the lease", func() {
+				err := t.D.Checkpoint(t.ctx, protocol.CheckpointArgs{FenceArgs: fa("orders", id, c1.Token), DataB64: b64("zombie")})
+				t.refused(err, emqerr.Stale, ruleStaleCheckpoint, "the zombie's checkpoint")
+			})
+			t.allStale("orders", id, c1.Token, "by the zombie while the redelivery holds the lease")
+			t.lcCheckpoint("orders", id, c2.Token, rawCkpt2+everyByte(true))
+			ck, _ := t.hget(q.Ckpt(), id)
+			t.check(ck == rawCkpt2+everyByte(true), ruleCkptReplace, fmt.Sprintf("the new holder's checkpoint %q replaces the old", rawCkpt2+everyByte(true)), "%q", ck)
+			t.complete("orders", id, c2.Token)
+			t.lcQueueIs("orders", lcWant{errors: map[string]string{}, ckpt: map[string]string{}}, ruleCkptRemoved)
+		})
+		s.clause("empty-checkpoint-is-not-none", clauseOpts{}, func(t *T) {
+			q := t.q("orders")
+			empty := t.enqueue("orders", "empty")
+			none := t.enqueue("orders", "none")
+			c := t.mustClaim("orders", 30000)
+			t.check(c.ID == empty, ruleClaim, "the oldest job first", "%s", c.ID)
+			t.lcCheckpoint("orders", empty, c.Token, "")
+			t.lcExpire("orders", empty, c.Token)
+			c = t.mustClaim("orders", 1)
+			last, _ := t.zscore(q.Active(), none)
+			t.waitPast(last)
+			n := t.lcReap("orders", 5, 0)
+			t.check(n == 2, ruleReapReturn, "reap returns both expired leases", "count %d", n)
+			t.lcQueueIs("orders", lcWant{pending: []string{empty, none}, ckpt: map[string]string{empty: ""},
+				rows: map[string]lcRow{empty: {"pending", 1, "empty"}, none: {"pending", 1, "none"}}}, ruleCkptReap)
+			c = t.mustClaim("orders", 30000)
+			t.check(c.ID == empty && c.CheckpointB64 != nil && *c.CheckpointB64 == "", ruleCkptRead,
+				`the redelivery of `+empty+` returns its empty checkpoint: checkpoint_b64 "" (not null)`, "%s checkpoint_b64 %s", c.ID, lcB64Field(c.CheckpointB64))
+			c = t.mustClaim("orders", 30000)
+			t.check(c.ID == none && c.CheckpointB64 == nil, ruleCkptRead,
+				`the redelivery of `+none+`, which never checkpointed, returns checkpoint_b64 null`, "%s checkpoint_b64 %s", c.ID, lcB64Field(c.CheckpointB64))
+		})
+		s.clause("reap-default-limit", clauseOpts{}, func(t *T) {
+			q := t.q("orders")
+			ids := t.lcPlant("orders", "active", 1, t.now()-5000, 1001, func(int) string { return "p" })
+			t.lcClearWake("orders")
+			n := t.lcReap("orders", 5, 0)
+			t.check(n == 1000, ruleReapLimit, "reap without a limit settles 1000 of 1001 expired leases (default limit 1000)", "count %d", n)
+			left, _ := t.zset(q.Active())
+			t.check(t.lcZcard(q.Pending()) == 1000 && slices.Equal(left, ids[1000:]), ruleReapLimit,
+				"1000 back in pending, the last-expired lease still active", "pending %d, active %q", t.lcZcard(q.Pending()), left)
+			t.lcWakeIs("orders", 1, ruleReapWake, "a reap that returned jobs")
+			n = t.lcReap("orders", 5, 0)
+			t.check(n == 1, ruleReapReturn, "the next reap settles the last one", "count %d", n)
+		})
+		s.clause("deadline-at-time-has-passed", clauseOpts{}, func(t *T) {
+			q := t.q("orders")
+			t.cover(ruleReapExpired)
+			for i, id := range kitIDs(boundaryTrials, 1<<42) {
+				deadline := t.lcPlantNow("orders", "active", id, 1)
+				if n := t.lcReap("orders", 5, 0); n != 1 {
+					t.fail(ruleReapExpired, fmt.Sprintf("trial %d: a lease whose deadline %d is the server's TIME has passed: reap settles it", i, deadline),
+						fmt.Sprintf("count %d; active %v", n, t.lcZcard(q.Active())))
+				}
+			}
+			t.check(t.lcZcard(q.Pending()) == boundaryTrials, ruleReapReturn, fmt.Sprintf("%d reaped jobs in pending", boundaryTrials), "%d", t.lcZcard(q.Pending()))
 		})
 	},
 }

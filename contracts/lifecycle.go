@@ -1,0 +1,262 @@
+package contracts
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/echomq/kit/protocol"
+)
+
+// Bytes a port must carry untouched through every read path: NUL, the high half, and invalid
+// UTF-8 (a lone continuation byte, an overlong '/', a UTF-16 surrogate, a truncated sequence).
+// rawPayload also holds every byte value once, so no range can be mangled unseen.
+var rawPayload = "p\x00\x80\xff\xc0\xaf\xed\xa0\x80" + everyByte(false) + "\xe2\x82"
+
+const (
+	rawCkpt  = "\x00ck\xfe\x80\xc3(\x00"
+	rawCkpt2 = "\xff\xfe\x00v2\xa0"
+)
+
+// everyByte is the 256 byte values in ascending (or descending) order.
+func everyByte(down bool) string {
+	b := make([]byte, 256)
+	for i := range b {
+		b[i] = byte(i)
+		if down {
+			b[i] = byte(255 - i)
+		}
+	}
+	return string(b)
+}
+
+// lcRow is a job row exactly: the canon's three fields and nothing else.
+type lcRow struct {
+	state    string
+	attempts int64
+	payload  string
+}
+
+// lcWant is what a rule implies for a plain queue's keyspace after an op: the exact members
+// of pending, scheduled, active and dead, the exact errors and ckpt hashes (nil: the rule says
+// nothing about them), and every row of the queue exactly.
+type lcWant struct {
+	pending, scheduled, active, dead []string
+	errors, ckpt                     map[string]string
+	rows                             map[string]lcRow
+}
+
+// lcQueueIs compares the queue's whole job keyspace with w; pending scores must all be 0 (canon §2).
+func (t *T) lcQueueIs(qn string, w lcWant, rule Rule) {
+	q := t.q(qn)
+	t.cover(rule)
+	var bad []string
+	for _, s := range []struct {
+		key  string
+		want []string
+	}{{q.Pending(), w.pending}, {q.Scheduled(), w.scheduled}, {q.Active(), w.active}, {q.Dead(), w.dead}} {
+		got, scores := t.zset(s.key)
+		if !lcSameSet(got, s.want) {
+			bad = append(bad, fmt.Sprintf("%s holds %q, want exactly %q", s.key, got, s.want))
+		}
+		if s.key == q.Pending() {
+			for _, m := range got {
+				if scores[m] != 0 {
+					bad = append(bad, fmt.Sprintf("%s holds %s at score %d, want 0", s.key, m, scores[m]))
+				}
+			}
+		}
+	}
+	for _, h := range []struct {
+		key  string
+		want map[string]string
+	}{{q.Errors(), w.errors}, {q.Ckpt(), w.ckpt}} {
+		if h.want == nil {
+			continue
+		}
+		if got := t.hash(h.key); !maps.Equal(got, h.want) {
+			bad = append(bad, fmt.Sprintf("%s is %s, want %s", h.key, lcQuoteMap(got), lcQuoteMap(h.want)))
+		}
+	}
+	bad = append(bad, t.lcRowsAre(jobKey(q, ""), w.rows)...)
+	if len(bad) > 0 {
+		t.fail(rule, "the queue's keyspace exactly as the rule implies", strings.Join(bad, "; "))
+	}
+}
+
+// lcRowsAre lists how the rows under prefix differ from want (exact set of rows, exact fields).
+func (t *T) lcRowsAre(prefix string, want map[string]lcRow) []string {
+	var bad []string
+	var got []string
+	for _, k := range t.allKeys() {
+		if strings.HasPrefix(k, prefix) {
+			got = append(got, strings.TrimPrefix(k, prefix))
+		}
+	}
+	if !lcSameSet(got, slices.Collect(maps.Keys(want))) {
+		bad = append(bad, fmt.Sprintf("rows of %q, want exactly %q", got, slices.Sorted(maps.Keys(want))))
+	}
+	for id, r := range want {
+		row := t.hash(prefix + id)
+		exp := map[string]string{"state": r.state, "attempts": fmt.Sprint(r.attempts), "payload": r.payload}
+		if !maps.Equal(row, exp) {
+			bad = append(bad, fmt.Sprintf("row %s is %s, want %s", id, lcQuoteMap(row), lcQuoteMap(exp)))
+		}
+	}
+	return bad
+}
+
+func lcSameSet(a, b []string) bool {
+	return slices.Equal(slices.Sorted(slices.Values(a)), slices.Sorted(slices.Values(b)))
+}
+
+func lcQuoteMap(m map[string]string) string {
+	var fs []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		fs = append(fs, fmt.Sprintf("%q:%q", k, m[k]))
+	}
+	return "{" + strings.Join(fs, " ") + "}"
+}
+
+// lcClearWake empties the queue's wake list, so that the next op's arming shows.
+func (t *T) lcClearWake(qn string) { t.do("DEL", t.q(qn).Wake()) }
+
+// lcWakeIs checks the wake list's length after an op that must (1) or must not (0) arm it.
+func (t *T) lcWakeIs(qn string, want int64, rule Rule, what string) {
+	n := t.llen(t.q(qn).Wake())
+	t.check(n == want, rule, fmt.Sprintf("%s: the wake list holds %d token(s)", what, want), "wake length %d", n)
+}
+
+// lcCkptOf is the checkpoint a claim returned, or "<none>".
+func lcCkptOf(c *protocol.ClaimResult) string {
+	if c == nil || c.CheckpointB64 == nil {
+		return "<none>"
+	}
+	return unb64(*c.CheckpointB64)
+}
+
+// lcRedelivered claims and checks the job, token, payload and checkpoint bytes it returns.
+func (t *T) lcRedelivered(qn, id string, token int64, payload, ckpt string, rule Rule) *protocol.ClaimResult {
+	c := t.mustClaim(qn, 30000)
+	t.check(c.ID == id && c.Token == token, ruleTokens, fmt.Sprintf("the claim returns %s with token %d", id, token), "%s token %d", c.ID, c.Token)
+	t.check(unb64(c.PayloadB64) == payload, ruleClaim, fmt.Sprintf("the payload bytes %q exactly", payload), "%q", unb64(c.PayloadB64))
+	t.check(lcCkptOf(c) == ckpt, rule, fmt.Sprintf("the claim returns the checkpoint %q exactly", ckpt), "%q", lcCkptOf(c))
+	return c
+}
+
+func (t *T) lcCheckpoint(qn, id string, token int64, data string) {
+	t.ok(t.D.Checkpoint(t.ctx, protocol.CheckpointArgs{FenceArgs: fa(qn, id, token), DataB64: b64(data)}), ruleCheckpoint, "checkpoint")
+}
+
+func (t *T) lcRetry(qn, id string, token, max, delay int64, why string, rule Rule) string {
+	r, err := t.D.Retry(t.ctx, protocol.RetryArgs{FenceArgs: fa(qn, id, token), MaxAttempts: max, DelayMS: delay, Error: why})
+	t.ok(err, rule, "retry")
+	return r.Outcome
+}
+
+func (t *T) lcPromote(qn string, limit int64) int64 {
+	p, err := t.D.Promote(t.ctx, protocol.PromoteArgs{Queue: qn, Limit: limit})
+	t.ok(err, rulePromote, "promote")
+	return p.Count
+}
+
+func (t *T) lcReap(qn string, max, limit int64) int64 {
+	r, err := t.D.Reap(t.ctx, protocol.ReapArgs{Queue: qn, MaxAttempts: max, Limit: limit})
+	t.ok(err, ruleReap, "reap")
+	return r.Count
+}
+
+func (t *T) lcMorgue(qn string, limit int64) []protocol.DeadJob {
+	m, err := t.D.Morgue(t.ctx, protocol.MorgueArgs{Queue: qn, Limit: limit})
+	t.ok(err, ruleMorgue, "morgue")
+	return m.Jobs
+}
+
+// deadJob is the morgue entry the keyspace implies for id.
+func (t *T) lcDeadJob(qn, id string, attempts int64, payload, why string) protocol.DeadJob {
+	died, _ := t.zscore(t.q(qn).Dead(), id)
+	return protocol.DeadJob{ID: id, Attempts: attempts, PayloadB64: b64(payload), Error: why, DiedMS: died}
+}
+
+// unchanged runs op and checks that the keyspace is exactly as before.
+func (t *T) lcUnchanged(rule Rule, what string, op func()) {
+	before := t.snapshot()
+	op()
+	d := diff(before, t.snapshot())
+	t.check(d == "", rule, what+": nothing changes", "%s", d)
+}
+
+// lcB64Field renders an optional *_b64 field as the JSON would show it.
+func lcB64Field(s *string) string {
+	if s == nil {
+		return "null"
+	}
+	return fmt.Sprintf("%q", *s)
+}
+
+// lcPlant writes n plain rows straight into the keyspace from the harness's own connection
+// (never the port's): state and attempts, each id in the state's zset at from+i, a last error
+// for dead ones. It builds the bulk a default limit needs without n round trips through the port.
+func (t *T) lcPlant(qn, state string, attempts, from int64, n int, payload func(i int) string) []string {
+	q := t.q(qn)
+	zkey := map[string]string{"scheduled": q.Scheduled(), "active": q.Active(), "dead": q.Dead()}[state]
+	ids := kitIDs(n, 1<<41)
+	var cmds [][]any
+	for i, id := range ids {
+		cmds = append(cmds, []any{"HSET", jobKey(q, id), "state", state, "attempts", attempts, "payload", payload(i)},
+			[]any{"ZADD", zkey, from + int64(i), id})
+		if state == "dead" {
+			cmds = append(cmds, []any{"HSET", q.Errors(), id, fmt.Sprintf("error %d", i)})
+		}
+	}
+	vs, err := t.admin.pipeline(t.ctx, cmds...)
+	if err != nil {
+		t.harness("plant %d %s rows: %v", n, state, err)
+	}
+	for _, v := range vs {
+		if e := v.Err(); e != nil {
+			t.harness("plant %d %s rows: %v", n, state, e)
+		}
+	}
+	return ids
+}
+
+// lcZcard is the number of members of a zset.
+func (t *T) lcZcard(key string) int64 {
+	_, n, _ := t.do("ZCARD", key)
+	return n
+}
+
+// plantNowScript writes one plain row and puts its id in a zset at the server's TIME, in one
+// step, so that the port's next script reads a TIME equal to the score as often as the clock
+// allows (the boundary of "due ≤ TIME" and "lease ≤ TIME").
+const plantNowScript = `local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('HSET', KEYS[1], 'state', ARGV[2], 'attempts', ARGV[3], 'payload', 'p')
+redis.call('ZADD', KEYS[2], now, ARGV[1])
+return now`
+
+// lcPlantNow plants id in state at score TIME (harness connection) and returns that score.
+func (t *T) lcPlantNow(qn, state, id string, attempts int64) int64 {
+	q := t.q(qn)
+	zkey := map[string]string{"scheduled": q.Scheduled(), "active": q.Active()}[state]
+	v, err := t.admin.do(t.ctx, "EVAL", plantNowScript, "2", jobKey(q, id), zkey, id, state, attempts)
+	if err != nil {
+		t.harness("plant %s at TIME: %v", id, err)
+	}
+	return v.Int
+}
+
+// boundaryTrials is how many times a clause plants an entry at TIME and runs the port's scan at
+// once: a correct port settles it every time; one that compares with < instead of ≤ misses it
+// whenever the scan runs in the same millisecond.
+const boundaryTrials = 25
+
+// lcExpire shortens a held lease to 1 ms (extend) and waits until it has passed on the server's
+// clock: the clause can act under a long lease first (checkpoint) however slow the machine.
+func (t *T) lcExpire(qn, id string, token int64) {
+	e, err := t.D.Extend(t.ctx, protocol.ExtendArgs{FenceArgs: fa(qn, id, token), LeaseMS: 1})
+	t.ok(err, ruleExtend, "extend")
+	t.waitPast(e.DeadlineMS)
+}
