@@ -38,6 +38,7 @@ func run() error {
 		postgresOnly = flag.Bool("postgres-only", false, "start only PostgreSQL")
 		kind         = flag.String("valkey-kind", "", `Valkey kind: "" or valkey (8.1.1), redis (Redis 7.0), valkey8.0`)
 		vargs, pgset multi
+		cluster      = flag.Bool("cluster", false, "also start a 3-primary Valkey Cluster and print its node addresses")
 	)
 	flag.Var(&vargs, "valkey-arg", "extra valkey-server argument (repeatable), e.g. -valkey-arg=--appendonly -valkey-arg=yes")
 	flag.Var(&pgset, "pg-set", "PostgreSQL setting k=v (repeatable), e.g. -pg-set synchronous_commit=off")
@@ -100,6 +101,15 @@ func run() error {
 			psql = "psql (not installed here: apt-get install postgresql-client)"
 		}
 		fmt.Fprintf(os.Stderr, "#   %s '%s'\n", psql, p.URL)
+	}
+	if *cluster {
+		c, err := engines.StartValkeyCluster(startCtx, engines.ClusterOptions{})
+		if err != nil {
+			return err
+		}
+		stops = append(stops, c.Stop)
+		fmt.Printf("export %s=%s\n", engines.EnvValkeyCluster, strings.Join(c.Addrs, ","))
+		fmt.Fprintf(os.Stderr, "# Valkey Cluster, %d primaries (%s mode), pids %v\n", len(c.Addrs), c.Mode, c.PIDs())
 	}
 	fmt.Fprintln(os.Stderr, "# running; Ctrl-C or SIGTERM stops them")
 	<-ctx.Done()
