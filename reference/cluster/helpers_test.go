@@ -120,3 +120,5 @@ func newScripts(b *lua.Bundle) scripts {
 func (s scripts) run(ctx context.Context, r *cluster.Router, name, q, id, lane string, batch []string, args ...any) (resp.Value, error) {
 	return r.EvalSha(ctx, s.cs[name], keysOf(s.b.MustScript(name), q, id, lane, batch), args...)
 }
+
+func keysSlot(q string) uint16 { return cluster.SlotOfQueue(q) }
