@@ -125,7 +125,29 @@ func Dial(ctx context.Context, seeds []string, opt Options) (*Router, error) {
 			return nil, err
 		}
 	}
+	if err := r.LoadBundle(ctx); err != nil {
+		r.Close()
+		return nil, err
+	}
 	return r, nil
+}
+
+// LoadBundle loads every script of the bundle on every primary (SCRIPT LOAD, digest checked), so
+// the first EVALSHA of each script on each node hits. EVALSHA-first stays the rule: a node that
+// loses its scripts (restart, SCRIPT FLUSH, a failover) is reloaded on its NOSCRIPT.
+func (r *Router) LoadBundle(ctx context.Context) error {
+	for _, addr := range r.Primaries() {
+		c, err := r.conn(ctx, addr)
+		if err != nil {
+			return err
+		}
+		for _, ls := range r.bundle.Scripts() {
+			if err := c.LoadScript(ctx, connector.NewScript(ls.Name, ls.Source)); err != nil {
+				return fmt.Errorf("cluster: load bundle on %s: %w", addr, err)
+			}
+		}
+	}
+	return nil
 }
 
 // Bundle is the script bundle the router fences and runs.
