@@ -23,6 +23,9 @@ import (
 // derives lane keys) off a migrating queue.
 func TestMigrationDerivedKeyHazard(t *testing.T) {
 	vc := startCluster(t)
+	if vc.Mode == engines.ModeGiven {
+		t.Skip("moves a slot between primaries: only on a cluster of our own")
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	shards, _ := engines.ClusterShards(ctx, vc.Addrs[0])

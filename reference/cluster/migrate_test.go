@@ -20,6 +20,9 @@ import (
 // enqueued id is completed exactly once; the router followed the redirects.
 func TestSlotMigrationUnderLoad(t *testing.T) {
 	vc := startCluster(t)
+	if vc.Mode == engines.ModeGiven {
+		t.Skip("moves a slot between primaries: only on a cluster of our own")
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	shards, err := engines.ClusterShards(ctx, vc.Addrs[0])
