@@ -10,6 +10,13 @@
 // new owner) and ASK (ASKING and the call on the target, once), waits out TRYAGAIN (a slot in
 // migration whose keys are split between two nodes: the script did not run), and loads a script
 // on the node that answers NOSCRIPT (EVALSHA first, always).
+//
+// Resharding caveat (TestMigrationDerivedKeyHazard): the engine checks only a script's declared
+// KEYS against a migrating slot; the bundle derives job rows (claim, claim_batch, lane_claim,
+// promote, reap) and lane keys (ring upkeep, promote, reap, retry, revive, lane_claim) from the
+// queue prefix. While Valkey 8.1 moves a slot key by key, a script whose declared keys are all
+// still on the source runs there and aborts at its first derived key that already moved, after
+// its earlier writes. The router cannot undo that; keep such scripts off a moving queue.
 package cluster
 
 import (
