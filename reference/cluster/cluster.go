@@ -58,10 +58,11 @@ type Options struct {
 	// Fence tunes the engine check (AllowEngine admits another engine; the mode must still be
 	// cluster: a router on a standalone server is a configuration mistake).
 	Fence fence.Options
-	// MaxRedirects bounds MOVED and ASK hops per call; 8 when zero.
+	// MaxRedirects bounds MOVED and ASK hops in a row; 8 when zero. Past it, and at every
+	// TRYAGAIN, the call waits TryAgain (10ms when zero), rereads the map and starts again from
+	// the owner; TryAgainLimit bounds the waits (1000 when zero), so a migration that never ends
+	// surfaces as ErrRedirects.
 	MaxRedirects int
-	// TryAgain is the wait after a TRYAGAIN (10ms when zero); TryAgainLimit bounds how many
-	// (1000 when zero), so a migration that never ends surfaces as ErrRedirects.
 	TryAgain      time.Duration
 	TryAgainLimit int
 	// Observe, if set, sees every call's final answer: which node answered which slot.
@@ -444,17 +445,22 @@ func (r *Router) route(ctx context.Context, slot uint16, name string, send func(
 			addr, asking = target, true // once: a later answer starts again from the owner
 		case "TRYAGAIN":
 			r.tryAgain.Add(1)
+			hops = r.opt.MaxRedirects + 1 // wait, then start again from the owner
+		}
+		if hops > r.opt.MaxRedirects {
+			// A slot in migration (TRYAGAIN) or a topology still settling (redirects racing the
+			// SETSLOT NODE updates): wait, reread the map and start again from the owner.
 			waits++
 			if waits > r.opt.TryAgainLimit {
-				return v, fmt.Errorf("%w: %s on slot %d: %d TRYAGAIN: %w", ErrRedirects, name, slot, waits-1, err)
+				return v, fmt.Errorf("%w: %s on slot %d: %d waits: %w", ErrRedirects, name, slot, waits-1, err)
 			}
 			if err := sleep(ctx, r.opt.TryAgain); err != nil {
 				return v, err
 			}
-			addr, asking = r.Owner(slot), false
-		}
-		if hops > r.opt.MaxRedirects {
-			return v, fmt.Errorf("%w: %s on slot %d: %d hops: %w", ErrRedirects, name, slot, hops, err)
+			if se.Kind != "TRYAGAIN" {
+				_ = r.Refresh(ctx)
+			}
+			addr, asking, hops = r.Owner(slot), false, 0
 		}
 	}
 }
