@@ -62,7 +62,7 @@ type Options struct {
 	// TRYAGAIN, the call waits TryAgain (10ms when zero), rereads the map and starts again from
 	// the owner; TryAgainLimit bounds the waits (1000 when zero), so a migration that never ends
 	// surfaces as ErrRedirects.
-	MaxRedirects int
+	MaxRedirects  int
 	TryAgain      time.Duration
 	TryAgainLimit int
 	// Observe, if set, sees every call's final answer: which node answered which slot.
