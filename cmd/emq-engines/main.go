@@ -39,6 +39,7 @@ func run() error {
 		kind         = flag.String("valkey-kind", "", `Valkey kind: "" or valkey (8.1.1), redis (Redis 7.0), valkey8.0`)
 		clusterNode  = flag.Bool("cluster-node", false, "start Valkey as a lone cluster-enabled node (what a port without cluster mode must refuse)")
 		vargs, pgset multi
+		cluster      = flag.Bool("cluster", false, "also start a 3-primary Valkey Cluster and print its node addresses")
 	)
 	flag.Var(&vargs, "valkey-arg", "extra valkey-server argument (repeatable), e.g. -valkey-arg=--appendonly -valkey-arg=yes")
 	flag.Var(&pgset, "pg-set", "PostgreSQL setting k=v (repeatable), e.g. -pg-set synchronous_commit=off")
@@ -108,6 +109,15 @@ func run() error {
 			psql = "psql (not installed here: apt-get install postgresql-client)"
 		}
 		fmt.Fprintf(os.Stderr, "#   %s '%s'\n", psql, p.URL)
+	}
+	if *cluster {
+		c, err := engines.StartValkeyCluster(startCtx, engines.ClusterOptions{})
+		if err != nil {
+			return err
+		}
+		stops = append(stops, c.Stop)
+		fmt.Printf("export %s=%s\n", engines.EnvValkeyCluster, strings.Join(c.Addrs, ","))
+		fmt.Fprintf(os.Stderr, "# Valkey Cluster, %d primaries (%s mode), pids %v\n", len(c.Addrs), c.Mode, c.PIDs())
 	}
 	fmt.Fprintln(os.Stderr, "# running; Ctrl-C or SIGTERM stops them")
 	<-ctx.Done()

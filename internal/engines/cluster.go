@@ -1,0 +1,382 @@
+package engines
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// EnvValkeyCluster names a running Valkey Cluster to use as given: its node addresses,
+// comma-separated (host:port,host:port,…). Every node must answer and report cluster_state:ok.
+const EnvValkeyCluster = "EMQ_VALKEY_CLUSTER"
+
+// ClusterSlots is the number of hash slots a cluster divides among its primaries.
+const ClusterSlots = 16384
+
+// ValkeyCluster is a running Valkey Cluster of primaries only.
+type ValkeyCluster struct {
+	Addrs []string // every node's host:port, in slot order for a cluster we started
+	Mode  Mode
+
+	nodes []*Valkey // native mode: one started server per node
+}
+
+// ClusterOptions configure a started cluster.
+type ClusterOptions struct {
+	// Primaries is the number of primaries (each owns an equal run of slots); 3 when zero.
+	Primaries int
+}
+
+// ErrClusterNotReady wraps a cluster whose nodes do not (yet) agree on a healthy slot map.
+var ErrClusterNotReady = errors.New("engines: cluster not ready")
+
+// Stop stops every node we started (by PID, each in its own process group) and removes their
+// dirs; a no-op for a given cluster. Idempotent.
+func (c *ValkeyCluster) Stop() error {
+	if c == nil {
+		return nil
+	}
+	var errs []error
+	for _, n := range c.nodes {
+		errs = append(errs, n.Stop())
+	}
+	return errors.Join(errs...)
+}
+
+// PIDs are the nodes' process IDs in native mode, else nil.
+func (c *ValkeyCluster) PIDs() []int {
+	var out []int
+	for _, n := range c.nodes {
+		out = append(out, n.PID())
+	}
+	return out
+}
+
+// Nodes are the started nodes (native mode), for their logs and PIDs.
+func (c *ValkeyCluster) Nodes() []*Valkey { return append([]*Valkey(nil), c.nodes...) }
+
+// StartValkeyCluster returns a live cluster: the given one (EMQ_VALKEY_CLUSTER) or a native one of
+// opt.Primaries Valkey 8.1.1 nodes on free loopback ports. A container cluster is not offered
+// (ErrUnavailable): cluster-bus addresses inside containers need host networking. ctx bounds the
+// start only; call Stop.
+func StartValkeyCluster(ctx context.Context, opt ClusterOptions) (*ValkeyCluster, error) {
+	mode, err := forcedMode()
+	if err != nil {
+		return nil, err
+	}
+	given := os.Getenv(EnvValkeyCluster)
+	switch {
+	case mode == ModeGiven || (mode == "" && given != ""):
+		if given == "" {
+			return nil, fmt.Errorf("%w: %s=given but %s is not set", ErrUnavailable, EnvMode, EnvValkeyCluster)
+		}
+		return givenCluster(ctx, given)
+	case mode == ModeContainer:
+		return nil, fmt.Errorf("%w: no container cluster; use native mode or %s", ErrUnavailable, EnvValkeyCluster)
+	}
+	n := opt.Primaries
+	if n <= 0 {
+		n = 3
+	}
+	if n > ClusterSlots {
+		return nil, fmt.Errorf("engines: %d primaries for %d slots", n, ClusterSlots)
+	}
+	return nativeCluster(ctx, n)
+}
+
+func givenCluster(ctx context.Context, list string) (*ValkeyCluster, error) {
+	var addrs []string
+	for _, a := range strings.Split(list, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			addrs = append(addrs, a)
+		}
+	}
+	if len(addrs) == 0 {
+		return nil, fmt.Errorf("engines: %s=%q names no node", EnvValkeyCluster, list)
+	}
+	c := &ValkeyCluster{Addrs: addrs, Mode: ModeGiven}
+	if err := checkCluster(ctx, addrs); err != nil {
+		return nil, fmt.Errorf("engines: given %s: %w", EnvValkeyCluster, err)
+	}
+	return c, nil
+}
+
+func nativeCluster(ctx context.Context, n int) (c *ValkeyCluster, err error) {
+	c = &ValkeyCluster{Mode: ModeNative}
+	defer func() {
+		if err != nil {
+			c.Stop() // every exit path stops what was started
+			c = nil
+		}
+	}()
+	for range n {
+		bus, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		// nodes.conf lands in the node's own dir (the process's working dir and --dir).
+		v, err := nativeValkey(ctx, KindValkey, []string{"--cluster-enabled", "yes",
+			"--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "5000",
+			"--cluster-port", strconv.Itoa(bus), "--cluster-require-full-coverage", "yes"})
+		if err != nil {
+			return nil, err
+		}
+		c.nodes = append(c.nodes, v)
+		c.Addrs = append(c.Addrs, v.Addr)
+	}
+	for i, addr := range c.Addrs {
+		lo, hi := i*ClusterSlots/n, (i+1)*ClusterSlots/n-1
+		if _, err := clusterDo(ctx, addr, "CLUSTER", "ADDSLOTSRANGE", strconv.Itoa(lo), strconv.Itoa(hi)); err != nil {
+			return nil, fmt.Errorf("engines: cluster node %s: %w", addr, err)
+		}
+	}
+	for _, addr := range c.Addrs[1:] {
+		host, port, _ := net.SplitHostPort(addr)
+		busPort, err := clusterBusPort(ctx, addr)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := clusterDo(ctx, c.Addrs[0], "CLUSTER", "MEET", host, port, busPort); err != nil {
+			return nil, fmt.Errorf("engines: cluster meet %s: %w", addr, err)
+		}
+	}
+	if err := waitCluster(ctx, c.Addrs, n); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// clusterBusPort reads a node's cluster-port setting.
+func clusterBusPort(ctx context.Context, addr string) (string, error) {
+	v, err := clusterDo(ctx, addr, "CONFIG", "GET", "cluster-port")
+	if err != nil {
+		return "", fmt.Errorf("engines: cluster-port of %s: %w", addr, err)
+	}
+	a, ok := v.([]any)
+	if !ok || len(a) != 2 {
+		return "", fmt.Errorf("engines: cluster-port of %s: odd reply %v", addr, v)
+	}
+	s, _ := a[1].(string)
+	return s, nil
+}
+
+// waitCluster polls until every node says cluster_state:ok and all agree on the shard map.
+func waitCluster(ctx context.Context, addrs []string, primaries int) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	for {
+		err := checkClusterN(ctx, addrs, primaries)
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w: %w (last: %w)", ErrClusterNotReady, ctx.Err(), err)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// checkCluster judges a given cluster once: ok on every node and one agreed map.
+func checkCluster(ctx context.Context, addrs []string) error { return checkClusterN(ctx, addrs, 0) }
+
+// checkClusterN: every node reports cluster_state:ok, every node's CLUSTER SHARDS gives the same
+// primaries and slot ranges, the ranges cover 0..16383 exactly once, and (when primaries > 0)
+// there are that many primaries owning slots.
+func checkClusterN(ctx context.Context, addrs []string, primaries int) error {
+	var first string
+	for _, addr := range addrs {
+		v, err := clusterDo(ctx, addr, "CLUSTER", "INFO")
+		if err != nil {
+			return fmt.Errorf("CLUSTER INFO on %s: %w", addr, err)
+		}
+		info, _ := v.(string)
+		if !strings.Contains(info, "cluster_state:ok") {
+			return fmt.Errorf("%w: %s is not cluster_state:ok", ErrClusterNotReady, addr)
+		}
+		shards, err := ClusterShards(ctx, addr)
+		if err != nil {
+			return err
+		}
+		if err := coverage(shards, primaries); err != nil {
+			return fmt.Errorf("%w: %s: %w", ErrClusterNotReady, addr, err)
+		}
+		if s := fmt.Sprint(shards); first == "" {
+			first = s
+		} else if s != first {
+			return fmt.Errorf("%w: %s sees %s, %s sees %s", ErrClusterNotReady, addrs[0], first, addr, s)
+		}
+	}
+	return nil
+}
+
+// Shard is one primary of a cluster as CLUSTER SHARDS describes it.
+type Shard struct {
+	Primary string   // host:port of the primary
+	ID      string   // its node id
+	Slots   [][2]int // inclusive slot ranges, ascending
+}
+
+// ClusterShards asks addr for CLUSTER SHARDS and returns the primaries that own slots, sorted by
+// their first slot.
+func ClusterShards(ctx context.Context, addr string) ([]Shard, error) {
+	v, err := clusterDo(ctx, addr, "CLUSTER", "SHARDS")
+	if err != nil {
+		return nil, fmt.Errorf("CLUSTER SHARDS on %s: %w", addr, err)
+	}
+	arr, _ := v.([]any)
+	var out []Shard
+	for _, sv := range arr {
+		m := pairs(sv)
+		var sh Shard
+		slots, _ := m["slots"].([]any)
+		for i := 0; i+1 < len(slots); i += 2 {
+			lo, _ := slots[i].(int64)
+			hi, _ := slots[i+1].(int64)
+			sh.Slots = append(sh.Slots, [2]int{int(lo), int(hi)})
+		}
+		nodes, _ := m["nodes"].([]any)
+		for _, nv := range nodes {
+			n := pairs(nv)
+			if n["role"] != "master" && n["role"] != "primary" {
+				continue
+			}
+			ip, _ := n["ip"].(string)
+			if ip == "" {
+				ip, _ = n["endpoint"].(string)
+			}
+			port, _ := n["port"].(int64)
+			sh.Primary = net.JoinHostPort(ip, strconv.FormatInt(port, 10))
+			sh.ID, _ = n["id"].(string)
+		}
+		if len(sh.Slots) > 0 && sh.Primary != "" {
+			out = append(out, sh)
+		}
+	}
+	slices.SortFunc(out, func(a, b Shard) int { return a.Slots[0][0] - b.Slots[0][0] })
+	return out, nil
+}
+
+// coverage checks the shards' ranges cover every slot exactly once.
+func coverage(shards []Shard, primaries int) error {
+	if primaries > 0 && len(shards) != primaries {
+		return fmt.Errorf("%d primaries own slots, want %d", len(shards), primaries)
+	}
+	var rs [][2]int
+	for _, s := range shards {
+		rs = append(rs, s.Slots...)
+	}
+	slices.SortFunc(rs, func(a, b [2]int) int { return a[0] - b[0] })
+	next := 0
+	for _, r := range rs {
+		if r[0] != next || r[1] < r[0] {
+			return fmt.Errorf("slot ranges %v leave a gap or overlap at %d", rs, next)
+		}
+		next = r[1] + 1
+	}
+	if next != ClusterSlots {
+		return fmt.Errorf("slot ranges %v stop at %d", rs, next-1)
+	}
+	return nil
+}
+
+// pairs reads a flat key/value array (RESP2 maps) into a map.
+func pairs(v any) map[string]any {
+	a, _ := v.([]any)
+	m := map[string]any{}
+	for i := 0; i+1 < len(a); i += 2 {
+		if k, ok := a[i].(string); ok {
+			m[k] = a[i+1]
+		}
+	}
+	return m
+}
+
+// clusterDo runs one command on addr over a short-lived connection and returns its reply as
+// string, int64, []any or nil; an error reply is a replyError. Like valkeyInfo it is independent
+// of the kit's connector, so the engines never depend on the code under test.
+func clusterDo(ctx context.Context, addr string, args ...string) (any, error) {
+	d := net.Dialer{Timeout: time.Second}
+	conn, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	if dl, ok := ctx.Deadline(); ok && dl.Before(deadline) {
+		deadline = dl
+	}
+	conn.SetDeadline(deadline)
+	var req strings.Builder
+	writeCommand(&req, args...)
+	if _, err := io.WriteString(conn, req.String()); err != nil {
+		return nil, err
+	}
+	return readValue(bufio.NewReader(conn), 0)
+}
+
+// readValue reads any RESP2 reply (depth-bounded).
+func readValue(r *bufio.Reader, depth int) (any, error) {
+	if depth > 8 {
+		return nil, errors.New("reply nested too deep")
+	}
+	line, err := r.ReadString('\n')
+	if err != nil {
+		return nil, err
+	}
+	line = strings.TrimRight(line, "\r\n")
+	if line == "" {
+		return nil, errors.New("empty reply")
+	}
+	switch line[0] {
+	case '+':
+		return line[1:], nil
+	case '-':
+		return nil, replyError(line[1:])
+	case ':':
+		return strconv.ParseInt(line[1:], 10, 64)
+	case '$':
+		n, err := strconv.Atoi(line[1:])
+		if err != nil {
+			return nil, fmt.Errorf("bad bulk length %q", line)
+		}
+		if n < 0 {
+			return nil, nil
+		}
+		buf := make([]byte, n+2)
+		if _, err := io.ReadFull(r, buf); err != nil {
+			return nil, err
+		}
+		return string(buf[:n]), nil
+	case '*':
+		n, err := strconv.Atoi(line[1:])
+		if err != nil {
+			return nil, fmt.Errorf("bad array length %q", line)
+		}
+		if n < 0 {
+			return nil, nil
+		}
+		out := make([]any, 0, n)
+		for range n {
+			v, err := readValue(r, depth+1)
+			if err != nil {
+				var re replyError
+				if !errors.As(err, &re) {
+					return nil, err
+				}
+				v = err
+			}
+			out = append(out, v)
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("unexpected reply %q", line)
+}
