@@ -2,6 +2,8 @@ package contracts_test
 
 import (
 	"fmt"
+	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -97,4 +99,42 @@ func TestTraceability(t *testing.T) {
 		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", rl.ID, quote, where, strings.Join(mn, "<br>"))
 	}
 	frozen(t, "TRACEABILITY.md", b.String())
+}
+
+// TestPartARulesAreTraced: every Part A choice in PROTOCOL.md names the rules that check it; each
+// named rule exists (and so, by TestTraceability, has clauses and a killed mutant), and every
+// rule whose id starts "A<n>-" is named in row A<n>.
+func TestPartARulesAreTraced(t *testing.T) {
+	doc, err := os.ReadFile("PROTOCOL.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	known := map[string]bool{}
+	for _, rl := range contracts.Rules() {
+		known[rl.ID] = true
+	}
+	row := regexp.MustCompile(`(?m)^\| (A\d+) \|.*\| ([^|]*) \|$`)
+	tick := regexp.MustCompile("`([A-Za-z0-9-]+)`")
+	named := map[string]map[string]bool{}
+	for _, m := range row.FindAllStringSubmatch(string(doc), -1) {
+		named[m[1]] = map[string]bool{}
+		for _, id := range tick.FindAllStringSubmatch(m[2], -1) {
+			named[m[1]][id[1]] = true
+			if !known[id[1]] {
+				t.Errorf("PROTOCOL.md %s names rule %q, which no clause quotes", m[1], id[1])
+			}
+		}
+		if len(named[m[1]]) == 0 {
+			t.Errorf("PROTOCOL.md %s names no rule that checks it", m[1])
+		}
+	}
+	if len(named) != 17 {
+		t.Errorf("found %d Part A rows, want A1…A17", len(named))
+	}
+	for id := range known {
+		a, _, ok := strings.Cut(id, "-")
+		if ok && strings.HasPrefix(a, "A") && named[a] != nil && !named[a][id] {
+			t.Errorf("rule %s is not named in PROTOCOL.md's row %s", id, a)
+		}
+	}
 }
