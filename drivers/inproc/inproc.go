@@ -35,6 +35,7 @@ type Options struct {
 type Factory struct {
 	opt  bus.Options
 	name string
+	wrap mutant.Wrap // the mutant's front of each session; nil without a mutant
 }
 
 // New builds a factory; an unknown mutant name is an error.
@@ -45,9 +46,11 @@ func New(opt Options) (*Factory, error) {
 		if !ok {
 			return nil, fmt.Errorf("inproc: unknown mutant %q (have %v)", opt.Mutant, mutant.Names())
 		}
-		if err := spec.Apply(&f.opt); err != nil {
+		wrap, err := spec.Apply(&f.opt)
+		if err != nil {
 			return nil, fmt.Errorf("inproc: %w", err)
 		}
+		f.wrap = wrap
 		f.name = Name + "+mutant:" + spec.Name
 	}
 	return f, nil
@@ -58,7 +61,11 @@ func (f *Factory) Name() string { return f.name }
 
 // Start returns a fresh session; it connects at hello.
 func (f *Factory) Start(ctx context.Context) (drivers.Driver, error) {
-	return &Driver{opt: f.opt, name: f.name}, nil
+	d := &Driver{opt: f.opt, name: f.name}
+	if f.wrap != nil {
+		return f.wrap(d), nil
+	}
+	return d, nil
 }
 
 // Driver is one session of the reference bus. Methods are called from one goroutine at a time.

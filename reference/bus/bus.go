@@ -30,29 +30,30 @@ type Options struct {
 	Fence fence.Options
 	// Tap receives a copy of every byte the bus's main connection writes.
 	Tap io.Writer
-	// Rewrite, when set, edits a script's source before use. It exists for the mutant
-	// catalogue (reference/mutant); the fence still presents the canonical bundle.
+	// Rewrite, when set, edits a script's source before use (the kit's tests run edited
+	// scripts through it); the fence still presents the canonical bundle.
 	Rewrite func(name, source string) string
-	// Defects switches on deliberate Go-side defects, for the mutant catalogue only.
-	Defects Defects
 	// GroupEnqueue coalesces concurrent Enqueue/Send calls on one queue (no lane) by group
 	// commit: what queues up while an enqueue call is in flight goes as one enqueue_batch.
 	// A lone call is still one enqueue. Off by default: the port ops send one enqueue each.
 	GroupEnqueue bool
+	// Test holds the seams the kit's tests swap parts of the bus at (internal/mutant builds its
+	// catalogue from them). The zero value is the canon's bus; production code leaves it alone.
+	Test Seams
 }
 
-// Defects are deliberate deviations from the canon, each one a mutant of the reference port
-// (reference/mutant). The zero value is correct behaviour.
-type Defects struct {
-	EvalEnqueue      bool // enqueue sends EVAL of an edited source instead of EVALSHA
-	ClientClockLease bool // claim sends an instant (client now + lease) instead of lease_ms
-	ArgvRowPrefix    bool // enqueue passes the row-key prefix in ARGV for the script to build from
-	PollPark         bool // an idle consumer polls claim instead of blocking on the wake key
-	RepeatIDs        bool // the minter restarts its sequence every call: repeats within a ms
-	FenceLate        bool // the minter lease is taken before the fence runs
-	NoRefence        bool // the fence runs at the first connect only, not after a reconnect
-	LaxQueueNames    bool // the key builder sends any queue or lane name
-	LaxIDBrand       bool // the key builder accepts a well-formed id of another brand
+// Seams are the bus's injectable dependencies. Each nil field takes the canon's own.
+type Seams struct {
+	// Hook sees, and may rewrite, every command any connection of the bus sends.
+	Hook connector.Hook
+	// Handshake builds the OnConnect of one connection the bus opens (called once per
+	// connection); fence.OnConnect (the server check, then the bundle fence) when nil.
+	Handshake func(canon *lua.Bundle, opt fence.Options) func(context.Context, *connector.Conn) error
+	// Minter leases the bus's id minter through l; ids.NewMinter when nil.
+	Minter func(ctx context.Context, l ids.Leaser, opt ids.Options) (Minter, error)
+	// Park is one blocking pop of an idle worker on its parking connection: it reports whether
+	// a wake token arrived. A BLPOP of cmd with the given server-side timeout when nil.
+	Park func(ctx context.Context, c *connector.Conn, timeout time.Duration, cmd []any) (woken bool, err error)
 }
 
 // Bus is a connection to one Valkey deployment. Safe for concurrent use: concurrent callers
@@ -70,13 +71,13 @@ type Bus struct {
 	closed  atomic.Bool
 }
 
-// minter is what the bus needs of ids.Minter (and of the repeating defect).
-type minter interface {
+// Minter is what the bus needs of an id minter (*ids.Minter is one).
+type Minter interface {
 	Next(ctx context.Context) (string, error)
 	Close() error
 }
 
-type minterBox struct{ m minter }
+type minterBox struct{ m Minter }
 
 // Open dials addr with the fence as the connection's OnConnect, and leases an id minter.
 func Open(ctx context.Context, addr string, opt Options) (*Bus, error) {
@@ -93,19 +94,6 @@ func Open(ctx context.Context, addr string, opt Options) (*Bus, error) {
 	}
 	copt := b.connOptions()
 	copt.Tap = opt.Tap
-	if opt.Defects.FenceLate {
-		// Defect: at the first connect the server check only; the fence waits until the
-		// minter is leased. Reconnects fence as they should.
-		var first atomic.Bool
-		first.Store(true)
-		full := copt.OnConnect
-		copt.OnConnect = func(ctx context.Context, c *connector.Conn) error {
-			if first.Swap(false) {
-				return fence.Check(c.Server(), opt.Fence)
-			}
-			return full(ctx, c)
-		}
-	}
 	conn, err := connector.Dial(ctx, addr, copt)
 	if err != nil {
 		return nil, fmt.Errorf("bus: open %s: %w", addr, fence.Classify(err))
@@ -117,38 +105,19 @@ func Open(ctx context.Context, addr string, opt Options) (*Bus, error) {
 		return nil, err
 	}
 	b.mint.Store(&minterBox{m})
-	if opt.Defects.FenceLate {
-		if _, err := fence.Run(ctx, conn, canon); err != nil {
-			m.Close()
-			conn.Close()
-			return nil, fmt.Errorf("bus: open %s: %w", addr, err)
-		}
-	}
 	return b, nil
 }
 
 // handshake is a fresh OnConnect for one connection the bus opens.
 func (b *Bus) handshake() func(context.Context, *connector.Conn) error {
-	hook := fence.OnConnect(b.canon, b.opt.Fence)
-	if !b.opt.Defects.NoRefence {
-		return hook
+	if h := b.opt.Test.Handshake; h != nil {
+		return h(b.canon, b.opt.Fence)
 	}
-	// Defect: the connection fences once and trusts itself after a reconnect.
-	var once atomic.Bool
-	return func(ctx context.Context, c *connector.Conn) error {
-		if once.Load() {
-			return nil
-		}
-		if err := hook(ctx, c); err != nil {
-			return err
-		}
-		once.Store(true)
-		return nil
-	}
+	return fence.OnConnect(b.canon, b.opt.Fence)
 }
 
 func (b *Bus) connOptions() connector.Options {
-	return connector.Options{DialTimeout: b.opt.DialTimeout, OnConnect: b.handshake()}
+	return connector.Options{DialTimeout: b.opt.DialTimeout, OnConnect: b.handshake(), Hook: b.opt.Test.Hook}
 }
 
 // dial opens another fenced connection to the same server (a consumer's parking line).
@@ -283,30 +252,20 @@ func (l leaser) Release(ctx context.Context, worker int, owner string) error {
 	return err
 }
 
-func (b *Bus) newMinter(ctx context.Context) (minter, error) {
-	m, err := ids.NewMinter(ctx, leaser{b.conn}, ids.Options{TTL: b.opt.MinterTTL})
+func (b *Bus) newMinter(ctx context.Context) (Minter, error) {
+	opt := ids.Options{TTL: b.opt.MinterTTL}
+	var m Minter
+	var err error
+	if f := b.opt.Test.Minter; f != nil {
+		m, err = f(ctx, leaser{b.conn}, opt)
+	} else {
+		m, err = ids.NewMinter(ctx, leaser{b.conn}, opt)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("bus: minter: %w", err)
 	}
-	if b.opt.Defects.RepeatIDs {
-		return &repeater{m: m}, nil
-	}
 	return m, nil
 }
-
-// repeater is the RepeatIDs defect: the leased worker id, but the sequence is always 0, so two
-// ids minted within one millisecond are equal.
-type repeater struct{ m *ids.Minter }
-
-func (r *repeater) Next(ctx context.Context) (string, error) {
-	if _, err := r.m.NextSnowflake(ctx); err != nil { // keeps the lease checks honest
-		return "", err
-	}
-	ms := uint64(time.Since(ids.Epoch).Milliseconds())
-	return ids.Encode(ids.BrandJob, ids.Compose(ms, r.m.Worker(), 0)), nil
-}
-
-func (r *repeater) Close() error { return r.m.Close() }
 
 // Mint mints a JOB id from the bus's leased minter.
 func (b *Bus) Mint(ctx context.Context) (string, error) {

@@ -336,9 +336,6 @@ type parkSlot struct{ conn *connector.Conn }
 // another idle worker is blocked on the key while it claims.
 func (w *worker) parkUntilWoken(ctx context.Context) bool {
 	c := w.c
-	if c.bus.opt.Defects.PollPark {
-		return sleep(ctx, 5*time.Millisecond) // defect: poll the claim instead of parking
-	}
 	var s *parkSlot
 	select {
 	case s = <-w.slots:
@@ -360,7 +357,7 @@ func (w *worker) parkUntilWoken(ctx context.Context) bool {
 			}
 			s.conn = p
 		}
-		v, err := s.conn.DoBlocking(ctx, c.opt.Park, c.wake...)
+		woken, err := c.pop(ctx, s.conn)
 		if err != nil {
 			// A cancelled pop is still in flight on the server: close the line so it cannot
 			// swallow a token meant for another consumer.
@@ -377,11 +374,20 @@ func (w *worker) parkUntilWoken(ctx context.Context) bool {
 			continue
 		}
 		fails = 0
-		if !v.Null {
+		if woken {
 			return true
 		}
 	}
 	return false
+}
+
+// pop is one blocking pop on the wake key: true when a token arrived, false on its timeout.
+func (c *Consumer) pop(ctx context.Context, conn *connector.Conn) (bool, error) {
+	if p := c.bus.opt.Test.Park; p != nil {
+		return p(ctx, conn, c.opt.Park, c.wake)
+	}
+	v, err := conn.DoBlocking(ctx, c.opt.Park, c.wake...)
+	return err == nil && !v.Null, err
 }
 
 // handle runs the handler under a heartbeat and settles the job by its outcome.

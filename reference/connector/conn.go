@@ -43,7 +43,16 @@ type Options struct {
 	// BlockSlack is added to a blocking command's own timeout to form its read deadline;
 	// 2s when zero.
 	BlockSlack time.Duration
+	// Hook, if set, sees every command before it is encoded and sends what it returns instead
+	// (like rueidishook): the seam the kit's tests and mutants observe and rewrite traffic at.
+	// It runs on the caller's goroutine, possibly concurrently. Nil costs nothing.
+	Hook Hook
 }
+
+// Hook observes and may rewrite one command: it receives the command's arguments (the name
+// first; a script call arrives as EVALSHA sha numkeys keys… args…, a command of a Batch with
+// every argument as []byte) and returns the arguments to send. It must not keep or modify args.
+type Hook func(args []any) []any
 
 // ServerInfo is the server's answer to HELLO 2.
 type ServerInfo struct {
@@ -239,6 +248,9 @@ func (c *Conn) roundTrip(ctx context.Context, cl *call, wire []byte, dst []resp.
 // and as its *resp.ServerError. Arguments: string, []byte, int, int64, uint64, float64 (and
 // the other scalars resp.AppendCommand accepts).
 func (c *Conn) Do(ctx context.Context, args ...any) (resp.Value, error) {
+	if c.opt.Hook != nil {
+		args = c.opt.Hook(args)
+	}
 	cl := getCall(1)
 	var err error
 	cl.wire, err = resp.AppendCommand(cl.wire[:0], args...)
@@ -263,6 +275,9 @@ func (c *Conn) Do(ctx context.Context, args ...any) (resp.Value, error) {
 // DoBlocking is Do for a blocking command whose server-side timeout is given explicitly (0 =
 // forever); see the package comment for why it belongs on a dedicated Conn.
 func (c *Conn) DoBlocking(ctx context.Context, timeout time.Duration, args ...any) (resp.Value, error) {
+	if c.opt.Hook != nil {
+		args = c.opt.Hook(args)
+	}
 	cl := getCall(1)
 	var err error
 	cl.wire, err = resp.AppendCommand(cl.wire[:0], args...)
