@@ -193,8 +193,8 @@ func claimResult(j *bus.Job, err error) (*protocol.ClaimResult, error) {
 		return nil, err
 	}
 	r := &protocol.ClaimResult{ID: j.ID, PayloadB64: base64.StdEncoding.EncodeToString(j.Payload), Token: j.Token, Lane: j.Lane}
-	if j.Saved != nil {
-		s := base64.StdEncoding.EncodeToString(j.Saved)
+	if j.LastCheckpoint != nil {
+		s := base64.StdEncoding.EncodeToString(j.LastCheckpoint)
 		r.CheckpointB64 = &s
 	}
 	return r, nil

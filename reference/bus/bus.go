@@ -33,10 +33,10 @@ type Options struct {
 	// Rewrite, when set, edits a script's source before use (the kit's tests run edited
 	// scripts through it); the fence still presents the canonical bundle.
 	Rewrite func(name, source string) string
-	// GroupEnqueue coalesces concurrent Enqueue/Send calls on one queue (no lane) by group
-	// commit: what queues up while an enqueue call is in flight goes as one enqueue_batch.
-	// A lone call is still one enqueue. Off by default: the port ops send one enqueue each.
-	GroupEnqueue bool
+	// BatchEnqueue coalesces concurrent Enqueue/Send calls on one queue (no lane): what queues
+	// up while an enqueue call is in flight goes as one enqueue_batch. A lone call is still
+	// one enqueue. Off by default: the port ops send one enqueue each.
+	BatchEnqueue bool
 	// Test holds the seams the kit's tests swap parts of the bus at (internal/mutant builds its
 	// catalogue from them). The zero value is the canon's bus; production code leaves it alone.
 	Test Seams
@@ -69,7 +69,12 @@ type Bus struct {
 	last    string   // the greatest id minted: a replacement minter starts above it
 	queues  sync.Map // queue name → *qkeys
 	closed  atomic.Bool
+	done    chan struct{}  // closed by Close: the enqueue batchers stop
+	loops   sync.WaitGroup // the enqueue batchers
 }
+
+// errBusClosed is what a call gets after Close.
+var errBusClosed = errors.New("bus: closed")
 
 // Minter is what the bus needs of an id minter (*ids.Minter is one).
 type Minter interface {
@@ -88,7 +93,7 @@ func Open(ctx context.Context, addr string, opt Options) (*Bus, error) {
 	if opt.DialTimeout == 0 {
 		opt.DialTimeout = 5 * time.Second
 	}
-	b := &Bus{addr: addr, opt: opt, canon: canon}
+	b := &Bus{addr: addr, opt: opt, canon: canon, done: make(chan struct{})}
 	if b.scripts, err = loadScripts(canon, opt.Rewrite); err != nil {
 		return nil, err
 	}
@@ -176,6 +181,8 @@ func (b *Bus) Close() error {
 	if b.closed.Swap(true) {
 		return nil
 	}
+	close(b.done)
+	b.loops.Wait()
 	err := b.mint.Load().m.Close()
 	return errors.Join(err, b.conn.Close())
 }

@@ -142,7 +142,7 @@ func (c *Consumer) Run(ctx context.Context) error {
 	defer kill(ErrShutdown)
 	var wg, workers sync.WaitGroup
 	// Lane consumers claim one lane_claim per worker (the ring rotates per claim); the others
-	// claim through the claimer's group commit. All complete through the completer's.
+	// claim through the claim batcher. All complete through the complete batcher.
 	var claims chan claimReq
 	if !c.opt.Lanes {
 		claims = make(chan claimReq)

@@ -62,9 +62,9 @@ func (b *Bus) Send(ctx context.Context, queue string, m Message) (Enqueued, erro
 	}
 	// ARGV is spelled out at each call, not returned by enqueueCall, so its boxed values stay
 	// on the stack: the connector only encodes them.
-	if b.opt.GroupEnqueue && m.Lane == "" {
+	if b.opt.BatchEnqueue && m.Lane == "" {
 		r := &enqReq{row: ks[0], id: m.ID, payload: m.Payload, delay: delay, done: make(chan struct{})}
-		created, err := b.enqueueGrouped(ctx, q, r)
+		created, err := b.enqueueBatched(ctx, q, r)
 		if err != nil {
 			return Enqueued{}, err
 		}
@@ -166,9 +166,9 @@ func (b *Bus) claimed(q *qkeys, v resp.Value, leaseMS int64) (*Job, error) {
 	j := &Job{bus: b, q: q, Queue: q.name, ID: string(e[0].Str), Payload: e[1].Str, Token: e[2].Int}
 	j.lease.Store(leaseMS)
 	if len(e) > 3 && !e[3].Null && e[3].Type == resp.BulkString {
-		j.Saved = e[3].Str
-		if j.Saved == nil {
-			j.Saved = []byte{}
+		j.LastCheckpoint = e[3].Str
+		if j.LastCheckpoint == nil {
+			j.LastCheckpoint = []byte{}
 		}
 	}
 	if len(e) > 4 {
@@ -404,7 +404,7 @@ func (b *Bus) Revive(ctx context.Context, queue, id string) (bool, error) {
 // Purge removes a dead job for good; false when it is not dead.
 func (b *Bus) Purge(ctx context.Context, queue, id string) (bool, error) {
 	return b.byID(ctx, "purge", queue, id, b.scripts.purge, func(q *qkeys) []string {
-		return []string{q.dead, q.errors, q.ckpt, q.laneof}
+		return []string{q.dead, q.errors, q.checkpoint, q.laneof}
 	})
 }
 

@@ -10,17 +10,17 @@ import (
 // queue holds a queue's keys, built once, and the static KEYS lists of its scripts. The lists
 // are shared read-only by concurrent calls.
 type qkeys struct {
-	k                                               keys.Q
-	name                                            string
-	pending, active, scheduled, dead, errors, ckpt  string
-	meta, wake, ring, lanes, laneof                 string
-	claimKeys, laneClaimKeys, reapKeys, promoteKeys []string
-	pauseKeys, resumeKeys, lanePauseKeys            []string
+	k                                                    keys.Q
+	name                                                 string
+	pending, active, scheduled, dead, errors, checkpoint string
+	meta, wake, ring, lanes, laneof                      string
+	claimKeys, laneClaimKeys, reapKeys, promoteKeys      []string
+	pauseKeys, resumeKeys, lanePauseKeys                 []string
 	// The KEYS after the row key of the fenced scripts.
 	completeRest, retryRest, failRest, extendRest, checkpointRest []string
 	// The fixed KEYS of the batch scripts; the rows follow, one per item.
 	completeBatchKeys, enqueueBatchKeys []string
-	enq                                 enqGroup // Options.GroupEnqueue's group commit
+	enq                                 enqBatcher // Options.BatchEnqueue's batcher
 }
 
 // queue returns the cached keys of queue name; EMQKEY for a name outside the grammar.
@@ -34,21 +34,21 @@ func (b *Bus) queue(name string) (*qkeys, error) {
 	}
 	q := &qkeys{k: kq, name: name,
 		pending: kq.Pending(), active: kq.Active(), scheduled: kq.Scheduled(), dead: kq.Dead(),
-		errors: kq.Errors(), ckpt: kq.Ckpt(), meta: kq.Meta(), wake: kq.Wake(), ring: kq.Ring(),
+		errors: kq.Errors(), checkpoint: kq.Ckpt(), meta: kq.Meta(), wake: kq.Wake(), ring: kq.Ring(),
 		lanes: kq.Lanes(), laneof: kq.LaneOf()}
-	q.claimKeys = []string{q.pending, q.active, q.meta, q.wake, q.ckpt, q.ring}
-	q.laneClaimKeys = []string{q.ring, q.active, q.meta, q.wake, q.ckpt, q.lanes, q.pending}
+	q.claimKeys = []string{q.pending, q.active, q.meta, q.wake, q.checkpoint, q.ring}
+	q.laneClaimKeys = []string{q.ring, q.active, q.meta, q.wake, q.checkpoint, q.lanes, q.pending}
 	q.reapKeys = []string{q.active, q.pending, q.dead, q.errors, q.wake, q.laneof, q.lanes, q.ring}
 	q.promoteKeys = []string{q.scheduled, q.pending, q.wake, q.laneof, q.lanes, q.ring}
 	q.pauseKeys = []string{q.meta}
 	q.resumeKeys = []string{q.meta, q.pending, q.ring, q.wake}
 	q.lanePauseKeys = []string{q.lanes, q.ring}
-	q.completeRest = []string{q.active, q.ckpt, q.errors, q.laneof, q.lanes, q.ring, q.wake}
+	q.completeRest = []string{q.active, q.checkpoint, q.errors, q.laneof, q.lanes, q.ring, q.wake}
 	q.retryRest = []string{q.active, q.pending, q.scheduled, q.dead, q.errors, q.wake, q.laneof, q.lanes, q.ring}
 	q.failRest = []string{q.active, q.dead, q.errors, q.laneof, q.lanes, q.ring, q.wake}
 	q.extendRest = []string{q.active}
-	q.checkpointRest = []string{q.active, q.ckpt}
-	q.completeBatchKeys = []string{q.active, q.ckpt, q.errors, q.laneof, q.lanes, q.ring, q.wake}
+	q.checkpointRest = []string{q.active, q.checkpoint}
+	q.completeBatchKeys = []string{q.active, q.checkpoint, q.errors, q.laneof, q.lanes, q.ring, q.wake}
 	q.enqueueBatchKeys = []string{q.pending, q.scheduled, q.wake}
 	got, _ := b.queues.LoadOrStore(name, q)
 	return got.(*qkeys), nil
