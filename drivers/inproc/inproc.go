@@ -21,6 +21,9 @@ import (
 	"github.com/echomq/kit/reference/keys"
 )
 
+// maxMint bounds the ids one mint returns (n × parallel).
+const maxMint = 100_000
+
 // Name is the driver's name in reports.
 const Name = "echomq-go-reference"
 
@@ -110,7 +113,8 @@ func (d *Driver) Mint(ctx context.Context, a protocol.MintArgs) (protocol.MintRe
 		return protocol.MintResult{}, err
 	}
 	par := max(a.Parallel, 1)
-	if a.N < 0 || a.N > 1_000_000 || par > 1024 {
+	// One reply holds every id: bounded like the port server's mint (portserver.MaxMint).
+	if a.N < 0 || a.N > maxMint || par > 1024 || a.N*par > maxMint {
 		return protocol.MintResult{}, argErr("mint n %d parallel %d", a.N, a.Parallel)
 	}
 	out := make([][]string, par)
