@@ -91,6 +91,8 @@ func (c *Consumer) claimer(ctx, hard context.Context, in <-chan claimReq) {
 
 // claimFor runs one claim (a lone request) or claim_batch and answers every request.
 func (c *Consumer) claimFor(hard context.Context, reqs []claimReq) {
+	hard, cancel := c.leased(hard)
+	defer cancel()
 	var jobs []*Job
 	var err error
 	if len(reqs) == 1 {
@@ -121,6 +123,8 @@ func (c *Consumer) completer(hard context.Context, in <-chan ackReq) {
 
 // completeFor runs one complete (a lone request) or complete_batch and answers every request.
 func (c *Consumer) completeFor(hard context.Context, reqs []ackReq) {
+	hard, cancel := c.leased(hard)
+	defer cancel()
 	if len(reqs) == 1 {
 		reqs[0].reply <- reqs[0].j.Complete(hard)
 		return

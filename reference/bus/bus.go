@@ -59,18 +59,19 @@ type Seams struct {
 // Bus is a connection to one Valkey deployment. Safe for concurrent use: concurrent callers
 // share the main connection's implicit pipeline.
 type Bus struct {
-	addr    string
-	opt     Options
-	canon   *lua.Bundle
-	scripts scripts
-	conn    *connector.Conn
-	mint    atomic.Pointer[minterBox]
-	lastMu  sync.Mutex
-	last    string   // the greatest id minted: a replacement minter starts above it
-	queues  sync.Map // queue name → *qkeys
-	closed  atomic.Bool
-	done    chan struct{}  // closed by Close: the enqueue batchers stop
-	loops   sync.WaitGroup // the enqueue batchers
+	addr     string
+	opt      Options
+	canon    *lua.Bundle
+	scripts  scripts
+	conn     *connector.Conn
+	mint     atomic.Pointer[minterBox]
+	lastMu   sync.Mutex
+	last     string     // the greatest id minted: a replacement minter starts above it
+	remintMu sync.Mutex // one minter replacement at a time
+	queues   sync.Map   // queue name → *qkeys
+	closed   atomic.Bool
+	done     chan struct{}  // closed by Close: the enqueue batchers stop
+	loops    sync.WaitGroup // the enqueue batchers
 }
 
 // errBusClosed is what a call gets after Close.
@@ -99,6 +100,9 @@ func Open(ctx context.Context, addr string, opt Options) (*Bus, error) {
 	}
 	copt := b.connOptions()
 	copt.Tap = opt.Tap
+	// The main connection reconnects by itself after any loss: HELLO 2 and the fence run
+	// again first on every new socket; calls meanwhile fail at once, retriable.
+	copt.Redial = true
 	conn, err := connector.Dial(ctx, addr, copt)
 	if err != nil {
 		return nil, fmt.Errorf("bus: open %s: %w", addr, fence.Classify(err))
@@ -145,17 +149,35 @@ func (b *Bus) Server() connector.ServerInfo { return b.conn.Server() }
 
 // Reconnect replaces the main connection's socket; the handshake runs again first. A minter
 // that lost its lease is replaced by a freshly leased one that mints above every id so far.
+// The bus also reconnects by itself after a connection loss; this forces it.
 func (b *Bus) Reconnect(ctx context.Context) error {
 	if err := b.conn.Reconnect(ctx); err != nil {
 		return fmt.Errorf("bus: reconnect: %w", fence.Classify(err))
 	}
-	old := b.mint.Load().m
-	if _, err := old.Next(ctx); err == nil {
+	old := b.mint.Load()
+	if _, err := old.m.Next(ctx); err == nil {
 		return nil // the lease holds
+	}
+	if err := b.remint(ctx, old); err != nil {
+		return fmt.Errorf("bus: reconnect: %w", err)
+	}
+	return nil
+}
+
+// Reconnects counts the main connection's sockets that replaced a lost one.
+func (b *Bus) Reconnects() int64 { return b.conn.Reconnects() }
+
+// remint replaces the minter old (its lease lost, e.g. across a server restart) by a freshly
+// leased one that mints above every id minted so far. Concurrent callers replace it once.
+func (b *Bus) remint(ctx context.Context, old *minterBox) error {
+	b.remintMu.Lock()
+	defer b.remintMu.Unlock()
+	if b.mint.Load() != old {
+		return nil // replaced meanwhile
 	}
 	m, err := b.newMinter(ctx)
 	if err != nil {
-		return fmt.Errorf("bus: reconnect: %w", err)
+		return err
 	}
 	b.lastMu.Lock()
 	last := b.last
@@ -165,14 +187,14 @@ func (b *Bus) Reconnect(ctx context.Context) error {
 		id, err := m.Next(ctx)
 		if err != nil {
 			m.Close()
-			return fmt.Errorf("bus: reconnect: %w", err)
+			return err
 		}
 		if id > last {
 			break
 		}
 	}
 	b.mint.Store(&minterBox{m})
-	old.Close() // its lease is gone already; releasing is best effort
+	old.m.Close() // its lease is gone already; releasing is best effort
 	return nil
 }
 
@@ -276,7 +298,14 @@ func (b *Bus) newMinter(ctx context.Context) (Minter, error) {
 
 // Mint mints a JOB id from the bus's leased minter.
 func (b *Bus) Mint(ctx context.Context) (string, error) {
-	id, err := b.mint.Load().m.Next(ctx)
+	box := b.mint.Load()
+	id, err := box.m.Next(ctx)
+	if errors.Is(err, ids.ErrLeaseLost) && !b.closed.Load() {
+		// The lease lapsed (an outage outlived it): lease again, above every id so far.
+		if err = b.remint(ctx, box); err == nil {
+			id, err = b.mint.Load().m.Next(ctx)
+		}
+	}
 	if err != nil {
 		return "", fmt.Errorf("bus: mint: %w", err)
 	}

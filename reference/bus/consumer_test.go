@@ -340,7 +340,7 @@ func TestConsumerParkedBound(t *testing.T) {
 	}
 	var n atomic.Int64
 	var workers sync.Map
-	c, _ := b.Consumer(q, bus.ConsumerOptions{Concurrency: 8, Parked: 2, Lease: time.Second, Park: 100 * time.Millisecond, Maintain: -1},
+	c, _ := b.Consumer(q, bus.ConsumerOptions{Concurrency: 8, Parked: 2, Lease: time.Second, Park: 100 * time.Millisecond, Maintain: -1, Logf: t.Logf},
 		func(ctx context.Context, j *bus.Job) error {
 			workers.Store(j.Worker, true)
 			n.Add(1)
