@@ -206,6 +206,9 @@ func (b *Bus) Close() error {
 	close(b.done)
 	b.loops.Wait()
 	err := b.mint.Load().m.Close()
+	if errors.Is(err, connector.ErrConnLost) || errors.Is(err, connector.ErrRefused) {
+		err = nil // no server to release it on: the lease lapses by its TTL
+	}
 	return errors.Join(err, b.conn.Close())
 }
 
