@@ -46,8 +46,11 @@ var goMutants = []Spec{
 // owner of the contract can add the clause that kills them and then move them into goMutants.
 //   - payload-utf8: C06 claims only UTF-8 payloads, so a host that decodes a payload as text
 //     passes it;
-//   - claim-after-timeout: C14 never lets a park pop time out while the queue is empty.
+//   - claim-after-timeout: C14 never lets a park pop time out while the queue is empty;
+//   - minter-keeps-lease: no clause checks that a closed session's minter lease is released.
 var proposed = []Spec{
+	{Name: "minter-keeps-lease", Contract: "C02", Rule: "minter-lease", Defect: "the minter does not release its worker-id lease when the session closes: the id stays taken until its TTL",
+		Go: seams(func(s *bus.Seams) { s.Minter = keepingMinter })},
 	{Name: "payload-utf8", Contract: "C06", Rule: "claim", Defect: "the port passes a claimed payload through a UTF-8 string: invalid bytes come back as U+FFFD",
 		Go: payloadUTF8},
 	{Name: "claim-after-timeout", Contract: "C14", Rule: "park", Defect: "a parked consumer goes back to claim when its blocking pop times out, not only on a wake token",
@@ -118,6 +121,15 @@ func (r repeater) Next(ctx context.Context) (string, error) {
 }
 
 func (r repeater) Close() error { return r.m.Close() }
+
+// keepingMinter is the canon's minter over a leaser whose Release does nothing.
+func keepingMinter(ctx context.Context, l ids.Leaser, opt ids.Options) (bus.Minter, error) {
+	return ids.NewMinter(ctx, keepLease{l}, opt)
+}
+
+type keepLease struct{ ids.Leaser }
+
+func (keepLease) Release(context.Context, int, string) error { return nil }
 
 // pollPark sends nothing while "parked": it sleeps 5 ms and reports a wake, so the worker
 // claims again: a poll.
