@@ -130,8 +130,8 @@ func (c *Conn) connect(ctx context.Context) (*session, *ServerInfo, error) {
 	if c.opt.OnConnect != nil {
 		if err := c.opt.OnConnect(ctx, view); err != nil {
 			s.close("onconnect", err)
-			if errors.Is(err, ErrFatal) || ctx.Err() != nil {
-				return nil, nil, fmt.Errorf("connector: OnConnect: %w", err) // the socket failed
+			if errors.Is(err, ErrFatal) || ctx.Err() != nil || transientReply(err) {
+				return nil, nil, fmt.Errorf("connector: OnConnect: %w", err) // try again later
 			}
 			return nil, nil, &refusal{fmt.Errorf("connector: connection refused by OnConnect: %w", err)}
 		}
@@ -143,7 +143,7 @@ func hello(ctx context.Context, c *Conn) (*ServerInfo, error) {
 	v, err := c.Do(ctx, "HELLO", "2")
 	if err != nil {
 		var se *resp.ServerError
-		if errors.As(err, &se) {
+		if errors.As(err, &se) && !transientReply(err) {
 			return nil, &refusal{fmt.Errorf("%w: %w", ErrHello, se)}
 		}
 		return nil, fmt.Errorf("connector: HELLO 2: %w", err)
@@ -153,6 +153,21 @@ func hello(ctx context.Context, c *Conn) (*ServerInfo, error) {
 		return nil, &refusal{err}
 	}
 	return info, nil
+}
+
+// transientReply reports an error reply a server gives while it cannot serve yet (loading its
+// dataset after a restart, a busy script, a replica syncing): the connect is retried, never
+// taken for a refusal.
+func transientReply(err error) bool {
+	var se *resp.ServerError
+	if !errors.As(err, &se) {
+		return false
+	}
+	switch se.Kind {
+	case "LOADING", "BUSY", "TRYAGAIN", "MASTERDOWN":
+		return true
+	}
+	return false
 }
 
 // ParseHello reads the flat key/value array a RESP2 HELLO reply is.

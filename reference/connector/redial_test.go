@@ -6,6 +6,8 @@ import (
 	"net"
 	"testing"
 	"time"
+
+	"github.com/echomq/kit/reference/resp"
 )
 
 // A server that accepts and never answers cannot hold a Dial without a ctx deadline: dial,
@@ -48,9 +50,14 @@ func TestRedialAfterLoss(t *testing.T) {
 		return "-ERR unknown\r\n", false
 	})
 	var lost []error
+	loading := 0 // the handshakes still to answer LOADING, as a restarting server does
 	c, err := Dial(context.Background(), addr, Options{DialTimeout: time.Second, Redial: true, RedialMax: 50 * time.Millisecond,
 		OnConnect: func(ctx context.Context, c *Conn) error {
 			connects++
+			if loading > 0 {
+				loading--
+				return resp.ParseServerError("LOADING Valkey is loading the dataset in memory")
+			}
 			r := <-refuse
 			refuse <- r
 			if r {
@@ -65,12 +72,13 @@ func TestRedialAfterLoss(t *testing.T) {
 	}
 	defer c.Close()
 	ctx := context.Background()
+	loading = 2
 	if _, err := c.Do(ctx, "QUIT"); err != nil {
 		t.Fatal(err)
 	}
 	waitUntil(t, "the redial", func() bool { _, err := c.Do(ctx, "PING"); return err == nil })
-	if c.Reconnects() != 1 || connects != 2 {
-		t.Fatalf("reconnects %d, handshakes %d: want 1 and 2", c.Reconnects(), connects)
+	if c.Reconnects() != 1 || connects != 4 {
+		t.Fatalf("reconnects %d, handshakes %d: want 1 and 4 (two answered LOADING: retried)", c.Reconnects(), connects)
 	}
 	// Now the handshake refuses: calls fail with the refusal, for good.
 	<-refuse
@@ -78,8 +86,8 @@ func TestRedialAfterLoss(t *testing.T) {
 	c.Do(ctx, "QUIT")
 	waitUntil(t, "the refusal", func() bool { _, err := c.Do(ctx, "PING"); return errors.Is(err, ErrRefused) })
 	time.Sleep(100 * time.Millisecond)
-	if n := connects; n != 3 {
-		t.Fatalf("%d handshakes: a refusal must end the redial loop (want 3)", n)
+	if n := connects; n != 5 {
+		t.Fatalf("%d handshakes: a refusal must end the redial loop (want 5)", n)
 	}
 	_, err = c.Do(ctx, "PING")
 	if !errors.Is(err, ErrRefused) || errors.Is(err, ErrConnLost) {

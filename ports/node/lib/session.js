@@ -13,6 +13,7 @@ const errors = require('./errors');
 const keys = require('./keys');
 
 const MIN_VERSION = [8, 1, 0];
+const TRANSIENT = ['LOADING', 'BUSY', 'TRYAGAIN', 'MASTERDOWN'];
 
 function text(v) {
   return Buffer.isBuffer(v) ? v.toString('utf8') : v;
@@ -101,7 +102,9 @@ class Session {
           this.log(`session: reconnected (attempt ${attempt + 1})`);
           return;
         } catch (err) {
-          if (!(err instanceof errors.ConnectionError)) {
+          // A server that cannot serve yet (loading its AOF after a restart, …) is retried.
+          const transient = err instanceof errors.ServerError && TRANSIENT.includes(err.code);
+          if (!(err instanceof errors.ConnectionError) && !transient) {
             this.refused = err;
             this.log(`session: the server refused the new connection: ${err.message}`);
             return;
@@ -123,6 +126,7 @@ class Session {
         hello = await conn.send('HELLO', '2');
       } catch (err) {
         if (err instanceof errors.ConnectionError) throw err;
+        if (err instanceof errors.ServerError && TRANSIENT.includes(err.code)) throw err;
         throw errors.server(`the server rejected HELLO 2: ${err.message}`);
       }
       this.server = checkServer(hello, { admitEngine: this.admitEngine, log: this.log });
