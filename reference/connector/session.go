@@ -71,6 +71,7 @@ type session struct {
 	spare   []byte  // the other write buffer, swapped with wbuf by the combiner
 	queue   []*call // calls whose replies have not started to be read
 	writing bool    // a combiner is writing; others just append
+	wdArmed bool    // a write deadline is set on the socket (the combiner's alone)
 
 	inflight atomic.Int64 // calls submitted and not yet completed
 	fatal    *FatalError
@@ -151,7 +152,12 @@ func (s *session) write(buf []byte, wd time.Time) error {
 	if s.tap != nil {
 		_, _ = s.tap.Write(buf)
 	}
-	_ = s.nc.SetWriteDeadline(wd)
+	// Only the combiner writes, so wdArmed needs no lock; skipping the no-deadline case keeps
+	// the hot path free of a call per write.
+	if !wd.IsZero() || s.wdArmed {
+		_ = s.nc.SetWriteDeadline(wd)
+		s.wdArmed = !wd.IsZero()
+	}
 	_, err := s.nc.Write(buf)
 	return err
 }
