@@ -11,12 +11,13 @@ import (
 // The fault drills' handles on a native server (internal/faults): freeze it, crash it, bring
 // it back on the same port with the same directory (so an AOF survives the crash).
 
-var errNotNative = errors.New("engines: fault injection needs a server this process started natively")
+// ErrNotNative: fault injection needs a server this process started natively (not given, not a container).
+var ErrNotNative = errors.New("engines: fault injection needs a server this process started natively")
 
 // Signal sends sig (SIGSTOP, SIGCONT, …) to the server process.
 func (v *Valkey) Signal(sig syscall.Signal) error {
 	if v == nil || v.proc == nil {
-		return errNotNative
+		return ErrNotNative
 	}
 	return v.proc.cmd.Process.Signal(sig)
 }
@@ -24,7 +25,7 @@ func (v *Valkey) Signal(sig syscall.Signal) error {
 // Crash SIGKILLs the server (no shutdown, no last write) and reaps it; its directory stays.
 func (v *Valkey) Crash() error {
 	if v == nil || v.proc == nil {
-		return errNotNative
+		return ErrNotNative
 	}
 	_ = v.proc.cmd.Process.Signal(syscall.SIGKILL)
 	<-v.proc.done
@@ -35,7 +36,7 @@ func (v *Valkey) Crash() error {
 // until it answers. Stop stops the new process and removes the directory.
 func (v *Valkey) Restart(ctx context.Context) error {
 	if v == nil || v.proc == nil {
-		return errNotNative
+		return ErrNotNative
 	}
 	old := v.proc
 	if !old.exited() {
