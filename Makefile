@@ -6,7 +6,7 @@ PORT ?=
 OUT ?= certification
 GOTEST_FLAGS ?= -count=1 -timeout 15m
 
-.PHONY: test conform engines provision provision-bullmq provision-chromium transcripts bench bench-ci bundle fuzz vet fmt node-test
+.PHONY: test conform engines provision provision-bullmq provision-chromium transcripts bench bench-ci bundle fuzz vet fmt node-test faults
 
 ## test: everything CI checks — vet, gofmt, all Go tests against real engines, the Node port's unit tests
 test: provision provision-chromium provision-bullmq vet
@@ -48,6 +48,10 @@ provision-bullmq:
 transcripts: provision
 	$(GO) test -count=1 ./internal/gate -run TestTranscript -update
 	$(GO) test -count=1 ./contracts -run "TestReferenceInProcess|TestNodePort" -update
+
+## faults: the long fault drills (internal/faults; `make test` runs the short ones) — writes transcripts/faults.out
+faults: provision-valkey
+	$(GO) test -count=1 -timeout 15m -run TestDrills ./internal/faults -args -faults.long -faults.out $(CURDIR)/transcripts/faults.out
 
 ## bench: the full bench (bus vs Oban-shaped vs River); bench-ci: the short one CI runs
 # DURABILITY=1 adds the guarantee-matched axis to the full bench (bench-ci always runs it): Valkey appendfsync always beside Postgres synchronous_commit=on.

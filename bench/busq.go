@@ -45,7 +45,7 @@ type BusQueue struct {
 // producers' enqueues that queue up while one is in flight go as one enqueue_batch, which is
 // how a Go service drives the bus at its best (each call still returns after its own job).
 func NewBusQueue(ctx context.Context, addr string, pool *pgxpool.Pool, rows string) (*BusQueue, error) {
-	b, err := bus.Open(ctx, addr, bus.Options{GroupEnqueue: true})
+	b, err := bus.Open(ctx, addr, bus.Options{BatchEnqueue: true})
 	if err != nil {
 		return nil, err
 	}
@@ -141,7 +141,7 @@ func (q *BusQueue) Fill(ctx context.Context, n int) error {
 }
 
 // Drain runs the bus's own consumer with workers slots, as a service would: the slots share
-// the bus's auto-pipelined connection and the consumer claims and completes by group commit
+// the bus's auto-pipelined connection and the consumer claims and completes by their batchers
 // (batch scripts for whatever queued up). Its acks are not observable from a handler, so the
 // end is read from the server: every job started, pending and active both empty (a completed
 // job leaves nothing), polled every millisecond on the harness's own connection.
@@ -423,7 +423,7 @@ func evalshaStats(ctx context.Context, c *connector.Conn) (calls, usec int64, er
 }
 
 // profileScripts measures the drain's scripts alone, on k jobs per step, resetting the
-// server's statistics between steps: the batch scripts the consumer's group commit uses
+// server's statistics between steps: the batch scripts the consumer's batchers use
 // (enqueue_batch by EnqueueBatch, claim_batch and complete_batch in groups of up to group), then
 // the single-job claim and complete (conc callers on the shared connection).
 func (q *BusQueue) profileScripts(ctx context.Context, k, group, conc int) ([]ScriptCost, error) {

@@ -135,7 +135,7 @@ func writeAsymmetry(w io.Writer, rep *Report, run *Run) {
 		SysOban, rep.Versions.Oban, p.Workers, obanDispatchCooldown)
 	fmt.Fprintf(w, "  %s: %s;\n    MaxWorkers=%d, FetchCooldown=%v, FetchPollInterval=%v (River's own benchmark settings), default batch completer\n",
 		SysRiver, rep.Versions.River, p.Workers, RiverFetchCooldown, RiverFetchPollInterval)
-	fmt.Fprintf(w, "  %s: %s;\n    bus.Options{GroupEnqueue: true} (concurrent enqueues coalesce into enqueue_batch); bus.Consumer with\n    Concurrency=%d on the bus's one auto-pipelined connection, claiming and completing by group commit\n    (claim_batch/complete_batch, two calls in flight; at most %d idle slots park on the wake key, the rest wait in-process); batches through Bus.EnqueueBatch\n",
+	fmt.Fprintf(w, "  %s: %s;\n    bus.Options{BatchEnqueue: true} (concurrent enqueues coalesce into enqueue_batch); bus.Consumer with\n    Concurrency=%d on the bus's one auto-pipelined connection, claiming and completing by their batchers\n    (claim_batch/complete_batch, two calls in flight; at most %d idle slots park on the wake key, the rest wait in-process); batches through Bus.EnqueueBatch\n",
 		SysBus, rep.Versions.Bus, p.Workers, busParked)
 	if b := run.BullMQ; b != nil {
 		var kv []string
@@ -208,7 +208,7 @@ func writeFigures(w io.Writer, rep *Report, run *Run) {
 	if len(run.Scripts) > 0 {
 		fmt.Fprintf(w, "%s — axis %s ==\n", HeadScripts, run.Axis)
 		fmt.Fprintf(w, "The drain's scripts alone, server time from INFO commandstats (Valkey runs scripts on one thread);\n")
-		fmt.Fprintf(w, "jobs per call as measured (enqueue_batch by Bus.EnqueueBatch; claim_batch/complete_batch by group commit):\n")
+		fmt.Fprintf(w, "jobs per call as measured (enqueue_batch by Bus.EnqueueBatch; claim_batch/complete_batch by their batchers):\n")
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintf(tw, "script\tjobs\tcalls\tjobs per call\tµs per call\tµs per job\tscript-only ceiling (jobs/s)\n")
 		for _, c := range run.Scripts {

@@ -211,8 +211,8 @@ func TestCrossRuntime(t *testing.T) {
 		if err != nil || j == nil || j.ID != e.ID || j.Token != 2 {
 			t.Fatalf("go redelivery: %+v %v (want %s token 2)", j, err, e.ID)
 		}
-		if !bytes.Equal(j.Saved, saved) {
-			t.Fatalf("go redelivery reads checkpoint %q, want node's %q", j.Saved, saved)
+		if !bytes.Equal(j.LastCheckpoint, saved) {
+			t.Fatalf("go redelivery reads checkpoint %q, want node's %q", j.LastCheckpoint, saved)
 		}
 		mustStale(t, "node zombie complete", r.node.Complete(ctx, fence(queue, c.ID, 1)))
 		if err := j.Complete(ctx); err != nil {

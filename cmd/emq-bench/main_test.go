@@ -45,7 +45,7 @@ func TestReportStructure(t *testing.T) {
 	}
 	section := out[asym:strings.Index(out, bench.HeadCeilings)]
 	for _, must := range []string{"synchronous_commit=", "appendonly", "not atomic", "outbox", "16.14", "valkey 8.1.1", "cores", "per timed repeat",
-		"Same conditions for every system", "bullmq 6.7.0", "MaxWorkers=8", "limit=8", "Concurrency=8", "GroupEnqueue: true", "pool of 8 connections", "FetchCooldown=2ms"} {
+		"Same conditions for every system", "bullmq 6.7.0", "MaxWorkers=8", "limit=8", "Concurrency=8", "BatchEnqueue: true", "pool of 8 connections", "FetchCooldown=2ms"} {
 		if !strings.Contains(section, must) {
 			t.Errorf("asymmetry section lacks %q:\n%s", must, section)
 		}

@@ -24,7 +24,7 @@ func mutantScripts(b *lua.Bundle, name string) (map[string]string, error) {
 		return nil, fmt.Errorf("unknown mutant %q", name)
 	}
 	var opt bus.Options
-	if err := spec.Apply(&opt); err != nil {
+	if _, err := spec.Apply(&opt); err != nil {
 		return nil, err
 	}
 	out := map[string]string{}

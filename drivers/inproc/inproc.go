@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"math"
 	"runtime"
-	"strings"
 	"sync"
 	"time"
 
@@ -22,6 +21,9 @@ import (
 	"github.com/echomq/kit/reference/ids"
 	"github.com/echomq/kit/reference/keys"
 )
+
+// maxMint bounds the ids one mint returns (n × parallel).
+const maxMint = 100_000
 
 // Name is the driver's name in reports.
 const Name = "echomq-go-reference"
@@ -37,10 +39,7 @@ type Options struct {
 type Factory struct {
 	opt  bus.Options
 	name string
-	// slotNoTag is the mutant defect SlotIgnoresTag: slot hashes the whole key.
-	slotNoTag bool
-	// bareVersion is the mutant defect HelloBareVersion.
-	bareVersion bool
+	wrap mutant.Wrap // the mutant's front of each session; nil without a mutant
 }
 
 // New builds a factory; an unknown mutant name is an error.
@@ -51,11 +50,12 @@ func New(opt Options) (*Factory, error) {
 		if !ok {
 			return nil, fmt.Errorf("inproc: unknown mutant %q (have %v)", opt.Mutant, mutant.Names())
 		}
-		if err := spec.Apply(&f.opt); err != nil {
+		wrap, err := spec.Apply(&f.opt)
+		if err != nil {
 			return nil, fmt.Errorf("inproc: %w", err)
 		}
+		f.wrap = wrap
 		f.name = Name + "+mutant:" + spec.Name
-		f.slotNoTag, f.bareVersion = spec.SlotIgnoresTag, spec.HelloBareVersion
 	}
 	return f, nil
 }
@@ -65,7 +65,11 @@ func (f *Factory) Name() string { return f.name }
 
 // Start returns a fresh session; it connects at hello.
 func (f *Factory) Start(ctx context.Context) (drivers.Driver, error) {
-	return &Driver{opt: f.opt, name: f.name, slotNoTag: f.slotNoTag, bareVersion: f.bareVersion}, nil
+	d := &Driver{opt: f.opt, name: f.name}
+	if f.wrap != nil {
+		return f.wrap(d), nil
+	}
+	return d, nil
 }
 
 // Driver is one session of the reference bus. Methods are called from one goroutine at a time.
@@ -74,8 +78,6 @@ type Driver struct {
 	name string
 	b    *bus.Bus
 	clk  ids.ScriptedClock // the minter's clock, scripted by the clock op
-	// slotNoTag and bareVersion are the mutant defects SlotIgnoresTag and HelloBareVersion.
-	slotNoTag, bareVersion bool
 }
 
 var (
@@ -114,11 +116,7 @@ func (d *Driver) Hello(ctx context.Context, a protocol.HelloArgs) (protocol.Hell
 	}
 	d.b = b
 	claims := append([]string(nil), protocol.ContractIDs...)
-	version := lua.Version
-	if d.bareVersion {
-		version = strings.TrimPrefix(version, "echomq:")
-	}
-	return protocol.HelloResult{Name: d.name, Runtime: runtime.Version(), Bundle: version, Digest: b.Digest(), Claims: claims,
+	return protocol.HelloResult{Name: d.name, Runtime: runtime.Version(), Bundle: lua.Version, Digest: b.Digest(), Claims: claims,
 		Capabilities: []string{protocol.CapClock, protocol.CapMinterTTL}}, nil
 }
 
@@ -129,7 +127,8 @@ func (d *Driver) Mint(ctx context.Context, a protocol.MintArgs) (protocol.MintRe
 		return protocol.MintResult{}, err
 	}
 	par := max(a.Parallel, 1)
-	if a.N < 0 || a.N > 1_000_000 || par > 1024 {
+	// One reply holds every id: bounded like the port server's mint (portserver.MaxMint).
+	if a.N < 0 || a.N > maxMint || par > 1024 || a.N*par > maxMint {
 		return protocol.MintResult{}, argErr("mint n %d parallel %d", a.N, a.Parallel)
 	}
 	out := make([][]string, par)
@@ -184,9 +183,6 @@ func (d *Driver) Key(ctx context.Context, a protocol.KeyArgs) (protocol.KeyResul
 
 // Slot is the key's cluster slot.
 func (d *Driver) Slot(ctx context.Context, a protocol.SlotArgs) (protocol.SlotResult, error) {
-	if d.slotNoTag {
-		return protocol.SlotResult{Slot: int(keys.CRC16(a.Key) % 16384)}, nil
-	}
 	return protocol.SlotResult{Slot: int(keys.Slot(a.Key))}, nil
 }
 
@@ -241,8 +237,8 @@ func claimResult(j *bus.Job, err error) (*protocol.ClaimResult, error) {
 		return nil, err
 	}
 	r := &protocol.ClaimResult{ID: j.ID, PayloadB64: base64.StdEncoding.EncodeToString(j.Payload), Token: j.Token, Lane: j.Lane}
-	if j.Saved != nil {
-		s := base64.StdEncoding.EncodeToString(j.Saved)
+	if j.LastCheckpoint != nil {
+		s := base64.StdEncoding.EncodeToString(j.LastCheckpoint)
 		r.CheckpointB64 = &s
 	}
 	return r, nil

@@ -97,16 +97,47 @@ func start(cmd *exec.Cmd, f *Factory) (*driver, error) {
 func (d *driver) readStdout(r *os.File) {
 	defer r.Close()
 	defer close(d.lines)
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), d.f.opt.MaxLine)
-	for sc.Scan() {
-		d.lines <- line{text: append([]byte(nil), sc.Bytes()...)}
+	br := bufio.NewReaderSize(r, 64<<10)
+	for {
+		text, err := readLine(br, d.f.opt.MaxLine)
+		if err == nil {
+			d.lines <- line{text: text}
+			continue
+		}
+		if errors.Is(err, bufio.ErrTooLong) {
+			// Stop at the limit, without reading the rest: the head is the report.
+			d.lines <- line{text: text, err: err}
+			return
+		}
+		if len(text) > 0 && err == io.EOF { // a last line without its newline
+			d.lines <- line{text: text}
+		}
+		d.lines <- line{err: err}
+		return
 	}
-	err := sc.Err()
-	if err == nil {
-		err = io.EOF
+}
+
+// quoteHead is how much of an over-long line a failure quotes.
+const quoteHead = 200
+
+// readLine reads one line without its newline. A line longer than limit fails with
+// bufio.ErrTooLong as soon as limit bytes have arrived, returning its first quoteHead bytes.
+func readLine(br *bufio.Reader, limit int) ([]byte, error) {
+	var buf []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		buf = append(buf, chunk...)
+		if len(buf) > limit || (len(buf) == limit && err == bufio.ErrBufferFull) {
+			return append([]byte(nil), buf[:min(len(buf), quoteHead)]...), bufio.ErrTooLong
+		}
+		switch {
+		case err == bufio.ErrBufferFull:
+			continue
+		case err != nil:
+			return buf, err
+		}
+		return bytes.TrimSuffix(buf[:len(buf)-1], []byte("\r")), nil
 	}
-	d.lines <- line{err: err}
 }
 
 func (d *driver) Name() string { return d.f.name }
@@ -241,7 +272,7 @@ func (d *driver) call(ctx context.Context, op string, args any, timeout time.Dur
 	case !ok || errors.Is(l.err, io.EOF):
 		return nil, d.fail(op, fmt.Sprintf("closed its standard output without answering seq %d (%s)", seq, d.exitStatus(time.Second)), nil)
 	case errors.Is(l.err, bufio.ErrTooLong):
-		return nil, d.fail(op, fmt.Sprintf("printed a line longer than %d bytes", d.f.opt.MaxLine), nil)
+		return nil, d.fail(op, fmt.Sprintf("printed a line longer than %d bytes (the limit); it begins %q", d.f.opt.MaxLine, l.text), l.text)
 	case l.err != nil:
 		return nil, d.fail(op, "reading its standard output: "+l.err.Error(), nil)
 	}

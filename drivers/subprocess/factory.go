@@ -22,7 +22,7 @@ const (
 	DefaultParkSlack     = 5 * time.Second
 	DefaultStartDeadline = 60 * time.Second
 	DefaultStderrTail    = 8 << 10
-	DefaultMaxLine       = 64 << 20
+	DefaultMaxLine       = 16 << 20
 )
 
 // Options configure a Factory. The zero value takes the defaults.
@@ -41,7 +41,8 @@ type Options struct {
 	StartDeadline time.Duration
 	// StderrTail is how many bytes of stderr are kept for reports (default 8 KiB).
 	StderrTail int
-	// MaxLine bounds one reply line (default 64 MiB); a longer line is garbage.
+	// MaxLine bounds one reply line (default 16 MiB): a longer line fails the session as soon
+	// as the limit is read, quoting its head.
 	MaxLine int
 }
 

@@ -70,6 +70,7 @@ func TestMisbehavingPorts(t *testing.T) {
 		{"hang", "no reply to seq 2 within 400ms", "", true},
 		{"hang-child", "no reply to seq 2 within 400ms", "", true},
 		{"garbage", "not JSON", "ready to serve!", false},
+		{"huge", "longer than 16777216 bytes (the limit); it begins", `{"seq":2,"ok":true`, false},
 		{"outofseq", "out of sequence: expected seq 2, got 3", `"seq":3`, false},
 		{"unknownerr", "does not match the protocol schema", "BOGUS", false},
 		{"badresult", "result does not match the protocol schema for mint", `"ids":"JOB"`, false},

@@ -236,7 +236,7 @@ func checkTypedErrors(ctx context.Context, g *gate, p *printer) error {
 	if !errors.Is(err, emqerr.Stale) || !errors.As(err, &se) || errors.Is(err, emqerr.Version) {
 		return errors.New("EMQSTALE not typed")
 	}
-	if e, ok := se.EMQ(); !ok || e.Type != emqerr.TypeStale {
+	if e := (*emqerr.Error)(nil); !errors.As(err, &e) || e.Type != emqerr.TypeStale {
 		return errors.New("EMQSTALE does not convert to *emqerr.Error")
 	}
 	p.f("as *emqerr.Error: type %s, message %q", emqerr.TypeStale, se.Message)

@@ -1,33 +1,151 @@
 package mutant
 
-import "github.com/echomq/kit/reference/bus"
+import (
+	"context"
+	"sync/atomic"
+	"time"
 
-// goMutants break the port's Go side: the handshake, the minter, the key builder, the consumer.
+	"github.com/echomq/kit/lua"
+	"github.com/echomq/kit/reference/bus"
+	"github.com/echomq/kit/reference/connector"
+	"github.com/echomq/kit/reference/fence"
+	"github.com/echomq/kit/reference/ids"
+	"github.com/echomq/kit/reference/keys"
+)
+
+// goMutants break the port's Go side: the handshake, the minter, the key builder, the consumer,
+// the payload codec. Each is built from a seam of the bus (bus.Seams) or a wrapper of the
+// driver (hostside.go); the bus itself holds no defect.
 var goMutants = []Spec{
-	{Name: "fence-late", Contract: "C01", Rule: "wire-fence-first", Defect: "the minter lease (SET NX) is taken before the bundle fence runs",
-		Defects: bus.Defects{FenceLate: true}},
+	{Name: "fence-late", Contract: "C01", Rule: "wire-fence-first", Defect: "the handshake takes a minter lease (SET NX) before the bundle fence runs",
+		Go: seams(func(s *bus.Seams) { s.Handshake = leaseBeforeFence })},
 	{Name: "no-refence", Contract: "C01", Rule: "reconnect", Defect: "a reconnect skips the fence",
-		Defects: bus.Defects{NoRefence: true}},
+		Go: seams(func(s *bus.Seams) { s.Handshake = fenceOnce })},
 	{Name: "wrong-kind-accepted", Contract: "C01", Rule: "server", Defect: "a server that is not Valkey >= 8.1 standalone is admitted",
 		AllowEngine: true},
 	{Name: "eval-edited", Contract: "C02", Rule: "wire-evalsha", Defect: "enqueue sends EVAL of an edited source instead of EVALSHA of the bundle's",
-		Defects: bus.Defects{EvalEnqueue: true}},
+		Go: seams(func(s *bus.Seams) { s.Hook = chain(s.Hook, evalEdited()) })},
 	{Name: "argv-key", Contract: "C02", Rule: "wire-declared-keys", Defect: "enqueue writes the row under a key built from a prefix passed in ARGV (the seed's defect) instead of its declared KEYS[1]",
-		Defects: bus.Defects{ArgvRowPrefix: true},
-		Edits: []Edit{
-			{"enqueue", "if #ARGV ~= 3 then", "if #ARGV ~= 4 then"},
-			{"enqueue", "redis.call('HSET', KEYS[1], 'state', 'pending', 'attempts', 0, 'payload', payload)",
-				"redis.call('HSET', ARGV[4] .. id, 'state', 'pending', 'attempts', 0, 'payload', payload)"},
-		}},
+		Edits: argvKeyEdits,
+		Go:    seams(func(s *bus.Seams) { s.Hook = chain(s.Hook, argvRowPrefix()) })},
 	{Name: "lax-queue-name", Contract: "C04", Rule: "key-builder", Defect: "the key builder sends a queue or lane name outside the grammar",
-		Defects: bus.Defects{LaxQueueNames: true}},
+		Go: laxNames},
 	{Name: "lax-id-brand", Contract: "C04", Rule: "key-builder", Defect: "the key builder accepts a well-formed id of another brand",
-		Defects: bus.Defects{LaxIDBrand: true}},
+		Go: laxBrands},
 	{Name: "minter-repeats", Contract: "C05", Rule: "mint-order", Defect: "the minter restarts its sequence at every call: ids repeat within one millisecond",
-		Defects: bus.Defects{RepeatIDs: true}},
+		Go: seams(func(s *bus.Seams) { s.Minter = repeatingMinter })},
 	{Name: "client-clock-lease", Contract: "C06", Rule: "clock", Defect: "claim sends an instant from the client's clock and the script stores it as the deadline",
-		Defects: bus.Defects{ClientClockLease: true},
-		Edits:   []Edit{{"claim", "redis.call('ZADD', KEYS[2], now + lease, id)", "redis.call('ZADD', KEYS[2], lease, id)"}}},
+		Edits: clientClockEdits,
+		Go:    seams(func(s *bus.Seams) { s.Hook = chain(s.Hook, clientClockLease()) })},
 	{Name: "poll-park", Contract: "C14", Rule: "park", Defect: "an idle consumer polls claim every 5 ms instead of blocking on the wake key",
-		Defects: bus.Defects{PollPark: true}},
+		Go: seams(func(s *bus.Seams) { s.Park = pollPark })},
+}
+
+// proposed are host-side mutants no contract kills yet: they are kept out of the catalogue
+// (every catalogue mutant must fail its own contract) but can be run by name (Lookup), so the
+// owner of the contract can add the clause that kills them and then move them into goMutants.
+//   - payload-utf8: C06 claims only UTF-8 payloads, so a host that decodes a payload as text
+//     passes it;
+//   - claim-after-timeout: C14 never lets a park pop time out while the queue is empty;
+//   - minter-keeps-lease: no clause checks that a closed session's minter lease is released.
+var proposed = []Spec{
+	{Name: "minter-keeps-lease", Contract: "C02", Rule: "minter-lease", Defect: "the minter does not release its worker-id lease when the session closes: the id stays taken until its TTL",
+		Go: seams(func(s *bus.Seams) { s.Minter = keepingMinter })},
+	{Name: "payload-utf8", Contract: "C06", Rule: "claim", Defect: "the port passes a claimed payload through a UTF-8 string: invalid bytes come back as U+FFFD",
+		Go: payloadUTF8},
+	{Name: "claim-after-timeout", Contract: "C14", Rule: "park", Defect: "a parked consumer goes back to claim when its blocking pop times out, not only on a wake token",
+		Go: seams(func(s *bus.Seams) { s.Park = claimAfterTimeout })},
+}
+
+// seams is a Go mutant that only installs seams of the bus.
+func seams(set func(*bus.Seams)) func(*bus.Options) Wrap {
+	return func(opt *bus.Options) Wrap {
+		set(&opt.Test)
+		return nil
+	}
+}
+
+// leaseBeforeFence checks the server, then leases the last minter worker id with SET NX, and
+// only then runs the canonical handshake's fence.
+func leaseBeforeFence(canon *lua.Bundle, opt fence.Options) func(context.Context, *connector.Conn) error {
+	full := fence.OnConnect(canon, opt)
+	return func(ctx context.Context, c *connector.Conn) error {
+		if err := fence.Check(c.Server(), opt); err != nil {
+			return err
+		}
+		k, err := keys.Minter(ids.MaxWorker)
+		if err != nil {
+			return err
+		}
+		if _, err := c.Do(ctx, "SET", k, "early", "NX", "PX", 30000); err != nil {
+			return err
+		}
+		return full(ctx, c)
+	}
+}
+
+// fenceOnce runs the handshake at a connection's first connect only; its reconnects trust it.
+func fenceOnce(canon *lua.Bundle, opt fence.Options) func(context.Context, *connector.Conn) error {
+	full := fence.OnConnect(canon, opt)
+	var fenced atomic.Bool
+	return func(ctx context.Context, c *connector.Conn) error {
+		if fenced.Load() {
+			return nil
+		}
+		if err := full(ctx, c); err != nil {
+			return err
+		}
+		fenced.Store(true)
+		return nil
+	}
+}
+
+// repeatingMinter leases a worker id like the canon's minter but always mints sequence 0, so
+// two ids minted within one millisecond are equal.
+func repeatingMinter(ctx context.Context, l ids.Leaser, opt ids.Options) (bus.Minter, error) {
+	m, err := ids.NewMinter(ctx, l, opt)
+	if err != nil {
+		return nil, err
+	}
+	return repeater{m}, nil
+}
+
+type repeater struct{ m *ids.Minter }
+
+func (r repeater) Next(ctx context.Context) (string, error) {
+	if _, err := r.m.NextSnowflake(ctx); err != nil { // keeps the lease checks honest
+		return "", err
+	}
+	ms := uint64(time.Since(ids.Epoch).Milliseconds())
+	return ids.Encode(ids.BrandJob, ids.Compose(ms, r.m.Worker(), 0)), nil
+}
+
+func (r repeater) Close() error { return r.m.Close() }
+
+// keepingMinter is the canon's minter over a leaser whose Release does nothing.
+func keepingMinter(ctx context.Context, l ids.Leaser, opt ids.Options) (bus.Minter, error) {
+	return ids.NewMinter(ctx, keepLease{l}, opt)
+}
+
+type keepLease struct{ ids.Leaser }
+
+func (keepLease) Release(context.Context, int, string) error { return nil }
+
+// pollPark sends nothing while "parked": it sleeps 5 ms and reports a wake, so the worker
+// claims again: a poll.
+func pollPark(ctx context.Context, _ *connector.Conn, _ time.Duration, _ []any) (bool, error) {
+	t := time.NewTimer(5 * time.Millisecond)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false, ctx.Err()
+	case <-t.C:
+		return true, nil
+	}
+}
+
+// claimAfterTimeout pops as the canon says but takes a timed-out pop for a wake.
+func claimAfterTimeout(ctx context.Context, c *connector.Conn, timeout time.Duration, cmd []any) (bool, error) {
+	_, err := c.DoBlocking(ctx, timeout, cmd...)
+	return err == nil, err
 }

@@ -1,14 +1,20 @@
 // Package mutant is the catalogue of deliberate defects in the reference port: each mutant
 // breaks one rule of the canon, so a conformance run that passes it proves the harness blind
 // to that rule. Lua mutants are the canonical bundle with one exact source edit; Go mutants are
-// bus.Defects switches. Both are applied through bus.Options: there is no global state.
+// built from the bus's seams (bus.Seams: a command hook, the handshake, the minter, the park)
+// and, for the port's own front (its key builder, its payload codec), a wrapper of the driver.
+// The bus itself holds no defect; everything is applied through bus.Options and the driver:
+// there is no global state.
 package mutant
 
 import (
 	"fmt"
+
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/echomq/kit/drivers"
 
 	"github.com/echomq/kit/lua"
 	"github.com/echomq/kit/reference/bus"
@@ -28,8 +34,11 @@ type Spec struct {
 	Contract string // the contract that must fail, e.g. "C07" (others may fail too)
 	Rule     string // the id of the one rule it breaks (contracts.Rules, TRACEABILITY.md)
 	Defect   string
-	Edits    []Edit      // Lua mutants: edits of the canonical bundle
-	Defects  bus.Defects // Go mutants: switches in the bus
+	Edits    []Edit // Lua mutants: edits of the canonical bundle
+	// Go builds a Go mutant: it installs its seams into opt (opt.Test) and may return a wrapper
+	// of the port's driver (nil: none). Called once per Apply, so any state it creates is shared
+	// by the sessions of one factory only.
+	Go func(opt *bus.Options) Wrap
 	// AllowEngine admits a wrong-kind server (the fence's opt-in, turned into a defect).
 	AllowEngine bool
 	// AllowVersion / AllowCluster admit a Valkey too old / not standalone (narrower fence
@@ -50,6 +59,9 @@ type Spec struct {
 	HelloBareVersion bool
 }
 
+// Wrap wraps a session of the port (the reference driver) in a mutant's own front.
+type Wrap func(drivers.Driver) drivers.Driver
+
 // Catalogue lists every mutant, sorted by name.
 func Catalogue() []Spec {
 	out := append([]Spec(nil), catalogue...)
@@ -57,9 +69,9 @@ func Catalogue() []Spec {
 	return out
 }
 
-// Lookup finds a mutant by name.
+// Lookup finds a mutant by name, in the catalogue or among the proposed ones.
 func Lookup(name string) (Spec, bool) {
-	for _, s := range catalogue {
+	for _, s := range slices.Concat(catalogue, proposed) {
 		if s.Name == name {
 			return s, true
 		}
@@ -94,11 +106,12 @@ func (s Spec) Check() error {
 	return nil
 }
 
-// Apply makes opt run this mutant: the script edits as opt.Rewrite, the Go defects ORed into
-// opt.Defects. It fails if an edit no longer matches the bundle.
-func (s Spec) Apply(opt *bus.Options) error {
+// Apply makes opt run this mutant: the script edits as opt.Rewrite, the Go side through
+// opt.Test. It returns the wrapper every session of the port goes through (the identity for
+// most mutants), and fails if an edit no longer matches the bundle.
+func (s Spec) Apply(opt *bus.Options) (Wrap, error) {
 	if err := s.Check(); err != nil {
-		return err
+		return nil, err
 	}
 	if len(s.Edits) > 0 {
 		prev, edits := opt.Rewrite, s.Edits
@@ -114,17 +127,6 @@ func (s Spec) Apply(opt *bus.Options) error {
 			return src
 		}
 	}
-	d := &opt.Defects
-	x := s.Defects
-	d.EvalEnqueue = d.EvalEnqueue || x.EvalEnqueue
-	d.ClientClockLease = d.ClientClockLease || x.ClientClockLease
-	d.ArgvRowPrefix = d.ArgvRowPrefix || x.ArgvRowPrefix
-	d.PollPark = d.PollPark || x.PollPark
-	d.RepeatIDs = d.RepeatIDs || x.RepeatIDs
-	d.FenceLate = d.FenceLate || x.FenceLate
-	d.NoRefence = d.NoRefence || x.NoRefence
-	d.LaxQueueNames = d.LaxQueueNames || x.LaxQueueNames
-	d.LaxIDBrand = d.LaxIDBrand || x.LaxIDBrand
 	if s.AllowEngine {
 		opt.Fence.AllowEngine = true
 	}
@@ -133,7 +135,23 @@ func (s Spec) Apply(opt *bus.Options) error {
 	opt.Fence.IgnoreVersionRefusal = opt.Fence.IgnoreVersionRefusal || s.IgnoreVersion
 	opt.Fence.DescribeRefusal = opt.Fence.DescribeRefusal || s.DescribeRefusal
 	opt.Minter.Defects = opt.Minter.Defects.Or(s.Minter)
-	return nil
+	var w Wrap
+	if s.Go != nil {
+		w = s.Go(opt)
+	}
+	if w == nil {
+		w = func(d drivers.Driver) drivers.Driver { return d }
+	}
+	// Defects of the port's own answers: a front over the session.
+	if s.SlotIgnoresTag {
+		inner := w
+		w = func(d drivers.Driver) drivers.Driver { return slotFront{inner(d)} }
+	}
+	if s.HelloBareVersion {
+		inner := w
+		w = func(d drivers.Driver) drivers.Driver { return bareVersionFront{inner(d)} }
+	}
+	return w, nil
 }
 
 // catalogue is every mutant: the Go-side ones, then the Lua ones contract by contract (one file

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/echomq/kit/contracts"
+	"github.com/echomq/kit/drivers"
+	"github.com/echomq/kit/drivers/inproc"
 	"github.com/echomq/kit/internal/enginestest"
 	"github.com/echomq/kit/internal/mutant"
 	"github.com/echomq/kit/lua"
@@ -29,7 +31,8 @@ func TestCatalogue(t *testing.T) {
 		if _, ok := contracts.Lookup(s.Contract); !ok {
 			t.Errorf("mutant %s: contract %q is not one of C01–C14", s.Name, s.Contract)
 		}
-		if len(s.Edits) == 0 && s.Defects == (bus.Defects{}) && !s.AllowEngine && !s.AllowVersion && !s.AllowCluster && !s.IgnoreVersion && !s.DescribeRefusal && !s.SlotIgnoresTag && !s.HelloBareVersion && s.Minter == (ids.Defects{}) {
+		hostside := s.AllowVersion || s.AllowCluster || s.IgnoreVersion || s.DescribeRefusal || s.SlotIgnoresTag || s.HelloBareVersion || s.Minter != (ids.Defects{})
+		if len(s.Edits) == 0 && s.Go == nil && !s.AllowEngine && !hostside {
 			t.Errorf("mutant %s changes nothing", s.Name)
 		}
 		// Every edit must match the canonical bundle exactly once: a bundle change that moves
@@ -51,12 +54,16 @@ func TestApplyEditsOnlyItsScripts(t *testing.T) {
 	canon, _ := lua.Load()
 	for _, s := range mutant.Catalogue() {
 		var opt bus.Options
-		if err := s.Apply(&opt); err != nil {
+		wrap, err := s.Apply(&opt)
+		if err != nil {
 			t.Fatal(err)
 		}
-		if opt.Defects != s.Defects || opt.Fence.AllowEngine != s.AllowEngine || opt.Fence.AllowVersion != s.AllowVersion ||
+		if wrap == nil || opt.Fence.AllowEngine != s.AllowEngine || opt.Fence.AllowVersion != s.AllowVersion ||
 			opt.Fence.AllowCluster != s.AllowCluster || opt.Minter.Defects != s.Minter {
-			t.Errorf("%s: defects not applied", s.Name)
+			t.Errorf("%s: not applied", s.Name)
+		}
+		if s.Go != nil && noSeams(opt.Test) && !wrapsDriver(wrap) {
+			t.Errorf("%s: a Go mutant installs no seam and no front", s.Name)
 		}
 		if len(s.Edits) == 0 {
 			if opt.Rewrite != nil {
@@ -77,6 +84,17 @@ func TestApplyEditsOnlyItsScripts(t *testing.T) {
 	}
 }
 
+func noSeams(s bus.Seams) bool {
+	return s.Hook == nil && s.Handshake == nil && s.Minter == nil && s.Park == nil
+}
+
+// wrapsDriver reports whether w puts a front before a session.
+func wrapsDriver(w mutant.Wrap) bool {
+	var d drivers.Driver = (*inproc.Driver)(nil)
+	_, same := w(d).(*inproc.Driver)
+	return !same
+}
+
 // Every edited script still compiles: a mutant must misbehave, not fail to load.
 func TestEditedScriptsCompile(t *testing.T) {
 	addr := enginestest.Valkey(t).Addr
@@ -90,7 +108,7 @@ func TestEditedScriptsCompile(t *testing.T) {
 	canon, _ := lua.Load()
 	for _, s := range mutant.Catalogue() {
 		var opt bus.Options
-		s.Apply(&opt)
+		_, _ = s.Apply(&opt)
 		for _, e := range s.Edits {
 			ls, _ := canon.Script(e.Script)
 			src := opt.Rewrite(e.Script, ls.Source)
@@ -102,7 +120,7 @@ func TestEditedScriptsCompile(t *testing.T) {
 	// A bus opened with a Lua mutant runs the edited script (here: enqueue overwrites).
 	spec, _ := mutant.Lookup("enqueue-overwrites")
 	var opt bus.Options
-	spec.Apply(&opt)
+	_, _ = spec.Apply(&opt)
 	b, err := bus.Open(ctx, addr, opt)
 	if err != nil {
 		t.Fatal(err)

@@ -20,6 +20,15 @@ import (
 // maxLine bounds one request line (payloads travel inside it, base64).
 const maxLine = 64 << 20
 
+// Input bounds the server enforces before any op runs, whatever the driver.
+const (
+	// MaxMS is the canon's largest duration (A16: lease_ms 1..1e14, delay_ms 0..1e14); above it
+	// a value would saturate into a centuries-long lease.
+	MaxMS = 100_000_000_000_000
+	// MaxMint bounds n × parallel of one mint, so its reply fits in memory.
+	MaxMint = 100_000
+)
+
 // ServeFactory starts one session from f and serves it.
 func ServeFactory(ctx context.Context, f drivers.Factory, in io.Reader, out io.Writer) error {
 	d, err := f.Start(ctx)
@@ -89,6 +98,9 @@ func handle(ctx context.Context, d drivers.Driver, line []byte) (reply protocol.
 	if err := json.Unmarshal(line, &req); err != nil {
 		return fail(0, &emqerr.Error{Type: emqerr.TypeArg, Message: "request is not a JSON object with seq and op: " + err.Error()}), false
 	}
+	if err := bounded(line); err != nil {
+		return fail(req.Seq, err), false
+	}
 	op, ok := ops[req.Op]
 	if !ok {
 		return fail(req.Seq, &drivers.UnsupportedError{Op: req.Op, Message: "unknown op"}), false
@@ -103,6 +115,33 @@ func handle(ctx context.Context, d drivers.Driver, line []byte) (reply protocol.
 		return fail(req.Seq, err), closing
 	}
 	return protocol.Reply{Seq: req.Seq, OK: true, Result: raw}, closing
+}
+
+// bounded refuses (EMQARG) a request without seq, a duration above MaxMS and a mint of more
+// than MaxMint ids.
+func bounded(line []byte) error {
+	var f struct {
+		Seq      *uint64 `json:"seq"`
+		Op       string  `json:"op"`
+		LeaseMS  int64   `json:"lease_ms"`
+		DelayMS  int64   `json:"delay_ms"`
+		N        int64   `json:"n"`
+		Parallel int64   `json:"parallel"`
+	}
+	if err := json.Unmarshal(line, &f); err != nil {
+		return &emqerr.Error{Type: emqerr.TypeArg, Message: "arguments: " + err.Error()}
+	}
+	switch {
+	case f.Seq == nil:
+		return &emqerr.Error{Type: emqerr.TypeArg, Message: "request without seq"}
+	case f.LeaseMS > MaxMS:
+		return &emqerr.Error{Type: emqerr.TypeArg, Message: fmt.Sprintf("lease_ms %d: want at most %d", f.LeaseMS, int64(MaxMS))}
+	case f.DelayMS > MaxMS:
+		return &emqerr.Error{Type: emqerr.TypeArg, Message: fmt.Sprintf("delay_ms %d: want at most %d", f.DelayMS, int64(MaxMS))}
+	case f.Op == "mint" && (f.N < 0 || f.Parallel < 0 || f.N > MaxMint || f.Parallel > MaxMint || f.N*max(f.Parallel, 1) > MaxMint):
+		return &emqerr.Error{Type: emqerr.TypeArg, Message: fmt.Sprintf("mint n %d × parallel %d: want at most %d ids", f.N, f.Parallel, MaxMint)}
+	}
+	return nil
 }
 
 // fail maps an error to the wire: a canon error keeps its type, an unsupported op is

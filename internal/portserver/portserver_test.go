@@ -156,3 +156,37 @@ func TestServeRequiredFields(t *testing.T) {
 	}
 	p.send(`{"seq":23,"op":"close"}`)
 }
+
+// Input bounds: no seq, a duration past the canon's maximum, a mint too big for one reply.
+func TestServeInputBounds(t *testing.T) {
+	addr := enginestest.Valkey(t).Addr
+	p := start(t)
+	if r := p.send(`{"seq":1,"op":"hello","valkey":"` + addr + `"}`); !r.OK {
+		t.Fatalf("hello %+v", r)
+	}
+	for i, line := range []string{
+		`{"op":"mint","n":1}`, // no seq
+		`{"seq":%d,"op":"claim","queue":"q","lease_ms":100000000000001}`,
+		`{"seq":%d,"op":"enqueue","queue":"q","payload_b64":"","delay_ms":9223372036854775807}`,
+		`{"seq":%d,"op":"mint","n":100001}`,
+		`{"seq":%d,"op":"mint","n":1000,"parallel":101}`,
+		`{"seq":%d,"op":"mint","n":9223372036854775807,"parallel":9223372036854775807}`,
+	} {
+		seq := i + 2
+		if strings.Contains(line, "%d") {
+			line = fmt.Sprintf(line, seq)
+		}
+		r := p.send(line)
+		if r.OK || r.Error == nil || r.Error.Type != "EMQARG" {
+			t.Errorf("%s: ok %v, error %+v; want EMQARG", line, r.OK, r.Error)
+		}
+	}
+	// The edges are accepted.
+	if r := p.send(`{"seq":30,"op":"mint","n":1000,"parallel":100}`); !r.OK {
+		t.Fatalf("mint of 100000: %+v", r.Error)
+	}
+	if r := p.send(`{"seq":31,"op":"claim","queue":"q","lease_ms":100000000000000}`); !r.OK {
+		t.Fatalf("claim with lease_ms 1e14: %+v", r.Error)
+	}
+	p.send(`{"seq":32,"op":"close"}`)
+}

@@ -148,7 +148,7 @@ func (b *Bus) EnqueueBatch(ctx context.Context, queue string, msgs []Message) ([
 		}
 		out[i].ID = m.ID
 		if m.Lane != "" {
-			// Lane enqueues are not grouped; the open group goes first to keep msgs' order.
+			// Lane enqueues are not batched; the open batch goes first to keep msgs' order.
 			flush()
 			where[i] = at{batch.Len(), -1}
 			batch.EvalSha(s, k, m.ID, m.Lane, m.Payload, delay)

@@ -35,7 +35,7 @@ func TestClaimCompleteBatch(t *testing.T) {
 		t.Fatalf("claim batch = %v, %v", js, err)
 	}
 	for i, j := range js {
-		if j.ID != want[i] || j.Token != 1 || string(j.Payload) != string(rune('a'+i)) || j.Saved != nil || j.Queue != q {
+		if j.ID != want[i] || j.Token != 1 || string(j.Payload) != string(rune('a'+i)) || j.LastCheckpoint != nil || j.Queue != q {
 			t.Fatalf("claim %d = %+v", i, j)
 		}
 		if d := in.score("emq:{"+q+"}:active", j.ID); d < before+30000 || d > after+30000 {
@@ -135,10 +135,10 @@ func TestBatchesSplit(t *testing.T) {
 	}
 }
 
-// GroupEnqueue: concurrent enqueues are coalesced into enqueue_batch calls (fewer script calls
+// BatchEnqueue: concurrent enqueues are coalesced into enqueue_batch calls (fewer script calls
 // than jobs), every caller gets its own outcome, and a lone enqueue is one enqueue.
-func TestGroupEnqueue(t *testing.T) {
-	ctx, b, in, q := ctxT(t), openBus(t, addr, bus.Options{GroupEnqueue: true}), inspect(t, addr), qname(t)
+func TestBatchEnqueue(t *testing.T) {
+	ctx, b, in, q := ctxT(t), openBus(t, addr, bus.Options{BatchEnqueue: true}), inspect(t, addr), qname(t)
 	leaveNoForeignKeys(t, in)
 	mon, err := connector.NewMonitor(ctx, addr)
 	if err != nil {
@@ -182,7 +182,7 @@ func TestGroupEnqueue(t *testing.T) {
 		t.Fatalf("pending %d", n)
 	}
 	if in.hash("emq:{" + q + "}:job:" + dup.ID)["payload"] != "first" {
-		t.Fatal("a duplicate in a group changed the row")
+		t.Fatal("a duplicate in a batch changed the row")
 	}
 	// Count the script calls the producers made.
 	calls := 0
@@ -235,10 +235,10 @@ func TestGroupEnqueue(t *testing.T) {
 	}
 }
 
-// A cancelled caller waiting in the group returns its context's error and its job is never
+// A cancelled caller waiting for the batcher returns its context's error and its job is never
 // sent; the group keeps working for the others.
-func TestGroupEnqueueCancelled(t *testing.T) {
-	ctx, b, in, q := ctxT(t), openBus(t, addr, bus.Options{GroupEnqueue: true}), inspect(t, addr), qname(t)
+func TestBatchEnqueueCancelled(t *testing.T) {
+	ctx, b, in, q := ctxT(t), openBus(t, addr, bus.Options{BatchEnqueue: true}), inspect(t, addr), qname(t)
 	leaveNoForeignKeys(t, in)
 	var wg sync.WaitGroup
 	var ok, cancelled atomic.Int64
@@ -274,7 +274,7 @@ func TestGroupEnqueueCancelled(t *testing.T) {
 		t.Fatalf("pending %d, want exactly the %d successes", n, ok.Load())
 	}
 	if _, err := b.Enqueue(ctx, q, nil); err != nil {
-		t.Fatalf("the group after cancellations: %v", err)
+		t.Fatalf("the batcher after cancellations: %v", err)
 	}
 	for {
 		js, _ := b.ClaimBatch(ctx, q, time.Second, bus.MaxBatch)

@@ -15,7 +15,7 @@ import (
 // one enqueue each (single) or coalesced by group commit into enqueue_batch (grouped).
 func BenchmarkEnqueueParallel(b *testing.B) {
 	b.Run("single", func(b *testing.B) { enqueueParallel(b, bus.Options{}) })
-	b.Run("grouped", func(b *testing.B) { enqueueParallel(b, bus.Options{GroupEnqueue: true}) })
+	b.Run("batched", func(b *testing.B) { enqueueParallel(b, bus.Options{BatchEnqueue: true}) })
 }
 
 func enqueueParallel(b *testing.B, opt bus.Options) {

@@ -33,53 +33,60 @@ type Options struct {
 	Fence fence.Options
 	// Tap receives a copy of every byte the bus's main connection writes.
 	Tap io.Writer
-	// Rewrite, when set, edits a script's source before use. It exists for the mutant
-	// catalogue (reference/mutant); the fence still presents the canonical bundle.
+	// Rewrite, when set, edits a script's source before use (the kit's tests run edited
+	// scripts through it); the fence still presents the canonical bundle.
 	Rewrite func(name, source string) string
-	// Defects switches on deliberate Go-side defects, for the mutant catalogue only.
-	Defects Defects
-	// GroupEnqueue coalesces concurrent Enqueue/Send calls on one queue (no lane) by group
-	// commit: what queues up while an enqueue call is in flight goes as one enqueue_batch.
-	// A lone call is still one enqueue. Off by default: the port ops send one enqueue each.
-	GroupEnqueue bool
+	// BatchEnqueue coalesces concurrent Enqueue/Send calls on one queue (no lane): what queues
+	// up while an enqueue call is in flight goes as one enqueue_batch. A lone call is still
+	// one enqueue. Off by default: the port ops send one enqueue each.
+	BatchEnqueue bool
+	// Test holds the seams the kit's tests swap parts of the bus at (internal/mutant builds its
+	// catalogue from them). The zero value is the canon's bus; production code leaves it alone.
+	Test Seams
 }
 
-// Defects are deliberate deviations from the canon, each one a mutant of the reference port
-// (reference/mutant). The zero value is correct behaviour.
-type Defects struct {
-	EvalEnqueue      bool // enqueue sends EVAL of an edited source instead of EVALSHA
-	ClientClockLease bool // claim sends an instant (client now + lease) instead of lease_ms
-	ArgvRowPrefix    bool // enqueue passes the row-key prefix in ARGV for the script to build from
-	PollPark         bool // an idle consumer polls claim instead of blocking on the wake key
-	RepeatIDs        bool // the minter restarts its sequence every call: repeats within a ms
-	FenceLate        bool // the minter lease is taken before the fence runs
-	NoRefence        bool // the fence runs at the first connect only, not after a reconnect
-	LaxQueueNames    bool // the key builder sends any queue or lane name
-	LaxIDBrand       bool // the key builder accepts a well-formed id of another brand
+// Seams are the bus's injectable dependencies. Each nil field takes the canon's own.
+type Seams struct {
+	// Hook sees, and may rewrite, every command any connection of the bus sends.
+	Hook connector.Hook
+	// Handshake builds the OnConnect of one connection the bus opens (called once per
+	// connection); fence.OnConnect (the server check, then the bundle fence) when nil.
+	Handshake func(canon *lua.Bundle, opt fence.Options) func(context.Context, *connector.Conn) error
+	// Minter leases the bus's id minter through l; ids.NewMinter when nil.
+	Minter func(ctx context.Context, l ids.Leaser, opt ids.Options) (Minter, error)
+	// Park is one blocking pop of an idle worker on its parking connection: it reports whether
+	// a wake token arrived. A BLPOP of cmd with the given server-side timeout when nil.
+	Park func(ctx context.Context, c *connector.Conn, timeout time.Duration, cmd []any) (woken bool, err error)
 }
 
 // Bus is a connection to one Valkey deployment. Safe for concurrent use: concurrent callers
 // share the main connection's implicit pipeline.
 type Bus struct {
-	addr    string
-	opt     Options
-	canon   *lua.Bundle
-	scripts scripts
-	conn    *connector.Conn
-	mint    atomic.Pointer[minterBox]
-	lastMu  sync.Mutex
-	last    string   // the greatest id minted: a replacement minter starts above it
-	queues  sync.Map // queue name → *qkeys
-	closed  atomic.Bool
+	addr     string
+	opt      Options
+	canon    *lua.Bundle
+	scripts  scripts
+	conn     *connector.Conn
+	mint     atomic.Pointer[minterBox]
+	lastMu   sync.Mutex
+	last     string     // the greatest id minted: a replacement minter starts above it
+	remintMu sync.Mutex // one minter replacement at a time
+	queues   sync.Map   // queue name → *qkeys
+	closed   atomic.Bool
+	done     chan struct{}  // closed by Close: the enqueue batchers stop
+	loops    sync.WaitGroup // the enqueue batchers
 }
 
-// minter is what the bus needs of ids.Minter (and of the repeating defect).
-type minter interface {
+// errBusClosed is what a call gets after Close.
+var errBusClosed = errors.New("bus: closed")
+
+// Minter is what the bus needs of an id minter (*ids.Minter is one).
+type Minter interface {
 	Next(ctx context.Context) (string, error)
 	Close() error
 }
 
-type minterBox struct{ m minter }
+type minterBox struct{ m Minter }
 
 // Open dials addr with the fence as the connection's OnConnect, and leases an id minter.
 func Open(ctx context.Context, addr string, opt Options) (*Bus, error) {
@@ -90,25 +97,15 @@ func Open(ctx context.Context, addr string, opt Options) (*Bus, error) {
 	if opt.DialTimeout == 0 {
 		opt.DialTimeout = 5 * time.Second
 	}
-	b := &Bus{addr: addr, opt: opt, canon: canon}
+	b := &Bus{addr: addr, opt: opt, canon: canon, done: make(chan struct{})}
 	if b.scripts, err = loadScripts(canon, opt.Rewrite); err != nil {
 		return nil, err
 	}
 	copt := b.connOptions()
 	copt.Tap = opt.Tap
-	if opt.Defects.FenceLate {
-		// Defect: at the first connect the server check only; the fence waits until the
-		// minter is leased. Reconnects fence as they should.
-		var first atomic.Bool
-		first.Store(true)
-		full := copt.OnConnect
-		copt.OnConnect = func(ctx context.Context, c *connector.Conn) error {
-			if first.Swap(false) {
-				return fence.Check(c.Server(), opt.Fence)
-			}
-			return full(ctx, c)
-		}
-	}
+	// The main connection reconnects by itself after any loss: HELLO 2 and the fence run
+	// again first on every new socket; calls meanwhile fail at once, retriable.
+	copt.Redial = true
 	conn, err := connector.Dial(ctx, addr, copt)
 	if err != nil {
 		return nil, fmt.Errorf("bus: open %s: %w", addr, fence.Classify(err))
@@ -120,38 +117,19 @@ func Open(ctx context.Context, addr string, opt Options) (*Bus, error) {
 		return nil, err
 	}
 	b.mint.Store(&minterBox{m})
-	if opt.Defects.FenceLate {
-		if _, err := fence.Run(ctx, conn, canon); err != nil {
-			m.Close()
-			conn.Close()
-			return nil, fmt.Errorf("bus: open %s: %w", addr, err)
-		}
-	}
 	return b, nil
 }
 
 // handshake is a fresh OnConnect for one connection the bus opens.
 func (b *Bus) handshake() func(context.Context, *connector.Conn) error {
-	hook := fence.OnConnect(b.canon, b.opt.Fence)
-	if !b.opt.Defects.NoRefence {
-		return hook
+	if h := b.opt.Test.Handshake; h != nil {
+		return h(b.canon, b.opt.Fence)
 	}
-	// Defect: the connection fences once and trusts itself after a reconnect.
-	var once atomic.Bool
-	return func(ctx context.Context, c *connector.Conn) error {
-		if once.Load() {
-			return nil
-		}
-		if err := hook(ctx, c); err != nil {
-			return err
-		}
-		once.Store(true)
-		return nil
-	}
+	return fence.OnConnect(b.canon, b.opt.Fence)
 }
 
 func (b *Bus) connOptions() connector.Options {
-	return connector.Options{DialTimeout: b.opt.DialTimeout, OnConnect: b.handshake()}
+	return connector.Options{DialTimeout: b.opt.DialTimeout, OnConnect: b.handshake(), Hook: b.opt.Test.Hook}
 }
 
 // dial opens another fenced connection to the same server (a consumer's parking line).
@@ -174,23 +152,41 @@ func (b *Bus) Server() connector.ServerInfo { return b.conn.Server() }
 
 // Reconnect replaces the main connection's socket; the handshake runs again first. A minter
 // that lost its lease is replaced by a freshly leased one that mints above every id so far.
+// The bus also reconnects by itself after a connection loss; this forces it.
 func (b *Bus) Reconnect(ctx context.Context) error {
 	if err := b.conn.Reconnect(ctx); err != nil {
 		return fmt.Errorf("bus: reconnect: %w", fence.Classify(err))
 	}
-	old := b.mint.Load().m
+	old := b.mint.Load()
 	// The lease may have been lost while the connection was down: renew it on the server now
-	// (A9); a minter that cannot (the repeating defect) is asked for an id instead.
-	if r, ok := old.(interface{ Reaffirm(context.Context) error }); ok {
+	// (A9); a minter that cannot renew is asked for an id instead.
+	if r, ok := old.m.(interface{ Reaffirm(context.Context) error }); ok {
 		if err := r.Reaffirm(ctx); err == nil {
 			return nil // the lease holds
 		}
-	} else if _, err := old.Next(ctx); err == nil {
-		return nil
+	} else if _, err := old.m.Next(ctx); err == nil {
+		return nil // the lease holds
+	}
+	if err := b.remint(ctx, old); err != nil {
+		return fmt.Errorf("bus: reconnect: %w", err)
+	}
+	return nil
+}
+
+// Reconnects counts the main connection's sockets that replaced a lost one.
+func (b *Bus) Reconnects() int64 { return b.conn.Reconnects() }
+
+// remint replaces the minter old (its lease lost, e.g. across a server restart) by a freshly
+// leased one that mints above every id minted so far. Concurrent callers replace it once.
+func (b *Bus) remint(ctx context.Context, old *minterBox) error {
+	b.remintMu.Lock()
+	defer b.remintMu.Unlock()
+	if b.mint.Load() != old {
+		return nil // replaced meanwhile
 	}
 	m, err := b.newMinter(ctx)
 	if err != nil {
-		return fmt.Errorf("bus: reconnect: %w", err)
+		return err
 	}
 	b.lastMu.Lock()
 	last := b.last
@@ -200,14 +196,14 @@ func (b *Bus) Reconnect(ctx context.Context) error {
 		id, err := m.Next(ctx)
 		if err != nil {
 			m.Close()
-			return fmt.Errorf("bus: reconnect: %w", err)
+			return err
 		}
 		if id > last {
 			break
 		}
 	}
 	b.mint.Store(&minterBox{m})
-	old.Close() // its lease is gone already; releasing is best effort
+	old.m.Close() // its lease is gone already; releasing is best effort
 	return nil
 }
 
@@ -216,7 +212,12 @@ func (b *Bus) Close() error {
 	if b.closed.Swap(true) {
 		return nil
 	}
+	close(b.done)
+	b.loops.Wait()
 	err := b.mint.Load().m.Close()
+	if errors.Is(err, connector.ErrConnLost) || errors.Is(err, connector.ErrRefused) {
+		err = nil // no server to release it on: the lease lapses by its TTL
+	}
 	return errors.Join(err, b.conn.Close())
 }
 
@@ -302,38 +303,34 @@ func (l leaser) ForceRelease(ctx context.Context, worker int) error {
 	return err
 }
 
-func (b *Bus) newMinter(ctx context.Context) (minter, error) {
-	mo := b.opt.Minter
+func (b *Bus) newMinter(ctx context.Context) (Minter, error) {
+	opt := b.opt.Minter
 	if b.opt.MinterTTL != 0 {
-		mo.TTL = b.opt.MinterTTL
+		opt.TTL = b.opt.MinterTTL
 	}
-	m, err := ids.NewMinter(ctx, leaser{b.conn}, mo)
+	var m Minter
+	var err error
+	if f := b.opt.Test.Minter; f != nil {
+		m, err = f(ctx, leaser{b.conn}, opt)
+	} else {
+		m, err = ids.NewMinter(ctx, leaser{b.conn}, opt)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("bus: minter: %w", err)
-	}
-	if b.opt.Defects.RepeatIDs {
-		return &repeater{m: m}, nil
 	}
 	return m, nil
 }
 
-// repeater is the RepeatIDs defect: the leased worker id, but the sequence is always 0, so two
-// ids minted within one millisecond are equal.
-type repeater struct{ m *ids.Minter }
-
-func (r *repeater) Next(ctx context.Context) (string, error) {
-	if _, err := r.m.NextSnowflake(ctx); err != nil { // keeps the lease checks honest
-		return "", err
-	}
-	ms := uint64(time.Since(ids.Epoch).Milliseconds())
-	return ids.Encode(ids.BrandJob, ids.Compose(ms, r.m.Worker(), 0)), nil
-}
-
-func (r *repeater) Close() error { return r.m.Close() }
-
 // Mint mints a JOB id from the bus's leased minter.
 func (b *Bus) Mint(ctx context.Context) (string, error) {
-	id, err := b.mint.Load().m.Next(ctx)
+	box := b.mint.Load()
+	id, err := box.m.Next(ctx)
+	if errors.Is(err, ids.ErrLeaseLost) && !b.closed.Load() {
+		// The lease lapsed (an outage outlived it): lease again, above every id so far.
+		if err = b.remint(ctx, box); err == nil {
+			id, err = b.mint.Load().m.Next(ctx)
+		}
+	}
 	if err != nil {
 		return "", fmt.Errorf("bus: mint: %w", err)
 	}

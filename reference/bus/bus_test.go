@@ -43,7 +43,7 @@ func TestEnqueueClaimComplete(t *testing.T) {
 	if err != nil || j == nil {
 		t.Fatalf("claim = %v, %v", j, err)
 	}
-	if j.ID != e.ID || j.Token != 1 || string(j.Payload) != "hello" || j.Saved != nil {
+	if j.ID != e.ID || j.Token != 1 || string(j.Payload) != "hello" || j.LastCheckpoint != nil {
 		t.Fatalf("claimed %+v", j)
 	}
 	if st := in.hash(row)["state"]; st != "active" {
@@ -315,7 +315,7 @@ func TestCrashAndRedeliverWithCheckpoint(t *testing.T) {
 	}
 	mustType(t, producer.Complete(ctx, q, j.ID, j.Token), emqerr.Stale) // the zombie
 	j2, err := producer.Claim(ctx, q, time.Second)
-	if err != nil || j2 == nil || j2.ID != e.ID || j2.Token != 2 || string(j2.Saved) != "step 3" {
+	if err != nil || j2 == nil || j2.ID != e.ID || j2.Token != 2 || string(j2.LastCheckpoint) != "step 3" {
 		t.Fatalf("redelivery = %+v, %v", j2, err)
 	}
 	if err := j2.Complete(ctx); err != nil {

@@ -42,6 +42,16 @@ type ConsumerOptions struct {
 	Grace time.Duration
 	// Logf receives operational errors (a failed claim, a lost lease); nil discards them.
 	Logf func(format string, args ...any)
+	// OnHealth, if set, receives the consumer's health after every error it rides through
+	// (from the goroutine that met it; keep it short).
+	OnHealth func(Health)
+}
+
+// Health is what a consumer rode through so far.
+type Health struct {
+	Reconnects int64 // the bus's main connection replaced after a loss
+	Retries    int64 // claims, settlements and parks that failed and were retried
+	LastError  error // the last of those errors; nil when none
 }
 
 // Consumer drains one queue with a fixed pool of workers. Idle workers park on the queue's
@@ -53,6 +63,46 @@ type Consumer struct {
 	opt  ConsumerOptions
 	h    Handler
 	wake []any // the BLPOP command
+
+	retries atomic.Int64
+	last    atomic.Pointer[error]
+	fatal   func(error) // ends Run with a typed refusal; set by Run
+}
+
+// Health reports what the consumer rode through so far.
+func (c *Consumer) Health() Health {
+	h := Health{Reconnects: c.bus.Reconnects(), Retries: c.retries.Load()}
+	if e := c.last.Load(); e != nil {
+		h.LastError = *e
+	}
+	return h
+}
+
+// rode records an error the consumer retries after; a typed refusal of the server (a changed
+// bundle, a wrong-kind server after a restart) ends Run instead.
+func (c *Consumer) rode(err error) {
+	if refused(err) {
+		if c.fatal != nil {
+			c.fatal(err)
+		}
+		return
+	}
+	c.retries.Add(1)
+	c.last.Store(&err)
+	if c.opt.OnHealth != nil {
+		c.opt.OnHealth(c.Health())
+	}
+}
+
+// refused reports a final refusal: the fence's EMQVERSION / EMQSERVER, or a connection the
+// server's handshake refused.
+func refused(err error) bool {
+	return errors.Is(err, emqerr.Version) || errors.Is(err, emqerr.Server) || errors.Is(err, connector.ErrRefused)
+}
+
+// leased bounds one claim or settlement of the consumer: a call never outlives a lease.
+func (c *Consumer) leased(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, c.opt.Lease)
 }
 
 // ErrLeaseLost is the cause a handler's context is cancelled with when its heartbeat finds the
@@ -137,12 +187,28 @@ func (c *Consumer) logf(format string, args ...any) {
 // handlers get Grace to finish (their jobs are settled), then their contexts are cancelled and
 // their jobs left to the reaper. Run returns once every goroutine it started has ended.
 func (c *Consumer) Run(ctx context.Context) error {
+	// A typed refusal of the server ends the run like a shutdown, and Run returns it.
+	ctx, stopRun := context.WithCancelCause(ctx)
+	defer stopRun(nil)
+	var fatal atomic.Pointer[error]
+	c.fatal = func(err error) {
+		if fatal.CompareAndSwap(nil, &err) {
+			c.logf("bus: consumer %s: refused, stopping: %v", c.q.name, err)
+			stopRun(err)
+		}
+	}
+	result := func() error {
+		if e := fatal.Load(); e != nil {
+			return fmt.Errorf("bus: consumer %s: %w", c.q.name, *e)
+		}
+		return nil
+	}
 	// hard outlives ctx by the grace period: handlers and settlements run under it.
 	hard, kill := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer kill(ErrShutdown)
 	var wg, workers sync.WaitGroup
 	// Lane consumers claim one lane_claim per worker (the ring rotates per claim); the others
-	// claim through the claimer's group commit. All complete through the completer's.
+	// claim through the claim batcher. All complete through the complete batcher.
 	var claims chan claimReq
 	if !c.opt.Lanes {
 		claims = make(chan claimReq)
@@ -200,7 +266,7 @@ func (c *Consumer) Run(ctx context.Context) error {
 	}()
 	select {
 	case <-done:
-		return nil
+		return result()
 	case <-ctx.Done():
 	}
 	grace := time.NewTimer(c.opt.Grace)
@@ -211,7 +277,7 @@ func (c *Consumer) Run(ctx context.Context) error {
 		kill(ErrShutdown)
 		<-done
 	}
-	return nil
+	return result()
 }
 
 // maintain runs promote and reap on a ticker; both arm the wake when they free work.
@@ -224,12 +290,16 @@ func (c *Consumer) maintain(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		if _, err := c.bus.promote(ctx, c.q, 1000); err != nil && ctx.Err() == nil {
+		mctx, cancel := c.leased(ctx)
+		if _, err := c.bus.promote(mctx, c.q, 1000); err != nil && ctx.Err() == nil {
 			c.logf("bus: consumer %s: %v", c.q.name, err)
+			c.rode(err)
 		}
-		if _, err := c.bus.reap(ctx, c.q, c.opt.MaxAttempts, 1000); err != nil && ctx.Err() == nil {
+		if _, err := c.bus.reap(mctx, c.q, c.opt.MaxAttempts, 1000); err != nil && ctx.Err() == nil {
 			c.logf("bus: consumer %s: %v", c.q.name, err)
+			c.rode(err)
 		}
+		cancel()
 	}
 }
 
@@ -275,6 +345,7 @@ func (w *worker) run(ctx, hard context.Context) {
 			}
 			fails++
 			c.logf("bus: consumer %s worker %d: %v", c.q.name, w.idx, err)
+			c.rode(err)
 			if !sleep(ctx, backoffErr(fails)) {
 				return
 			}
@@ -295,7 +366,9 @@ func (w *worker) run(ctx, hard context.Context) {
 // under hard, not ctx: a claim the server ran must reach its handler.
 func (w *worker) claim(ctx, hard context.Context) (*Job, error) {
 	if w.claims == nil {
-		return w.c.bus.claim(hard, w.c.q, w.c.opt.Lease, true)
+		cctx, cancel := w.c.leased(hard)
+		defer cancel()
+		return w.c.bus.claim(cctx, w.c.q, w.c.opt.Lease, true)
 	}
 	select {
 	case w.claims <- claimReq{w.claimed}:
@@ -336,9 +409,6 @@ type parkSlot struct{ conn *connector.Conn }
 // another idle worker is blocked on the key while it claims.
 func (w *worker) parkUntilWoken(ctx context.Context) bool {
 	c := w.c
-	if c.bus.opt.Defects.PollPark {
-		return sleep(ctx, 5*time.Millisecond) // defect: poll the claim instead of parking
-	}
 	var s *parkSlot
 	select {
 	case s = <-w.slots:
@@ -353,6 +423,7 @@ func (w *worker) parkUntilWoken(ctx context.Context) bool {
 			if err != nil {
 				fails++
 				c.logf("bus: consumer %s worker %d: park: %v", c.q.name, w.idx, err)
+				c.rode(err)
 				if !sleep(ctx, backoffErr(fails)) {
 					return false
 				}
@@ -360,7 +431,7 @@ func (w *worker) parkUntilWoken(ctx context.Context) bool {
 			}
 			s.conn = p
 		}
-		v, err := s.conn.DoBlocking(ctx, c.opt.Park, c.wake...)
+		woken, err := c.pop(ctx, s.conn)
 		if err != nil {
 			// A cancelled pop is still in flight on the server: close the line so it cannot
 			// swallow a token meant for another consumer.
@@ -369,19 +440,27 @@ func (w *worker) parkUntilWoken(ctx context.Context) bool {
 			if ctx.Err() != nil {
 				return false
 			}
-			fails++
 			c.logf("bus: consumer %s worker %d: park: %v", c.q.name, w.idx, err)
-			if !sleep(ctx, backoffErr(fails)) {
-				return false
-			}
-			continue
+			c.rode(err)
+			// Re-arm: a wake token may have been lost with the line (or the server's restart
+			// may have left work without one), so look for work once before parking again.
+			return sleep(ctx, backoffErr(1))
 		}
 		fails = 0
-		if !v.Null {
+		if woken {
 			return true
 		}
 	}
 	return false
+}
+
+// pop is one blocking pop on the wake key: true when a token arrived, false on its timeout.
+func (c *Consumer) pop(ctx context.Context, conn *connector.Conn) (bool, error) {
+	if p := c.bus.opt.Test.Park; p != nil {
+		return p(ctx, conn, c.opt.Park, c.wake)
+	}
+	v, err := conn.DoBlocking(ctx, c.opt.Park, c.wake...)
+	return err == nil && !v.Null, err
 }
 
 // handle runs the handler under a heartbeat and settles the job by its outcome.
@@ -409,16 +488,20 @@ func (w *worker) handle(wctx, hard context.Context, j *Job) {
 	}
 	var serr error
 	var p permanent
+	sctx, cancel := c.leased(hard)
+	defer cancel()
 	switch {
 	case err == nil:
 		serr = w.complete(j)
 	case errors.As(err, &p):
-		serr = j.Fail(hard, err.Error())
+		serr = j.Fail(sctx, err.Error())
 	default:
-		_, serr = j.Retry(hard, c.opt.MaxAttempts, max(c.opt.Backoff(int(j.Token)), 0), err.Error())
+		_, serr = j.Retry(sctx, c.opt.MaxAttempts, max(c.opt.Backoff(int(j.Token)), 0), err.Error())
 	}
 	if serr != nil && hard.Err() == nil {
+		// The job's lease runs out and the reaper redelivers it (at least once).
 		c.logf("bus: consumer %s: settle job %s token %d: %v", c.q.name, j.ID, j.Token, serr)
+		c.rode(serr)
 	}
 }
 

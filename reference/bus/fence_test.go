@@ -1,8 +1,10 @@
 package bus_test
 
 import (
+	"context"
 	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -53,9 +55,9 @@ func TestOpenRefusesAnotherBundle(t *testing.T) {
 	}
 }
 
-// A minter that lost its lease stops minting (not a canon refusal) until a reconnect leases
-// again; the new minter never mints below an id minted before.
-func TestReconnectReleasesALostMinter(t *testing.T) {
+// A minter that lost its lease (a thief, or an outage that outlived it) is replaced by itself:
+// minting goes on under a fresh lease, never below an id minted before.
+func TestLostMinterLeasesAgain(t *testing.T) {
 	v := enginestest.ValkeyWith(t, engines.ValkeyOptions{Args: []string{"--databases", "1"}})
 	in := inspect(t, v.Addr)
 	ctx := ctxT(t)
@@ -69,12 +71,15 @@ func TestReconnectReleasesALostMinter(t *testing.T) {
 		t.Fatalf("minter leases %v", leases)
 	}
 	in.do("SET", leases[0], "thief", "PX", 60000) // someone else holds the worker id now
-	waitFor(t, "the minter to notice", func() bool { _, err := b.Mint(ctx); return err != nil })
-	_, err = b.Mint(ctx)
-	var e *emqerr.Error
-	if errors.As(err, &e) {
-		t.Fatalf("a lost lease surfaced as a canon error: %v", err)
-	}
+	waitFor(t, "a fresh lease", func() bool {
+		id, err := b.Mint(ctx)
+		if err != nil || id <= last {
+			t.Fatalf("mint = %q, %v (last %q): want ids going on, strictly increasing", id, err, last)
+		}
+		last = id
+		return len(in.scan("{emq}:minter:*")) == 2
+	})
+	// An explicit reconnect keeps the live lease.
 	if err := b.Reconnect(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -84,5 +89,47 @@ func TestReconnectReleasesALostMinter(t *testing.T) {
 	}
 	if n := len(in.scan("{emq}:minter:*")); n != 2 {
 		t.Fatalf("%d minter keys, want the thief's and the new lease", n)
+	}
+}
+
+// A consumer rides through a lost connection (the bus reconnects and fences by itself, Health
+// counts it) and stops with a typed refusal when the server comes back with another bundle.
+func TestConsumerRidesThroughAndStopsOnRefusal(t *testing.T) {
+	v := enginestest.ValkeyWith(t, engines.ValkeyOptions{Args: []string{"--databases", "1"}})
+	in := inspect(t, v.Addr)
+	ctx := ctxT(t)
+	b := openBus(t, v.Addr, bus.Options{})
+	q := qname(t)
+	var handled atomic.Int64
+	c, err := b.Consumer(q, bus.ConsumerOptions{Concurrency: 2, Lease: 500 * time.Millisecond, Park: 100 * time.Millisecond, Maintain: 100 * time.Millisecond},
+		func(context.Context, *bus.Job) error { handled.Add(1); return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	ran := make(chan error, 1)
+	go func() { ran <- c.Run(ctx) }()
+	b.Enqueue(ctx, q, []byte("one"))
+	waitFor(t, "the first job", func() bool { return handled.Load() == 1 })
+	in.do("CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes")
+	waitFor(t, "a job after the kill", func() bool {
+		_, err := b.Enqueue(ctx, q, []byte("two")) // fails at once until the bus is back
+		return err == nil
+	})
+	waitFor(t, "the second job", func() bool { return handled.Load() >= 2 })
+	if h := c.Health(); h.Reconnects < 1 {
+		t.Fatalf("health %+v: want the reconnect counted", h)
+	}
+	in.do("HSET", "{emq}:bundle", "digest", strings.Repeat("0", 40))
+	in.do("CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes")
+	select {
+	case err := <-ran:
+		if !errors.Is(err, emqerr.Version) {
+			t.Fatalf("Run = %v, want EMQVERSION", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run did not return on the refusal")
+	}
+	if _, err := b.Enqueue(ctx, q, []byte("three")); !errors.Is(err, emqerr.Version) {
+		t.Fatalf("enqueue after the refusal = %v, want EMQVERSION", err)
 	}
 }

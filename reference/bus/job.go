@@ -8,14 +8,14 @@ import (
 )
 
 // Job is a claimed job. Token is the attempt count the claim minted: the fencing token every
-// settlement names. Saved holds the checkpoint an earlier attempt stored (nil when none).
+// settlement names. LastCheckpoint holds the checkpoint an earlier attempt stored (nil when none).
 type Job struct {
-	Queue   string
-	ID      string
-	Payload []byte
-	Token   int64
-	Saved   []byte
-	Lane    string
+	Queue          string
+	ID             string
+	Payload        []byte
+	Token          int64
+	LastCheckpoint []byte
+	Lane           string
 	// Worker is the index of the consumer worker that runs the job (0 outside a Consumer).
 	Worker int
 

@@ -26,7 +26,7 @@ func BenchmarkLatencyE2E(b *testing.B) {
 
 func latencyE2E(b *testing.B, parked int) {
 	const rate, senders, workers = 1000, 64, 256
-	ctx, bb, q := context.Background(), openBus(b, addr, bus.Options{GroupEnqueue: true}), qname(b)
+	ctx, bb, q := context.Background(), openBus(b, addr, bus.Options{BatchEnqueue: true}), qname(b)
 	hist := hdrhistogram.New(1, int64(time.Minute/time.Microsecond), 3)
 	var mu sync.Mutex
 	var got atomic.Int64

@@ -62,23 +62,18 @@ func (b *Bus) Send(ctx context.Context, queue string, m Message) (Enqueued, erro
 	}
 	// ARGV is spelled out at each call, not returned by enqueueCall, so its boxed values stay
 	// on the stack: the connector only encodes them.
-	if b.opt.GroupEnqueue && m.Lane == "" && !b.opt.Defects.EvalEnqueue && !b.opt.Defects.ArgvRowPrefix {
+	if b.opt.BatchEnqueue && m.Lane == "" {
 		r := &enqReq{row: ks[0], id: m.ID, payload: m.Payload, delay: delay, done: make(chan struct{})}
-		created, err := b.enqueueGrouped(ctx, q, r)
+		created, err := b.enqueueBatched(ctx, q, r)
 		if err != nil {
 			return Enqueued{}, err
 		}
 		return Enqueued{ID: m.ID, Created: created}, nil
 	}
 	var v resp.Value
-	switch {
-	case b.opt.Defects.EvalEnqueue:
-		v, err = b.eval(ctx, s, ks, enqueueArgs(q, &m, delay, b.opt.Defects.ArgvRowPrefix))
-	case m.Lane != "":
+	if m.Lane != "" {
 		v, err = b.conn.EvalSha(ctx, s, ks, m.ID, m.Lane, m.Payload, delay)
-	case b.opt.Defects.ArgvRowPrefix:
-		v, err = b.conn.EvalSha(ctx, s, ks, m.ID, m.Payload, delay, q.prefix+"job:")
-	default:
+	} else {
 		v, err = b.conn.EvalSha(ctx, s, ks, m.ID, m.Payload, delay)
 	}
 	if err != nil {
@@ -119,27 +114,6 @@ func (b *Bus) enqueueCall(ctx context.Context, q *qkeys, m *Message, ks []string
 	return b.scripts.laneEnqueue, append(ks, row, lane, q.scheduled, q.wake, q.laneof, q.lanes, q.ring), delay, nil
 }
 
-// enqueueArgs is the ARGV of m's enqueue as one slice (for the EVAL defect).
-func enqueueArgs(q *qkeys, m *Message, delay int64, argvPrefix bool) []any {
-	switch {
-	case m.Lane != "":
-		return []any{m.ID, m.Lane, m.Payload, delay}
-	case argvPrefix:
-		return []any{m.ID, m.Payload, delay, q.prefix + "job:"}
-	}
-	return []any{m.ID, m.Payload, delay}
-}
-
-// eval is the EvalEnqueue defect: the script's source, edited, sent with EVAL.
-func (b *Bus) eval(ctx context.Context, s *connector.Script, ks []string, args []any) (resp.Value, error) {
-	cmd := make([]any, 0, 3+len(ks)+len(args))
-	cmd = append(cmd, "EVAL", s.Source+"\n-- patched in place\n", len(ks))
-	for _, k := range ks {
-		cmd = append(cmd, k)
-	}
-	return b.conn.Do(ctx, append(cmd, args...)...)
-}
-
 // Claim leases the oldest pending job of queue for lease, or returns nil, nil when the queue
 // is empty or paused.
 func (b *Bus) Claim(ctx context.Context, queue string, lease time.Duration) (*Job, error) {
@@ -166,12 +140,9 @@ func (b *Bus) claim(ctx context.Context, q *qkeys, lease time.Duration, lanes bo
 		return nil, fmt.Errorf("bus: claim: %w", err)
 	}
 	var v resp.Value
-	switch {
-	case lanes:
+	if lanes {
 		v, err = b.conn.EvalSha(ctx, b.scripts.laneClaim, q.laneClaimKeys, ms)
-	case b.opt.Defects.ClientClockLease:
-		v, err = b.conn.EvalSha(ctx, b.scripts.claim, q.claimKeys, time.Now().UnixMilli()+ms)
-	default:
+	} else {
 		v, err = b.conn.EvalSha(ctx, b.scripts.claim, q.claimKeys, ms)
 	}
 	if err != nil {
@@ -195,9 +166,9 @@ func (b *Bus) claimed(q *qkeys, v resp.Value, leaseMS int64) (*Job, error) {
 	j := &Job{bus: b, q: q, Queue: q.name, ID: string(e[0].Str), Payload: e[1].Str, Token: e[2].Int}
 	j.lease.Store(leaseMS)
 	if len(e) > 3 && !e[3].Null && e[3].Type == resp.BulkString {
-		j.Saved = e[3].Str
-		if j.Saved == nil {
-			j.Saved = []byte{}
+		j.LastCheckpoint = e[3].Str
+		if j.LastCheckpoint == nil {
+			j.LastCheckpoint = []byte{}
 		}
 	}
 	if len(e) > 4 {
@@ -433,7 +404,7 @@ func (b *Bus) Revive(ctx context.Context, queue, id string) (bool, error) {
 // Purge removes a dead job for good; false when it is not dead.
 func (b *Bus) Purge(ctx context.Context, queue, id string) (bool, error) {
 	return b.byID(ctx, "purge", queue, id, b.scripts.purge, func(q *qkeys) []string {
-		return []string{q.dead, q.errors, q.ckpt, q.laneof}
+		return []string{q.dead, q.errors, q.checkpoint, q.laneof}
 	})
 }
 

@@ -1,27 +1,26 @@
 package bus
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/echomq/kit/reference/emqerr"
-	"github.com/echomq/kit/reference/ids"
 	"github.com/echomq/kit/reference/keys"
 )
 
 // queue holds a queue's keys, built once, and the static KEYS lists of its scripts. The lists
 // are shared read-only by concurrent calls.
 type qkeys struct {
-	name, prefix                                    string
-	pending, active, scheduled, dead, errors, ckpt  string
-	meta, wake, ring, lanes, laneof                 string
-	claimKeys, laneClaimKeys, reapKeys, promoteKeys []string
-	pauseKeys, resumeKeys, lanePauseKeys            []string
+	k                                                    keys.Q
+	name                                                 string
+	pending, active, scheduled, dead, errors, checkpoint string
+	meta, wake, ring, lanes, laneof                      string
+	claimKeys, laneClaimKeys, reapKeys, promoteKeys      []string
+	pauseKeys, resumeKeys, lanePauseKeys                 []string
 	// The KEYS after the row key of the fenced scripts.
 	completeRest, retryRest, failRest, extendRest, checkpointRest []string
 	// The fixed KEYS of the batch scripts; the rows follow, one per item.
 	completeBatchKeys, enqueueBatchKeys []string
-	enq                                 enqGroup // Options.GroupEnqueue's group commit
+	enq                                 enqBatcher // Options.BatchEnqueue's batcher
 }
 
 // queue returns the cached keys of queue name; EMQKEY for a name outside the grammar.
@@ -29,40 +28,27 @@ func (b *Bus) queue(name string) (*qkeys, error) {
 	if q, ok := b.queues.Load(name); ok {
 		return q.(*qkeys), nil
 	}
-	var prefix string
-	if kq, err := keys.Queue(name); err == nil {
-		prefix = kq.Prefix()
-	} else if b.opt.Defects.LaxQueueNames {
-		prefix = "emq:{" + name + "}:" // defect: the builder sends what it was given
-	} else {
+	kq, err := keys.Queue(name)
+	if err != nil {
 		return nil, fmt.Errorf("bus: %w", err)
 	}
-	q := &qkeys{name: name, prefix: prefix}
-	for _, f := range []struct {
-		dst  *string
-		kind keys.Kind
-	}{
-		{&q.pending, keys.KindPending}, {&q.active, keys.KindActive},
-		{&q.scheduled, keys.KindScheduled}, {&q.dead, keys.KindDead},
-		{&q.errors, keys.KindErrors}, {&q.ckpt, keys.KindCkpt}, {&q.meta, keys.KindMeta},
-		{&q.wake, keys.KindWake}, {&q.ring, keys.KindRing}, {&q.lanes, keys.KindLanes},
-		{&q.laneof, keys.KindLaneOf},
-	} {
-		*f.dst = prefix + string(f.kind)
-	}
-	q.claimKeys = []string{q.pending, q.active, q.meta, q.wake, q.ckpt, q.ring}
-	q.laneClaimKeys = []string{q.ring, q.active, q.meta, q.wake, q.ckpt, q.lanes, q.pending}
+	q := &qkeys{k: kq, name: name,
+		pending: kq.Pending(), active: kq.Active(), scheduled: kq.Scheduled(), dead: kq.Dead(),
+		errors: kq.Errors(), checkpoint: kq.Ckpt(), meta: kq.Meta(), wake: kq.Wake(), ring: kq.Ring(),
+		lanes: kq.Lanes(), laneof: kq.LaneOf()}
+	q.claimKeys = []string{q.pending, q.active, q.meta, q.wake, q.checkpoint, q.ring}
+	q.laneClaimKeys = []string{q.ring, q.active, q.meta, q.wake, q.checkpoint, q.lanes, q.pending}
 	q.reapKeys = []string{q.active, q.pending, q.dead, q.errors, q.wake, q.laneof, q.lanes, q.ring}
 	q.promoteKeys = []string{q.scheduled, q.pending, q.wake, q.laneof, q.lanes, q.ring}
 	q.pauseKeys = []string{q.meta}
 	q.resumeKeys = []string{q.meta, q.pending, q.ring, q.wake}
 	q.lanePauseKeys = []string{q.lanes, q.ring}
-	q.completeRest = []string{q.active, q.ckpt, q.errors, q.laneof, q.lanes, q.ring, q.wake}
+	q.completeRest = []string{q.active, q.checkpoint, q.errors, q.laneof, q.lanes, q.ring, q.wake}
 	q.retryRest = []string{q.active, q.pending, q.scheduled, q.dead, q.errors, q.wake, q.laneof, q.lanes, q.ring}
 	q.failRest = []string{q.active, q.dead, q.errors, q.laneof, q.lanes, q.ring, q.wake}
 	q.extendRest = []string{q.active}
-	q.checkpointRest = []string{q.active, q.ckpt}
-	q.completeBatchKeys = []string{q.active, q.ckpt, q.errors, q.laneof, q.lanes, q.ring, q.wake}
+	q.checkpointRest = []string{q.active, q.checkpoint}
+	q.completeBatchKeys = []string{q.active, q.checkpoint, q.errors, q.laneof, q.lanes, q.ring, q.wake}
 	q.enqueueBatchKeys = []string{q.pending, q.scheduled, q.wake}
 	got, _ := b.queues.LoadOrStore(name, q)
 	return got.(*qkeys), nil
@@ -70,23 +56,21 @@ func (b *Bus) queue(name string) (*qkeys, error) {
 
 // job is the row key of id: EMQKIND for another brand, EMQKEY for a malformed id.
 func (b *Bus) job(q *qkeys, id string) (string, error) {
-	if _, err := ids.ParseJob(id); err != nil {
-		if !(b.opt.Defects.LaxIDBrand && isKind(err)) {
-			return "", fmt.Errorf("bus: %w", err)
-		}
+	k, err := q.k.Job(id)
+	if err != nil {
+		return "", fmt.Errorf("bus: %w", err)
 	}
-	return q.prefix + "job:" + id, nil
+	return k, nil
 }
 
 // lane is the key of lane g: EMQKEY for a name outside the grammar.
 func (b *Bus) lane(q *qkeys, g string) (string, error) {
-	if !keys.ValidName(g) && !b.opt.Defects.LaxQueueNames {
-		return "", fmt.Errorf("bus: %w", &emqerr.Error{Type: emqerr.TypeKey, Message: fmt.Sprintf("lane %q: want 1-%d bytes of [a-z0-9_.-]", g, keys.MaxName)})
+	k, err := q.k.Lane(g)
+	if err != nil {
+		return "", fmt.Errorf("bus: %w", err)
 	}
-	return q.prefix + "lane:" + g, nil
+	return k, nil
 }
-
-func isKind(err error) bool { return errors.Is(err, emqerr.Kind) }
 
 // Key is the bus's key builder for queue q: kind is a §2 type name (pending, …, job, lane); id
 // names the job for "job", lane the lane for "lane". Refusals are EMQKEY / EMQKIND, and no
@@ -101,12 +85,10 @@ func (b *Bus) Key(q, kind, id, lane string) (string, error) {
 		return b.job(qq, id)
 	case keys.KindLane:
 		return b.lane(qq, lane)
-	default:
-		for _, k := range keys.QueueKinds() {
-			if string(k) == kind {
-				return qq.prefix + kind, nil
-			}
-		}
 	}
-	return "", fmt.Errorf("bus: %w", &emqerr.Error{Type: emqerr.TypeKey, Message: fmt.Sprintf("key type %q is not a queue key type", kind)})
+	k, err := qq.k.Key(keys.Kind(kind))
+	if err != nil {
+		return "", fmt.Errorf("bus: %w", &emqerr.Error{Type: emqerr.TypeKey, Message: fmt.Sprintf("key type %q is not a queue key type", kind)})
+	}
+	return k, nil
 }

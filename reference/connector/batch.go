@@ -1,6 +1,8 @@
 package connector
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -89,11 +91,40 @@ func (c *Conn) Exec(ctx context.Context, b *Batch, dst []resp.Value) ([]resp.Val
 	if n == 0 {
 		return dst[:0], nil
 	}
-	out, err := c.roundTrip(ctx, getCall(n), b.buf, dst[:0], noDeadline)
+	wire := b.buf
+	if c.opt.Hook != nil {
+		var err error
+		if wire, err = c.hookBatch(b); err != nil {
+			return dst[:0], err
+		}
+	}
+	out, err := c.roundTrip(ctx, getCall(n), wire, dst[:0], noDeadline)
 	if err != nil || len(b.scripts) == 0 {
 		return out, err
 	}
 	return c.retryNoScript(ctx, b, out)
+}
+
+// hookBatch passes each command of b through the Hook (read back from its encoding, every
+// argument as []byte) and returns the re-encoded batch.
+func (c *Conn) hookBatch(b *Batch) ([]byte, error) {
+	rd := resp.NewReader(bufio.NewReader(bytes.NewReader(b.buf)), resp.Limits{})
+	var wire []byte
+	for range b.ends {
+		var v resp.Value
+		if err := rd.ReadInto(&v); err != nil {
+			return nil, fmt.Errorf("connector: hook: %w", err)
+		}
+		args := make([]any, len(v.Elems))
+		for i, e := range v.Elems {
+			args[i] = e.Str
+		}
+		var err error
+		if wire, err = resp.AppendCommand(wire, c.opt.Hook(args)...); err != nil {
+			return nil, fmt.Errorf("connector: hook: %w", err)
+		}
+	}
+	return wire, nil
 }
 
 func (c *Conn) retryNoScript(ctx context.Context, b *Batch, out []resp.Value) ([]resp.Value, error) {

@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"strconv"
 	"strings"
@@ -43,7 +44,26 @@ type Options struct {
 	// BlockSlack is added to a blocking command's own timeout to form its read deadline;
 	// 2s when zero.
 	BlockSlack time.Duration
+	// Redial makes the Conn reconnect by itself after any connection loss: a background loop
+	// dials with jittered exponential backoff (capped at RedialMax) and runs HELLO 2 and
+	// OnConnect on every new socket. Meanwhile every call fails at once with a *FatalError
+	// (errors.Is ErrConnLost: retriable). A refusal by OnConnect or HELLO on a new socket ends
+	// the loop: every later call returns it (ErrRefused), never a degraded session.
+	Redial bool
+	// RedialMax caps the backoff between reconnection attempts; 1s when zero.
+	RedialMax time.Duration
+	// OnRedial, if set, is told the outcome of every reconnection attempt (nil: reconnected).
+	OnRedial func(err error)
+	// Hook, if set, sees every command before it is encoded and sends what it returns instead
+	// (like rueidishook): the seam the kit's tests and mutants observe and rewrite traffic at.
+	// It runs on the caller's goroutine, possibly concurrently. Nil costs nothing.
+	Hook Hook
 }
+
+// Hook observes and may rewrite one command: it receives the command's arguments (the name
+// first; a script call arrives as EVALSHA sha numkeys keys… args…, a command of a Batch with
+// every argument as []byte) and returns the arguments to send. It must not keep or modify args.
+type Hook func(args []any) []any
 
 // ServerInfo is the server's answer to HELLO 2.
 type ServerInfo struct {
@@ -58,10 +78,14 @@ type Conn struct {
 	addr string
 	opt  Options
 
-	sess   atomic.Pointer[session]
-	info   atomic.Pointer[ServerInfo]
-	closed atomic.Bool
-	reconn sync.Mutex // serialises Reconnect and Close
+	sess       atomic.Pointer[session]
+	info       atomic.Pointer[ServerInfo]
+	closed     atomic.Bool
+	reconn     sync.Mutex // serialises Reconnect, the redial loop's swaps and Close
+	redialing  atomic.Bool
+	refused    atomic.Pointer[error] // a redial's refusal: final
+	reconnects atomic.Int64
+	loops      sync.WaitGroup // the redial loop
 }
 
 // Dial connects to addr, runs HELLO 2 and then opt.OnConnect.
@@ -71,7 +95,7 @@ func Dial(ctx context.Context, addr string, opt Options) (*Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.sess.Store(s)
+	c.publish(s)
 	c.info.Store(info)
 	return c, nil
 }
@@ -79,6 +103,13 @@ func Dial(ctx context.Context, addr string, opt Options) (*Conn, error) {
 // connect builds a ready session: socket, HELLO 2, OnConnect. Nothing else can reach the
 // socket before it is published, so the hook really runs first.
 func (c *Conn) connect(ctx context.Context) (*session, *ServerInfo, error) {
+	// Dial, HELLO and OnConnect together, under DialTimeout or ctx's deadline, whichever is
+	// sooner: a server that accepts and never answers cannot hold a connect.
+	if c.opt.DialTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.opt.DialTimeout)
+		defer cancel()
+	}
 	d := net.Dialer{Timeout: c.opt.DialTimeout}
 	nc, err := d.DialContext(ctx, "tcp", c.addr)
 	if err != nil {
@@ -99,7 +130,10 @@ func (c *Conn) connect(ctx context.Context) (*session, *ServerInfo, error) {
 	if c.opt.OnConnect != nil {
 		if err := c.opt.OnConnect(ctx, view); err != nil {
 			s.close("onconnect", err)
-			return nil, nil, fmt.Errorf("connector: connection refused by OnConnect: %w", err)
+			if errors.Is(err, ErrFatal) || ctx.Err() != nil || transientReply(err) {
+				return nil, nil, fmt.Errorf("connector: OnConnect: %w", err) // try again later
+			}
+			return nil, nil, &refusal{fmt.Errorf("connector: connection refused by OnConnect: %w", err)}
 		}
 	}
 	return s, info, nil
@@ -109,16 +143,31 @@ func hello(ctx context.Context, c *Conn) (*ServerInfo, error) {
 	v, err := c.Do(ctx, "HELLO", "2")
 	if err != nil {
 		var se *resp.ServerError
-		if errors.As(err, &se) {
-			return nil, fmt.Errorf("%w: %w", ErrHello, se)
+		if errors.As(err, &se) && !transientReply(err) {
+			return nil, &refusal{fmt.Errorf("%w: %w", ErrHello, se)}
 		}
 		return nil, fmt.Errorf("connector: HELLO 2: %w", err)
 	}
 	info, err := ParseHello(v)
 	if err != nil {
-		return nil, err
+		return nil, &refusal{err}
 	}
 	return info, nil
+}
+
+// transientReply reports an error reply a server gives while it cannot serve yet (loading its
+// dataset after a restart, a busy script, a replica syncing): the connect is retried, never
+// taken for a refusal.
+func transientReply(err error) bool {
+	var se *resp.ServerError
+	if !errors.As(err, &se) {
+		return false
+	}
+	switch se.Kind {
+	case "LOADING", "BUSY", "TRYAGAIN", "MASTERDOWN":
+		return true
+	}
+	return false
 }
 
 // ParseHello reads the flat key/value array a RESP2 HELLO reply is.
@@ -169,12 +218,99 @@ func (c *Conn) Server() ServerInfo {
 // Addr is the address the connection dials.
 func (c *Conn) Addr() string { return c.addr }
 
-// Err returns the *FatalError poisoning the connection, or nil while it is healthy.
+// Err returns the refusal that ended the redial loop, or the *FatalError poisoning the
+// connection, or nil while it is healthy.
 func (c *Conn) Err() error {
+	if r := c.refused.Load(); r != nil {
+		return *r
+	}
 	if f := c.sess.Load().poisoned(); f != nil {
 		return f
 	}
 	return nil
+}
+
+// Reconnects counts the sockets that replaced a lost one, by Reconnect or by the redial loop.
+func (c *Conn) Reconnects() int64 { return c.reconnects.Load() }
+
+// publish makes s the live socket; with Redial, its loss starts the redial loop.
+func (c *Conn) publish(s *session) {
+	c.sess.Store(s)
+	if !c.opt.Redial {
+		return
+	}
+	s.mu.Lock()
+	s.onFail = func() { c.startRedial(s) }
+	lost := s.fatal != nil // it failed before it was published
+	s.mu.Unlock()
+	if lost {
+		c.startRedial(s)
+	}
+}
+
+// startRedial runs one redial loop at a time, for the loss of lost.
+func (c *Conn) startRedial(lost *session) {
+	if c.closed.Load() || !c.redialing.CompareAndSwap(false, true) {
+		return
+	}
+	c.loops.Add(1)
+	go func() {
+		defer c.loops.Done()
+		c.redial(lost)
+		c.redialing.Store(false)
+		// A socket lost while this loop still ran found it busy: pick its loss up now.
+		if cur := c.sess.Load(); cur.poisoned() != nil && c.refused.Load() == nil {
+			c.startRedial(cur)
+		}
+	}()
+}
+
+// redial replaces the lost socket, retrying with jittered exponential backoff until it
+// succeeds, the Conn closes, someone else replaced it, or a new socket is refused.
+func (c *Conn) redial(lost *session) {
+	capped := c.opt.RedialMax
+	if capped <= 0 {
+		capped = time.Second
+	}
+	timeout := c.opt.DialTimeout
+	if timeout <= 0 {
+		timeout = 5 * time.Second
+	}
+	for attempt := 0; ; attempt++ {
+		if attempt > 0 {
+			time.Sleep(backoff(attempt, capped))
+		}
+		c.reconn.Lock()
+		if c.closed.Load() || c.sess.Load() != lost {
+			c.reconn.Unlock()
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		s, info, err := c.connect(ctx)
+		cancel()
+		if err == nil {
+			c.info.Store(info)
+			c.publish(s)
+			c.reconnects.Add(1)
+		}
+		var r *refusal
+		if errors.As(err, &r) {
+			c.refused.Store(&err)
+		}
+		c.reconn.Unlock()
+		if c.opt.OnRedial != nil {
+			c.opt.OnRedial(err)
+		}
+		if err == nil || r != nil {
+			return
+		}
+	}
+}
+
+// backoff is 10ms doubling per attempt up to capped, with full jitter in its upper half.
+func backoff(attempt int, capped time.Duration) time.Duration {
+	d := min(10*time.Millisecond<<min(attempt, 16), capped)
+	return d/2 + rand.N(d/2+1)
 }
 
 // Reconnect replaces the socket: new dial, HELLO 2, OnConnect. Calls in flight on the old
@@ -189,8 +325,14 @@ func (c *Conn) Reconnect(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	old := c.sess.Swap(s)
+	old := c.sess.Load()
+	old.mu.Lock()
+	old.onFail = nil // its end is ours, not a loss to redial
+	old.mu.Unlock()
 	c.info.Store(info)
+	c.publish(s)
+	c.refused.Store(nil)
+	c.reconnects.Add(1)
 	old.close("reconnect", errors.New("connector: replaced by Reconnect"))
 	return nil
 }
@@ -203,6 +345,9 @@ func (c *Conn) Close() error {
 		return nil
 	}
 	c.sess.Load().close("close", ErrClosed)
+	c.reconn.Unlock()
+	c.loops.Wait() // a redial loop in its backoff sees closed and ends
+	c.reconn.Lock()
 	return nil
 }
 
@@ -212,8 +357,13 @@ func (c *Conn) roundTrip(ctx context.Context, cl *call, wire []byte, dst []resp.
 		putCall(cl)
 		return dst, err
 	}
+	if r := c.refused.Load(); r != nil {
+		putCall(cl)
+		return dst, *r
+	}
 	s := c.sess.Load()
-	if err := s.submit(wire, cl, deadline); err != nil {
+	wd, _ := ctx.Deadline()
+	if err := s.submit(wire, cl, deadline, wd); err != nil {
 		putCall(cl)
 		return dst, err
 	}
@@ -239,6 +389,9 @@ func (c *Conn) roundTrip(ctx context.Context, cl *call, wire []byte, dst []resp.
 // and as its *resp.ServerError. Arguments: string, []byte, int, int64, uint64, float64 (and
 // the other scalars resp.AppendCommand accepts).
 func (c *Conn) Do(ctx context.Context, args ...any) (resp.Value, error) {
+	if c.opt.Hook != nil {
+		args = c.opt.Hook(args)
+	}
 	cl := getCall(1)
 	var err error
 	cl.wire, err = resp.AppendCommand(cl.wire[:0], args...)
@@ -263,6 +416,9 @@ func (c *Conn) Do(ctx context.Context, args ...any) (resp.Value, error) {
 // DoBlocking is Do for a blocking command whose server-side timeout is given explicitly (0 =
 // forever); see the package comment for why it belongs on a dedicated Conn.
 func (c *Conn) DoBlocking(ctx context.Context, timeout time.Duration, args ...any) (resp.Value, error) {
+	if c.opt.Hook != nil {
+		args = c.opt.Hook(args)
+	}
 	cl := getCall(1)
 	var err error
 	cl.wire, err = resp.AppendCommand(cl.wire[:0], args...)

@@ -18,6 +18,12 @@ var (
 	// ErrDeadline is the cause when a blocking command's read deadline (its timeout plus
 	// Options.BlockSlack) passes without a reply.
 	ErrDeadline = errors.New("connector: blocking command got no reply by its deadline")
+	// ErrConnLost matches every *FatalError but the one of a closed Conn: the call failed on a
+	// lost socket and may be retried (a Conn with Redial replaces the socket by itself).
+	ErrConnLost = errors.New("connector: connection lost")
+	// ErrRefused matches a connect refused by the server's HELLO or by OnConnect (the fence):
+	// final, never retried.
+	ErrRefused = errors.New("connector: connection refused")
 	// ErrUnsolicited is the cause when the server sends bytes no command asked for.
 	ErrUnsolicited = errors.New("connector: reply with no command waiting")
 )
@@ -36,8 +42,18 @@ func (e *FatalError) Error() string {
 
 func (e *FatalError) Unwrap() error { return e.Err }
 
-// Is makes errors.Is(err, ErrFatal) hold.
-func (e *FatalError) Is(target error) bool { return target == ErrFatal }
+// Is makes errors.Is(err, ErrFatal) hold, and errors.Is(err, ErrConnLost) unless the Conn was
+// closed.
+func (e *FatalError) Is(target error) bool {
+	return target == ErrFatal || (target == ErrConnLost && !errors.Is(e.Err, ErrClosed))
+}
+
+// refusal wraps a connect refused by HELLO or OnConnect: errors.Is(err, ErrRefused).
+type refusal struct{ err error }
+
+func (r *refusal) Error() string        { return r.err.Error() }
+func (r *refusal) Unwrap() error        { return r.err }
+func (r *refusal) Is(target error) bool { return target == ErrRefused }
 
 // ScriptSHAError is a SCRIPT LOAD whose returned digest is not the script's own: the server
 // hashes differently or the source was altered on the way, and running it would be unsafe.

@@ -36,6 +36,16 @@ func appendEvalSha(b []byte, s *Script, keys []string, args []any) ([]byte, erro
 	return resp.AppendArgs(b, 3+len(keys), args...)
 }
 
+// evalShaArgs spells a script call out as one command for a Hook.
+func evalShaArgs(s *Script, keys []string, args []any) []any {
+	cmd := make([]any, 0, 3+len(keys)+len(args))
+	cmd = append(cmd, "EVALSHA", s.SHA1, len(keys))
+	for _, k := range keys {
+		cmd = append(cmd, k)
+	}
+	return append(cmd, args...)
+}
+
 // EvalSha runs s with EVALSHA. On NOSCRIPT it loads the exact source with SCRIPT LOAD, checks
 // the returned SHA1 is s.SHA1 (else a *ScriptSHAError) and retries once; a NOSCRIPT script did
 // not run, so the retry cannot double its effect. An error reply is returned as the error
@@ -54,7 +64,11 @@ func (c *Conn) EvalSha(ctx context.Context, s *Script, keys []string, args ...an
 func (c *Conn) evalSha(ctx context.Context, s *Script, keys []string, args []any) (resp.Value, error) {
 	cl := getCall(1)
 	var err error
-	cl.wire, err = appendEvalSha(cl.wire[:0], s, keys, args)
+	if c.opt.Hook != nil {
+		cl.wire, err = resp.AppendCommand(cl.wire[:0], c.opt.Hook(evalShaArgs(s, keys, args))...)
+	} else {
+		cl.wire, err = appendEvalSha(cl.wire[:0], s, keys, args)
+	}
 	if err != nil {
 		putCall(cl)
 		return resp.Value{}, fmt.Errorf("connector: script %s: %w", s.Name, err)

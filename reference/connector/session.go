@@ -71,9 +71,12 @@ type session struct {
 	spare   []byte  // the other write buffer, swapped with wbuf by the combiner
 	queue   []*call // calls whose replies have not started to be read
 	writing bool    // a combiner is writing; others just append
+	wdArmed bool    // a write deadline is set on the socket (the combiner's alone)
 
 	inflight atomic.Int64 // calls submitted and not yet completed
 	fatal    *FatalError
+	// onFail, set before the session is published, runs once when it is poisoned.
+	onFail func()
 
 	readerDone chan struct{}
 }
@@ -96,8 +99,10 @@ func newSession(nc net.Conn, opt *Options) *session {
 }
 
 // submit queues wire (holding n commands) for cl and writes it, possibly together with other
-// callers' commands. It returns the session's fatal error if it is poisoned.
-func (s *session) submit(wire []byte, cl *call, deadline time.Time) error {
+// callers' commands, under the write deadline wd (none when zero): a server that stopped
+// reading poisons the session instead of holding the writer. It returns the session's fatal
+// error if it is poisoned.
+func (s *session) submit(wire []byte, cl *call, deadline, wd time.Time) error {
 	s.mu.Lock()
 	if s.fatal != nil {
 		err := s.fatal
@@ -128,7 +133,7 @@ func (s *session) submit(wire []byte, cl *call, deadline time.Time) error {
 		buf := s.wbuf
 		s.wbuf = s.spare[:0]
 		s.mu.Unlock()
-		err := s.write(buf)
+		err := s.write(buf, wd)
 		s.mu.Lock()
 		s.spare = buf[:0]
 		if err != nil {
@@ -143,9 +148,15 @@ func (s *session) submit(wire []byte, cl *call, deadline time.Time) error {
 	return nil
 }
 
-func (s *session) write(buf []byte) error {
+func (s *session) write(buf []byte, wd time.Time) error {
 	if s.tap != nil {
 		_, _ = s.tap.Write(buf)
+	}
+	// Only the combiner writes, so wdArmed needs no lock; skipping the no-deadline case keeps
+	// the hot path free of a call per write.
+	if !wd.IsZero() || s.wdArmed {
+		_ = s.nc.SetWriteDeadline(wd)
+		s.wdArmed = !wd.IsZero()
 	}
 	_, err := s.nc.Write(buf)
 	return err
@@ -163,10 +174,14 @@ func (s *session) fail(op string, err error) *FatalError {
 	s.fatal = f
 	q := s.queue
 	s.queue = nil
+	onFail := s.onFail
 	s.mu.Unlock()
 	_ = s.nc.Close()
 	for _, cl := range q {
 		complete(cl, f)
+	}
+	if onFail != nil {
+		onFail()
 	}
 	return f
 }

@@ -38,6 +38,25 @@ func (e *Error) Is(target error) bool {
 	return ok && t.Type == e.Type && (t.Message == "" || t.Message == e.Message)
 }
 
+// ReplyKind is the first word of the error replies e matches: a *resp.ServerError "EMQSTALE …"
+// is errors.Is emqerr.Stale through it (resp.ReplyTyped).
+func (e *Error) ReplyKind() string {
+	if e == nil {
+		return ""
+	}
+	return string(e.Type)
+}
+
+// FromReply converts an error reply to the canon's typed error when its kind is a canon type:
+// errors.As(err, &e) with e an *Error finds a canon reply anywhere in a chain through it.
+// Called on a nil *Error.
+func (*Error) FromReply(kind, message string) (error, bool) {
+	if !Known(Type(kind)) {
+		return nil, false
+	}
+	return &Error{Type: Type(kind), Message: message}, true
+}
+
 // Sentinels for errors.Is.
 var (
 	Stale   = &Error{Type: TypeStale}

@@ -5,10 +5,9 @@ package resp
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
-
-	"github.com/echomq/kit/reference/emqerr"
 )
 
 // Type is the RESP2 type byte of a reply.
@@ -79,7 +78,7 @@ func (v Value) Int64() (int64, error) {
 }
 
 // ServerError is an error reply from the server, keyed by its first word (NOSCRIPT, WRONGTYPE,
-// EMQSTALE, …). It matches the emqerr sentinels of the same type under errors.Is.
+// EMQSTALE, …). Under errors.Is and errors.As it matches any ReplyTyped error of its kind.
 type ServerError struct {
 	Kind    string
 	Message string
@@ -92,38 +91,51 @@ func (e *ServerError) Error() string {
 	return e.Kind + " " + e.Message
 }
 
-// Is lets errors.Is(err, emqerr.Stale) hold for a server reply "EMQSTALE …", and compares two
-// ServerErrors by kind.
+// ReplyTyped is a typed error an error reply converts to (an application's own error type):
+// errors.Is and errors.As see through a *ServerError to it, while this package knows nothing of
+// the type. Its methods must work on the type's zero value (a nil pointer).
+type ReplyTyped interface {
+	error
+	// ReplyKind is the first word of the replies the (sentinel) error matches.
+	ReplyKind() string
+	// FromReply builds the typed error of a reply, or false when kind is not one of its own.
+	FromReply(kind, message string) (error, bool)
+}
+
+// Is lets errors.Is(err, sentinel) hold for a reply of the sentinel's kind (a ReplyTyped),
+// and compares two ServerErrors by kind.
 func (e *ServerError) Is(target error) bool {
 	switch t := target.(type) {
-	case *emqerr.Error:
-		return string(t.Type) == e.Kind
 	case *ServerError:
 		return t.Kind == e.Kind && (t.Message == "" || t.Message == e.Message)
+	case ReplyTyped:
+		return t.ReplyKind() == e.Kind
 	}
 	return false
 }
 
-// As lets errors.As(err, &e) with e an *emqerr.Error find a canon error reply anywhere in a
-// chain, so callers never convert ServerError by hand.
+// As lets errors.As(err, &e) with e of a ReplyTyped type find a reply of that type anywhere in
+// a chain, so callers never convert ServerError by hand.
 func (e *ServerError) As(target any) bool {
-	t, ok := target.(**emqerr.Error)
+	rv := reflect.ValueOf(target)
+	if rv.Kind() != reflect.Pointer || rv.IsNil() {
+		return false
+	}
+	dst := rv.Elem()
+	rt, ok := reflect.Zero(dst.Type()).Interface().(ReplyTyped)
 	if !ok {
 		return false
 	}
-	me, ok := e.EMQ()
-	if ok {
-		*t = me
+	typed, ok := rt.FromReply(e.Kind, e.Message)
+	if !ok || typed == nil {
+		return false
 	}
-	return ok
-}
-
-// EMQ converts the reply to the canon's typed error when its kind is one of the canon's.
-func (e *ServerError) EMQ() (*emqerr.Error, bool) {
-	if !emqerr.Known(emqerr.Type(e.Kind)) {
-		return nil, false
+	tv := reflect.ValueOf(typed)
+	if !tv.Type().AssignableTo(dst.Type()) {
+		return false
 	}
-	return &emqerr.Error{Type: emqerr.Type(e.Kind), Message: e.Message}, true
+	dst.Set(tv)
+	return true
 }
 
 // ParseServerError splits an error line into its kind (first word) and message.

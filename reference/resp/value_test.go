@@ -1,4 +1,4 @@
-package resp
+package resp_test
 
 import (
 	"errors"
@@ -6,12 +6,13 @@ import (
 	"testing"
 
 	"github.com/echomq/kit/reference/emqerr"
+	"github.com/echomq/kit/reference/resp"
 )
 
 // A canon error reply, however deeply wrapped, is found by errors.As as *emqerr.Error; any
 // other reply is not.
 func TestServerErrorAsEMQ(t *testing.T) {
-	err := fmt.Errorf("bus: complete: %w", ParseServerError("EMQSTALE JOB1 token 7 but attempts 1"))
+	err := fmt.Errorf("bus: complete: %w", resp.ParseServerError("EMQSTALE JOB1 token 7 but attempts 1"))
 	var e *emqerr.Error
 	if !errors.As(err, &e) || e.Type != emqerr.TypeStale || e.Message != "JOB1 token 7 but attempts 1" {
 		t.Fatalf("errors.As = %v, %+v", errors.As(err, &e), e)
@@ -20,7 +21,7 @@ func TestServerErrorAsEMQ(t *testing.T) {
 		t.Fatal("errors.Is(err, emqerr.Stale) is false")
 	}
 	e = nil
-	if errors.As(fmt.Errorf("x: %w", ParseServerError("WRONGTYPE nope")), &e) || e != nil {
+	if errors.As(fmt.Errorf("x: %w", resp.ParseServerError("WRONGTYPE nope")), &e) || e != nil {
 		t.Fatalf("a non-canon reply matched *emqerr.Error: %+v", e)
 	}
 }

@@ -4,7 +4,7 @@
 
 const { Bundle } = require('./bundle');
 const { Session } = require('./session');
-const { Minter } = require('./minter');
+const { Minter, MinterLostError } = require('./minter');
 const keys = require('./keys');
 const errors = require('./errors');
 
@@ -72,8 +72,16 @@ class Bus {
     return this.session.evalsha(name, keyList, argv);
   }
 
-  mint() {
-    return this.minter.next();
+  // mint mints one id; when an outage outlived the minter's lease it leases again first (the
+  // same minter object, so ids stay above every id minted before).
+  async mint() {
+    try {
+      return await this.minter.next();
+    } catch (err) {
+      if (!(err instanceof MinterLostError)) throw err;
+      await this.minter.reaffirm();
+      return this.minter.next();
+    }
   }
 
   // enqueue writes a job (minting its id unless given); created false means the id existed and

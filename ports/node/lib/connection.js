@@ -1,7 +1,8 @@
 'use strict';
 // One TCP connection speaking RESP2 with implicit pipelining: every command is written at once
 // and its promise settles when its reply arrives, in order. A lost connection fails every
-// command in flight with ConnectionError — never a silent retry, since a write may have landed.
+// command in flight with ConnectionError — never a silent retry, since a write may have landed —
+// and tells onLost (the session redials the command connection from there).
 
 const net = require('node:net');
 const resp = require('./resp');
@@ -23,6 +24,8 @@ class Connection {
   #reader = new resp.Reader();
   #pending = [];
   #closed = null;
+  #byClient = false;
+  onLost = null; // called once when the connection is lost (not when the client closes it)
 
   constructor(socket, name) {
     this.#socket = socket;
@@ -85,6 +88,7 @@ class Connection {
   }
 
   close() {
+    this.#byClient = true;
     this.#fail(new errors.ConnectionError(`${this.name}: closed by the client`));
     this.#socket.destroy();
   }
@@ -116,6 +120,7 @@ class Connection {
     const pending = this.#pending;
     this.#pending = [];
     for (const p of pending) p.reject(err);
+    if (!this.#byClient && this.onLost) this.onLost(err);
   }
 }
 

@@ -3,12 +3,17 @@
 // bundle fence before any other command, at connect and after every reconnect. Scripts run
 // EVALSHA-first; NOSCRIPT loads the exact source, verifies the SHA1 the server returns, and
 // retries once (a NOSCRIPT script did not run, so the retry cannot double an effect).
+// A lost command connection is redialled by itself, with jittered backoff capped at 1 s; the
+// new connection runs the handshake first. Meanwhile commands fail at once with ConnectionError
+// (retriable). A refusal of the new connection (EMQVERSION, EMQSERVER) is final: every later
+// command fails with it.
 
 const { Connection } = require('./connection');
 const errors = require('./errors');
 const keys = require('./keys');
 
 const MIN_VERSION = [8, 1, 0];
+const TRANSIENT = ['LOADING', 'BUSY', 'TRYAGAIN', 'MASTERDOWN'];
 
 function text(v) {
   return Buffer.isBuffer(v) ? v.toString('utf8') : v;
@@ -44,6 +49,8 @@ function checkServer(reply, { admitEngine = false, log = () => {} } = {}) {
 class Session {
   #address;
   #conns = new Set();
+  #closing = false;
+  #redialing = false;
 
   constructor({ address, bundle, admitEngine = false, log = () => {} }) {
     this.#address = address;
@@ -52,6 +59,8 @@ class Session {
     this.log = log;
     this.conn = null; // the shared, pipelined command connection
     this.server = null;
+    this.refused = null; // a redial's refusal: final
+    this.reconnects = 0;
   }
 
   get address() {
@@ -59,7 +68,52 @@ class Session {
   }
 
   async connect() {
-    this.conn = await this.open('emq-cmd');
+    this.#closing = false;
+    this.refused = null;
+    this.#adopt(await this.open('emq-cmd'));
+  }
+
+  #adopt(conn) {
+    this.conn = conn;
+    conn.onLost = () => this.#redial(conn);
+  }
+
+  // #redial replaces the lost command connection, retrying with backoff until it succeeds,
+  // the session closes, someone else replaced it, or the new connection is refused.
+  async #redial(lost) {
+    if (this.#redialing) return;
+    this.#redialing = true;
+    try {
+      for (let attempt = 0; !this.#closing && this.conn === lost; attempt++) {
+        if (attempt > 0) {
+          const d = Math.min(10 * 2 ** Math.min(attempt, 16), 1000);
+          await new Promise((r) => setTimeout(r, d / 2 + Math.random() * (d / 2)).unref());
+          if (this.#closing || this.conn !== lost) return;
+        }
+        try {
+          const conn = await this.open('emq-cmd');
+          if (this.#closing || this.conn !== lost) {
+            this.release(conn);
+            return;
+          }
+          this.#conns.delete(lost);
+          this.#adopt(conn);
+          this.reconnects++;
+          this.log(`session: reconnected (attempt ${attempt + 1})`);
+          return;
+        } catch (err) {
+          // A server that cannot serve yet (loading its AOF after a restart, …) is retried.
+          const transient = err instanceof errors.ServerError && TRANSIENT.includes(err.code);
+          if (!(err instanceof errors.ConnectionError) && !transient) {
+            this.refused = err;
+            this.log(`session: the server refused the new connection: ${err.message}`);
+            return;
+          }
+        }
+      }
+    } finally {
+      this.#redialing = false;
+    }
   }
 
   // open dials a new connection and fences it. Parking connections come from here too, so a
@@ -72,6 +126,7 @@ class Session {
         hello = await conn.send('HELLO', '2');
       } catch (err) {
         if (err instanceof errors.ConnectionError) throw err;
+        if (err instanceof errors.ServerError && TRANSIENT.includes(err.code)) throw err;
         throw errors.server(`the server rejected HELLO 2: ${err.message}`);
       }
       this.server = checkServer(hello, { admitEngine: this.admitEngine, log: this.log });
@@ -90,6 +145,7 @@ class Session {
 
   // evalsha runs a bundle script by SHA1 on conn (default: the command connection).
   async evalsha(name, keyList, argv, conn = this.conn) {
+    if (this.refused && conn === this.conn) throw this.refused;
     const s = this.bundle.script(name);
     const cmd = ['EVALSHA', s.sha1, keyList.length, ...keyList, ...argv];
     try {
@@ -105,6 +161,7 @@ class Session {
   }
 
   command(...args) {
+    if (this.refused) return Promise.reject(this.refused);
     return this.conn.send(...args);
   }
 
@@ -120,6 +177,7 @@ class Session {
   }
 
   closeAll() {
+    this.#closing = true;
     for (const c of this.#conns) c.close();
     this.#conns.clear();
     this.conn = null;

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strings"
 	"time"
 )
 
@@ -46,6 +47,17 @@ func main() {
 				c.Stdout = os.Stdout
 				c.Start()
 				time.Sleep(time.Hour)
+			case "huge":
+				// A 100 MB reply line: the driver must give up at its limit, not read it all.
+				fmt.Printf(`{"seq":%d,"ok":true,"result":{"ids":[["`, seq)
+				chunk := strings.Repeat("A", 1<<20)
+				for range 100 {
+					if _, err := os.Stdout.WriteString(chunk); err != nil {
+						os.Exit(4)
+					}
+				}
+				fmt.Println(`"]]}}`)
+				continue
 			case "garbage":
 				reply("ready to serve!")
 				continue

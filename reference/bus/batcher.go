@@ -1,0 +1,234 @@
+package bus
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/echomq/kit/reference/resp"
+)
+
+// The bus's batching: a consumer's claims and completes, and enqueues under
+// Options.BatchEnqueue, go through one batcher each. Requests that queue up while a call is
+// out are gathered and sent as one script call (up to MaxBatch), with at most batchInFlight
+// calls of a kind in flight: no timer, no added wait. A lone request goes as the single-job
+// script. Every job is still fenced on its own token.
+
+// batchInFlight bounds each consumer batcher's calls in flight. With one, the server idled
+// while a batch's reply travelled back and its workers re-asked, and a woken worker's claim
+// waited behind a batch; a second call fills both gaps (measured: drain +6%, e2e p99 lower). A
+// third only splits the batches smaller.
+const batchInFlight = 2
+
+// batcher gathers, sends, fans out: it takes requests from in, and while a call is free sends
+// what has queued up (up to limit) as one call; send answers every request it carries.
+type batcher[R any] struct {
+	limit, inFlight int
+	send            func(reqs []R)
+}
+
+// run serves in until it is closed or stop is, then waits for its calls in flight (so the
+// acks of a graceful shutdown still go out).
+func (b batcher[R]) run(stop <-chan struct{}, in <-chan R) {
+	slots := make(chan struct{}, b.inFlight)
+	var calls sync.WaitGroup
+	defer calls.Wait()
+	for {
+		var first R
+		select {
+		case r, ok := <-in:
+			if !ok {
+				return
+			}
+			first = r
+		case <-stop:
+			return
+		}
+		// Wait for a free call before gathering: what queues meanwhile joins this batch.
+		slots <- struct{}{}
+		reqs := append(make([]R, 0, 8), first)
+	more:
+		for len(reqs) < b.limit {
+			select {
+			case r, ok := <-in:
+				if !ok {
+					break more
+				}
+				reqs = append(reqs, r)
+			default:
+				break more
+			}
+		}
+		calls.Add(1)
+		go func() {
+			defer func() { <-slots; calls.Done() }()
+			b.send(reqs)
+		}()
+	}
+}
+
+// claimReq is a worker asking for a job; the claim batcher answers on reply exactly once.
+type claimReq struct{ reply chan claimRes }
+
+type claimRes struct {
+	j   *Job
+	err error
+}
+
+// ackReq is a worker's handled job to complete; the complete batcher answers on reply exactly
+// once.
+type ackReq struct {
+	j     *Job
+	reply chan error
+}
+
+// claimer serves claim requests until ctx ends. Claims run under hard: a claim the server ran
+// must reach its worker.
+func (c *Consumer) claimer(ctx, hard context.Context, in <-chan claimReq) {
+	batcher[claimReq]{limit: min(c.opt.Concurrency, MaxBatch), inFlight: batchInFlight,
+		send: func(reqs []claimReq) { c.claimFor(hard, reqs) }}.run(ctx.Done(), in)
+}
+
+// claimFor runs one claim (a lone request) or claim_batch and answers every request.
+func (c *Consumer) claimFor(hard context.Context, reqs []claimReq) {
+	hard, cancel := c.leased(hard)
+	defer cancel()
+	var jobs []*Job
+	var err error
+	if len(reqs) == 1 {
+		var j *Job
+		if j, err = c.bus.claim(hard, c.q, c.opt.Lease, false); j != nil {
+			jobs = []*Job{j}
+		}
+	} else {
+		jobs, err = c.bus.claimBatch(hard, c.q, c.opt.Lease, len(reqs))
+	}
+	for i, r := range reqs {
+		var res claimRes
+		switch {
+		case err != nil:
+			res.err = err
+		case i < len(jobs):
+			res.j = jobs[i]
+		}
+		r.reply <- res
+	}
+}
+
+// completer completes handled jobs until in is closed (after every worker ended).
+func (c *Consumer) completer(hard context.Context, in <-chan ackReq) {
+	batcher[ackReq]{limit: MaxBatch, inFlight: batchInFlight,
+		send: func(reqs []ackReq) { c.completeFor(hard, reqs) }}.run(nil, in)
+}
+
+// completeFor runs one complete (a lone request) or complete_batch and answers every request.
+func (c *Consumer) completeFor(hard context.Context, reqs []ackReq) {
+	hard, cancel := c.leased(hard)
+	defer cancel()
+	if len(reqs) == 1 {
+		reqs[0].reply <- reqs[0].j.Complete(hard)
+		return
+	}
+	acks := make([]Ack, len(reqs))
+	status := make([]error, len(reqs))
+	for i, r := range reqs {
+		acks[i] = Ack{r.j.ID, r.j.Token}
+	}
+	err := c.bus.completeBatch(hard, c.q, acks, status)
+	for i, r := range reqs {
+		e := err
+		if e == nil {
+			e = status[i]
+		}
+		if e == nil {
+			r.j.settled.Store(true)
+		}
+		r.reply <- e
+	}
+}
+
+// enqReq is one prepared enqueue for the enqueue batcher.
+type enqReq struct {
+	row     string
+	id      string
+	payload []byte
+	delay   int64
+	created bool
+	err     error
+	done    chan struct{} // closed when the outcome is set
+}
+
+// enqBatcher is a queue's enqueue batcher, started at its first use and stopped by Close.
+type enqBatcher struct {
+	once sync.Once
+	in   chan *enqReq
+}
+
+// enqueueBatched enqueues one prepared job of q through q's batcher. A caller whose ctx ends
+// before its job is taken gets ctx's error and the job is never sent; once taken, the call is
+// seen through (it carries the others' jobs too).
+func (b *Bus) enqueueBatched(ctx context.Context, q *qkeys, r *enqReq) (bool, error) {
+	e := &q.enq
+	e.once.Do(func() {
+		e.in = make(chan *enqReq)
+		b.loops.Add(1)
+		go func() {
+			defer b.loops.Done()
+			// One call in flight: the next batch gathers while it is out.
+			batcher[*enqReq]{limit: MaxBatch, inFlight: 1,
+				send: func(reqs []*enqReq) { b.sendEnqueues(q, reqs) }}.run(b.done, e.in)
+		}()
+	})
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	select {
+	case e.in <- r:
+	case <-ctx.Done():
+		return false, ctx.Err()
+	case <-b.done:
+		return false, typed("enqueue", errBusClosed)
+	}
+	<-r.done
+	return r.created, r.err
+}
+
+// sendEnqueues runs one enqueue (a lone job) or enqueue_batch and sets every request's
+// outcome. The call is detached from the callers' contexts: it carries all of their jobs.
+func (b *Bus) sendEnqueues(q *qkeys, batch []*enqReq) {
+	defer func() {
+		for _, r := range batch {
+			close(r.done)
+		}
+	}()
+	ctx := context.Background()
+	if len(batch) == 1 {
+		r := batch[0]
+		var kb [4]string
+		ks := append(kb[:0], r.row, q.pending, q.scheduled, q.wake)
+		v, err := b.conn.EvalSha(ctx, b.scripts.enqueue, ks, r.id, r.payload, r.delay)
+		r.created, r.err = v.Int == 1, err
+		if err != nil {
+			r.err = typed("enqueue", err)
+		}
+		return
+	}
+	ks := make([]string, 0, len(q.enqueueBatchKeys)+len(batch))
+	ks = append(ks, q.enqueueBatchKeys...)
+	args := make([]any, 0, 3*len(batch))
+	for _, r := range batch {
+		ks = append(ks, r.row)
+		args = append(args, r.id, r.payload, r.delay)
+	}
+	v, err := b.conn.EvalSha(ctx, b.scripts.enqueueBatch, ks, args...)
+	if err == nil && (v.Type != resp.Array || len(v.Elems) != len(batch)) {
+		err = fmt.Errorf("bus: enqueue batch: %s reply of %d elements", v.Type, len(v.Elems))
+	}
+	for i, r := range batch {
+		if err != nil {
+			r.err = typed("enqueue", err)
+			continue
+		}
+		r.created = v.Elems[i].Int == 1
+	}
+}
