@@ -151,11 +151,17 @@ func (e *env) record(id string) {
 	e.mu.Unlock()
 }
 
-// snapActive adds the jobs leased right now to the at-least-once bound.
+// snapActive adds the jobs leased right now to the at-least-once bound. Right after a restart
+// the inspector's first calls fail while it redials: it tries again until the server answers,
+// so the leases the AOF kept are never missed.
 func (e *env) snapActive() {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	v, err := e.in.Do(ctx, "ZRANGE", "emq:{"+e.queue+"}:active", 0, -1)
+	for err != nil && ctx.Err() == nil {
+		time.Sleep(10 * time.Millisecond)
+		v, err = e.in.Do(ctx, "ZRANGE", "emq:{"+e.queue+"}:active", 0, -1)
+	}
 	if err != nil {
 		return
 	}

@@ -29,7 +29,7 @@ var c12 = []Spec{
 		Edits: []Edit{{"revive", "local g = redis.call('HGET', KEYS[6], id)\n", "local g = false\n"}}},
 	{Name: "purge-keeps-laneof", Contract: "C12", Rule: "lanes-purge-laneof", Defect: "purge leaves the purged id in laneof",
 		Edits: []Edit{{"purge", "redis.call('HDEL', KEYS[5], id)\n", ""}}},
-	{Name: "complete-keeps-laneof", Contract: "C12", Rule: "lanes-complete-bookkeeping", Defect: "complete leaves the finished id in laneof",
+	{Name: "lane-complete-leaves-laneof", Contract: "C12", Rule: "lanes-complete-bookkeeping", Defect: "complete leaves the finished id in laneof",
 		Edits: []Edit{{"complete", "  redis.call('HDEL', KEYS[5], id)\n", ""}}},
 	{Name: "lane-drains-before-rotating", Contract: "C12", Rule: "starvation", Defect: "lane_claim serves the head lane until it drains instead of rotating it to the tail",
 		Edits: []Edit{{"lane_claim", "local g = redis.call('LMOVE', KEYS[1], KEYS[1], 'LEFT', 'RIGHT')", "local g = redis.call('LINDEX', KEYS[1], 0)"}}},
@@ -53,6 +53,6 @@ var c12 = []Spec{
 		Edits: []Edit{{"reap", "    if g and ring_fix(p, KEYS[7], KEYS[8], g) then wake = true end\n", ""}}},
 	{Name: "lane-claim-rearm-ignores-plain", Contract: "C12", Rule: "lanes-A13-claim-rearms", Defect: "lane_claim re-arms the wake only while ring lanes remain, not while plain pending ids do",
 		Edits: []Edit{{"lane_claim", "(redis.call('LLEN', KEYS[1]) > 0 or redis.call('ZCARD', KEYS[7]) > 0)", "(redis.call('LLEN', KEYS[1]) > 0)"}}},
-	{Name: "claim-rearm-ignores-ring", Contract: "C12", Rule: "lanes-A13-claim-rearms", Defect: "claim re-arms the wake only while plain pending ids remain, not while ring lanes do",
+	{Name: "lanes-claim-rearm-ignores-ring", Contract: "C12", Rule: "lanes-A13-claim-rearms", Defect: "claim re-arms the wake only while plain pending ids remain, not while ring lanes do",
 		Edits: []Edit{{"claim", "(redis.call('ZCARD', KEYS[1]) > 0 or redis.call('LLEN', KEYS[6]) > 0)", "(redis.call('ZCARD', KEYS[1]) > 0)"}}},
 }
