@@ -37,6 +37,9 @@ type Config struct {
 	// It is a self-test aid of the kit, never for certification: with a mutant's edited scripts
 	// admitted, the mutant table shows what the behavioural checks catch on their own.
 	Admit map[string]string
+	// AdmitDigest is the digest of the bundle with the admitted scripts (a port's edited copy),
+	// which C01 then accepts beside the kit's: a self-test aid like Admit, never certification.
+	AdmitDigest string
 }
 
 // HarnessErrorPrefix starts the failure message of a clause the harness itself could not run

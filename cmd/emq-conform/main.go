@@ -48,6 +48,7 @@ func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 type options struct {
 	port, valkey, out, knownFile, label, focus, mutant string
 	list, admitMutant                                  bool
+	admitDir                                           string
 	deadline                                           time.Duration
 	servers                                            map[string]*string // by contracts.Server name
 }
@@ -66,6 +67,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.mutant, "mutant", env("EMQ_MUTANT"), "run a mutant of the reference (in-process), or pass EMQ_MUTANT to the port [EMQ_MUTANT]")
 	fs.BoolVar(&o.list, "list", false, "print the contracts and clauses without running")
 	fs.BoolVar(&o.admitMutant, "admit-mutant-scripts", false, "kit self-test: admit the -mutant's edited scripts as bundle scripts (never certifies)")
+	fs.StringVar(&o.admitDir, "admit-scripts", "", "kit self-test: admit DIR/<name>.lua (a port's edited scripts) as the bundle's scripts, and their bundle's digest, so only behaviour is judged (never certifies)")
 	fs.DurationVar(&o.deadline, "deadline", subprocess.DefaultDeadline, "per-request deadline for a subprocess port")
 	o.servers = map[string]*string{}
 	for _, s := range contracts.Servers() {
@@ -181,6 +183,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return harness("%v", err)
 		}
 		facts.Mutant += " (edited scripts admitted: not a certification)"
+	}
+	if o.admitDir != "" {
+		if cfg.Admit, cfg.AdmitDigest, err = dirScripts(bundle, o.admitDir); err != nil {
+			return harness("-admit-scripts: %v", err)
+		}
+		facts.Mutant += " (scripts of " + o.admitDir + " admitted: not a certification)"
 	}
 	// Ginkgo's own reporter writes to standard output; it goes to ginkgo.log instead, and the
 	// console gets the contract lines.

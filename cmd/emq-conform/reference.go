@@ -3,7 +3,11 @@ package main
 import (
 	"crypto/sha1"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 
 	"github.com/echomq/kit/drivers"
 	"github.com/echomq/kit/drivers/inproc"
@@ -38,4 +42,26 @@ func mutantScripts(b *lua.Bundle, name string) (map[string]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// dirScripts admits the scripts in dir that differ from the bundle's (a port's edited copy of
+// lua/): sha1 → script name, and the digest of the bundle they make.
+func dirScripts(b *lua.Bundle, dir string) (map[string]string, string, error) {
+	out := map[string]string{}
+	scripts := b.Scripts()
+	for i, s := range scripts {
+		src, err := os.ReadFile(filepath.Join(dir, s.Name+".lua"))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, "", err
+		}
+		sum := sha1.Sum(src)
+		if h := hex.EncodeToString(sum[:]); h != s.SHA1 {
+			out[h] = s.Name
+			scripts[i].SHA1 = h
+		}
+	}
+	return out, lua.Digest(scripts), nil
 }
