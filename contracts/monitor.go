@@ -1,10 +1,8 @@
 package contracts
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"net"
 	"strconv"
 	"strings"
 	"sync"
@@ -52,7 +50,7 @@ func clipArg(s string) string {
 
 // monitor captures the server's MONITOR stream on a dedicated connection.
 type monitor struct {
-	nc    net.Conn
+	mon   *connector.Monitor
 	local string
 	mu    sync.Mutex
 	lines []Line
@@ -61,33 +59,23 @@ type monitor struct {
 	last  int // index of the most recent non-lua line that opened a script (EVALSHA/EVAL)
 }
 
+// startMonitor captures every command the server runs, on the connector's MONITOR reader.
 func startMonitor(ctx context.Context, addr string) (*monitor, error) {
-	d := net.Dialer{Timeout: 5 * time.Second}
-	nc, err := d.DialContext(ctx, "tcp", addr)
+	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	mon, err := connector.NewMonitor(dctx, addr)
 	if err != nil {
 		return nil, err
 	}
-	m := &monitor{nc: nc, local: nc.LocalAddr().String(), last: -1}
+	m := &monitor{mon: mon, local: mon.LocalAddr(), last: -1}
 	m.cond = sync.NewCond(&m.mu)
-	br := bufio.NewReaderSize(nc, 1<<16)
-	_ = nc.SetDeadline(time.Now().Add(5 * time.Second))
-	if _, err := nc.Write([]byte("MONITOR\r\n")); err != nil {
-		nc.Close()
-		return nil, err
-	}
-	ok, err := br.ReadString('\n')
-	if err != nil || strings.TrimSpace(ok) != "+OK" {
-		nc.Close()
-		return nil, fmt.Errorf("MONITOR answered %q: %v", ok, err)
-	}
-	_ = nc.SetDeadline(time.Time{})
-	go m.read(br)
+	go m.read()
 	return m, nil
 }
 
-func (m *monitor) read(br *bufio.Reader) {
+func (m *monitor) read() {
 	for {
-		s, err := br.ReadString('\n')
+		s, err := m.mon.Next(context.Background())
 		if err != nil {
 			m.mu.Lock()
 			m.err = err
@@ -95,11 +83,7 @@ func (m *monitor) read(br *bufio.Reader) {
 			m.mu.Unlock()
 			return
 		}
-		s = strings.TrimRight(s, "\r\n")
-		if !strings.HasPrefix(s, "+") {
-			continue
-		}
-		l, ok := parseMonitorLine(s[1:])
+		l, ok := parseMonitorLine(s)
 		if !ok {
 			continue
 		}
@@ -165,7 +149,7 @@ func (m *monitor) len() int {
 	return len(m.lines)
 }
 
-func (m *monitor) Close() error { return m.nc.Close() }
+func (m *monitor) Close() error { return m.mon.Close() }
 
 // parseMonitorLine reads `1700000000.123456 [0 127.0.0.1:5555] "cmd" "arg"…` with the
 // connector's parser.

@@ -39,7 +39,11 @@ func NewMonitor(ctx context.Context, addr string) (*Monitor, error) {
 	}
 	stop := context.AfterFunc(ctx, func() { _ = nc.Close() })
 	br := bufio.NewReaderSize(nc, 64<<10)
-	rd := resp.NewReader(br, resp.Limits{})
+	// A MONITOR line is a simple string that quotes a whole command, payloads included: it may
+	// be as long as the longest bulk the server accepts.
+	lim := resp.DefaultLimits()
+	lim.MaxLine = int(lim.MaxBulk)*4 + 1024
+	rd := resp.NewReader(br, lim)
 	fail := func(err error) (*Monitor, error) {
 		_ = nc.Close()
 		return nil, fmt.Errorf("connector: monitor: %w", err)
@@ -115,6 +119,9 @@ func (m *Monitor) Next(ctx context.Context) (string, error) {
 		return "", ctx.Err()
 	}
 }
+
+// LocalAddr is the monitor connection's own address, as MONITOR lines name its client.
+func (m *Monitor) LocalAddr() string { return m.nc.LocalAddr().String() }
 
 // Close ends the monitor.
 func (m *Monitor) Close() error {
