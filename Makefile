@@ -4,7 +4,7 @@ SHELL := /bin/bash
 GO ?= go
 PORT ?=
 OUT ?= certification
-GOTEST_FLAGS ?= -count=1 -timeout 15m
+GOTEST_FLAGS ?= -count=1 -timeout 30m
 
 .PHONY: test conform engines provision provision-bullmq provision-chromium transcripts bench bench-ci bundle fuzz vet fmt node-test faults
 
@@ -17,7 +17,7 @@ test: provision provision-chromium provision-bullmq vet
 ## conform: certify the reference bus (in-process and as a subprocess), or PORT='cmd …'. As an
 ## ordinary user: the engines are unpacked into the cache, and emq-conform, given no -valkey,
 ## has cmd/emq-engines start Valkey 8.1.1 and (for C01) a Redis 7 on free loopback ports.
-conform: provision-valkey provision-redis
+conform: provision-valkey provision-redis provision-valkey80
 ifeq ($(strip $(PORT)),)
 	$(GO) build -o bin/emq-port ./cmd/emq-port
 	$(GO) run ./cmd/emq-conform -out $(OUT)/reference
