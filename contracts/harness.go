@@ -33,6 +33,9 @@ type Config struct {
 	// It is a self-test aid of the kit, never for certification: with a mutant's edited scripts
 	// admitted, the mutant table shows what the behavioural checks catch on their own.
 	Admit map[string]string
+	// Seed replays the model-checked walks (walk.go) from this seed; 0 is the fixed default,
+	// so a certification's transcript is deterministic.
+	Seed int64
 }
 
 // HarnessErrorPrefix starts the failure message of a clause the harness itself could not run

@@ -46,6 +46,7 @@ type options struct {
 	port, valkey, out, knownFile, label, focus, mutant string
 	list, admitMutant                                  bool
 	deadline                                           time.Duration
+	seed                                               int64
 }
 
 func parse(args []string, stderr io.Writer) (options, error) {
@@ -62,6 +63,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.mutant, "mutant", env("EMQ_MUTANT"), "run a mutant of the reference (in-process), or pass EMQ_MUTANT to the port [EMQ_MUTANT]")
 	fs.BoolVar(&o.list, "list", false, "print the contracts and clauses without running")
 	fs.BoolVar(&o.admitMutant, "admit-mutant-scripts", false, "kit self-test: admit the -mutant's edited scripts as bundle scripts (never certifies)")
+	fs.Int64Var(&o.seed, "seed", 0, "replay the model-checked walks from this seed (a walk failure prints it); 0: the fixed default")
 	fs.DurationVar(&o.deadline, "deadline", subprocess.DefaultDeadline, "per-request deadline for a subprocess port")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -149,7 +151,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return harness("-out: %v", err)
 	}
 
-	cfg := &contracts.Config{Factory: factory, Valkey: vk.Addr, Bundle: bundle, WrongKind: wrongKind}
+	cfg := &contracts.Config{Factory: factory, Valkey: vk.Addr, Bundle: bundle, WrongKind: wrongKind, Seed: o.seed}
 	if o.admitMutant {
 		if o.mutant == "" || o.port != "" {
 			return harness("-admit-mutant-scripts needs -mutant and the in-process reference")
