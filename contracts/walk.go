@@ -8,9 +8,9 @@ type walkClause struct {
 
 // The op tables of the walks: each kind with its weight.
 var (
-	walkPlainOps = []wkind{{"enqueue", 6}, {"claim", 5}, {"extend", 1}, {"complete", 3}, {"retry", 2},
-		{"fail", 1}, {"checkpoint", 2}, {"reap", 1}, {"promote", 1}, {"morgue", 1}, {"revive", 1},
-		{"purge", 1}, {"pause", 1}, {"resume", 1}, {"wait", 2}}
+	walkPlainOps = []wkind{{"enqueue", 5}, {"claim", 5}, {"extend", 1}, {"complete", 3}, {"retry", 3},
+		{"fail", 1}, {"checkpoint", 3}, {"reap", 1}, {"promote", 2}, {"morgue", 1}, {"revive", 1},
+		{"purge", 1}, {"pause", 1}, {"resume", 3}, {"wait", 1}}
 	walkMorgueOps = []wkind{{"enqueue", 4}, {"lane_enqueue", 2}, {"claim", 4}, {"lane_claim", 2},
 		{"complete", 1}, {"retry", 3}, {"fail", 2}, {"checkpoint", 2}, {"reap", 2}, {"promote", 1},
 		{"morgue", 2}, {"revive", 3}, {"purge", 2}, {"wait", 2}}
@@ -29,7 +29,7 @@ func walks() []walkClause {
 		ruleCheckpoint, ruleReap, rulePromote, ruleMorgue, ruleWalkRevive, ruleQueuePause, ruleFenced, ruleWake, ruleIDs, ruleMintOrder}
 	lanes := append([]Rule{ruleLanes, ruleCeiling, ruleWalkLaneReturn, ruleWalkLaneCount}, plain...)
 	return []walkClause{
-		{"C06", "walk-plain", walkSpec{seed: 6001, runs: 3, steps: 40, kinds: walkPlainOps, rules: plain}.body},
+		{"C06", "walk-plain", walkSpec{seed: 6001, runs: 4, steps: 50, kinds: walkPlainOps, rules: plain}.body},
 		{"C10", "walk-morgue", walkSpec{seed: 10001, runs: 2, steps: 40, kinds: walkMorgueOps, lanes: walkLanes[:2], rules: lanes}.body},
 		{"C12", "walk-lanes", walkSpec{seed: 12001, runs: 3, steps: 45, kinds: walkLaneOps, lanes: walkLanes, rules: lanes}.body},
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -124,6 +125,8 @@ type walker struct {
 	m    *wmodel
 	ids  []string
 	done []wop
+	last string // the job claimed last: a worker settles what it just claimed
+	hi   int64  // server TIME after the last step
 }
 
 func (t *T) newWalker(s *walkSession) *walker {
@@ -397,6 +400,7 @@ func (w *walker) step(o wop) *walkFailure {
 		return f
 	}
 	hi := t.now()
+	w.hi = hi
 	actual := t.walkKeyspace(w.m.q.Prefix())
 	if o.Kind == "extend" && strings.HasPrefix(got, "deadline ") {
 		var d int64
@@ -422,8 +426,14 @@ func (w *walker) step(o wop) *walkFailure {
 			fl = &walkFailure{rule: rule, expected: "the queue's keyspace as the state table leaves it", got: d}
 		}
 		if fl == nil {
+			if os.Getenv("EMQ_WALK_TRACE") != "" {
+				fmt.Fprintf(os.Stderr, "%s %-60s -> %s\n", w.q, o, got)
+			}
 			m.adopt(actual)
 			w.m = m
+			if c := portClaimID(got); c != "" {
+				w.last = c
+			}
 			if o.Kind == "enqueue" && !slices.Contains(w.ids, id) {
 				w.ids = append(w.ids, id)
 			}
@@ -572,14 +582,35 @@ func randBytes(r *rand.Rand) string {
 	return pick(r, walkBytes)
 }
 
-// jobIn picks a job index, preferring ids in state want.
+// portClaimID is the id of a rendered claim reply, "" for anything else.
+func portClaimID(reply string) string {
+	if id, ok := strings.CutPrefix(reply, "{id "); ok && len(id) > 14 {
+		return id[:14]
+	}
+	return ""
+}
+
+// jobIn picks a job index, preferring the job claimed last (half the time, while it is in
+// state want), then ids in state want.
 func (w *walker) jobIn(r *rand.Rand, want string) int {
 	if len(w.ids) == 0 {
 		return 0
 	}
+	// an active job is worth settling while its lease is live
+	live := func(id string) bool {
+		j := w.m.jobs[id]
+		if j == nil || j.state != want {
+			return false
+		}
+		d, ok := w.m.active[id]
+		return want != "active" || ok && d.lo > w.hi+5
+	}
+	if live(w.last) && r.IntN(2) == 0 {
+		return slices.Index(w.ids, w.last)
+	}
 	var in []int
 	for i, id := range w.ids {
-		if j := w.m.jobs[id]; j != nil && j.state == want {
+		if live(id) {
 			in = append(in, i)
 		}
 	}
@@ -589,20 +620,57 @@ func (w *walker) jobIn(r *rand.Rand, want string) int {
 	return r.IntN(len(w.ids))
 }
 
+// weight scales an op's weight by whether the model's state gives it something to do, so that
+// most steps move a job rather than answer empty or stale (those still happen, less often).
+func (ws walkSpec) weight(k wkind, m *wmodel) int {
+	busy := func(n int) int {
+		if n > 0 {
+			return 10 * k.weight
+		}
+		return 2 * k.weight
+	}
+	switch k.kind {
+	case "extend", "complete", "retry", "fail", "checkpoint", "reap":
+		return busy(len(m.active))
+	case "revive", "purge", "morgue":
+		return busy(len(m.dead))
+	case "promote":
+		return busy(len(m.scheduled))
+	case "claim":
+		if m.paused {
+			return busy(0)
+		}
+		return busy(len(m.pending))
+	case "enqueue", "lane_enqueue":
+		// a short backlog lets a retried job come round again to the claims
+		return busy(max(0, 6-len(m.pending)-len(m.scheduled)-len(m.ring)))
+	case "lane_claim":
+		return busy(len(m.ring))
+	case "resume":
+		if m.paused {
+			return busy(1)
+		}
+		return busy(0)
+	case "lane_resume":
+		return busy(len(m.lanePaused))
+	}
+	return 10 * k.weight
+}
+
 func (ws walkSpec) gen(r *rand.Rand, w *walker) wop {
 	total := 0
 	for _, k := range ws.kinds {
-		total += k.weight
+		total += ws.weight(k, w.m)
 	}
 	x, kind := r.IntN(total), ""
 	for _, k := range ws.kinds {
-		if x < k.weight {
+		if x < ws.weight(k, w.m) {
 			kind = k.kind
 			break
 		}
-		x -= k.weight
+		x -= ws.weight(k, w.m)
 	}
-	o := wop{Kind: kind, Lease: pick(r, []int64{30, 60, 150, 150, 1000}), Max: pick(r, []int64{1, 2, 3, 5}),
+	o := wop{Kind: kind, Lease: pick(r, []int64{30, 60, 150, 150, 150, 1000}), Max: pick(r, []int64{1, 2, 3, 5}),
 		Text: pick(r, []string{"boom", "timeout: d\u00e9j\u00e0 vu", ""}), Data: randBytes(r)}
 	if r.IntN(8) == 0 {
 		o.Tok = pick(r, []int64{-1, 1})
@@ -622,7 +690,7 @@ func (ws walkSpec) gen(r *rand.Rand, w *walker) wop {
 		}
 	case "extend", "complete", "retry", "fail", "checkpoint":
 		o.Job = w.jobIn(r, "active")
-		o.Delay = pick(r, []int64{0, 0, 40, 100})
+		o.Delay = pick(r, []int64{0, 0, 0, 40, 100})
 	case "revive", "purge":
 		o.Job = w.jobIn(r, "dead")
 	case "lane_pause", "lane_resume", "lane_ceiling":
