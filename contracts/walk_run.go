@@ -316,6 +316,10 @@ func (w *walker) call(o wop, lo *int64) (got string, id string, skip bool, fail 
 	case "wait":
 		t.waitPast(t.now() + o.N)
 		return "ok", "", false, nil
+	case "drain":
+		// a parked consumer's pop, done by the harness: the next arming duty must show
+		t.do("LPOP", t.q(w.q).Wake())
+		return "ok", "", false, nil
 	}
 	panic("walk: unknown op " + o.Kind)
 }
@@ -371,6 +375,8 @@ func (m *wmodel) apply(o wop, id string, cut int64, now span) string {
 		m.laneResume(o.Lane)
 	case "lane_ceiling":
 		m.laneCeiling(o.Lane, o.N)
+	case "drain":
+		m.wake = false
 	}
 	return "ok"
 }
@@ -605,6 +611,18 @@ func (w *walker) jobIn(r *rand.Rand, want string) int {
 		d, ok := w.m.active[id]
 		return want != "active" || ok && d.lo > w.hi+5
 	}
+	if want == "active" && r.IntN(6) == 0 {
+		// a zombie: its lease passed and no reap has run yet (A2: it must be refused)
+		var gone []int
+		for i, id := range w.ids {
+			if d, ok := w.m.active[id]; ok && d.hi <= w.hi {
+				gone = append(gone, i)
+			}
+		}
+		if len(gone) > 0 {
+			return pick(r, gone)
+		}
+	}
 	if live(w.last) && r.IntN(2) == 0 {
 		return slices.Index(w.ids, w.last)
 	}
@@ -645,7 +663,15 @@ func (ws walkSpec) weight(k wkind, m *wmodel) int {
 		// a short backlog lets a retried job come round again to the claims
 		return busy(max(0, 6-len(m.pending)-len(m.scheduled)-len(m.ring)))
 	case "lane_claim":
+		if m.paused {
+			return busy(0)
+		}
 		return busy(len(m.ring))
+	case "drain":
+		if m.wake {
+			return busy(1)
+		}
+		return busy(0)
 	case "resume":
 		if m.paused {
 			return busy(1)
