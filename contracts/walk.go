@@ -16,7 +16,7 @@ var (
 		{"morgue", 2}, {"revive", 3}, {"purge", 2}, {"wait", 2}, {"lane_ceiling", 1}, {"lane_resume", 1}, {"drain", 2}}
 	walkLaneOps = []wkind{{"lane_enqueue", 6}, {"lane_claim", 7}, {"enqueue", 1}, {"claim", 1},
 		{"extend", 1}, {"complete", 3}, {"retry", 3}, {"fail", 2}, {"checkpoint", 1}, {"reap", 1},
-		{"promote", 2}, {"morgue", 1}, {"revive", 2}, {"purge", 1}, {"lane_pause", 1},
+		{"promote", 2}, {"morgue", 1}, {"revive", 2}, {"purge", 1}, {"lane_pause", 2},
 		{"lane_resume", 3}, {"lane_ceiling", 1}, {"pause", 1}, {"resume", 3}, {"wait", 1}, {"drain", 3}}
 	walkLanes = []string{"a", "b", "c"}
 )
@@ -30,7 +30,7 @@ func walks() []walkClause {
 	lanes := append([]Rule{ruleLanes, ruleCeiling, ruleWalkLaneReturn, ruleWalkLaneCount}, plain...)
 	return []walkClause{
 		{"C06", "walk-plain", walkSpec{seed: 6001, runs: 4, steps: 50, kinds: walkPlainOps, rules: plain}.body},
-		{"C10", "walk-morgue", walkSpec{seed: 10001, runs: 2, steps: 40, kinds: walkMorgueOps, lanes: walkLanes[:2], rules: lanes}.body},
-		{"C12", "walk-lanes", walkSpec{seed: 12001, runs: 3, steps: 50, kinds: walkLaneOps, lanes: walkLanes, rules: lanes}.body},
+		{"C10", "walk-morgue", walkSpec{seed: 10001, runs: 3, steps: 50, kinds: walkMorgueOps, lanes: walkLanes[:2], rules: lanes}.body},
+		{"C12", "walk-lanes", walkSpec{seed: 12001, runs: 4, steps: 50, kinds: walkLaneOps, lanes: walkLanes, rules: lanes}.body},
 	}
 }
