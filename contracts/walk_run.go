@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -200,7 +199,7 @@ func renderMorgue(js []wdead) string {
 
 // call runs op on the port and renders its reply; apply runs it on a model at decision time
 // cut and renders the reply the canon demands. Minted ids are learnt from the port's reply.
-func (w *walker) call(o wop, lo *int64) (got string, id string, skip bool, fail *walkFailure) {
+func (w *walker) call(o wop) (got string, id string, skip bool, fail *walkFailure) {
 	t, ctx := w.t, w.t.ctx
 	switch o.Kind {
 	case "enqueue":
@@ -246,8 +245,6 @@ func (w *walker) call(o wop, lo *int64) (got string, id string, skip bool, fail 
 		if !ok {
 			return "", "", true, nil
 		}
-		// The fence's own time decision: a lease passes at deadline ≤ TIME (A2).
-		*lo = t.now()
 		switch o.Kind {
 		case "extend":
 			r, err := t.D.Extend(ctx, protocol.ExtendArgs{FenceArgs: f, LeaseMS: o.Lease})
@@ -401,7 +398,7 @@ func (m *wmodel) cuts(lo, hi int64) []int64 {
 func (w *walker) step(o wop) *walkFailure {
 	t := w.t
 	lo := t.now()
-	got, id, skip, f := w.call(o, &lo)
+	got, id, skip, f := w.call(o)
 	if f != nil || skip {
 		return f
 	}
@@ -432,9 +429,6 @@ func (w *walker) step(o wop) *walkFailure {
 			fl = &walkFailure{rule: rule, expected: "the queue's keyspace as the state table leaves it", got: d}
 		}
 		if fl == nil {
-			if os.Getenv("EMQ_WALK_TRACE") != "" {
-				fmt.Fprintf(os.Stderr, "%s %-60s -> %s\n", w.q, o, got)
-			}
 			m.adopt(actual)
 			w.m = m
 			if c := portClaimID(got); c != "" {

@@ -22,10 +22,6 @@ var walk = []Spec{
 		Edits: []Edit{{"reap", "    if g then lane_release(KEYS[7], g) end\n", ""}}},
 	{Name: "walk-lane-resume-no-wake", Contract: "C12", Rule: "wake", Defect: "lane_resume returns a lane to the ring without arming the wake",
 		Edits: []Edit{{"lane_resume", "if ring_fix(p, KEYS[2], KEYS[3], g) then arm(KEYS[4]) end", "ring_fix(p, KEYS[2], KEYS[3], g)"}}},
-	{Name: "walk-promote-no-wake", Contract: "C06", Rule: "wake", Defect: "promote moves due jobs to pending without arming the wake",
-		Edits: []Edit{{"promote", "if n > 0 then arm(KEYS[3]) end", ""}}},
 	{Name: "walk-revive-no-wake", Contract: "C10", Rule: "walk-revive", Defect: "revive returns a job to pending without arming the wake",
 		Edits: []Edit{{"revive", "arm(KEYS[5])\nreturn 1", "return 1"}}},
-	{Name: "walk-complete-keeps-retried-error", Contract: "C06", Rule: "complete", Defect: "complete removes the last error only after two retries",
-		Edits: []Edit{{"complete", "if token > 1 then redis.call('HDEL', KEYS[4], id) end", "if token > 2 then redis.call('HDEL', KEYS[4], id) end"}}},
 }
