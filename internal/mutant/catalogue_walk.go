@@ -24,4 +24,6 @@ var walk = []Spec{
 		Edits: []Edit{{"lane_resume", "if ring_fix(p, KEYS[2], KEYS[3], g) then arm(KEYS[4]) end", "ring_fix(p, KEYS[2], KEYS[3], g)"}}},
 	{Name: "walk-revive-no-wake", Contract: "C10", Rule: "walk-revive", Defect: "revive returns a job to pending without arming the wake",
 		Edits: []Edit{{"revive", "arm(KEYS[5])\nreturn 1", "return 1"}}},
+	{Name: "walk-delayed-lane-row-pending", Contract: "C12", Rule: "walk-model", Defect: "a delayed lane enqueue writes its row as pending while it sits in scheduled (promote then drops it)",
+		Edits: []Edit{{"lane_enqueue", "redis.call('HSET', KEYS[1], 'state', 'scheduled', 'attempts', 0, 'payload', payload)", "redis.call('HSET', KEYS[1], 'state', 'pending', 'attempts', 0, 'payload', payload)"}}},
 }
