@@ -449,10 +449,7 @@ func (w *walker) step(o wop) *walkFailure {
 // walkKeyspace reads every key under prefix with exact scores.
 func (t *T) walkKeyspace(prefix string) map[string]wval {
 	out := map[string]wval{}
-	for _, k := range t.allKeys() {
-		if !strings.HasPrefix(k, prefix) {
-			continue
-		}
+	for _, k := range t.keysUnder(prefix) {
 		typ, _, _ := t.do("TYPE", k)
 		v := wval{typ: typ[0]}
 		switch v.typ {
@@ -473,6 +470,25 @@ func (t *T) walkKeyspace(prefix string) map[string]wval {
 		out[k] = v
 	}
 	return out
+}
+
+// keysUnder lists the keys that start with prefix (a queue's: no glob characters in it).
+func (t *T) keysUnder(prefix string) []string {
+	var out []string
+	cursor := "0"
+	for {
+		v, err := t.admin.do(t.ctx, "SCAN", cursor, "MATCH", prefix+"*", "COUNT", "1000")
+		if err != nil || len(v.Elems) != 2 {
+			t.harness("SCAN: %v", err)
+		}
+		cursor = string(v.Elems[0].Str)
+		for _, e := range v.Elems[1].Elems {
+			out = append(out, string(e.Str))
+		}
+		if cursor == "0" {
+			return out
+		}
+	}
 }
 
 // run plays ops from next on a fresh queue until next runs out or the model and the port part.
