@@ -40,6 +40,9 @@ type Config struct {
 	// AdmitDigest is the digest of the bundle with the admitted scripts (a port's edited copy),
 	// which C01 then accepts beside the kit's: a self-test aid like Admit, never certification.
 	AdmitDigest string
+	// Seed replays the model-checked walks (walk.go) from this seed; 0 is the fixed default,
+	// so a certification's transcript is deterministic.
+	Seed int64
 }
 
 // HarnessErrorPrefix starts the failure message of a clause the harness itself could not run

@@ -51,6 +51,7 @@ type options struct {
 	admitDir                                           string
 	deadline                                           time.Duration
 	servers                                            map[string]*string // by contracts.Server name
+	seed                                               int64
 }
 
 func parse(args []string, stderr io.Writer) (options, error) {
@@ -68,6 +69,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.list, "list", false, "print the contracts and clauses without running")
 	fs.BoolVar(&o.admitMutant, "admit-mutant-scripts", false, "kit self-test: admit the -mutant's edited scripts as bundle scripts (never certifies)")
 	fs.StringVar(&o.admitDir, "admit-scripts", "", "kit self-test: admit DIR/<name>.lua (a port's edited scripts) as the bundle's scripts, and their bundle's digest, so only behaviour is judged (never certifies)")
+	fs.Int64Var(&o.seed, "seed", 0, "replay the model-checked walks from this seed (a walk failure prints it); 0: the fixed default")
 	fs.DurationVar(&o.deadline, "deadline", subprocess.DefaultDeadline, "per-request deadline for a subprocess port")
 	o.servers = map[string]*string{}
 	for _, s := range contracts.Servers() {
@@ -160,7 +162,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return harness("-out: %v", err)
 	}
 
-	cfg := &contracts.Config{Factory: factory, Valkey: vk.Addr, Bundle: bundle}
+	cfg := &contracts.Config{Factory: factory, Valkey: vk.Addr, Bundle: bundle, Seed: o.seed}
 	for _, s := range contracts.Servers() {
 		start := contracts.Starter(nil)
 		switch {

@@ -1,0 +1,741 @@
+package contracts
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/echomq/kit/protocol"
+	"github.com/echomq/kit/reference/emqerr"
+	"github.com/echomq/kit/reference/ids"
+)
+
+// A walk op, abstract enough to be replayed on a fresh queue (shrinking): it names jobs by
+// their index in the run's enqueue order (ids are mapped by mint order, never by value) and
+// tokens by their offset from the live one.
+type wop struct {
+	Kind  string
+	Job   int   // the job the op names: index into the run's ids
+	Tok   int64 // the token's offset from the job's live attempts (0 = the live token)
+	Lane  string
+	Data  string // payload or checkpoint bytes
+	Given int    // enqueue: >0 the kit's given id number, 0 minted, <0 a duplicate of Job
+	Delay int64
+	Lease int64
+	Max   int64
+	N     int64 // lane_ceiling's n, a wait's ms, morgue's limit
+	Text  string
+}
+
+func (o wop) String() string {
+	switch o.Kind {
+	case "enqueue":
+		who := "minted"
+		if o.Given > 0 {
+			who = fmt.Sprintf("given#%d", o.Given)
+		} else if o.Given < 0 {
+			who = fmt.Sprintf("dup(job%d)", o.Job)
+		}
+		return fmt.Sprintf("enqueue %s lane=%q delay=%d payload=%q", who, o.Lane, o.Delay, o.Data)
+	case "claim", "lane_claim":
+		return fmt.Sprintf("%s lease=%d", o.Kind, o.Lease)
+	case "extend":
+		return fmt.Sprintf("extend job%d tok%+d lease=%d", o.Job, o.Tok, o.Lease)
+	case "complete":
+		return fmt.Sprintf("complete job%d tok%+d", o.Job, o.Tok)
+	case "retry":
+		return fmt.Sprintf("retry job%d tok%+d max=%d delay=%d error=%q", o.Job, o.Tok, o.Max, o.Delay, o.Text)
+	case "fail":
+		return fmt.Sprintf("fail job%d tok%+d error=%q", o.Job, o.Tok, o.Text)
+	case "checkpoint":
+		return fmt.Sprintf("checkpoint job%d tok%+d data=%q", o.Job, o.Tok, o.Data)
+	case "reap":
+		return fmt.Sprintf("reap max=%d", o.Max)
+	case "revive", "purge":
+		return fmt.Sprintf("%s job%d", o.Kind, o.Job)
+	case "lane_pause", "lane_resume":
+		return fmt.Sprintf("%s %s", o.Kind, o.Lane)
+	case "lane_ceiling":
+		return fmt.Sprintf("lane_ceiling %s %d", o.Lane, o.N)
+	case "wait":
+		return fmt.Sprintf("wait %dms", o.N)
+	case "morgue":
+		return fmt.Sprintf("morgue limit=%d", o.N)
+	}
+	return o.Kind
+}
+
+// walkRule is the rule an op's step evaluates: a divergence at that step breaks it.
+func walkRule(kind string) Rule {
+	switch kind {
+	case "enqueue":
+		return ruleEnqueue
+	case "claim":
+		return ruleClaim
+	case "lane_claim", "lane_pause", "lane_resume":
+		return ruleLanes
+	case "extend":
+		return ruleExtend
+	case "complete":
+		return ruleComplete
+	case "retry":
+		return ruleRetry
+	case "fail":
+		return ruleFail
+	case "checkpoint":
+		return ruleCheckpoint
+	case "reap":
+		return ruleReap
+	case "promote":
+		return rulePromote
+	case "morgue", "purge":
+		return ruleMorgue
+	case "revive":
+		return ruleWalkRevive
+	case "pause", "resume":
+		return ruleQueuePause
+	case "lane_ceiling":
+		return ruleCeiling
+	}
+	return ruleWalkModel
+}
+
+// walkFailure is where a run left the model.
+type walkFailure struct {
+	step          int
+	rule          Rule
+	expected, got string
+}
+
+// walkSession is what outlives one run on the port's session: its minter's last id.
+type walkSession struct {
+	lastMinted string
+	queues     int
+}
+
+// walker runs one sequence of ops on a fresh queue, the model beside it.
+type walker struct {
+	t    *T
+	s    *walkSession
+	q    string
+	m    *wmodel
+	ids  []string
+	done []wop
+	last string // the job claimed last: a worker settles what it just claimed
+	hi   int64  // server TIME after the last step
+}
+
+func (t *T) newWalker(s *walkSession) *walker {
+	s.queues++
+	q := fmt.Sprintf("walk.%d", s.queues)
+	return &walker{t: t, s: s, q: q, m: newModel(t.q(q))}
+}
+
+// givenID is the kit's n-th given id: odd ones sort before any minted id, even ones after.
+func givenID(n int) string {
+	if n%2 == 1 {
+		return jobID(1<<40 + uint64(n))
+	}
+	return jobID(1<<62 + uint64(n))
+}
+
+func (w *walker) fa(o wop) (protocol.FenceArgs, string, bool) {
+	if o.Job >= len(w.ids) {
+		return protocol.FenceArgs{}, "", false
+	}
+	id := w.ids[o.Job]
+	tok := o.Tok
+	if j := w.m.jobs[id]; j != nil {
+		tok += j.attempts
+	}
+	return protocol.FenceArgs{Queue: w.q, ID: id, Token: max(tok, 1)}, id, true
+}
+
+// answer renders a port's error the way the model renders its refusals.
+func answer(err error) string {
+	switch {
+	case err == nil:
+		return "ok"
+	case errors.Is(err, emqerr.Stale):
+		return "EMQSTALE"
+	default:
+		return "error: " + err.Error()
+	}
+}
+
+func renderClaim(c *wclaim) string {
+	if c == nil {
+		return "empty"
+	}
+	ck := "nil"
+	if c.ckpt != nil {
+		ck = fmt.Sprintf("%q", *c.ckpt)
+	}
+	return fmt.Sprintf("{id %s payload %q token %d checkpoint %s lane %q}", c.id, c.payload, c.token, ck, c.lane)
+}
+
+func portClaim(c *protocol.ClaimResult) *wclaim {
+	if c == nil {
+		return nil
+	}
+	r := &wclaim{id: c.ID, payload: unb64(c.PayloadB64), token: c.Token, lane: c.Lane}
+	if c.CheckpointB64 != nil {
+		s := unb64(*c.CheckpointB64)
+		r.ckpt = &s
+	}
+	return r
+}
+
+func renderMorgue(js []wdead) string {
+	var out []string
+	for _, j := range js {
+		out = append(out, fmt.Sprintf("{%s attempts %d payload %q error %q died %d}", j.id, j.attempts, j.payload, j.err, j.died.lo))
+	}
+	return "[" + strings.Join(out, " ") + "]"
+}
+
+// call runs op on the port and renders its reply; apply runs it on a model at decision time
+// cut and renders the reply the canon demands. Minted ids are learnt from the port's reply.
+func (w *walker) call(o wop) (got string, id string, skip bool, fail *walkFailure) {
+	t, ctx := w.t, w.t.ctx
+	switch o.Kind {
+	case "enqueue":
+		a := protocol.EnqueueArgs{Queue: w.q, PayloadB64: b64(o.Data), DelayMS: o.Delay, Lane: o.Lane}
+		switch {
+		case o.Given > 0:
+			a.ID = givenID(o.Given)
+		case o.Given < 0:
+			if o.Job >= len(w.ids) {
+				return "", "", true, nil
+			}
+			a.ID = w.ids[o.Job]
+		}
+		r, err := t.D.Enqueue(ctx, a)
+		if err != nil {
+			return answer(err), "", false, nil
+		}
+		if a.ID == "" {
+			if _, perr := ids.ParseJob(r.ID); perr != nil || len(r.ID) != 14 {
+				return "", "", false, &walkFailure{rule: ruleIDs, expected: "a minted 14-byte JOB id", got: fmt.Sprintf("%q (%v)", r.ID, perr)}
+			}
+			if r.ID <= w.s.lastMinted {
+				return "", "", false, &walkFailure{rule: ruleMintOrder, expected: "a minted id above every id the minter minted before (" + w.s.lastMinted + ")", got: r.ID}
+			}
+			w.s.lastMinted = r.ID
+			a.ID = r.ID
+		} else if r.ID != a.ID {
+			return "", "", false, &walkFailure{rule: ruleEnqueue, expected: "enqueue answers the given id " + a.ID, got: r.ID}
+		}
+		return fmt.Sprintf("created %v", r.Created), a.ID, false, nil
+	case "claim", "lane_claim":
+		f := t.D.Claim
+		if o.Kind == "lane_claim" {
+			f = t.D.LaneClaim
+		}
+		c, err := f(ctx, protocol.ClaimArgs{Queue: w.q, LeaseMS: o.Lease})
+		if err != nil {
+			return answer(err), "", false, nil
+		}
+		return renderClaim(portClaim(c)), "", false, nil
+	case "extend", "complete", "retry", "fail", "checkpoint":
+		f, id, ok := w.fa(o)
+		if !ok {
+			return "", "", true, nil
+		}
+		switch o.Kind {
+		case "extend":
+			r, err := t.D.Extend(ctx, protocol.ExtendArgs{FenceArgs: f, LeaseMS: o.Lease})
+			if err != nil {
+				return answer(err), id, false, nil
+			}
+			return fmt.Sprintf("deadline %d", r.DeadlineMS), id, false, nil
+		case "complete":
+			return answer(t.D.Complete(ctx, f)), id, false, nil
+		case "retry":
+			r, err := t.D.Retry(ctx, protocol.RetryArgs{FenceArgs: f, MaxAttempts: o.Max, DelayMS: o.Delay, Error: o.Text})
+			if err != nil {
+				return answer(err), id, false, nil
+			}
+			return r.Outcome, id, false, nil
+		case "fail":
+			return answer(t.D.Fail(ctx, protocol.FailArgs{FenceArgs: f, Error: o.Text})), id, false, nil
+		default:
+			return answer(t.D.Checkpoint(ctx, protocol.CheckpointArgs{FenceArgs: f, DataB64: b64(o.Data)})), id, false, nil
+		}
+	case "reap":
+		r, err := t.D.Reap(ctx, protocol.ReapArgs{Queue: w.q, MaxAttempts: o.Max})
+		if err != nil {
+			return answer(err), "", false, nil
+		}
+		return fmt.Sprintf("count %d", r.Count), "", false, nil
+	case "promote":
+		r, err := t.D.Promote(ctx, protocol.PromoteArgs{Queue: w.q})
+		if err != nil {
+			return answer(err), "", false, nil
+		}
+		return fmt.Sprintf("count %d", r.Count), "", false, nil
+	case "morgue":
+		r, err := t.D.Morgue(ctx, protocol.MorgueArgs{Queue: w.q, Limit: o.N})
+		if err != nil {
+			return answer(err), "", false, nil
+		}
+		var js []wdead
+		for _, j := range r.Jobs {
+			js = append(js, wdead{id: j.ID, payload: unb64(j.PayloadB64), err: j.Error, attempts: j.Attempts, died: span{j.DiedMS, j.DiedMS}})
+		}
+		return renderMorgue(js), "", false, nil
+	case "revive", "purge":
+		if o.Job >= len(w.ids) {
+			return "", "", true, nil
+		}
+		f := t.D.Revive
+		if o.Kind == "purge" {
+			f = t.D.Purge
+		}
+		r, err := f(ctx, protocol.JobArgs{Queue: w.q, ID: w.ids[o.Job]})
+		if err != nil {
+			return answer(err), "", false, nil
+		}
+		return fmt.Sprintf("changed %v", r.Changed), w.ids[o.Job], false, nil
+	case "pause":
+		return answer(t.D.Pause(ctx, protocol.QueueArgs{Queue: w.q})), "", false, nil
+	case "resume":
+		return answer(t.D.Resume(ctx, protocol.QueueArgs{Queue: w.q})), "", false, nil
+	case "lane_pause":
+		return answer(t.D.LanePause(ctx, protocol.QueueArgs{Queue: w.q, Lane: o.Lane})), "", false, nil
+	case "lane_resume":
+		return answer(t.D.LaneResume(ctx, protocol.QueueArgs{Queue: w.q, Lane: o.Lane})), "", false, nil
+	case "lane_ceiling":
+		return answer(t.D.LaneCeiling(ctx, protocol.QueueArgs{Queue: w.q, Lane: o.Lane, Ceiling: o.N})), "", false, nil
+	case "wait":
+		t.waitPast(t.now() + o.N)
+		return "ok", "", false, nil
+	case "drain":
+		// a parked consumer's pop, done by the harness: the next arming duty must show
+		t.do("LPOP", t.q(w.q).Wake())
+		return "ok", "", false, nil
+	}
+	panic("walk: unknown op " + o.Kind)
+}
+
+func (m *wmodel) apply(o wop, id string, cut int64, now span) string {
+	switch o.Kind {
+	case "enqueue":
+		return fmt.Sprintf("created %v", m.enqueue(id, o.Lane, o.Data, o.Delay, now))
+	case "claim":
+		return renderClaim(m.claim(o.Lease, now))
+	case "lane_claim":
+		return renderClaim(m.laneClaim(o.Lease, now))
+	case "extend", "complete", "retry", "fail", "checkpoint":
+		tok := o.Tok
+		if j := m.jobs[id]; j != nil {
+			tok += j.attempts
+		}
+		tok = max(tok, 1)
+		if m.stale(id, tok, cut) {
+			return "EMQSTALE"
+		}
+		switch o.Kind {
+		case "extend":
+			m.active[id] = now.plus(o.Lease)
+			return "extend"
+		case "complete":
+			m.complete(id)
+		case "retry":
+			return m.retry(id, tok, o.Max, o.Delay, o.Text, now)
+		case "fail":
+			m.fail(id, o.Text, now)
+		default:
+			m.ckpt[id] = o.Data
+		}
+		return "ok"
+	case "reap":
+		return fmt.Sprintf("count %d", m.reap(o.Max, cut, now))
+	case "promote":
+		return fmt.Sprintf("count %d", m.promote(cut))
+	case "morgue":
+		return renderMorgue(m.morgue(int(o.N)))
+	case "revive":
+		return fmt.Sprintf("changed %v", m.revive(id))
+	case "purge":
+		return fmt.Sprintf("changed %v", m.purge(id))
+	case "pause":
+		m.paused = true
+	case "resume":
+		m.resume()
+	case "lane_pause":
+		m.lanePause(o.Lane)
+	case "lane_resume":
+		m.laneResume(o.Lane)
+	case "lane_ceiling":
+		m.laneCeiling(o.Lane, o.N)
+	case "drain":
+		m.wake = false
+	}
+	return "ok"
+}
+
+// cuts are the decision times worth trying for an op that ran somewhere in [lo, hi]: lo, and
+// every deadline the model holds inside (lo, hi] (at most one outcome per cut).
+func (m *wmodel) cuts(lo, hi int64) []int64 {
+	out := []int64{lo}
+	for _, set := range []map[string]span{m.active, m.scheduled} {
+		for _, s := range set {
+			if s.hi > lo && s.hi <= hi {
+				out = append(out, s.hi)
+			}
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// step runs one op on the port and checks its reply and the queue's keyspace against the
+// model, trying every decision time the TIME window leaves open.
+func (w *walker) step(o wop) *walkFailure {
+	t := w.t
+	lo := t.now()
+	got, id, skip, f := w.call(o)
+	if f != nil || skip {
+		return f
+	}
+	hi := t.now()
+	w.hi = hi
+	actual := t.walkKeyspace(w.m.q.Prefix())
+	if o.Kind == "extend" && strings.HasPrefix(got, "deadline ") {
+		var d int64
+		fmt.Sscanf(got, "deadline %d", &d)
+		if s, ok := actual[w.m.q.Prefix()+"active"].zset[id]; !ok || s.lo != d || !(span{lo, hi}).plus(o.Lease).has(d) {
+			return &walkFailure{rule: ruleExtend, expected: fmt.Sprintf("deadline_ms = TIME + %d within [%d, %d], the score in active", o.Lease, lo+o.Lease, hi+o.Lease),
+				got: fmt.Sprintf("deadline %d, active score %v", d, s.lo)}
+		}
+		got = "extend"
+	}
+	var first *walkFailure
+	for _, cut := range w.m.cuts(lo, hi) {
+		m := w.m.clone()
+		want := m.apply(o, id, cut, span{lo, hi})
+		rule := walkRule(o.Kind)
+		if want == "EMQSTALE" || got == "EMQSTALE" {
+			rule = ruleFenced
+		}
+		var fl *walkFailure
+		if want != got {
+			fl = &walkFailure{rule: rule, expected: "reply " + want, got: "reply " + got}
+		} else if d := keyspaceDiff(m.keyspace(), actual); d != "" {
+			fl = &walkFailure{rule: rule, expected: "the queue's keyspace as the state table leaves it", got: d}
+		}
+		if fl == nil {
+			m.adopt(actual)
+			w.m = m
+			if c := portClaimID(got); c != "" {
+				w.last = c
+			}
+			if o.Kind == "enqueue" && !slices.Contains(w.ids, id) {
+				w.ids = append(w.ids, id)
+			}
+			return nil
+		}
+		if first == nil {
+			first = fl
+		}
+	}
+	return first
+}
+
+// walkKeyspace reads every key under prefix with exact scores.
+func (t *T) walkKeyspace(prefix string) map[string]wval {
+	out := map[string]wval{}
+	for _, k := range t.keysUnder(prefix) {
+		typ, _, _ := t.do("TYPE", k)
+		v := wval{typ: typ[0]}
+		switch v.typ {
+		case "hash":
+			v.hash = t.hash(k)
+		case "zset":
+			ms, sc := t.zset(k)
+			v.zset = map[string]span{}
+			for _, m := range ms {
+				v.zset[m] = span{sc[m], sc[m]}
+			}
+		case "list":
+			v.list = t.list(k)
+		case "string":
+			s, _, _ := t.do("GET", k)
+			v.list = s
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// keysUnder lists the keys that start with prefix (a queue's: no glob characters in it).
+func (t *T) keysUnder(prefix string) []string {
+	var out []string
+	cursor := "0"
+	for {
+		v, err := t.admin.do(t.ctx, "SCAN", cursor, "MATCH", prefix+"*", "COUNT", "1000")
+		if err != nil || len(v.Elems) != 2 {
+			t.harness("SCAN: %v", err)
+		}
+		cursor = string(v.Elems[0].Str)
+		for _, e := range v.Elems[1].Elems {
+			out = append(out, string(e.Str))
+		}
+		if cursor == "0" {
+			return out
+		}
+	}
+}
+
+// run plays ops from next on a fresh queue until next runs out or the model and the port part.
+func (t *T) runWalk(s *walkSession, next func(w *walker) (wop, bool)) ([]wop, *walkFailure) {
+	w := t.newWalker(s)
+	for {
+		o, ok := next(w)
+		if !ok {
+			return w.done, nil
+		}
+		w.done = append(w.done, o)
+		if f := w.step(o); f != nil {
+			f.step = len(w.done)
+			return w.done, f
+		}
+	}
+}
+
+func (t *T) replay(s *walkSession, ops []wop) *walkFailure {
+	i := 0
+	_, f := t.runWalk(s, func(*walker) (wop, bool) {
+		if i == len(ops) {
+			return wop{}, false
+		}
+		i++
+		return ops[i-1], true
+	})
+	return f
+}
+
+// shrink removes ops from a failing sequence while it still fails (delta debugging, greedy),
+// within a time budget: the report shows the shortest sequence found.
+func (t *T) shrink(s *walkSession, ops []wop, f *walkFailure) ([]wop, *walkFailure) {
+	deadline := time.Now().Add(12 * time.Second)
+	for n := len(ops) / 2; n >= 1; n /= 2 {
+		for i := 0; i+n <= len(ops) && time.Now().Before(deadline); {
+			cand := slices.Concat(ops[:i], ops[i+n:])
+			if g := t.replay(s, cand); g != nil {
+				ops, f = cand[:g.step], g
+				continue
+			}
+			i += n
+		}
+	}
+	return ops, f
+}
+
+// walkSpec says what one walk clause explores.
+type walkSpec struct {
+	seed  int64 // the default seed of its first run
+	runs  int
+	steps int
+	kinds []wkind
+	lanes []string
+	rules []Rule
+}
+
+// wkind is an op kind and its weight in the walk.
+type wkind struct {
+	kind   string
+	weight int
+}
+
+func (ws walkSpec) body(t *T) {
+	t.cover(ws.rules...)
+	base := ws.seed
+	if t.cfg.Seed != 0 {
+		base = t.cfg.Seed
+	}
+	s := &walkSession{}
+	for i := 0; i < ws.runs; i++ {
+		seed := base + int64(i)
+		r := rand.New(rand.NewPCG(uint64(seed), 0x5eed))
+		n := 0
+		ops, f := t.runWalk(s, func(w *walker) (wop, bool) {
+			if n == ws.steps {
+				return wop{}, false
+			}
+			n++
+			return ws.gen(r, w), true
+		})
+		if f == nil {
+			continue
+		}
+		ops, f = t.shrink(s, ops, f)
+		var b strings.Builder
+		fmt.Fprintf(&b, "%s\n  at step %d of the shortest failing sequence (seed %d; replay with emq-conform -seed %d):", f.got, f.step, seed, seed)
+		for k, o := range ops {
+			fmt.Fprintf(&b, "\n  %2d. %s", k+1, o)
+		}
+		t.fail(f.rule, f.expected, b.String())
+	}
+}
+
+var walkBytes = []string{"", "\x00", "\x80\xff\xfe", "\xc3\x28", "h\u00e9llo", "a\x00b\r\n", "\xed\xa0\x80", "job"}
+
+func pick[E any](r *rand.Rand, xs []E) E { return xs[r.IntN(len(xs))] }
+
+func randBytes(r *rand.Rand) string {
+	if r.IntN(3) == 0 {
+		b := make([]byte, 1+r.IntN(12))
+		for i := range b {
+			b[i] = byte(r.IntN(256))
+		}
+		return string(b)
+	}
+	return pick(r, walkBytes)
+}
+
+// portClaimID is the id of a rendered claim reply, "" for anything else.
+func portClaimID(reply string) string {
+	if id, ok := strings.CutPrefix(reply, "{id "); ok && len(id) > 14 {
+		return id[:14]
+	}
+	return ""
+}
+
+// jobIn picks a job index, preferring the job claimed last (half the time, while it is in
+// state want), then ids in state want.
+func (w *walker) jobIn(r *rand.Rand, want string) int {
+	if len(w.ids) == 0 {
+		return 0
+	}
+	// an active job is worth settling while its lease is live
+	live := func(id string) bool {
+		j := w.m.jobs[id]
+		if j == nil || j.state != want {
+			return false
+		}
+		d, ok := w.m.active[id]
+		return want != "active" || ok && d.lo > w.hi+5
+	}
+	if want == "active" && r.IntN(6) == 0 {
+		// a zombie: its lease passed and no reap has run yet (A2: it must be refused)
+		var gone []int
+		for i, id := range w.ids {
+			if d, ok := w.m.active[id]; ok && d.hi <= w.hi {
+				gone = append(gone, i)
+			}
+		}
+		if len(gone) > 0 {
+			return pick(r, gone)
+		}
+	}
+	if live(w.last) && r.IntN(2) == 0 {
+		return slices.Index(w.ids, w.last)
+	}
+	var in []int
+	for i, id := range w.ids {
+		if live(id) {
+			in = append(in, i)
+		}
+	}
+	if len(in) > 0 && r.IntN(5) > 0 {
+		return pick(r, in)
+	}
+	return r.IntN(len(w.ids))
+}
+
+// weight scales an op's weight by whether the model's state gives it something to do, so that
+// most steps move a job rather than answer empty or stale (those still happen, less often).
+func (ws walkSpec) weight(k wkind, m *wmodel) int {
+	busy := func(n int) int {
+		if n > 0 {
+			return 10 * k.weight
+		}
+		return 2 * k.weight
+	}
+	switch k.kind {
+	case "extend", "complete", "retry", "fail", "checkpoint", "reap":
+		return busy(len(m.active))
+	case "revive", "purge", "morgue":
+		return busy(len(m.dead))
+	case "promote":
+		return busy(len(m.scheduled))
+	case "claim":
+		if m.paused {
+			return busy(0)
+		}
+		return busy(len(m.pending))
+	case "enqueue", "lane_enqueue":
+		// a short backlog lets a retried job come round again to the claims
+		return busy(max(0, 6-len(m.pending)-len(m.scheduled)-len(m.ring)))
+	case "lane_claim":
+		if m.paused {
+			return busy(0)
+		}
+		return busy(len(m.ring))
+	case "drain":
+		if m.wake {
+			return busy(1)
+		}
+		return busy(0)
+	case "resume":
+		if m.paused {
+			return busy(1)
+		}
+		return busy(0)
+	case "lane_resume":
+		return busy(len(m.lanePaused))
+	}
+	return 10 * k.weight
+}
+
+func (ws walkSpec) gen(r *rand.Rand, w *walker) wop {
+	total := 0
+	for _, k := range ws.kinds {
+		total += ws.weight(k, w.m)
+	}
+	x, kind := r.IntN(total), ""
+	for _, k := range ws.kinds {
+		if x < ws.weight(k, w.m) {
+			kind = k.kind
+			break
+		}
+		x -= ws.weight(k, w.m)
+	}
+	o := wop{Kind: kind, Lease: pick(r, []int64{30, 60, 150, 150, 150, 1000}), Max: pick(r, []int64{1, 2, 3, 5}),
+		Text: pick(r, []string{"boom", "timeout: d\u00e9j\u00e0 vu", ""}), Data: randBytes(r)}
+	if r.IntN(8) == 0 {
+		o.Tok = pick(r, []int64{-1, 1})
+	}
+	switch kind {
+	case "enqueue", "lane_enqueue":
+		o.Kind = "enqueue"
+		if kind == "lane_enqueue" {
+			o.Lane = pick(r, ws.lanes)
+		}
+		o.Delay = pick(r, []int64{0, 0, 0, 30, 80, 150})
+		switch x := r.IntN(10); {
+		case x < 3:
+			o.Given = 1 + r.IntN(1000)
+		case x < 4 && len(w.ids) > 0:
+			o.Given, o.Job = -1, r.IntN(len(w.ids))
+		}
+	case "extend", "complete", "retry", "fail", "checkpoint":
+		o.Job = w.jobIn(r, "active")
+		o.Delay = pick(r, []int64{0, 0, 0, 40, 100})
+	case "revive", "purge":
+		o.Job = w.jobIn(r, "dead")
+	case "lane_pause", "lane_resume", "lane_ceiling":
+		o.Lane = pick(r, ws.lanes)
+		o.N = int64(r.IntN(4))
+	case "wait":
+		o.N = pick(r, []int64{30, 60, 100, 150})
+	case "morgue":
+		o.N = pick(r, []int64{1, 2, 100})
+	}
+	return o
+}
