@@ -2,6 +2,7 @@ package contracts
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -106,6 +107,38 @@ func (t *T) keyspaceParses() {
 			t.fail(ruleGrammar, "all keys of queue "+p.Queue+" answer one slot", "key "+k+" answers another slot")
 		}
 		slot[p.Queue] = s
+		t.scoresShaped(k, p.Kind)
+	}
+}
+
+// scoresShaped holds a queue zset's scores to their shape: pending and lane ids all at 0 (so
+// lex order is mint order); leases, due times and death times whole server milliseconds.
+func (t *T) scoresShaped(k string, kind keys.Kind) {
+	var rule Rule
+	switch kind {
+	case keys.KindPending, keys.KindLane:
+		rule = rulePendingZero
+	case keys.KindActive, keys.KindScheduled, keys.KindDead:
+		rule = ruleIntegerMS
+	default:
+		return
+	}
+	t.cover(rule)
+	v, err := t.admin.do(t.ctx, "ZRANGE", k, 0, -1, "WITHSCORES")
+	if err != nil {
+		t.harness("ZRANGE %s: %v", k, err)
+	}
+	for i := 0; i+1 < len(v.Elems); i += 2 {
+		id, score := string(v.Elems[i].Str), string(v.Elems[i+1].Str)
+		f, err := strconv.ParseFloat(score, 64)
+		switch {
+		case err != nil:
+			t.fail(rule, k+" holds numeric scores", fmt.Sprintf("%s has score %q", id, score))
+		case rule == rulePendingZero && f != 0:
+			t.fail(rule, k+": every id at score 0", fmt.Sprintf("%s at score %s", id, score))
+		case rule == ruleIntegerMS && (f != math.Trunc(f) || f < 0):
+			t.fail(rule, k+": every score a whole number of server milliseconds", fmt.Sprintf("%s at score %s", id, score))
+		}
 	}
 }
 

@@ -25,4 +25,6 @@ var c06 = []Spec{
 			"local g = redis.call('LMOVE', KEYS[1], KEYS[1], 'LEFT', 'RIGHT')\nif redis.call('HGET', KEYS[3], 'paused') == '1' then return {} end"}}},
 	{Name: "checkpoint-appends", Contract: "C06", Rule: "checkpoint", Defect: "checkpoint appends to the stored bytes instead of replacing them",
 		Edits: []Edit{{"checkpoint", "redis.call('HSET', KEYS[3], id, ARGV[3])", "redis.call('HSET', KEYS[3], id, (redis.call('HGET', KEYS[3], id) or '') .. ARGV[3])"}}},
+	{Name: "claim-fractional-lease", Contract: "C06", Rule: "A2-integer-ms", Defect: "claim adds the lease to TIME in fractional milliseconds (usec/1000 not floored): deadlines off the whole-ms scale",
+		Edits: []Edit{{"claim", "local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)", "local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000"}}},
 }

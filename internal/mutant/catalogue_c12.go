@@ -55,4 +55,6 @@ var c12 = []Spec{
 		Edits: []Edit{{"lane_claim", "(redis.call('LLEN', KEYS[1]) > 0 or redis.call('ZCARD', KEYS[7]) > 0)", "(redis.call('LLEN', KEYS[1]) > 0)"}}},
 	{Name: "lanes-claim-rearm-ignores-ring", Contract: "C12", Rule: "lanes-A13-claim-rearms", Defect: "claim re-arms the wake only while plain pending ids remain, not while ring lanes do",
 		Edits: []Edit{{"claim", "(redis.call('ZCARD', KEYS[1]) > 0 or redis.call('LLEN', KEYS[6]) > 0)", "(redis.call('ZCARD', KEYS[1]) > 0)"}}},
+	{Name: "lane-enqueue-score-one", Contract: "C12", Rule: "pending-score-zero", Defect: "lane_enqueue adds the id to its lane at score 1, not 0 (lex order no longer guaranteed mint order)",
+		Edits: []Edit{{"lane_enqueue", "  redis.call('ZADD', KEYS[2], 0, id)\n  ring_fix(p, KEYS[6], KEYS[7], g)", "  redis.call('ZADD', KEYS[2], 1, id)\n  ring_fix(p, KEYS[6], KEYS[7], g)"}}},
 }
