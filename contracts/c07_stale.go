@@ -284,5 +284,41 @@ var c07 = Contract{ID: "C07", Name: "stale",
 			t.complete("orders", live, c.Token)
 			t.check(!t.exists(jobKey(t.q("orders"), live)), ruleNoScript, "complete after SCRIPT FLUSH retires the job", "the row is still there")
 		})
+		// A lease whose deadline equals the server's TIME has passed (A2: "≤"). The harness sets
+		// the deadline to its own TIME in one script and the port's fenced op runs at once: a
+		// correct port refuses every time; one comparing with < lets the op through whenever it
+		// runs in that same millisecond, which a few trials per op make all but certain.
+		s.clause("lease-ending-now-refused", clauseOpts{}, func(t *T) {
+			id := t.enqueue("orders", "boundary")
+			c := t.mustClaim("orders", 30000)
+			ops := []struct {
+				name string
+				run  func() error
+			}{
+				{"complete", func() error { return t.D.Complete(t.ctx, fa("orders", id, c.Token)) }},
+				{"extend", func() error {
+					_, err := t.D.Extend(t.ctx, protocol.ExtendArgs{FenceArgs: fa("orders", id, c.Token), LeaseMS: 30000})
+					return err
+				}},
+				{"retry", func() error {
+					_, err := t.D.Retry(t.ctx, protocol.RetryArgs{FenceArgs: fa("orders", id, c.Token), MaxAttempts: 5, Error: "late"})
+					return err
+				}},
+				{"fail", func() error {
+					return t.D.Fail(t.ctx, protocol.FailArgs{FenceArgs: fa("orders", id, c.Token), Error: "late"})
+				}},
+				{"checkpoint", func() error {
+					return t.D.Checkpoint(t.ctx, protocol.CheckpointArgs{FenceArgs: fa("orders", id, c.Token), DataB64: b64("late")})
+				}},
+			}
+			for _, op := range ops {
+				for trial := range 8 {
+					at := t.lcPlantNow("orders", "active", id, c.Token)
+					t.refused(op.run(), emqerr.Stale, ruleFencedLease,
+						fmt.Sprintf("%s with the live token on a lease whose deadline %d is the server's TIME (trial %d)", op.name, at, trial+1))
+				}
+			}
+			t.state("orders", id, "active", c.Token, ruleFencedLease)
+		})
 	},
 }

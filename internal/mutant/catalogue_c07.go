@@ -47,4 +47,6 @@ var c07 = []Spec{
 		Edits: []Edit{{"extend", "redis.call('ZADD', KEYS[2], 'XX', now + lease, id)", "redis.call('ZADD', KEYS[2], 'NX', now + lease, id)"}}},
 	{Name: "extend-mints-token", Contract: "C07", Rule: "tokens", Defect: "extend increments attempts (a new token per heartbeat): attempts is incremented only by a claim",
 		Edits: []Edit{{"extend", "redis.call('ZADD', KEYS[2], 'XX', now + lease, id)\n", "redis.call('ZADD', KEYS[2], 'XX', now + lease, id)\nredis.call('HSET', KEYS[1], 'attempts', token + 1)\n"}}},
+	{Name: "complete-lease-boundary-lt", Contract: "C07", Rule: "fenced-lease", Defect: "complete takes a lease as live while its deadline equals TIME (< instead of ≤)",
+		Edits: []Edit{{"complete", "if not deadline or deadline <= now then return 'EMQSTALE ' .. id .. ' lease passed' end", "if not deadline or deadline < now then return 'EMQSTALE ' .. id .. ' lease passed' end"}}},
 }
