@@ -78,6 +78,14 @@ func (run *Run) ratioOf(scenario, ratio string) (float64, bool) {
 	return 0, false
 }
 
+// Threshold prints the bound: "≥ 2.5" or "≤ 0.5".
+func (c GateCheck) Threshold() string {
+	if c.Min != nil {
+		return fmt.Sprintf("≥ %g", *c.Min)
+	}
+	return fmt.Sprintf("≤ %g", *c.Max)
+}
+
 // Evaluate judges one check against run. A ratio that was not measured fails: a gate that
 // cannot see its figure must not pass.
 func (c GateCheck) Evaluate(run *Run) GateResult {
@@ -111,12 +119,7 @@ func writeGate(w io.Writer, run *Run) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "scenario\tratio\tthreshold\tmeasured\tverdict\twhy\n")
 	for _, r := range run.Gate {
-		th := ""
-		if r.Min != nil {
-			th = fmt.Sprintf("≥ %g", *r.Min)
-		} else {
-			th = fmt.Sprintf("≤ %g", *r.Max)
-		}
+		th := r.Threshold()
 		got := "not measured"
 		if r.Found {
 			got = fmt.Sprintf("%.2f", r.Value)

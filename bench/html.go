@@ -59,12 +59,7 @@ func writeRunHTML(b *strings.Builder, rep *Report, run *Run) {
 		}
 		fmt.Fprintf(b, "<h3 data-fit>Gate: <span class=\"%s\">%s</span></h3>\n<table><tr><th>scenario</th><th>ratio</th><th>threshold</th><th>measured</th><th>verdict</th></tr>\n", class, verdict)
 		for _, g := range run.Gate {
-			th := ""
-			if g.Min != nil {
-				th = fmt.Sprintf("≥ %g", *g.Min)
-			} else {
-				th = fmt.Sprintf("≤ %g", *g.Max)
-			}
+			th := g.Threshold()
 			got, v, c := "not measured", "FAIL", "fail"
 			if g.Found {
 				got = fmt.Sprintf("%.2f", g.Value)
