@@ -39,18 +39,6 @@ var goMutants = []Spec{
 		Go:    seams(func(s *bus.Seams) { s.Hook = chain(s.Hook, clientClockLease()) })},
 	{Name: "poll-park", Contract: "C14", Rule: "park", Defect: "an idle consumer polls claim every 5 ms instead of blocking on the wake key",
 		Go: seams(func(s *bus.Seams) { s.Park = pollPark })},
-}
-
-// proposed are host-side mutants no contract kills yet: they are kept out of the catalogue
-// (every catalogue mutant must fail its own contract) but can be run by name (Lookup), so the
-// owner of the contract can add the clause that kills them and then move them into goMutants.
-//   - payload-utf8: C06 claims only UTF-8 payloads, so a host that decodes a payload as text
-//     passes it;
-//   - claim-after-timeout: C14 never lets a park pop time out while the queue is empty;
-//   - minter-keeps-lease: no clause checks that a closed session's minter lease is released.
-var proposed = []Spec{
-	{Name: "minter-keeps-lease", Contract: "C02", Rule: "minter-lease", Defect: "the minter does not release its worker-id lease when the session closes: the id stays taken until its TTL",
-		Go: seams(func(s *bus.Seams) { s.Minter = keepingMinter })},
 	{Name: "payload-utf8", Contract: "C06", Rule: "claim", Defect: "the port passes a claimed payload through a UTF-8 string: invalid bytes come back as U+FFFD",
 		Go: payloadUTF8},
 	{Name: "claim-after-timeout", Contract: "C14", Rule: "park", Defect: "a parked consumer goes back to claim when its blocking pop times out, not only on a wake token",
