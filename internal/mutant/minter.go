@@ -19,8 +19,9 @@ import (
 
 // faultyMinter is a copy of the reference minter (reference/ids.Minter) with switches for
 // deliberate defects: plain mistakes a port author could make in a minter. The bus takes it
-// through its Minter seam (bus.Seams.Minter); the reference minter holds no defect.
-// Minter mints strictly increasing snowflakes under a leased worker id. Safe for concurrent use.
+// through its Minter seam (bus.Seams.Minter, see faulty); the reference minter holds no defect.
+// Without a defect it mints strictly increasing snowflakes under a leased worker id. Safe for
+// concurrent use.
 type faultyMinter struct {
 	leaser ids.Leaser
 	worker int
@@ -43,11 +44,11 @@ type faultyMinter struct {
 	once     sync.Once
 }
 
-// NewMinter leases a free worker id, trying each of 0–1023 once from a random offset, and keeps
+// newFaultyMinter leases a free worker id, trying each of 0–1023 once from a random offset, and keeps
 // it renewed in the background until Close.
 func newFaultyMinter(ctx context.Context, leaser ids.Leaser, opts ids.Options, defect minterDefects) (*faultyMinter, error) {
 	if leaser == nil {
-		return nil, errors.New("ids: NewMinter needs a ids.Leaser")
+		return nil, errors.New("mutant: newFaultyMinter needs a Leaser")
 	}
 	m := &faultyMinter{leaser: leaser, owner: opts.Owner, ttl: opts.TTL, now: opts.Now, defect: defect}
 	if m.ttl == 0 {
@@ -280,9 +281,6 @@ func (m *faultyMinter) Close() error {
 		m.mu.Unlock()
 		m.cancel()
 		<-m.done
-		if m.defect.NoRelease {
-			return
-		}
 		ctx, cancel := context.WithTimeout(context.Background(), max(m.ttl/3, time.Second))
 		defer cancel()
 		if err := m.leaser.Release(ctx, m.worker, m.owner); err != nil {
@@ -293,8 +291,8 @@ func (m *faultyMinter) Close() error {
 }
 
 // minterDefects are deliberate minter defects, each one a mutant of the reference port
-// (internal/mutant): plain mistakes a port author could make in the minter. The zero value is
-// correct behaviour; nothing outside the mutant catalogue sets them.
+// (catalogue_c02.go, catalogue_c05.go): plain mistakes a port author could make in the minter.
+// The zero value is the reference minter's behaviour.
 type minterDefects struct {
 	StepBack   bool // a clock that steps back is minted from as read: ids decrease
 	SeqWrap    bool // past 4095 ids in one millisecond the sequence wraps to 0 instead of waiting
@@ -320,7 +318,6 @@ type minterDefects struct {
 	Squat      bool // a nil reply to SET … NX is taken for success: the minter mints under a taken worker id
 	NoRenew    bool // the lease is never renewed, and the minter mints on after it lapsed
 	IgnoreLoss bool // a refused renewal is not noticed: the minter mints on under a lost worker id
-	NoRelease  bool // Close leaves the lease in place until its TTL runs out
 }
 
 // lowerFirst is the LowerFirst defect's alphabet: not in ASCII order.
