@@ -1,6 +1,9 @@
 package mutant
 
-import "github.com/echomq/kit/reference/bus"
+import (
+	"github.com/echomq/kit/drivers"
+	"github.com/echomq/kit/reference/bus"
+)
 
 // c01 are the mutants contract C01 must kill: the server check loosened beyond the name (a
 // handshake of its own through the bus's Handshake seam; no script is edited).
@@ -14,5 +17,5 @@ var c01 = []Spec{
 	{Name: "refusal-reads-on", Contract: "C01", Rule: "refusal-clean", Defect: "after the fence's EMQVERSION the port reads the deployed bundle record (HGETALL {emq}:bundle) to word its error: a refused port sends more than HELLO and the fence",
 		Go: seams(func(s *bus.Seams) { s.Handshake = refusalReadsOn })},
 	{Name: "hello-bare-version", Contract: "C01", Rule: "hello", Defect: "hello names the bundle by its bare number (2.0.0) instead of echomq:2.0.0",
-		HelloBareVersion: true},
+		Go: front(func(d drivers.Driver) drivers.Driver { return bareVersionFront{d} })},
 }

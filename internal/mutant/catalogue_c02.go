@@ -1,6 +1,9 @@
 package mutant
 
-import "github.com/echomq/kit/reference/bus"
+import (
+	"github.com/echomq/kit/drivers"
+	"github.com/echomq/kit/reference/bus"
+)
 
 // c02 are the mutants contract C02 must kill: a Lua edit of enqueue, and defects of the
 // minter (its lease and its id layout: a faultyMinter through the bus's minter seam, no script
@@ -35,7 +38,7 @@ var c02 = []Spec{
 	{Name: "fixed-owner-token", Contract: "C02", Rule: "A9-owner-token", Defect: "every minter leases under the same owner token (a host name, say): one session's renewal renews another's lease",
 		Go: faulty(minterDefects{FixedOwner: true})},
 	{Name: "slot-ignores-tag", Contract: "C02", Rule: "grammar", Defect: "the port's slot function hashes the whole key instead of its {hash tag}",
-		SlotIgnoresTag: true},
+		Go: front(func(d drivers.Driver) drivers.Driver { return slotFront{d} })},
 	{Name: "unpadded-ids", Contract: "C02", Rule: "id-format", Defect: "the base62 body is not left-padded with 0 to 11 characters: today's ids are 13 bytes",
 		Go: faulty(minterDefects{NoPad: true})},
 	{Name: "guessed-worker", Contract: "C02", Rule: "minter-lease", Defect: "the minter picks a random worker id instead of leasing one",

@@ -52,6 +52,11 @@ var goMutants = []Spec{
 		Go: seams(func(s *bus.Seams) { s.Park = claimAfterTimeout })},
 }
 
+// front is a Go mutant that only wraps the port's sessions: a defect of the port's own answers.
+func front(w Wrap) func(*bus.Options) Wrap {
+	return func(*bus.Options) Wrap { return w }
+}
+
 // seams is a Go mutant that only installs seams of the bus.
 func seams(set func(*bus.Seams)) func(*bus.Options) Wrap {
 	return func(opt *bus.Options) Wrap {

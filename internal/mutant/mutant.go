@@ -40,13 +40,6 @@ type Spec struct {
 	Go func(opt *bus.Options) Wrap
 	// AllowEngine admits a wrong-kind server (the fence's opt-in, turned into a defect).
 	AllowEngine bool
-	// SlotIgnoresTag makes the port's slot op hash the whole key, not its {hash tag}: a defect
-	// of the in-process driver (drivers/inproc), the one place the reference computes slots for
-	// the protocol.
-	SlotIgnoresTag bool
-	// HelloBareVersion makes hello name the bundle by its bare number ("2.0.0", not
-	// "echomq:2.0.0"): a defect of the in-process driver.
-	HelloBareVersion bool
 }
 
 // Wrap wraps a session of the port (the reference driver) in a mutant's own front.
@@ -126,15 +119,6 @@ func (s Spec) Apply(opt *bus.Options) (Wrap, error) {
 	}
 	if w == nil {
 		w = func(d drivers.Driver) drivers.Driver { return d }
-	}
-	// Defects of the port's own answers: a front over the session.
-	if s.SlotIgnoresTag {
-		inner := w
-		w = func(d drivers.Driver) drivers.Driver { return slotFront{inner(d)} }
-	}
-	if s.HelloBareVersion {
-		inner := w
-		w = func(d drivers.Driver) drivers.Driver { return bareVersionFront{inner(d)} }
 	}
 	return w, nil
 }
