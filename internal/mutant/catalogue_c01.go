@@ -1,16 +1,21 @@
 package mutant
 
-// c01 are the mutants contract C01 must kill: the server check loosened beyond the name (the
-// fence's narrower opt-ins turned into defects; no script is edited).
+import (
+	"github.com/echomq/kit/drivers"
+	"github.com/echomq/kit/reference/bus"
+)
+
+// c01 are the mutants contract C01 must kill: the server check loosened beyond the name (a
+// handshake of its own through the bus's Handshake seam; no script is edited).
 var c01 = []Spec{
 	{Name: "old-valkey-accepted", Contract: "C01", Rule: "A12-server-version", Defect: "the server check reads the name but not the version: a Valkey 8.0 is admitted",
-		AllowVersion: true},
+		Go: seams(func(s *bus.Seams) { s.Handshake = nameOnly(true, false) })},
 	{Name: "cluster-accepted", Contract: "C01", Rule: "A12-server-standalone", Defect: "the server check ignores the mode: a cluster-enabled Valkey is admitted by a port that has not declared cluster support",
-		AllowCluster: true},
+		Go: seams(func(s *bus.Seams) { s.Handshake = nameOnly(false, true) })},
 	{Name: "version-refusal-ignored", Contract: "C01", Rule: "version", Defect: "the fence's EMQVERSION is logged as a warning and the session goes on against another bundle's deployment",
-		IgnoreVersion: true},
+		Go: seams(func(s *bus.Seams) { s.Handshake = versionWarns })},
 	{Name: "refusal-reads-on", Contract: "C01", Rule: "refusal-clean", Defect: "after the fence's EMQVERSION the port reads the deployed bundle record (HGETALL {emq}:bundle) to word its error: a refused port sends more than HELLO and the fence",
-		DescribeRefusal: true},
+		Go: seams(func(s *bus.Seams) { s.Handshake = refusalReadsOn })},
 	{Name: "hello-bare-version", Contract: "C01", Rule: "hello", Defect: "hello names the bundle by its bare number (2.0.0) instead of echomq:2.0.0",
-		HelloBareVersion: true},
+		Go: front(func(d drivers.Driver) drivers.Driver { return bareVersionFront{d} })},
 }

@@ -1,9 +1,13 @@
 package mutant
 
-import "github.com/echomq/kit/reference/ids"
+import (
+	"github.com/echomq/kit/drivers"
+	"github.com/echomq/kit/reference/bus"
+)
 
 // c02 are the mutants contract C02 must kill: a Lua edit of enqueue, and defects of the
-// reference minter (its lease and its id layout; reference/ids.Defects, no script edited).
+// minter (its lease and its id layout: a faultyMinter through the bus's minter seam, no script
+// edited).
 var c02 = []Spec{
 	{Name: "stray-key", Contract: "C02", Rule: "wire-keys-parse", Defect: "enqueue also counts into emq:{q}:enqueued, a key outside the grammar",
 		Edits: []Edit{{"enqueue", "if redis.call('LLEN', KEYS[4]) == 0 then redis.call('RPUSH', KEYS[4], '1') end\nreturn 1",
@@ -12,31 +16,31 @@ var c02 = []Spec{
 		Edits: []Edit{{"enqueue", "redis.call('HSET', KEYS[1], 'state', 'pending', 'attempts', 0, 'payload', payload)",
 			"redis.call('HSET', KEYS[1], 'state', 'pending', 'attempts', 0, 'payload', payload, 'queued_s', redis.call('TIME')[1])"}}},
 	{Name: "minter-squats", Contract: "C02", Rule: "A9-lease-free-worker", Defect: "the minter takes a nil reply to SET … NX for success and mints under a worker id another minter holds",
-		Minter: ids.Defects{Squat: true}},
+		Go: faulty(minterDefects{Squat: true})},
 	{Name: "minter-never-renews", Contract: "C02", Rule: "A9-lease-renewed", Defect: "the minter never renews its lease and mints on after it lapsed",
-		Minter: ids.Defects{NoRenew: true}},
+		Go: faulty(minterDefects{NoRenew: true})},
 	{Name: "minter-ignores-loss", Contract: "C02", Rule: "A9-lease-lost", Defect: "a refused renewal goes unnoticed: the minter mints on under a worker id another minter now holds",
-		Minter: ids.Defects{IgnoreLoss: true}},
+		Go: faulty(minterDefects{IgnoreLoss: true})},
 	{Name: "minter-keeps-lease", Contract: "C02", Rule: "A9-lease-released", Defect: "close leaves the minter lease to run out its TTL instead of releasing it",
-		Minter: ids.Defects{NoRelease: true}},
+		Go: seams(func(s *bus.Seams) { s.Minter = keepingMinter })},
 	{Name: "unix-epoch", Contract: "C02", Rule: "id-epoch", Defect: "the snowflake's milliseconds count from 1970 instead of 2024-01-01",
-		Minter: ids.Defects{UnixEpoch: true}},
+		Go: faulty(minterDefects{UnixEpoch: true})},
 	{Name: "lower-first-alphabet", Contract: "C02", Rule: "id-alphabet", Defect: "ids are base62 in the alphabet 0-9a-zA-Z (lower case before capitals), so byte order is not snowflake order",
-		Minter: ids.Defects{LowerFirst: true}},
+		Go: faulty(minterDefects{LowerFirst: true})},
 	{Name: "swapped-fields", Contract: "C02", Rule: "id-worker-bits", Defect: "the snowflake layout puts the sequence above the worker id (ms | seq | worker)",
-		Minter: ids.Defects{SwapFields: true}},
+		Go: faulty(minterDefects{SwapFields: true})},
 	{Name: "release-any-owner", Contract: "C02", Rule: "A9-lease-released", Defect: "close deletes its worker id's lease key whoever holds it now, dropping another minter's lease",
-		Minter: ids.Defects{ReleaseAny: true}},
+		Go: seams(func(s *bus.Seams) { s.Hook = chain(s.Hook, releaseAny()) })},
 	{Name: "relet-below-floor", Contract: "C02", Rule: "A9-reconnect-relets", Defect: "after a lost lease, the reconnect's new minter mints from the current millisecond under its lower worker id: smaller ids than the lost minter's",
-		Minter: ids.Defects{NoFloor: true}},
+		Go: faulty(minterDefects{NoFloor: true})},
 	{Name: "reconnect-trusts-stale-lease", Contract: "C02", Rule: "A9-reconnect-relets", Defect: "a reconnect keeps the minter on the strength of its own record of the lease, without renewing it on the server: it mints on under a worker id another minter took meanwhile",
-		Minter: ids.Defects{TrustLocal: true}},
+		Go: faulty(minterDefects{TrustLocal: true})},
 	{Name: "fixed-owner-token", Contract: "C02", Rule: "A9-owner-token", Defect: "every minter leases under the same owner token (a host name, say): one session's renewal renews another's lease",
-		Minter: ids.Defects{FixedOwner: true}},
+		Go: faulty(minterDefects{FixedOwner: true})},
 	{Name: "slot-ignores-tag", Contract: "C02", Rule: "grammar", Defect: "the port's slot function hashes the whole key instead of its {hash tag}",
-		SlotIgnoresTag: true},
+		Go: front(func(d drivers.Driver) drivers.Driver { return slotFront{d} })},
 	{Name: "unpadded-ids", Contract: "C02", Rule: "id-format", Defect: "the base62 body is not left-padded with 0 to 11 characters: today's ids are 13 bytes",
-		Minter: ids.Defects{NoPad: true}},
+		Go: faulty(minterDefects{NoPad: true})},
 	{Name: "guessed-worker", Contract: "C02", Rule: "minter-lease", Defect: "the minter picks a random worker id instead of leasing one",
-		Minter: ids.Defects{Guess: true}},
+		Go: faulty(minterDefects{Guess: true})},
 }

@@ -1,18 +1,16 @@
 package mutant
 
-import "github.com/echomq/kit/reference/ids"
-
 // c05 are the mutants contract C05 must kill: a Lua edit of claim, and defects of the minter's
-// clock handling (reference/ids.Defects, driven through the port protocol's clock op).
+// clock handling (a faultyMinter, driven through the port protocol's clock op).
 var c05 = []Spec{
 	{Name: "claim-newest", Contract: "C05", Rule: "mint-order", Defect: "claim pops the newest pending id (ZPOPMAX)",
 		Edits: []Edit{{"claim", "redis.call('ZPOPMIN', KEYS[1])", "redis.call('ZPOPMAX', KEYS[1])"}}},
 	{Name: "clock-step-back-minted", Contract: "C05", Rule: "A11-clock-steps-back", Defect: "a clock that steps back is minted from as read: the next id is smaller",
-		Minter: ids.Defects{StepBack: true}},
+		Go: faulty(minterDefects{StepBack: true})},
 	{Name: "sequence-wraps", Contract: "C05", Rule: "A11-sequence-overflow", Defect: "past 4095 ids in one millisecond the sequence wraps to 0 instead of waiting for the next millisecond",
-		Minter: ids.Defects{SeqWrap: true}},
+		Go: faulty(minterDefects{SeqWrap: true})},
 	{Name: "sequence-carries", Contract: "C05", Rule: "A11-sequence-overflow", Defect: "past 4095 ids in one millisecond the sequence carries into the worker bits",
-		Minter: ids.Defects{SeqCarry: true}},
+		Go: faulty(minterDefects{SeqCarry: true})},
 	{Name: "sequence-borrows", Contract: "C05", Rule: "A11-sequence-overflow", Defect: "past 4095 ids in one millisecond the minter moves to the next millisecond at once instead of waiting for its clock: ids ahead of the clock",
-		Minter: ids.Defects{SeqBorrow: true}},
+		Go: faulty(minterDefects{SeqBorrow: true})},
 }

@@ -29,7 +29,7 @@ var c12 = []Spec{
 		Edits: []Edit{{"revive", "local g = redis.call('HGET', KEYS[6], id)\n", "local g = false\n"}}},
 	{Name: "purge-keeps-laneof", Contract: "C12", Rule: "lanes-purge-laneof", Defect: "purge leaves the purged id in laneof",
 		Edits: []Edit{{"purge", "redis.call('HDEL', KEYS[5], id)\n", ""}}},
-	{Name: "lane-complete-leaves-laneof", Contract: "C12", Rule: "lanes-complete-bookkeeping", Defect: "complete leaves the finished id in laneof",
+	{Name: "complete-leaves-laneof", Contract: "C12", Rule: "lanes-complete-bookkeeping", Defect: "complete leaves the finished id in laneof",
 		Edits: []Edit{{"complete", "  redis.call('HDEL', KEYS[5], id)\n", ""}}},
 	{Name: "lane-drains-before-rotating", Contract: "C12", Rule: "starvation", Defect: "lane_claim serves the head lane until it drains instead of rotating it to the tail",
 		Edits: []Edit{{"lane_claim", "local g = redis.call('LMOVE', KEYS[1], KEYS[1], 'LEFT', 'RIGHT')", "local g = redis.call('LINDEX', KEYS[1], 0)"}}},

@@ -39,22 +39,22 @@ var goMutants = []Spec{
 		Go:    seams(func(s *bus.Seams) { s.Hook = chain(s.Hook, clientClockLease()) })},
 	{Name: "poll-park", Contract: "C14", Rule: "park", Defect: "an idle consumer polls claim every 5 ms instead of blocking on the wake key",
 		Go: seams(func(s *bus.Seams) { s.Park = pollPark })},
-}
-
-// proposed are host-side mutants no contract kills yet: they are kept out of the catalogue
-// (every catalogue mutant must fail its own contract) but can be run by name (Lookup), so the
-// owner of the contract can add the clause that kills them and then move them into goMutants.
-//   - payload-utf8: C06 claims only UTF-8 payloads, so a host that decodes a payload as text
-//     passes it;
-//   - claim-after-timeout: C14 never lets a park pop time out while the queue is empty;
-//   - minter-keeps-lease: no clause checks that a closed session's minter lease is released.
-var proposed = []Spec{
-	{Name: "minter-keeps-lease", Contract: "C02", Rule: "minter-lease", Defect: "the minter does not release its worker-id lease when the session closes: the id stays taken until its TTL",
-		Go: seams(func(s *bus.Seams) { s.Minter = keepingMinter })},
+	{Name: "argv-row-id", Contract: "C07", Rule: "wire-argv-id", Defect: "extend declares the queue's meta key where the job's row key belongs and its script finds the row from the id in ARGV: KEYS[] and ARGV no longer name the same job",
+		Edits: argvIDEdits,
+		Go:    seams(func(s *bus.Seams) { s.Hook = chain(s.Hook, argvRowID()) })},
+	{Name: "noscript-reload-crlf", Contract: "C06", Rule: "noscript", Defect: "on NOSCRIPT the port reloads a script from a second copy with CRLF line endings, not its exact source: the server answers another SHA1 and the op fails instead of retrying",
+		Go: seams(func(s *bus.Seams) { s.Hook = chain(s.Hook, reloadCRLF()) })},
+	{Name: "info-banner", Contract: "C01", Rule: "wire-commands", Defect: "after the fence, every connection reads INFO server to log the server's build and uptime: a command outside A4",
+		Go: seams(func(s *bus.Seams) { s.Handshake = infoAfterFence })},
 	{Name: "payload-utf8", Contract: "C06", Rule: "claim", Defect: "the port passes a claimed payload through a UTF-8 string: invalid bytes come back as U+FFFD",
 		Go: payloadUTF8},
 	{Name: "claim-after-timeout", Contract: "C14", Rule: "park", Defect: "a parked consumer goes back to claim when its blocking pop times out, not only on a wake token",
 		Go: seams(func(s *bus.Seams) { s.Park = claimAfterTimeout })},
+}
+
+// front is a Go mutant that only wraps the port's sessions: a defect of the port's own answers.
+func front(w Wrap) func(*bus.Options) Wrap {
+	return func(*bus.Options) Wrap { return w }
 }
 
 // seams is a Go mutant that only installs seams of the bus.

@@ -239,14 +239,15 @@ func mangle(r *protocol.ClaimResult, err error) (*protocol.ClaimResult, error) {
 	return r, err
 }
 
-// slotFront hashes the whole key for the slot op, not its {hash tag} (SlotIgnoresTag).
+// slotFront hashes the whole key for the slot op, not its {hash tag}: the one place the
+// reference computes slots for the protocol is its driver (drivers/inproc).
 type slotFront struct{ drivers.Driver }
 
 func (f slotFront) Slot(_ context.Context, a protocol.SlotArgs) (protocol.SlotResult, error) {
 	return protocol.SlotResult{Slot: int(keys.CRC16(a.Key) % 16384)}, nil
 }
 
-// bareVersionFront names the bundle by its bare number in hello (HelloBareVersion).
+// bareVersionFront names the bundle by its bare number in hello ("2.0.0", not "echomq:2.0.0").
 type bareVersionFront struct{ drivers.Driver }
 
 func (f bareVersionFront) Hello(ctx context.Context, a protocol.HelloArgs) (protocol.HelloResult, error) {

@@ -18,7 +18,6 @@ import (
 
 	"github.com/echomq/kit/lua"
 	"github.com/echomq/kit/reference/bus"
-	"github.com/echomq/kit/reference/ids"
 )
 
 // Edit replaces Old by New in one bundle script. Old must occur exactly once in the canonical
@@ -41,22 +40,6 @@ type Spec struct {
 	Go func(opt *bus.Options) Wrap
 	// AllowEngine admits a wrong-kind server (the fence's opt-in, turned into a defect).
 	AllowEngine bool
-	// AllowVersion / AllowCluster admit a Valkey too old / not standalone (narrower fence
-	// opt-ins turned into defects).
-	AllowVersion, AllowCluster bool
-	// IgnoreVersion makes the fence's EMQVERSION a logged warning (fence.Options).
-	IgnoreVersion bool
-	// DescribeRefusal makes a refused fence read the deployed bundle record (fence.Options).
-	DescribeRefusal bool
-	// Minter switches on defects of the reference minter (reference/ids).
-	Minter ids.Defects
-	// SlotIgnoresTag makes the port's slot op hash the whole key, not its {hash tag}: a defect
-	// of the in-process driver (drivers/inproc), the one place the reference computes slots for
-	// the protocol.
-	SlotIgnoresTag bool
-	// HelloBareVersion makes hello name the bundle by its bare number ("2.0.0", not
-	// "echomq:2.0.0"): a defect of the in-process driver.
-	HelloBareVersion bool
 }
 
 // Wrap wraps a session of the port (the reference driver) in a mutant's own front.
@@ -69,9 +52,9 @@ func Catalogue() []Spec {
 	return out
 }
 
-// Lookup finds a mutant by name, in the catalogue or among the proposed ones.
+// Lookup finds a mutant by name.
 func Lookup(name string) (Spec, bool) {
-	for _, s := range slices.Concat(catalogue, proposed) {
+	for _, s := range catalogue {
 		if s.Name == name {
 			return s, true
 		}
@@ -130,26 +113,12 @@ func (s Spec) Apply(opt *bus.Options) (Wrap, error) {
 	if s.AllowEngine {
 		opt.Fence.AllowEngine = true
 	}
-	opt.Fence.AllowVersion = opt.Fence.AllowVersion || s.AllowVersion
-	opt.Fence.AllowCluster = opt.Fence.AllowCluster || s.AllowCluster
-	opt.Fence.IgnoreVersionRefusal = opt.Fence.IgnoreVersionRefusal || s.IgnoreVersion
-	opt.Fence.DescribeRefusal = opt.Fence.DescribeRefusal || s.DescribeRefusal
-	opt.Minter.Defects = opt.Minter.Defects.Or(s.Minter)
 	var w Wrap
 	if s.Go != nil {
 		w = s.Go(opt)
 	}
 	if w == nil {
 		w = func(d drivers.Driver) drivers.Driver { return d }
-	}
-	// Defects of the port's own answers: a front over the session.
-	if s.SlotIgnoresTag {
-		inner := w
-		w = func(d drivers.Driver) drivers.Driver { return slotFront{inner(d)} }
-	}
-	if s.HelloBareVersion {
-		inner := w
-		w = func(d drivers.Driver) drivers.Driver { return bareVersionFront{inner(d)} }
 	}
 	return w, nil
 }

@@ -26,8 +26,8 @@ type Options struct {
 	DialTimeout time.Duration
 	// MinterTTL is the worker-id lease of the id minter; ids.DefaultTTL when zero.
 	MinterTTL time.Duration
-	// Minter is the base of the minter's options (its clock, for the port protocol's clock op;
-	// its defects, for the mutant catalogue); MinterTTL, when set, overrides its TTL.
+	// Minter is the base of the minter's options (its clock, for the port protocol's clock op);
+	// MinterTTL, when set, overrides its TTL.
 	Minter ids.Options
 	// Fence tunes the handshake (e.g. an explicit, logged AllowEngine).
 	Fence fence.Options
@@ -191,7 +191,7 @@ func (b *Bus) remint(ctx context.Context, old *minterBox) error {
 	b.lastMu.Lock()
 	last := b.last
 	b.lastMu.Unlock()
-	for !b.opt.Minter.Defects.NoFloor { // the defect skips the floor
+	for {
 		// Another worker id may sort below the old one within a millisecond: skip ahead.
 		id, err := m.Next(ctx)
 		if err != nil {
@@ -290,16 +290,6 @@ func (l leaser) Renew(ctx context.Context, worker int, owner string, ttl time.Du
 // Release lets the lease lapse within a millisecond, and only if we still own it.
 func (l leaser) Release(ctx context.Context, worker int, owner string) error {
 	_, err := l.set(ctx, worker, owner, "IFEQ", owner, "PX", 1)
-	return err
-}
-
-// ForceRelease drops the lease whoever holds it: only the minter's ReleaseAny defect calls it.
-func (l leaser) ForceRelease(ctx context.Context, worker int) error {
-	k, err := keys.Minter(worker)
-	if err != nil {
-		return err
-	}
-	_, err = l.c.Do(ctx, "DEL", k)
 	return err
 }
 

@@ -25,16 +25,6 @@ type Options struct {
 	// a cluster or sentinel) for experiments. It is never the default, and every admission is
 	// reported through Logf.
 	AllowEngine bool
-	// AllowVersion admits a Valkey older than MinVersion, and AllowCluster one that is not in
-	// standalone mode: narrower opt-ins than AllowEngine, for the mutant catalogue (a port that
-	// checks the server's name but not its version or its mode).
-	AllowVersion, AllowCluster bool
-	// IgnoreVersionRefusal logs the fence's EMQVERSION and goes on: a defect for the mutant
-	// catalogue only (a port that treats a bundle mismatch as a warning).
-	IgnoreVersionRefusal bool
-	// DescribeRefusal reads the deployed bundle record after the fence's EMQVERSION, to word the
-	// error: a defect for the mutant catalogue only (a refused port sends nothing more).
-	DescribeRefusal bool
 	// Logf receives the admission notices; nil discards them.
 	Logf func(format string, args ...any)
 }
@@ -64,10 +54,10 @@ func check(info connector.ServerInfo, opt Options) error {
 	if err != nil {
 		return &emqerr.Error{Type: emqerr.TypeServer, Message: fmt.Sprintf("server version %q: %v", info.Version, err)}
 	}
-	if !ok && !opt.AllowVersion {
+	if !ok {
 		return &emqerr.Error{Type: emqerr.TypeServer, Message: fmt.Sprintf("valkey %s: want >= %s", info.Version, MinVersion)}
 	}
-	if info.Mode != "standalone" && !opt.AllowCluster {
+	if info.Mode != "standalone" {
 		return &emqerr.Error{Type: emqerr.TypeServer, Message: fmt.Sprintf("valkey mode %q: want standalone", info.Mode)}
 	}
 	return nil
@@ -157,15 +147,6 @@ func OnConnect(b *lua.Bundle, opt Options) func(context.Context, *connector.Conn
 			return errors.New("fence: the bundle has no fence script")
 		}
 		_, err := run(ctx, c, s, digest)
-		if err != nil && opt.DescribeRefusal && errors.Is(err, emqerr.Version) {
-			if v, rerr := c.Do(ctx, "HGETALL", keys.Bundle()); rerr == nil {
-				return fmt.Errorf("%w (deployed: %s)", err, v.Text())
-			}
-		}
-		if err != nil && opt.IgnoreVersionRefusal && errors.Is(err, emqerr.Version) {
-			opt.logf("fence: going on despite %v", err)
-			return nil
-		}
 		return err
 	}
 }

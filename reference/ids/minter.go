@@ -49,8 +49,6 @@ type Options struct {
 	Now func() time.Time
 	// Start picks the first worker id to try, given 1024. Nil means uniformly random.
 	Start func(n int) int
-	// Defects switches on deliberate minter defects, for the mutant catalogue only.
-	Defects Defects
 }
 
 // Minter mints strictly increasing snowflakes under a leased worker id. Safe for concurrent use.
@@ -60,7 +58,6 @@ type Minter struct {
 	owner  string
 	ttl    time.Duration
 	now    func() time.Time
-	defect Defects
 
 	mu       sync.Mutex
 	lastMs   uint64
@@ -81,7 +78,7 @@ func NewMinter(ctx context.Context, leaser Leaser, opts Options) (*Minter, error
 	if leaser == nil {
 		return nil, errors.New("ids: NewMinter needs a Leaser")
 	}
-	m := &Minter{leaser: leaser, owner: opts.Owner, ttl: opts.TTL, now: opts.Now, defect: opts.Defects}
+	m := &Minter{leaser: leaser, owner: opts.Owner, ttl: opts.TTL, now: opts.Now}
 	if m.ttl == 0 {
 		m.ttl = DefaultTTL
 	}
@@ -90,9 +87,6 @@ func NewMinter(ctx context.Context, leaser Leaser, opts Options) (*Minter, error
 	}
 	if m.now == nil {
 		m.now = time.Now
-	}
-	if m.owner == "" && m.defect.FixedOwner {
-		m.owner = "emq-minter"
 	}
 	if m.owner == "" {
 		var b [16]byte
@@ -106,9 +100,6 @@ func NewMinter(ctx context.Context, leaser Leaser, opts Options) (*Minter, error
 		start = ((opts.Start(MaxWorker+1) % (MaxWorker + 1)) + MaxWorker + 1) % (MaxWorker + 1)
 	}
 	m.worker = -1
-	if m.defect.Guess {
-		m.worker, m.validTo = start, time.Now().Add(m.ttl)
-	}
 	for i := 0; i <= MaxWorker && m.worker < 0; i++ {
 		w := (start + i) % (MaxWorker + 1)
 		asked := time.Now()
@@ -116,7 +107,7 @@ func NewMinter(ctx context.Context, leaser Leaser, opts Options) (*Minter, error
 		if err != nil {
 			return nil, fmt.Errorf("ids: acquire worker %d: %w", w, err)
 		}
-		if ok || m.defect.Squat {
+		if ok {
 			m.worker, m.validTo = w, asked.Add(m.ttl)
 			break
 		}
@@ -148,9 +139,6 @@ func (m *Minter) renew(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		if m.defect.NoRenew || m.defect.Guess {
-			continue
-		}
 		asked := time.Now()
 		cctx, cancel := context.WithTimeout(ctx, m.ttl/3)
 		ok, err := m.leaser.Renew(cctx, m.worker, m.owner, m.ttl)
@@ -162,8 +150,6 @@ func (m *Minter) renew(ctx context.Context) {
 		switch {
 		case err != nil:
 			// Transient: validTo still bounds how long we may mint.
-		case !ok && m.defect.IgnoreLoss:
-			m.validTo = asked.Add(m.ttl)
 		case !ok:
 			m.lost = fmt.Errorf("%w: worker %d renewal refused", ErrLeaseLost, m.worker)
 		case m.lost == nil && asked.Before(m.validTo):
@@ -185,14 +171,6 @@ func (m *Minter) renew(ctx context.Context) {
 // Reaffirm renews the lease at once, on the server: a reconnect's duty (A9), since the lease
 // may have been lost while the connection was down. A refused renewal marks the minter lost.
 func (m *Minter) Reaffirm(ctx context.Context) error {
-	if m.defect.NoRenew || m.defect.Guess {
-		return nil
-	}
-	if m.defect.TrustLocal {
-		m.mu.Lock()
-		defer m.mu.Unlock()
-		return m.usable()
-	}
 	asked := time.Now()
 	ok, err := m.leaser.Renew(ctx, m.worker, m.owner, m.ttl)
 	if err != nil {
@@ -201,7 +179,7 @@ func (m *Minter) Reaffirm(ctx context.Context) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	switch {
-	case !ok && !m.defect.IgnoreLoss:
+	case !ok:
 		if m.lost == nil {
 			m.lost = fmt.Errorf("%w: worker %d renewal refused at reconnect", ErrLeaseLost, m.worker)
 		}
@@ -217,7 +195,7 @@ func (m *Minter) Next(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return m.defect.encode(sf), nil
+	return Encode(BrandJob, sf), nil
 }
 
 // NextSnowflake mints a snowflake strictly greater than every one this minter minted before. Past
@@ -234,10 +212,6 @@ func (m *Minter) NextSnowflake(ctx context.Context) (uint64, error) {
 		if err != nil {
 			return 0, err
 		}
-		if m.defect.StepBack && m.started && ms < m.lastMs {
-			m.lastMs, m.seq = ms, 0
-			return Compose(ms, m.worker, 0), nil
-		}
 		if !m.started || ms > m.lastMs {
 			m.started, m.lastMs, m.seq = true, ms, 0
 			return Compose(ms, m.worker, 0), nil
@@ -245,17 +219,6 @@ func (m *Minter) NextSnowflake(ctx context.Context) (uint64, error) {
 		if m.seq < MaxSequence {
 			m.seq++
 			return Compose(m.lastMs, m.worker, m.seq), nil
-		}
-		switch {
-		case m.defect.SeqWrap:
-			m.seq = 0
-			return Compose(m.lastMs, m.worker, 0), nil
-		case m.defect.SeqBorrow:
-			m.lastMs, m.seq = m.lastMs+1, 0
-			return Compose(m.lastMs, m.worker, 0), nil
-		case m.defect.SeqCarry:
-			m.seq++
-			return m.lastMs<<(WorkerBits+SequenceBits) | uint64(m.worker)<<SequenceBits + uint64(m.seq), nil
 		}
 		// The sequence is spent: wait for the clock's next millisecond without holding the
 		// lock, so that the renewal can record itself meanwhile (a long wait must not lapse a
@@ -275,7 +238,7 @@ func (m *Minter) usable() error {
 		return ErrClosed
 	case m.lost != nil:
 		return m.lost
-	case !m.defect.NoRenew && !m.defect.Guess && !time.Now().Before(m.validTo):
+	case !time.Now().Before(m.validTo):
 		m.lost = fmt.Errorf("%w: worker %d lease expired unrenewed", ErrLeaseLost, m.worker)
 		return m.lost
 	}
@@ -283,7 +246,7 @@ func (m *Minter) usable() error {
 }
 
 func (m *Minter) millis() (uint64, error) {
-	d := m.now().Sub(m.defect.epoch())
+	d := m.now().Sub(Epoch)
 	if d < 0 || d.Milliseconds() > MaxMillis {
 		return 0, fmt.Errorf("%w: %v", ErrClock, m.now())
 	}
@@ -309,16 +272,9 @@ func (m *Minter) Close() error {
 		m.mu.Unlock()
 		m.cancel()
 		<-m.done
-		if m.defect.NoRelease {
-			return
-		}
 		ctx, cancel := context.WithTimeout(context.Background(), max(m.ttl/3, time.Second))
 		defer cancel()
-		release := func() error { return m.leaser.Release(ctx, m.worker, m.owner) }
-		if fr, ok := m.leaser.(ForceReleaser); ok && m.defect.ReleaseAny {
-			release = func() error { return fr.ForceRelease(ctx, m.worker) }
-		}
-		if err := release(); err != nil {
+		if err := m.leaser.Release(ctx, m.worker, m.owner); err != nil {
 			m.closeErr = fmt.Errorf("ids: release worker %d: %w", m.worker, err)
 		}
 	})

@@ -1,0 +1,67 @@
+package mutant
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/echomq/kit/lua"
+	"github.com/echomq/kit/reference/connector"
+	"github.com/echomq/kit/reference/emqerr"
+	"github.com/echomq/kit/reference/fence"
+	"github.com/echomq/kit/reference/keys"
+)
+
+// Defective handshakes, for the bus's Handshake seam: each runs the canon's pieces (fence.Check,
+// fence.Run, fence.OnConnect) around one mistake.
+
+// nameOnly checks the server's name but skips its version (skipVersion) or its mode
+// (skipMode), then runs the bundle fence.
+func nameOnly(skipVersion, skipMode bool) func(*lua.Bundle, fence.Options) func(context.Context, *connector.Conn) error {
+	return func(canon *lua.Bundle, opt fence.Options) func(context.Context, *connector.Conn) error {
+		return func(ctx context.Context, c *connector.Conn) error {
+			info := c.Server()
+			if skipVersion && info.Server == "valkey" {
+				info.Version = fence.MinVersion
+			}
+			if skipMode {
+				info.Mode = "standalone"
+			}
+			if err := fence.Check(info, opt); err != nil {
+				return err
+			}
+			_, err := fence.Run(ctx, c, canon)
+			return err
+		}
+	}
+}
+
+// versionWarns logs the fence's EMQVERSION and goes on against another bundle's deployment.
+func versionWarns(canon *lua.Bundle, opt fence.Options) func(context.Context, *connector.Conn) error {
+	full := fence.OnConnect(canon, opt)
+	return func(ctx context.Context, c *connector.Conn) error {
+		err := full(ctx, c)
+		if errors.Is(err, emqerr.Version) {
+			if opt.Logf != nil {
+				opt.Logf("fence: going on despite %v", err)
+			}
+			return nil
+		}
+		return err
+	}
+}
+
+// refusalReadsOn reads the deployed bundle record after the fence's EMQVERSION, to word its
+// error: a refused port that sends more than HELLO and the fence.
+func refusalReadsOn(canon *lua.Bundle, opt fence.Options) func(context.Context, *connector.Conn) error {
+	full := fence.OnConnect(canon, opt)
+	return func(ctx context.Context, c *connector.Conn) error {
+		err := full(ctx, c)
+		if errors.Is(err, emqerr.Version) {
+			if v, rerr := c.Do(ctx, "HGETALL", keys.Bundle()); rerr == nil {
+				return fmt.Errorf("%w (deployed: %s)", err, v.Text())
+			}
+		}
+		return err
+	}
+}
