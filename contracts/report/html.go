@@ -152,7 +152,7 @@ ul{margin:.3em 0;padding-left:1.2em}li{margin:.15em 0;overflow-wrap:anywhere}
 {{if .Facts.Mutant}}<tr><td>mutant</td><td>{{.Facts.Mutant}}</td></tr>{{end}}
 <tr><td>clauses run</td><td>{{.Result.ClausesRun}} of {{.Result.ClausesTotal}}</td></tr>
 </table>
-{{if .Failures}}<h2 class="bad">Failed clauses ({{len .Failures}})</h2>
+{{if .Failures}}<h2 class="bad" data-first-screen="failures">Failed clauses ({{len .Failures}})</h2>
 {{range .Failures}}<div class="card{{if eq .Verdict "KNOWN FAILING"}} known{{end}}" id="{{.Clause.ID}}">
 <h3><span class="st {{.Verdict}}">{{.Verdict}}</span> <code>{{.Clause.ID}}</code></h3>
 <dl>{{if .Rule}}<dt>RULE</dt><dd><pre>{{.Rule}}</pre></dd>{{end}}

@@ -26,6 +26,9 @@ type Result struct {
 	Overflow   []string `json:"overflow"`    // labelled elements or SVG texts that do not fit
 	EmptyPlots []string `json:"empty_plots"` // SVG pictures with no mark (bar, line, curve)
 	Requests   []string `json:"requests"`    // every resource the page asked for
+	// Tops holds, for each element marked data-first-screen="name", how far below the top of the
+	// page it starts, in CSS pixels: what a reader sees without scrolling.
+	Tops map[string]float64 `json:"tops"`
 	Screenshot string   `json:"-"`
 }
 
@@ -50,7 +53,10 @@ func Chromium() (string, error) {
 // data-fit, table cells, headings, paragraphs and preformatted blocks.
 const probe = `<script>
 (function () {
-  var res = {overflow: [], empty_plots: [], requests: []};
+  var res = {overflow: [], empty_plots: [], requests: [], tops: {}};
+  document.querySelectorAll('[data-first-screen]').forEach(function (e) {
+    res.tops[e.getAttribute('data-first-screen')] = e.getBoundingClientRect().top + window.scrollY;
+  });
   var short = function (s) { s = (s || '').replace(/\s+/g, ' ').trim(); return s.length > 80 ? s.slice(0, 80) + '…' : s; };
   document.querySelectorAll('[data-fit], td, th, h1, h2, h3, p, pre, summary, li').forEach(function (e) {
     if (e.closest('[data-probe]')) return;

@@ -1,0 +1,45 @@
+package contracts_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/echomq/kit/internal/browsercheck"
+)
+
+// TestReportPageInBrowser renders a failing certification's report.html in headless Chromium:
+// the failure heads the page (within the first screen of 900 CSS pixels), no text overflows its
+// box and nothing is fetched. The screenshot stays outside the repository; the log says where.
+func TestReportPageInBrowser(t *testing.T) {
+	if _, err := browsercheck.Chromium(); err != nil {
+		t.Skip("SKIP: " + err.Error())
+	}
+	r := conform(t, nil, "-mutant", "complete-any-token", "-admit-mutant-scripts", "-label", "C07,C08")
+	if r.exit != 1 {
+		t.Fatalf("the mutant run exited %d, want 1", r.exit)
+	}
+	shots, err := os.MkdirTemp("", "emq-report-shots-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	res, err := browsercheck.Check(ctx, filepath.Join(r.dir, "report.html"), filepath.Join(shots, "report.png"), 1000)
+	if errors.Is(err, browsercheck.ErrNoChromium) {
+		t.Skip("SKIP: " + err.Error())
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("report.html screenshot: %s", res.Screenshot)
+	if !res.OK() {
+		t.Errorf("report.html in a browser: %v", res)
+	}
+	if top, ok := res.Tops["failures"]; !ok || top > 900 {
+		t.Errorf("the failed clauses start %.0f px down the page (present: %v), want on the first screen (≤ 900)", top, ok)
+	}
+}
