@@ -28,8 +28,8 @@ type Result struct {
 	Requests   []string `json:"requests"`    // every resource the page asked for
 	// Tops holds, for each element marked data-first-screen="name", how far below the top of the
 	// page it starts, in CSS pixels: what a reader sees without scrolling.
-	Tops map[string]float64 `json:"tops"`
-	Screenshot string   `json:"-"`
+	Tops       map[string]float64 `json:"tops"`
+	Screenshot string             `json:"-"`
 }
 
 // OK reports whether nothing was found.
