@@ -6,12 +6,12 @@ PORT ?=
 OUT ?= certification
 GOTEST_FLAGS ?= -count=1 -timeout 30m
 
-.PHONY: test conform engines provision provision-bullmq provision-chromium transcripts bench bench-ci bundle fuzz vet fmt node-test faults
+.PHONY: test conform engines provision provision-bullmq provision-chromium transcripts bench bench-ci bundle fuzz vet fmt node-test faults mutants
 
-## test: everything CI checks — vet, gofmt, all Go tests against real engines, the Node port's unit tests
+## test: vet, gofmt, every Go test against real engines (the mutant table has its own target), the Node port's unit tests
 test: provision provision-chromium provision-bullmq vet
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt would change:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
-	$(GO) test $(GOTEST_FLAGS) ./...
+	$(GO) test $(GOTEST_FLAGS) -short ./...
 	@if [ -d ports/node ] && command -v node >/dev/null; then $(MAKE) --no-print-directory node-test; fi
 
 ## conform: certify the reference bus (in-process and as a subprocess), or PORT='cmd …'. As an
@@ -48,6 +48,10 @@ provision-bullmq:
 transcripts: provision
 	$(GO) test -count=1 ./internal/gate -run TestTranscript -update
 	$(GO) test -count=1 ./contracts -run "TestReferenceInProcess|TestNodePort" -update
+
+## mutants: every catalogue mutant against its own contract, killed on behaviour (prints the table)
+mutants: provision-valkey provision-redis provision-valkey80
+	$(GO) test -count=1 -timeout 45m -run TestMutantsAreKilled -v ./contracts
 
 ## faults: the long fault drills (internal/faults; `make test` runs the short ones) — writes transcripts/faults.out
 faults: provision-valkey

@@ -94,6 +94,9 @@ func failures(r *run) string {
 // mutant has no scripts to admit. Only the target contract runs, which is what "killed by its
 // own contract" asks and keeps the table's cost to one contract per mutant.
 func TestMutantsAreKilled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("SKIP in -short: the mutant table runs in make mutants (every catalogue mutant against its own contract)")
+	}
 	type row struct {
 		name, target, rule string
 		lua, killed        bool
