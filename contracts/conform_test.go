@@ -34,6 +34,7 @@ func TestMain(m *testing.M) {
 			"emq-conform": "./cmd/emq-conform",
 			"badport":     "./contracts/testdata/badport",
 			"emq-port":    "./cmd/emq-port",
+			"emq-engines": "./cmd/emq-engines", // beside emq-conform, which runs it for its servers
 		} {
 			if _, err := os.Stat(filepath.Join("..", pkg)); err != nil {
 				continue
