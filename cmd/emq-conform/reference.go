@@ -16,7 +16,7 @@ import (
 	"github.com/echomq/kit/reference/bus"
 )
 
-// referenceFactory is the in-process reference bus, or one of its mutants (reference/mutant).
+// referenceFactory is the in-process reference bus, or one of its mutants (internal/mutant).
 func referenceFactory(mutant string) (drivers.Factory, error) {
 	return inproc.New(inproc.Options{Mutant: mutant})
 }

@@ -1,6 +1,6 @@
 // Command emq-port is the reference bus as a port binary: it speaks the port protocol
 // (contracts/PROTOCOL.md Part B) on standard input and output over drivers/inproc. A mutant of
-// the reference (reference/mutant) is selected with -mutant NAME or EMQ_MUTANT.
+// the reference (internal/mutant) is selected with -mutant NAME or EMQ_MUTANT.
 //
 //	emq-port [-mutant NAME] [-list]
 package main

@@ -1,5 +1,5 @@
 // Package inproc is the drivers.Driver over the reference bus in this process: every op of the
-// port protocol, and any mutant of the reference (reference/mutant) selected by name.
+// port protocol, and any mutant of the reference (internal/mutant) selected by name.
 package inproc
 
 import (
