@@ -105,7 +105,7 @@ func TestCanonReferencesResolve(t *testing.T) {
 // relative link in a Markdown document stays inside it and exists.
 func TestNoPathOutsideTheRepository(t *testing.T) {
 	root, files := repoFiles(t)
-	outside := regexp.MustCompile(`/work/|shared/design|\.\./seeds`)
+	outside := regexp.MustCompile(`/work/|shared` + `/design|\.\./seeds`) // split so this file does not name the path it forbids
 	for _, f := range files {
 		b, err := os.ReadFile(filepath.Join(root, f))
 		if err != nil || bytes.IndexByte(b, 0) >= 0 || strings.HasSuffix(f, "_test.go") {
