@@ -121,11 +121,11 @@ func (q *BusQueue) Settle(ctx context.Context) error {
 	t := time.NewTicker(time.Millisecond)
 	defer t.Stop()
 	for {
-		var left bool
-		if err := q.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM `+pgx.Identifier{obanPrefix, "emq_outbox"}.Sanitize()+`)`).Scan(&left); err != nil {
-			return fmt.Errorf("bench: outbox: %w", err)
+		empty, err := q.ob.Empty(ctx, q.pool)
+		if err != nil {
+			return fmt.Errorf("bench: %w", err)
 		}
-		if !left {
+		if empty {
 			return nil
 		}
 		select {

@@ -9,6 +9,7 @@ package absorb
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -34,14 +35,7 @@ func New(pool *pgxpool.Pool, table string) *Absorber {
 	if table == "" {
 		table = DefaultTable
 	}
-	parts := []string{table}
-	for i := 0; i < len(table); i++ {
-		if table[i] == '.' {
-			parts = []string{table[:i], table[i+1:]}
-			break
-		}
-	}
-	return &Absorber{pool: pool, table: pgx.Identifier(parts).Sanitize()}
+	return &Absorber{pool: pool, table: pgx.Identifier(strings.SplitN(table, ".", 2)).Sanitize()}
 }
 
 // Schema creates the table if it does not exist.

@@ -9,6 +9,7 @@ package outbox
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -46,16 +47,16 @@ func New(b *bus.Bus, opt Options) *Outbox {
 	if opt.Poll <= 0 {
 		opt.Poll = 5 * time.Millisecond
 	}
-	return &Outbox{b: b, opt: opt, table: pgx.Identifier(splitQualified(opt.Table)).Sanitize()}
+	return &Outbox{b: b, opt: opt, table: pgx.Identifier(strings.SplitN(opt.Table, ".", 2)).Sanitize()}
 }
 
-func splitQualified(name string) []string {
-	for i := 0; i < len(name); i++ {
-		if name[i] == '.' {
-			return []string{name[:i], name[i+1:]}
-		}
+// Empty reports whether every committed row has been relayed.
+func (o *Outbox) Empty(ctx context.Context, pool *pgxpool.Pool) (bool, error) {
+	var left bool
+	if err := pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM `+o.table+`)`).Scan(&left); err != nil {
+		return false, fmt.Errorf("outbox: %w", err)
 	}
-	return []string{name}
+	return !left, nil
 }
 
 // Execer is a pool, a connection or a transaction.

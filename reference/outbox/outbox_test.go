@@ -93,6 +93,9 @@ func TestCommittedRowsBecomeJobsOnce(t *testing.T) {
 		}
 		want = append(want, id)
 	}
+	if empty, err := o.Empty(ctx, pool); err != nil || empty {
+		t.Fatalf("Empty before the relay: %v %v, want false", empty, err)
+	}
 	total := 0
 	for {
 		n, err := o.Relay(ctx, pool)
@@ -103,6 +106,9 @@ func TestCommittedRowsBecomeJobsOnce(t *testing.T) {
 			break
 		}
 		total += n
+	}
+	if empty, err := o.Empty(ctx, pool); err != nil || !empty {
+		t.Fatalf("Empty after the relay: %v %v, want true", empty, err)
 	}
 	if total != len(want) || w.pending(t, ctx, "orders") != len(want) {
 		t.Fatalf("relayed %d, pending %d; want %d", total, w.pending(t, ctx, "orders"), len(want))
