@@ -37,7 +37,21 @@ if not lease then return redis.error_reply('EMQARG lease_ms must be an integer 1
 local p, err = declare({'pending', 'active', 'meta', 'wake', 'ckpt', 'ring'})
 if not p then return redis.error_reply(err) end
 
--- Re-arm while pending ids or ring lanes remain; a token already waiting settles it at once.
+-- Reads before writes: while the queue's slot migrates key by key, Valkey aborts a script at its
+-- first command on a key that is not on this node (moved out, not yet moved in, or emptied by
+-- the script itself), keeping what it already wrote. So every key the writes need is touched
+-- before the first write by one multi-key EXISTS with a declared key, which aborts on an absent
+-- key on either side of a migration (a single-key read of an absent key answers nil on the
+-- importing node), and no key is read after a write that may have emptied it. Outside a
+-- migration the touch is a plain read.
+local function touch(ks)
+  for i = 1, #ks, 1000 do
+    redis.call('EXISTS', KEYS[1], unpack(ks, i, math.min(i + 999, #ks)))
+  end
+end
+-- Re-arm while pending ids or ring lanes remain; a token already waiting settles it at once. (In a
+-- migration the script runs only if every declared key is here, wake too, so it never reads a
+-- pending the pop emptied.)
 local function rearm()
   if redis.call('LLEN', KEYS[4]) == 0 and
     (redis.call('ZCARD', KEYS[1]) > 0 or redis.call('LLEN', KEYS[6]) > 0) then
@@ -45,12 +59,15 @@ local function rearm()
   end
 end
 if redis.call('HGET', KEYS[3], 'paused') == '1' then return {} end
-local popped = redis.call('ZPOPMIN', KEYS[1])
-if #popped == 0 then return {} end
-local id = popped[1]
+-- The oldest id (what ZPOPMIN takes) and its row are read before the pop.
+local head = redis.call('ZRANGE', KEYS[1], 0, 0)
+if #head == 0 then return {} end
+local id = head[1]
 local row = p .. 'job:' .. id
+touch({row})
 -- One read for existence, the token and the payload; one write mints the token.
 local f = redis.call('HMGET', row, 'attempts', 'payload')
+redis.call('ZPOPMIN', KEYS[1])
 if not f[1] then -- an orphan id: dropping it is the repair
   rearm()
   return {}

@@ -40,22 +40,39 @@ local n = int(ARGV[2], 1, 1000)
 if not n then return redis.error_reply('EMQARG n must be an integer 1..1000') end
 local p, err = declare({'pending', 'active', 'meta', 'wake', 'ckpt', 'ring'})
 if not p then return redis.error_reply(err) end
+-- Reads before writes: while the queue's slot migrates key by key, Valkey aborts a script at its
+-- first command on a key that is not on this node (moved out, not yet moved in, or emptied by
+-- the script itself), keeping what it already wrote. So every key the writes need is touched
+-- before the first write by one multi-key EXISTS with a declared key, which aborts on an absent
+-- key on either side of a migration (a single-key read of an absent key answers nil on the
+-- importing node), and no key is read after a write that may have emptied it. Outside a
+-- migration the touch is a plain read.
+local function touch(ks)
+  for i = 1, #ks, 1000 do
+    redis.call('EXISTS', KEYS[1], unpack(ks, i, math.min(i + 999, #ks)))
+  end
+end
 
 if redis.call('HGET', KEYS[3], 'paused') == '1' then return {} end
-local popped = redis.call('ZPOPMIN', KEYS[1], n)
-if #popped == 0 then return {} end
+-- The n oldest ids (what ZPOPMIN takes) and their rows are read before the pop.
+local head = redis.call('ZRANGE', KEYS[1], 0, n - 1)
+if #head == 0 then return {} end
+local rows, fs = {}, {}
+for i, id in ipairs(head) do rows[i] = p .. 'job:' .. id end
+touch(rows)
+for i = 1, #head do fs[i] = redis.call('HMGET', rows[i], 'attempts', 'payload') end
+redis.call('ZPOPMIN', KEYS[1], n)
 local t = redis.call('TIME')
 local deadline = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + lease
 -- Per id one read and one write of its row, as claim; the lease and checkpoint operations on
--- the shared keys are one call each for the whole batch.
+-- the shared keys are one call each for the whole batch. (The wake is declared, so present in a
+-- migration: the re-arm below never reads a pending the pop emptied.)
 local out, leases, again = {}, {}, {}
-for i = 1, #popped, 2 do
-  local id = popped[i]
-  local row = p .. 'job:' .. id
-  local f = redis.call('HMGET', row, 'attempts', 'payload')
+for i, id in ipairs(head) do
+  local f = fs[i]
   if f[1] then -- an orphan id (no row) is dropped: that is the repair
     local attempts = tonumber(f[1]) + 1
-    redis.call('HSET', row, 'state', 'active', 'attempts', attempts)
+    redis.call('HSET', rows[i], 'state', 'active', 'attempts', attempts)
     leases[#leases + 1] = deadline
     leases[#leases + 1] = id
     out[#out + 1] = {id, f[2], attempts, false}
