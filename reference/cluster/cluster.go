@@ -11,12 +11,14 @@
 // migration whose keys are split between two nodes: the script did not run), and loads a script
 // on the node that answers NOSCRIPT (EVALSHA first, always).
 //
-// Resharding caveat (TestMigrationDerivedKeyHazard): the engine checks only a script's declared
-// KEYS against a migrating slot; the bundle derives job rows (claim, claim_batch, lane_claim,
-// promote, reap) and lane keys (ring upkeep, promote, reap, retry, revive, lane_claim) from the
-// queue prefix. While Valkey 8.1 moves a slot key by key, a script whose declared keys are all
-// still on the source runs there and aborts at its first derived key that already moved, after
-// its earlier writes. The router cannot undo that; keep such scripts off a moving queue.
+// Resharding (TestMigrationAbortsBeforeWrites): the engine checks a script's declared KEYS against
+// a migrating slot, then every command inside it: on the source a command on a key that is not
+// there (moved, or never there) aborts the script, on the target a multi-key command does; what the
+// script wrote before stays. The bundle derives job rows and lane keys from the queue prefix, so
+// every script that derives a key, or reads a key after a write that may have emptied it, reads
+// first: one multi-key EXISTS touches every key it will need and lane state is read before the
+// first write. An abort therefore leaves nothing written; the router reads it as TRYAGAIN (kindOf)
+// and calls again once the keys are together, and a slot can move under load.
 package cluster
 
 import (
@@ -482,7 +484,7 @@ func (r *Router) Exec(ctx context.Context, key string, b *connector.Batch, dst [
 	}
 	for i := range vals {
 		var se *resp.ServerError
-		if e := vals[i].Err(); e == nil || !errors.As(e, &se) || !redirect(se.Kind) {
+		if e := vals[i].Err(); e == nil || !errors.As(e, &se) || !redirect(kindOf(se)) {
 			continue
 		}
 		v, err := r.route(ctx, slot, "batch", func(c *connector.Conn, asking bool) (resp.Value, error) {
@@ -543,11 +545,11 @@ func (r *Router) route(ctx context.Context, slot uint16, name string, send func(
 		}
 		v, err := send(c, asking)
 		var se *resp.ServerError
-		if err == nil || !errors.As(err, &se) || !redirect(se.Kind) {
+		if err == nil || !errors.As(err, &se) || !redirect(kindOf(se)) {
 			r.observe(Call{Slot: slot, Addr: addr, Asking: asking, Name: name, Err: err})
 			return v, err
 		}
-		switch se.Kind {
+		switch kindOf(se) {
 		case "MOVED":
 			r.moved.Add(1)
 			hops++
@@ -580,7 +582,7 @@ func (r *Router) route(ctx context.Context, slot uint16, name string, send func(
 			if err := sleep(ctx, r.opt.TryAgain); err != nil {
 				return v, err
 			}
-			if se.Kind != "TRYAGAIN" {
+			if kindOf(se) != "TRYAGAIN" {
 				_ = r.Refresh(ctx)
 			}
 			addr, asking, hops = r.Owner(slot), false, 0
@@ -603,6 +605,19 @@ func (r *Router) setOwner(slot uint16, addr string) {
 }
 
 func redirect(kind string) bool { return kind == "MOVED" || kind == "ASK" || kind == "TRYAGAIN" }
+
+// kindOf is a server error's kind, with a script's migration abort read as TRYAGAIN. While a slot
+// migrates, Valkey aborts a script at its first command on a key that is not on the node
+// ("non local key" on the source; "undeclared keys were accessed during rehashing" for a
+// multi-key command on either side). Every bundle script touches its keys before its first
+// write, so such an abort wrote nothing and the call is waited out like TRYAGAIN.
+func kindOf(se *resp.ServerError) string {
+	if se.Kind == "ERR" && (strings.Contains(se.Message, "non local key") ||
+		strings.Contains(se.Message, "during rehashing of the slot")) {
+		return "TRYAGAIN"
+	}
+	return se.Kind
+}
 
 // redirectTarget reads "<slot> <host>:<port>" from a MOVED or ASK reply.
 func redirectTarget(msg string) (string, error) {
