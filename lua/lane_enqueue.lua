@@ -42,24 +42,44 @@ end
 local function arm(wake)
   if redis.call('LLEN', wake) == 0 then redis.call('RPUSH', wake, '1') end
 end
--- Lane g is in the ring iff it is serviceable: ids in its lane key, not paused, active below
--- its ceiling (none = unlimited); at most once, keeping its place. True when it joined.
-local function ring_fix(p, lanes, ring, g)
+-- Reads before writes: while the queue's slot migrates key by key, Valkey aborts a script at its
+-- first command on a key that is not on this node (moved out, not yet moved in, or emptied by
+-- the script itself), keeping what it already wrote. So every key the writes need is touched
+-- before the first write by one multi-key EXISTS with a declared key, which aborts on an absent
+-- key on either side of a migration (a single-key read of an absent key answers nil on the
+-- importing node), and no key is read after a write that may have emptied it. Outside a
+-- migration the touch is a plain read.
+-- Lane g as the ring sees it, read before any write: active count, ceiling, pause, the ids in
+-- its lane key (touched with lanes first, see above) and its ring membership.
+local function lane_read(p, lanes, ring, g)
+  local lane = p .. 'lane:' .. g
+  redis.call('EXISTS', lanes, lane)
   local f = redis.call('HMGET', lanes, 'active:' .. g, 'ceiling:' .. g, 'paused:' .. g)
-  local active, ceiling = tonumber(f[1]) or 0, tonumber(f[2])
-  local ok = not f[3] and (not ceiling or active < ceiling) and
-    redis.call('ZCARD', p .. 'lane:' .. g) > 0
-  local at = redis.call('LPOS', ring, g)
-  if ok and not at then
+  return {active = tonumber(f[1]) or 0, ceiling = tonumber(f[2]), paused = f[3],
+    ids = redis.call('ZCARD', lane), at = redis.call('LPOS', ring, g)}
+end
+-- Lane g is in the ring iff it is serviceable: ids in its lane key, not paused, active below
+-- its ceiling (none = unlimited); at most once, keeping its place. s is g's state (lane_read)
+-- as this script's writes left it. True when it joined.
+local function ring_fix(ring, g, s)
+  local ok = not s.paused and (not s.ceiling or s.active < s.ceiling) and s.ids > 0
+  if ok and not s.at then
     redis.call('RPUSH', ring, g)
+    s.at = true
     return true
   end
-  if not ok and at then redis.call('LREM', ring, 0, g) end
+  if not ok and s.at then
+    redis.call('LREM', ring, 0, g)
+    s.at = false
+  end
   return false
 end
-local function lane_release(lanes, g)
-  if redis.call('HINCRBY', lanes, 'active:' .. g, -1) <= 0 then
+-- One active job of lane g is over: its count drops, and is deleted at 0.
+local function lane_release(lanes, g, s)
+  s.active = redis.call('HINCRBY', lanes, 'active:' .. g, -1)
+  if s.active <= 0 then
     redis.call('HDEL', lanes, 'active:' .. g)
+    s.active = 0
   end
 end
 
@@ -73,11 +93,12 @@ local p, err = declare({'job:' .. id, 'lane:' .. g, 'scheduled', 'wake', 'laneof
 if not p then return redis.error_reply(err) end
 
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+local s = delay == 0 and lane_read(p, KEYS[6], KEYS[7], g)
 redis.call('HSET', KEYS[5], id, g)
 if delay == 0 then
   redis.call('HSET', KEYS[1], 'state', 'pending', 'attempts', 0, 'payload', payload)
-  redis.call('ZADD', KEYS[2], 0, id)
-  ring_fix(p, KEYS[6], KEYS[7], g)
+  s.ids = s.ids + redis.call('ZADD', KEYS[2], 0, id)
+  ring_fix(KEYS[7], g, s)
 else
   local t = redis.call('TIME')
   local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)

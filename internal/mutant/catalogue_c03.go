@@ -8,8 +8,8 @@ var c03 = []Spec{
 		Edits: []Edit{{"lane_enqueue", "if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end\n", ""}}},
 	{Name: "lane-enqueue-laneof-first", Contract: "C03", Rule: "dup-lane-enqueue", Defect: "lane_enqueue records laneof before the duplicate check: a duplicate into another lane moves the job's lane",
 		Edits: []Edit{
-			{"lane_enqueue", "if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end\nredis.call('HSET', KEYS[5], id, g)\n",
-				"redis.call('HSET', KEYS[5], id, g)\nif redis.call('EXISTS', KEYS[1]) == 1 then return 0 end\n"},
+			{"lane_enqueue", "if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end\nlocal s = delay == 0 and lane_read(p, KEYS[6], KEYS[7], g)\nredis.call('HSET', KEYS[5], id, g)\n",
+				"redis.call('HSET', KEYS[5], id, g)\nif redis.call('EXISTS', KEYS[1]) == 1 then return 0 end\nlocal s = delay == 0 and lane_read(p, KEYS[6], KEYS[7], g)\n"},
 		}},
 	{Name: "enqueue-duplicate-arms-wake", Contract: "C03", Rule: "dup-no-wake", Defect: "enqueue arms the wake before its duplicate check: a duplicate wakes a consumer for nothing",
 		Edits: []Edit{{"enqueue", "if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end\n",

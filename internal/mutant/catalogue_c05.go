@@ -4,7 +4,8 @@ package mutant
 // clock handling (a faultyMinter, driven through the port protocol's clock op).
 var c05 = []Spec{
 	{Name: "claim-newest", Contract: "C05", Rule: "mint-order", Defect: "claim pops the newest pending id (ZPOPMAX)",
-		Edits: []Edit{{"claim", "redis.call('ZPOPMIN', KEYS[1])", "redis.call('ZPOPMAX', KEYS[1])"}}},
+		Edits: []Edit{{"claim", "redis.call('ZRANGE', KEYS[1], 0, 0)", "redis.call('ZRANGE', KEYS[1], -1, -1)"},
+			{"claim", "redis.call('ZPOPMIN', KEYS[1])", "redis.call('ZPOPMAX', KEYS[1])"}}},
 	{Name: "clock-step-back-minted", Contract: "C05", Rule: "A11-clock-steps-back", Defect: "a clock that steps back is minted from as read: the next id is smaller",
 		Go: faulty(minterDefects{StepBack: true})},
 	{Name: "sequence-wraps", Contract: "C05", Rule: "A11-sequence-overflow", Defect: "past 4095 ids in one millisecond the sequence wraps to 0 instead of waiting for the next millisecond",

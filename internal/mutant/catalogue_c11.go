@@ -17,7 +17,7 @@ var c11 = []Spec{
 	{Name: "reap-pending-at-now", Contract: "C11", Rule: "reap-back-to-pending", Defect: "reap returns the job to pending at score TIME, behind newer work",
 		Edits: []Edit{{"reap", "redis.call('ZADD', KEYS[2], 0, id)", "redis.call('ZADD', KEYS[2], now, id)"}}},
 	{Name: "reap-buries-one-early", Contract: "C11", Rule: "reap-dead-lease-expired", Defect: "reap buries at attempts + 1 ≥ max_attempts: one redelivery too few",
-		Edits: []Edit{{"reap", "if (tonumber(f[2]) or 0) >= max then", "if (tonumber(f[2]) or 0) + 1 >= max then"}}},
+		Edits: []Edit{{"reap", "if job.attempts >= max then", "if job.attempts + 1 >= max then"}}},
 	{Name: "reap-wrong-error", Contract: "C11", Rule: "reap-dead-lease-expired", Defect: "reap buries with the error \"lease timeout\"",
 		Edits: []Edit{{"reap", "'lease expired'", "'lease timeout'"}}},
 	{Name: "reap-drops-checkpoint", Contract: "C11", Rule: "A3-ckpt-survives-reap", Defect: "reap deletes the checkpoint of the job it returns",
