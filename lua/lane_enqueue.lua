@@ -49,6 +49,7 @@ end
 -- key on either side of a migration (a single-key read of an absent key answers nil on the
 -- importing node), and no key is read after a write that may have emptied it. Outside a
 -- migration the touch is a plain read.
+
 -- Lane g as the ring sees it, read before any write: active count, ceiling, pause, the ids in
 -- its lane key (touched with lanes first, see above) and its ring membership.
 local function lane_read(p, lanes, ring, g)

@@ -114,7 +114,8 @@ func Open(ctx context.Context, addr string, opt Options) (*Bus, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bus: open %s: %w", addr, fence.Classify(err))
 	}
-	b.link = standalone{Conn: conn, addr: addr, opts: b.connOptions}
+	// A pointer: the link is also the minter's leaser, and a leaser is compared by identity.
+	b.link = &standalone{Conn: conn, addr: addr, opts: b.connOptions}
 	return b.start(ctx)
 }
 
