@@ -380,3 +380,77 @@ func readValue(r *bufio.Reader, depth int) (any, error) {
 	}
 	return nil, fmt.Errorf("unexpected reply %q", line)
 }
+
+// MoveSlot moves slot from primary src to primary dst the way a resharding tool does: SETSLOT
+// IMPORTING on dst and MIGRATING on src, MIGRATE of the slot's keys in batches of batch keys with
+// pause between them (so live traffic meets the half-moved slot), then SETSLOT NODE on every
+// primary of shards. It returns the number of keys moved.
+func MoveSlot(ctx context.Context, shards []Shard, src, dst Shard, slot, batch int, pause time.Duration) (int, error) {
+	s := strconv.Itoa(slot)
+	do := func(addr string, args ...string) (any, error) {
+		v, err := clusterDo(ctx, addr, args...)
+		if err != nil {
+			return nil, fmt.Errorf("engines: move slot %d: %s %v: %w", slot, addr, args[:min(len(args), 4)], err)
+		}
+		return v, nil
+	}
+	if _, err := do(dst.Primary, "CLUSTER", "SETSLOT", s, "IMPORTING", src.ID); err != nil {
+		return 0, err
+	}
+	if _, err := do(src.Primary, "CLUSTER", "SETSLOT", s, "MIGRATING", dst.ID); err != nil {
+		return 0, err
+	}
+	host, port, _ := net.SplitHostPort(dst.Primary)
+	moved := 0
+	for {
+		v, err := do(src.Primary, "CLUSTER", "GETKEYSINSLOT", s, strconv.Itoa(batch))
+		if err != nil {
+			return moved, err
+		}
+		ks, _ := v.([]any)
+		if len(ks) == 0 {
+			break
+		}
+		args := []string{"MIGRATE", host, port, "", "0", "5000", "KEYS"}
+		for _, k := range ks {
+			ksv, _ := k.(string)
+			args = append(args, ksv)
+		}
+		if _, err := do(src.Primary, args...); err != nil {
+			return moved, err
+		}
+		moved += len(ks)
+		if err := sleepCtx(ctx, pause); err != nil {
+			return moved, err
+		}
+	}
+	// The new owner first, then the old, then the rest: the order a resharding tool uses, so no
+	// node points a client back at the source once it has given the slot away.
+	for _, addr := range append([]string{dst.Primary, src.Primary}, others(shards, src, dst)...) {
+		if _, err := do(addr, "CLUSTER", "SETSLOT", s, "NODE", dst.ID); err != nil {
+			return moved, err
+		}
+	}
+	return moved, nil
+}
+
+func others(shards []Shard, a, b Shard) []string {
+	var out []string
+	for _, s := range shards {
+		if s.Primary != a.Primary && s.Primary != b.Primary {
+			out = append(out, s.Primary)
+		}
+	}
+	return out
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

@@ -35,3 +35,21 @@ func ValkeyWith(tb testing.TB, opt engines.ValkeyOptions) *engines.Valkey {
 	})
 	return v
 }
+
+// ValkeyCluster starts a Valkey Cluster of primaries for this test (or uses EMQ_VALKEY_CLUSTER)
+// and stops it in Cleanup. A test that reshards must skip a given cluster (Mode ModeGiven).
+func ValkeyCluster(tb testing.TB, primaries int) *engines.ValkeyCluster {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
+	c, err := engines.StartValkeyCluster(ctx, engines.ClusterOptions{Primaries: primaries})
+	if err != nil {
+		tb.Fatalf("start Valkey Cluster: %v", err)
+	}
+	tb.Cleanup(func() {
+		if err := c.Stop(); err != nil {
+			tb.Errorf("stop Valkey Cluster: %v", err)
+		}
+	})
+	return c
+}

@@ -36,7 +36,7 @@ func (b *Bus) claimBatch(ctx context.Context, q *qkeys, lease time.Duration, n i
 	if err != nil {
 		return nil, fmt.Errorf("bus: claim batch: %w", err)
 	}
-	v, err := b.conn.EvalSha(ctx, b.scripts.claimBatch, q.claimKeys, ms, n)
+	v, err := b.link.EvalSha(ctx, b.scripts.claimBatch, q.claimKeys, ms, n)
 	if err != nil {
 		return nil, typed("claim batch", err)
 	}
@@ -93,7 +93,7 @@ func (b *Bus) completeBatch(ctx context.Context, q *qkeys, acks []Ack, status []
 		ks = append(ks, row)
 		args = append(args, a.ID, a.Token)
 	}
-	v, err := b.conn.EvalSha(ctx, b.scripts.completeBatch, ks, args...)
+	v, err := b.link.EvalSha(ctx, b.scripts.completeBatch, ks, args...)
 	if err != nil {
 		return typed("complete batch", err)
 	}
@@ -168,7 +168,7 @@ func (b *Bus) EnqueueBatch(ctx context.Context, queue string, msgs []Message) ([
 	if batch.Len() == 0 {
 		return out, nil
 	}
-	vals, err := b.conn.Exec(ctx, batch, make([]resp.Value, 0, batch.Len()))
+	vals, err := b.link.Exec(ctx, q.pending, batch, make([]resp.Value, 0, batch.Len()))
 	if err != nil {
 		return nil, typed("enqueue batch", err)
 	}

@@ -206,7 +206,7 @@ func (b *Bus) sendEnqueues(q *qkeys, batch []*enqReq) {
 		r := batch[0]
 		var kb [4]string
 		ks := append(kb[:0], r.row, q.pending, q.scheduled, q.wake)
-		v, err := b.conn.EvalSha(ctx, b.scripts.enqueue, ks, r.id, r.payload, r.delay)
+		v, err := b.link.EvalSha(ctx, b.scripts.enqueue, ks, r.id, r.payload, r.delay)
 		r.created, r.err = v.Int == 1, err
 		if err != nil {
 			r.err = typed("enqueue", err)
@@ -220,7 +220,7 @@ func (b *Bus) sendEnqueues(q *qkeys, batch []*enqReq) {
 		ks = append(ks, r.row)
 		args = append(args, r.id, r.payload, r.delay)
 	}
-	v, err := b.conn.EvalSha(ctx, b.scripts.enqueueBatch, ks, args...)
+	v, err := b.link.EvalSha(ctx, b.scripts.enqueueBatch, ks, args...)
 	if err == nil && (v.Type != resp.Array || len(v.Elems) != len(batch)) {
 		err = fmt.Errorf("bus: enqueue batch: %s reply of %d elements", v.Type, len(v.Elems))
 	}

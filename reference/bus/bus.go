@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/echomq/kit/lua"
+	"github.com/echomq/kit/reference/cluster"
 	"github.com/echomq/kit/reference/connector"
 	"github.com/echomq/kit/reference/emqerr"
 	"github.com/echomq/kit/reference/fence"
@@ -31,7 +32,7 @@ type Options struct {
 	Minter ids.Options
 	// Fence tunes the handshake (e.g. an explicit, logged AllowEngine).
 	Fence fence.Options
-	// Tap receives a copy of every byte the bus's main connection writes.
+	// Tap receives a copy of every byte the bus's main connection writes (standalone only).
 	Tap io.Writer
 	// Rewrite, when set, edits a script's source before use (the kit's tests run edited
 	// scripts through it); the fence still presents the canonical bundle.
@@ -51,6 +52,7 @@ type Seams struct {
 	Hook connector.Hook
 	// Handshake builds the OnConnect of one connection the bus opens (called once per
 	// connection); fence.OnConnect (the server check, then the bundle fence) when nil.
+	// Standalone only: a cluster's node connections run the router's handshake.
 	Handshake func(canon *lua.Bundle, opt fence.Options) func(context.Context, *connector.Conn) error
 	// Minter leases the bus's id minter through l; ids.NewMinter when nil.
 	Minter func(ctx context.Context, l ids.Leaser, opt ids.Options) (Minter, error)
@@ -59,14 +61,16 @@ type Seams struct {
 	Park func(ctx context.Context, c *connector.Conn, timeout time.Duration, cmd []any) (woken bool, err error)
 }
 
-// Bus is a connection to one Valkey deployment. Safe for concurrent use: concurrent callers
-// share the main connection's implicit pipeline.
+// Bus is a connection to one Valkey deployment: a standalone server, or a cluster's primaries.
+// Safe for concurrent use: concurrent callers share the main connection's implicit pipeline
+// (one per primary in a cluster).
 type Bus struct {
 	addr     string
 	opt      Options
 	canon    *lua.Bundle
 	scripts  scripts
-	conn     *connector.Conn
+	link     link
+	router   *cluster.Router // nil for a standalone server
 	mint     atomic.Pointer[minterBox]
 	lastMu   sync.Mutex
 	last     string     // the greatest id minted: a replacement minter starts above it
@@ -110,15 +114,57 @@ func Open(ctx context.Context, addr string, opt Options) (*Bus, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bus: open %s: %w", addr, fence.Classify(err))
 	}
-	b.conn = conn
+	b.link = standalone{Conn: conn, addr: addr, opts: b.connOptions}
+	return b.start(ctx)
+}
+
+// OpenCluster opens the bus on a Valkey Cluster, given one or more of its nodes: the slot map
+// comes from CLUSTER SHARDS, every primary gets one fenced, pipelined connection (HELLO 2, the
+// cluster-mode engine check, the bundle fence) and the bundle, and every call goes to the owner
+// of its queue's slot (reference/cluster), following MOVED and ASK. The minter's lease lives on
+// the {emq} slot's owner. Every op and the consumer work as with Open; a consumer parks on its
+// queue's wake key at the primary owning it. The Tap and the Handshake seam are standalone only.
+func OpenCluster(ctx context.Context, seeds []string, opt Options) (*Bus, error) {
+	if opt.Tap != nil || opt.Test.Handshake != nil {
+		return nil, fmt.Errorf("bus: open cluster: %w", argErr("Tap and the Handshake seam are for a standalone server"))
+	}
+	canon, err := lua.Load()
+	if err != nil {
+		return nil, fmt.Errorf("bus: %w", err)
+	}
+	if opt.DialTimeout == 0 {
+		opt.DialTimeout = 5 * time.Second
+	}
+	addr := ""
+	if len(seeds) > 0 {
+		addr = seeds[0]
+	}
+	b := &Bus{addr: addr, opt: opt, canon: canon, done: make(chan struct{})}
+	if b.scripts, err = loadScripts(canon, opt.Rewrite); err != nil {
+		return nil, err
+	}
+	r, err := cluster.Dial(ctx, seeds, cluster.Options{DialTimeout: opt.DialTimeout, Fence: opt.Fence, Hook: opt.Test.Hook})
+	if err != nil {
+		return nil, fmt.Errorf("bus: open cluster %v: %w", seeds, err)
+	}
+	b.link, b.router = r, r
+	return b.start(ctx)
+}
+
+// start leases the id minter over the bus's link, which it closes on failure.
+func (b *Bus) start(ctx context.Context) (*Bus, error) {
 	m, err := b.newMinter(ctx)
 	if err != nil {
-		conn.Close()
+		b.link.Close()
 		return nil, err
 	}
 	b.mint.Store(&minterBox{m})
 	return b, nil
 }
+
+// Router is the cluster router of a bus opened with OpenCluster (its slot map and redirect
+// counters), nil for a standalone server.
+func (b *Bus) Router() *cluster.Router { return b.router }
 
 // handshake is a fresh OnConnect for one connection the bus opens.
 func (b *Bus) handshake() func(context.Context, *connector.Conn) error {
@@ -132,29 +178,20 @@ func (b *Bus) connOptions() connector.Options {
 	return connector.Options{DialTimeout: b.opt.DialTimeout, OnConnect: b.handshake(), Hook: b.opt.Test.Hook}
 }
 
-// dial opens another fenced connection to the same server (a consumer's parking line).
-func (b *Bus) dial(ctx context.Context) (*connector.Conn, error) {
-	c, err := connector.Dial(ctx, b.addr, b.connOptions())
-	if err != nil {
-		return nil, fmt.Errorf("bus: dial %s: %w", b.addr, fence.Classify(err))
-	}
-	return c, nil
-}
-
-// Addr is the server address.
+// Addr is the server address (the first seed of a cluster).
 func (b *Bus) Addr() string { return b.addr }
 
 // Digest is the canonical bundle digest the fence presents.
 func (b *Bus) Digest() string { return b.canon.Digest() }
 
 // Server is what the server's HELLO 2 said at the last (re)connect.
-func (b *Bus) Server() connector.ServerInfo { return b.conn.Server() }
+func (b *Bus) Server() connector.ServerInfo { return b.link.Server() }
 
 // Reconnect replaces the main connection's socket; the handshake runs again first. A minter
 // that lost its lease is replaced by a freshly leased one that mints above every id so far.
 // The bus also reconnects by itself after a connection loss; this forces it.
 func (b *Bus) Reconnect(ctx context.Context) error {
-	if err := b.conn.Reconnect(ctx); err != nil {
+	if err := b.link.Reconnect(ctx); err != nil {
 		return fmt.Errorf("bus: reconnect: %w", fence.Classify(err))
 	}
 	old := b.mint.Load()
@@ -174,7 +211,7 @@ func (b *Bus) Reconnect(ctx context.Context) error {
 }
 
 // Reconnects counts the main connection's sockets that replaced a lost one.
-func (b *Bus) Reconnects() int64 { return b.conn.Reconnects() }
+func (b *Bus) Reconnects() int64 { return b.link.Reconnects() }
 
 // remint replaces the minter old (its lease lost, e.g. across a server restart) by a freshly
 // leased one that mints above every id minted so far. Concurrent callers replace it once.
@@ -218,7 +255,7 @@ func (b *Bus) Close() error {
 	if errors.Is(err, connector.ErrConnLost) || errors.Is(err, connector.ErrRefused) {
 		err = nil // no server to release it on: the lease lapses by its TTL
 	}
-	return errors.Join(err, b.conn.Close())
+	return errors.Join(err, b.link.Close())
 }
 
 // typed wraps err with what the bus was doing; a canon error reply stays reachable with
@@ -264,14 +301,14 @@ func loadScripts(b *lua.Bundle, rewrite func(name, src string) string) (scripts,
 }
 
 // leaser implements ids.Leaser with loose commands on the braced deployment key (A4/A9).
-type leaser struct{ c *connector.Conn }
+type leaser struct{ l link }
 
 func (l leaser) set(ctx context.Context, worker int, args ...any) (bool, error) {
 	k, err := keys.Minter(worker)
 	if err != nil {
 		return false, err
 	}
-	v, err := l.c.Do(ctx, append([]any{"SET", k}, args...)...)
+	v, err := l.l.Do(ctx, k, append([]any{"SET", k}, args...)...)
 	if err != nil {
 		return false, err
 	}
@@ -301,9 +338,9 @@ func (b *Bus) newMinter(ctx context.Context) (Minter, error) {
 	var m Minter
 	var err error
 	if f := b.opt.Test.Minter; f != nil {
-		m, err = f(ctx, leaser{b.conn}, opt)
+		m, err = f(ctx, leaser{b.link}, opt)
 	} else {
-		m, err = ids.NewMinter(ctx, leaser{b.conn}, opt)
+		m, err = ids.NewMinter(ctx, leaser{b.link}, opt)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("bus: minter: %w", err)

@@ -419,7 +419,7 @@ func (w *worker) parkUntilWoken(ctx context.Context) bool {
 	fails := 0
 	for ctx.Err() == nil {
 		if s.conn == nil {
-			p, err := c.bus.dial(ctx)
+			p, err := c.bus.link.DialOwner(ctx, c.q.wake)
 			if err != nil {
 				fails++
 				c.logf("bus: consumer %s worker %d: park: %v", c.q.name, w.idx, err)
@@ -440,6 +440,8 @@ func (w *worker) parkUntilWoken(ctx context.Context) bool {
 			if ctx.Err() != nil {
 				return false
 			}
+			// In a cluster the queue's slot may have moved: the next line goes to its new owner.
+			c.bus.link.Follow(ctx, err)
 			c.logf("bus: consumer %s worker %d: park: %v", c.q.name, w.idx, err)
 			c.rode(err)
 			// Re-arm: a wake token may have been lost with the line (or the server's restart

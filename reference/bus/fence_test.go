@@ -129,7 +129,14 @@ func TestConsumerRidesThroughAndStopsOnRefusal(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("Run did not return on the refusal")
 	}
-	if _, err := b.Enqueue(ctx, q, []byte("three")); !errors.Is(err, emqerr.Version) {
-		t.Fatalf("enqueue after the refusal = %v, want EMQVERSION", err)
+	// The main connection may still be redialling when Run returns (its calls fail at once,
+	// retriable, meanwhile); once it has met the server, every call gets the typed refusal.
+	var last error
+	waitFor(t, "enqueue refused with EMQVERSION", func() bool {
+		_, last = b.Enqueue(ctx, q, []byte("three"))
+		return errors.Is(last, emqerr.Version)
+	})
+	if _, err := b.Enqueue(ctx, q, []byte("four")); !errors.Is(err, emqerr.Version) {
+		t.Fatalf("enqueue after the refusal = %v (before it: %v), want EMQVERSION", err, last)
 	}
 }

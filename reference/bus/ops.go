@@ -72,9 +72,9 @@ func (b *Bus) Send(ctx context.Context, queue string, m Message) (Enqueued, erro
 	}
 	var v resp.Value
 	if m.Lane != "" {
-		v, err = b.conn.EvalSha(ctx, s, ks, m.ID, m.Lane, m.Payload, delay)
+		v, err = b.link.EvalSha(ctx, s, ks, m.ID, m.Lane, m.Payload, delay)
 	} else {
-		v, err = b.conn.EvalSha(ctx, s, ks, m.ID, m.Payload, delay)
+		v, err = b.link.EvalSha(ctx, s, ks, m.ID, m.Payload, delay)
 	}
 	if err != nil {
 		return Enqueued{}, typed("enqueue", err)
@@ -141,9 +141,9 @@ func (b *Bus) claim(ctx context.Context, q *qkeys, lease time.Duration, lanes bo
 	}
 	var v resp.Value
 	if lanes {
-		v, err = b.conn.EvalSha(ctx, b.scripts.laneClaim, q.laneClaimKeys, ms)
+		v, err = b.link.EvalSha(ctx, b.scripts.laneClaim, q.laneClaimKeys, ms)
 	} else {
-		v, err = b.conn.EvalSha(ctx, b.scripts.claim, q.claimKeys, ms)
+		v, err = b.link.EvalSha(ctx, b.scripts.claim, q.claimKeys, ms)
 	}
 	if err != nil {
 		return nil, typed("claim", err)
@@ -214,7 +214,7 @@ func (b *Bus) fencedQ(ctx context.Context, op string, q *qkeys, id string, token
 	}
 	ab[0], ab[1] = id, token
 	n := 2 + copy(ab[2:], args)
-	v, err := b.conn.EvalSha(ctx, s, ks, ab[:n]...)
+	v, err := b.link.EvalSha(ctx, s, ks, ab[:n]...)
 	if err != nil {
 		return v, typed(op+" "+id, err)
 	}
@@ -309,7 +309,7 @@ func (b *Bus) Reap(ctx context.Context, queue string, maxAttempts int64, limit i
 }
 
 func (b *Bus) reap(ctx context.Context, q *qkeys, maxAttempts int64, limit int) (int64, error) {
-	v, err := b.conn.EvalSha(ctx, b.scripts.reap, q.reapKeys, maxAttempts, limit)
+	v, err := b.link.EvalSha(ctx, b.scripts.reap, q.reapKeys, maxAttempts, limit)
 	if err != nil {
 		return 0, typed("reap", err)
 	}
@@ -326,7 +326,7 @@ func (b *Bus) Promote(ctx context.Context, queue string, limit int) (int64, erro
 }
 
 func (b *Bus) promote(ctx context.Context, q *qkeys, limit int) (int64, error) {
-	v, err := b.conn.EvalSha(ctx, b.scripts.promote, q.promoteKeys, limit)
+	v, err := b.link.EvalSha(ctx, b.scripts.promote, q.promoteKeys, limit)
 	if err != nil {
 		return 0, typed("promote", err)
 	}
@@ -351,7 +351,7 @@ func (b *Bus) Morgue(ctx context.Context, queue string, limit int) ([]DeadJob, e
 	if limit < 1 {
 		return nil, fmt.Errorf("bus: morgue: %w", argErr("limit %d: want at least 1", limit))
 	}
-	v, err := b.conn.Do(ctx, "ZRANGE", q.dead, 0, limit-1, "WITHSCORES")
+	v, err := b.link.Do(ctx, q.dead, "ZRANGE", q.dead, 0, limit-1, "WITHSCORES")
 	if err != nil {
 		return nil, typed("morgue", err)
 	}
@@ -376,7 +376,7 @@ func (b *Bus) Morgue(ctx context.Context, queue string, limit int) ([]DeadJob, e
 		out = append(out, DeadJob{ID: id, Died: int64(died)})
 		batch.Add("HMGET", row, "attempts", "payload").Add("HGET", q.errors, id)
 	}
-	vals, err := b.conn.Exec(ctx, batch, nil)
+	vals, err := b.link.Exec(ctx, q.dead, batch, nil)
 	if err != nil {
 		return nil, typed("morgue", err)
 	}
@@ -417,7 +417,7 @@ func (b *Bus) byID(ctx context.Context, op, queue, id string, s *connector.Scrip
 	if err != nil {
 		return false, err
 	}
-	v, err := b.conn.EvalSha(ctx, s, append([]string{row}, rest(q)...), id)
+	v, err := b.link.EvalSha(ctx, s, append([]string{row}, rest(q)...), id)
 	if err != nil {
 		return false, typed(op+" "+id, err)
 	}
@@ -430,7 +430,7 @@ func (b *Bus) Pause(ctx context.Context, queue string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := b.conn.EvalSha(ctx, b.scripts.pause, q.pauseKeys); err != nil {
+	if _, err := b.link.EvalSha(ctx, b.scripts.pause, q.pauseKeys); err != nil {
 		return typed("pause", err)
 	}
 	return nil
@@ -442,7 +442,7 @@ func (b *Bus) Resume(ctx context.Context, queue string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := b.conn.EvalSha(ctx, b.scripts.resume, q.resumeKeys); err != nil {
+	if _, err := b.link.EvalSha(ctx, b.scripts.resume, q.resumeKeys); err != nil {
 		return typed("resume", err)
 	}
 	return nil
@@ -457,7 +457,7 @@ func (b *Bus) LanePause(ctx context.Context, queue, g string) error {
 	if _, err := b.lane(q, g); err != nil {
 		return err
 	}
-	if _, err := b.conn.EvalSha(ctx, b.scripts.lanePause, q.lanePauseKeys, g); err != nil {
+	if _, err := b.link.EvalSha(ctx, b.scripts.lanePause, q.lanePauseKeys, g); err != nil {
 		return typed("lane pause", err)
 	}
 	return nil
@@ -485,7 +485,7 @@ func (b *Bus) laneOp(ctx context.Context, op, queue, g string, s *connector.Scri
 	if err != nil {
 		return err
 	}
-	if _, err := b.conn.EvalSha(ctx, s, []string{lk, q.lanes, q.ring, q.wake}, append([]any{g}, extra...)...); err != nil {
+	if _, err := b.link.EvalSha(ctx, s, []string{lk, q.lanes, q.ring, q.wake}, append([]any{g}, extra...)...); err != nil {
 		return typed(op, err)
 	}
 	return nil

@@ -67,6 +67,8 @@ type Options struct {
 	TryAgainLimit int
 	// Observe, if set, sees every call's final answer: which node answered which slot.
 	Observe func(Call)
+	// Hook, if set, sees (and may rewrite) every command a node connection sends.
+	Hook connector.Hook
 }
 
 // Call is one routed call as it was finally answered.
@@ -254,9 +256,9 @@ func (r *Router) conn(ctx context.Context, addr string) (*connector.Conn, error)
 		}
 		return c, nil
 	}
-	c, err := connector.Dial(ctx, addr, connector.Options{DialTimeout: r.opt.DialTimeout, OnConnect: r.handshake})
+	c, err := r.dial(ctx, addr)
 	if err != nil {
-		return nil, fmt.Errorf("cluster: dial %s: %w", addr, fence.Classify(err))
+		return nil, err
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -269,6 +271,82 @@ func (r *Router) conn(ctx context.Context, addr string) (*connector.Conn, error)
 	}
 	r.conns[addr] = c
 	return c, nil
+}
+
+func (r *Router) dial(ctx context.Context, addr string) (*connector.Conn, error) {
+	c, err := connector.Dial(ctx, addr, connector.Options{DialTimeout: r.opt.DialTimeout, OnConnect: r.handshake, Hook: r.opt.Hook})
+	if err != nil {
+		return nil, fmt.Errorf("cluster: dial %s: %w", addr, fence.Classify(err))
+	}
+	return c, nil
+}
+
+// DialOwner opens a connection of its own (not shared, not reconnected: the caller closes it) to
+// the primary owning key's slot, set up like every node connection (HELLO 2, the cluster engine
+// check, the fence). A blocking pop needs one: it would stall every caller of a shared pipeline.
+func (r *Router) DialOwner(ctx context.Context, key string) (*connector.Conn, error) {
+	r.mu.RLock()
+	closed := r.closed
+	r.mu.RUnlock()
+	if closed {
+		return nil, &connector.FatalError{Op: "dial", Err: connector.ErrClosed}
+	}
+	return r.dial(ctx, r.Owner(keys.Slot(key)))
+}
+
+// Follow takes note of a redirect answered outside the router (a blocking pop on a line from
+// DialOwner whose slot moved): a MOVED or ASK rereads the map, so the next DialOwner finds
+// the new owner. Any other error is ignored.
+func (r *Router) Follow(ctx context.Context, err error) {
+	var se *resp.ServerError
+	if errors.As(err, &se) && (se.Kind == "MOVED" || se.Kind == "ASK") {
+		_ = r.Refresh(ctx) // best effort: a failed refresh is retried at the next redirect
+	}
+}
+
+// Server is what the {emq} slot owner's HELLO 2 said (the zero value before it connected).
+func (r *Router) Server() connector.ServerInfo {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if c := r.conns[r.ownerLocked(keys.Slot(keys.Bundle()))]; c != nil {
+		return c.Server()
+	}
+	return connector.ServerInfo{}
+}
+
+func (r *Router) ownerLocked(slot uint16) string {
+	if r.owner == nil {
+		return ""
+	}
+	return r.owner[slot]
+}
+
+// Reconnect replaces every primary connection's socket (the handshake runs again first on each).
+func (r *Router) Reconnect(ctx context.Context) error {
+	r.mu.RLock()
+	conns := make([]*connector.Conn, 0, len(r.conns))
+	for _, c := range r.conns {
+		conns = append(conns, c)
+	}
+	r.mu.RUnlock()
+	var errs []error
+	for _, c := range conns {
+		if err := c.Reconnect(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("cluster: reconnect: %w", fence.Classify(err)))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Reconnects counts the sockets, over every primary connection, that replaced a lost one.
+func (r *Router) Reconnects() int64 {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	var n int64
+	for _, c := range r.conns {
+		n += c.Reconnects()
+	}
+	return n
 }
 
 // Refresh rereads the slot map (CLUSTER SHARDS) from a connected primary, else from the seeds.
@@ -386,6 +464,51 @@ func (r *Router) Do(ctx context.Context, key string, args ...any) (resp.Value, e
 		}
 		return c.Do(ctx, args...)
 	})
+}
+
+// Exec runs batch b, whose commands all have their keys in key's slot, on that slot's owner in
+// one write, and appends the replies to dst[:0]. A command answered with a redirect (the slot
+// moved, or is moving, under the batch) did not run: it is sent again alone through the router,
+// which follows the redirect; its reply takes its place.
+func (r *Router) Exec(ctx context.Context, key string, b *connector.Batch, dst []resp.Value) ([]resp.Value, error) {
+	slot := keys.Slot(key)
+	out, err := r.conn(ctx, r.Owner(slot))
+	if err != nil {
+		return dst[:0], fmt.Errorf("cluster: batch on slot %d: %w", slot, err)
+	}
+	vals, err := out.Exec(ctx, b, dst)
+	if err != nil {
+		return vals, err
+	}
+	for i := range vals {
+		var se *resp.ServerError
+		if e := vals[i].Err(); e == nil || !errors.As(e, &se) || !redirect(se.Kind) {
+			continue
+		}
+		v, err := r.route(ctx, slot, "batch", func(c *connector.Conn, asking bool) (resp.Value, error) {
+			one := new(connector.Batch)
+			if asking {
+				one.Add("ASKING")
+			}
+			vs, err := c.Exec(ctx, one.AddFrom(b, i), nil)
+			if err != nil {
+				return resp.Value{}, err
+			}
+			last := vs[len(vs)-1]
+			if asking {
+				if err := vs[0].Err(); err != nil {
+					return vs[0], fmt.Errorf("cluster: ASKING: %w", err)
+				}
+			}
+			return last, last.Err()
+		})
+		var sv *resp.ServerError
+		if err != nil && !errors.As(err, &sv) {
+			return vals, err // the connection failed, not the command
+		}
+		vals[i] = v
+	}
+	return vals, nil
 }
 
 // askingDo sends ASKING and the command in one write, so no other caller's command can come

@@ -2,7 +2,6 @@ package cluster_test
 
 import (
 	"context"
-	"net"
 	"sync"
 	"testing"
 	"time"
@@ -10,8 +9,6 @@ import (
 	"github.com/echomq/kit/internal/engines"
 	"github.com/echomq/kit/lua"
 	"github.com/echomq/kit/reference/cluster"
-	"github.com/echomq/kit/reference/connector"
-	"github.com/echomq/kit/reference/resp"
 )
 
 // The slot-migration drill: a producer enqueues and a consumer claims and completes on one queue
@@ -154,47 +151,13 @@ func TestSlotMigrationUnderLoad(t *testing.T) {
 	slotHere(t, ctx, vc.Addrs, slot, func(uint16) string { return dst.Primary })
 }
 
-// migrate moves slot from src to dst the way valkey-cli --cluster reshard does, in batches of a
-// few keys with a pause between, and returns the number of keys moved.
-func migrate(t *testing.T, ctx context.Context, addrs []string, shards []engines.Shard, src, dst engines.Shard, slot uint16) int {
+// migrate moves slot from src to dst in batches of 25 keys, 5ms apart, and returns the number
+// of keys moved.
+func migrate(t *testing.T, ctx context.Context, _ []string, shards []engines.Shard, src, dst engines.Shard, slot uint16) int {
 	t.Helper()
-	do := func(addr string, args ...any) resp.Value {
-		t.Helper()
-		c, err := connector.Dial(ctx, addr, connector.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		v, err := c.Do(ctx, args...)
-		if err != nil {
-			t.Fatalf("%s: %v: %v", addr, args, err)
-		}
-		return v
-	}
-	do(dst.Primary, "CLUSTER", "SETSLOT", int(slot), "IMPORTING", src.ID)
-	do(src.Primary, "CLUSTER", "SETSLOT", int(slot), "MIGRATING", dst.ID)
-	host, port, _ := net.SplitHostPort(dst.Primary)
-	moved := 0
-	for {
-		v := do(src.Primary, "CLUSTER", "GETKEYSINSLOT", int(slot), 25)
-		if len(v.Elems) == 0 {
-			break
-		}
-		args := []any{"MIGRATE", host, port, "", 0, 5000, "KEYS"}
-		for _, k := range v.Elems {
-			args = append(args, k.Text())
-		}
-		do(src.Primary, args...)
-		moved += len(v.Elems)
-		time.Sleep(5 * time.Millisecond) // let the load meet the half-moved slot
-	}
-	time.Sleep(30 * time.Millisecond) // every key moved, the slot not yet reassigned: ASK territory
-	do(dst.Primary, "CLUSTER", "SETSLOT", int(slot), "NODE", dst.ID)
-	do(src.Primary, "CLUSTER", "SETSLOT", int(slot), "NODE", dst.ID)
-	for _, s := range shards {
-		if s.Primary != src.Primary && s.Primary != dst.Primary {
-			do(s.Primary, "CLUSTER", "SETSLOT", int(slot), "NODE", dst.ID)
-		}
+	moved, err := engines.MoveSlot(ctx, shards, src, dst, int(slot), 25, 5*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return moved
 }

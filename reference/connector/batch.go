@@ -61,6 +61,26 @@ func (b *Batch) EvalSha(s *Script, keys []string, args ...any) *Batch {
 	return b
 }
 
+// AddFrom appends command i of src, already encoded (with its NOSCRIPT retry if src added it
+// with EvalSha): a router re-sends one command of a batch on another node this way.
+func (b *Batch) AddFrom(src *Batch, i int) *Batch {
+	if b.err != nil {
+		return b
+	}
+	start := 0
+	if i > 0 {
+		start = src.ends[i-1]
+	}
+	for _, bs := range src.scripts {
+		if bs.idx == i {
+			b.scripts = append(b.scripts, batchScript{idx: len(b.ends), script: bs.script})
+		}
+	}
+	b.buf = append(b.buf, src.buf[start:src.ends[i]]...)
+	b.ends = append(b.ends, len(b.buf))
+	return b
+}
+
 // Len is the number of commands added.
 func (b *Batch) Len() int { return len(b.ends) }
 
