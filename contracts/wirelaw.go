@@ -211,21 +211,30 @@ func (w *law) redirectedFences(lines []Line, emqOwner string, owned map[int]bool
 
 // redirectsLeft checks INFO errorstats of every primary (reset when the clause opened): no
 // CROSSSLOT and no ASK, and MOVED only on a node not owning the {emq} slot, at most once per
-// port connection to it that went past its handshake (its fence, redirected to the owner).
+// port connection to it (its handshake's fence, redirected to the owner); a connection that
+// only read the slot map (HELLO, CLUSTER) sent no fence.
 func (w *law) redirectsLeft(lines []Line, stats map[string]map[string]int64) []Violation {
 	if w.cluster == nil {
 		return nil
 	}
 	emqOwner := w.cluster.owner(keys.Slot(keys.Bundle()))
-	used := map[string]map[string]bool{} // node → port connections that sent more than HELLO and CLUSTER
+	conns := map[string]map[string]bool{} // node → port connection → it read the slot map
 	for _, l := range lines {
-		if l.Client == "lua" || w.own(l) || l.Cmd() == "HELLO" || l.Cmd() == "CLUSTER" {
+		if l.Client == "lua" || w.own(l) {
 			continue
 		}
-		if used[l.Node] == nil {
-			used[l.Node] = map[string]bool{}
+		if conns[l.Node] == nil {
+			conns[l.Node] = map[string]bool{}
 		}
-		used[l.Node][l.Client] = true
+		conns[l.Node][l.Client] = conns[l.Node][l.Client] || l.Cmd() == "CLUSTER"
+	}
+	used := map[string]int{}
+	for node, cs := range conns {
+		for _, mapRead := range cs {
+			if !mapRead {
+				used[node]++
+			}
+		}
 	}
 	var out []Violation
 	for _, node := range slices.Sorted(maps.Keys(stats)) {
@@ -236,7 +245,7 @@ func (w *law) redirectsLeft(lines []Line, stats map[string]map[string]int64) []V
 		if n := st["ASK"]; n > 0 {
 			out = append(out, Violation{Rule: ruleClusterNoLeft, What: fmt.Sprintf("primary %s answered ASK %d time(s) with no slot moving: a call went to a node that does not own its slot", node, n)})
 		}
-		allowed := int64(len(used[node]))
+		allowed := int64(used[node])
 		if node == emqOwner {
 			allowed = 0
 		}
