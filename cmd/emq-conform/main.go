@@ -174,6 +174,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if len(nodes) > 0 && !slices.Contains(h.Capabilities, protocol.CapCluster) {
 			fmt.Fprintf(stderr, "emq-conform: the port does not declare cluster mode (hello capability %q): every clause will be NOT CLAIMED\n", protocol.CapCluster)
 		}
+	} else if len(nodes) > 0 {
+		fmt.Fprintf(stderr, "emq-conform: the port's first hello with cluster: true failed: %v\n"+
+			"emq-conform: a port that does not support cluster mode (hello capability %q) has every clause NOT CLAIMED on a cluster\n", err, protocol.CapCluster)
 	} else {
 		fmt.Fprintf(stderr, "emq-conform: the port's first hello failed (the contracts will say more): %v\n", err)
 	}
