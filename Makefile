@@ -64,7 +64,7 @@ provision-bullmq:
 ## transcripts: regenerate every deterministic frozen transcript under transcripts/
 transcripts: provision
 	$(GO) test -count=1 ./internal/gate -run TestTranscript -update
-	$(GO) test -count=1 ./contracts -run "TestReferenceInProcess|TestNodePort" -update
+	$(GO) test -count=1 ./contracts -run "^(TestReferenceInProcess|TestNodePort|TestReferenceOnCluster)$$" -update
 
 ## mutants: every catalogue mutant against its own contract, killed on behaviour (prints the table)
 mutants: provision-valkey provision-redis provision-valkey80
