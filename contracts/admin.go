@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -28,7 +27,6 @@ type admin struct {
 type adminNode struct {
 	addr  string // host:port
 	label string // what MONITOR lines of this node carry as Line.Node: "" standalone, addr in a cluster
-	first int    // cluster: the node's lowest slot, for a deterministic primary index
 	c     *conn
 }
 
@@ -81,7 +79,7 @@ func dialClusterAdmin(ctx context.Context, seeds []string) (*admin, error) {
 			}
 			i = len(a.nodes)
 			at[addr] = i
-			a.nodes = append(a.nodes, &adminNode{addr: addr, label: addr, first: slot, c: c})
+			a.nodes = append(a.nodes, &adminNode{addr: addr, label: addr, c: c})
 		}
 		a.owner[slot] = i
 	}
@@ -342,5 +340,5 @@ func (a *admin) primaryLabels() []string {
 	for _, n := range a.nodes {
 		out = append(out, n.label)
 	}
-	return slices.Clip(out)
+	return out
 }

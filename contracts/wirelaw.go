@@ -1,6 +1,7 @@
 package contracts
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -196,7 +197,7 @@ func (w *law) redirectedFences(lines []Line, emqOwner string, owned map[int]bool
 		}
 	}
 	slices.Sort(fences)
-	slices.SortStableFunc(hidden, func(a, b Line) int { return int(a.At - b.At) })
+	slices.SortStableFunc(hidden, func(a, b Line) int { return cmp.Compare(a.At, b.At) })
 	var out []Violation
 	j := 0
 	for _, l := range hidden {
