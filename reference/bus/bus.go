@@ -114,7 +114,7 @@ func Open(ctx context.Context, addr string, opt Options) (*Bus, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bus: open %s: %w", addr, fence.Classify(err))
 	}
-	b.link = standalone{Conn: conn, addr: addr, opts: b.connOptions}
+	b.link = &standalone{Conn: conn, addr: addr, opts: b.connOptions} // a pointer: a comparable Leaser (the minter seam keys by it)
 	return b.start(ctx)
 }
 
