@@ -17,6 +17,10 @@ test: provision provision-chromium provision-bullmq vet
 ## conform: certify the reference bus (in-process and as a subprocess), or PORT='cmd …'. As an
 ## ordinary user: the engines are unpacked into the cache, and emq-conform, given no -valkey,
 ## has cmd/emq-engines start Valkey 8.1.1 and (for C01) a Redis 7 on free loopback ports.
+## CLUSTER=1 runs the same against a fresh 3-primary Valkey Cluster that emq-engines starts for
+## each run (with a standalone Valkey 8.1 beside it, which C01 presents to the port in cluster
+## mode): every clause, the cluster wire law, queues on every primary; `make conform-cluster` too.
+ifeq ($(strip $(CLUSTER)),)
 conform: provision-valkey provision-redis provision-valkey80
 ifeq ($(strip $(PORT)),)
 	$(GO) build -o bin/emq-port ./cmd/emq-port
@@ -24,6 +28,19 @@ ifeq ($(strip $(PORT)),)
 	$(GO) run ./cmd/emq-conform -port ./bin/emq-port -out $(OUT)/reference-subprocess
 else
 	$(GO) run ./cmd/emq-conform -port '$(PORT)' -out $(OUT)/port
+endif
+else
+conform: conform-cluster
+endif
+
+.PHONY: conform-cluster
+conform-cluster: provision-valkey provision-redis provision-valkey80
+ifeq ($(strip $(PORT)),)
+	$(GO) build -o bin/emq-port ./cmd/emq-port
+	$(GO) run ./cmd/emq-conform -cluster start -out $(OUT)/reference-cluster
+	$(GO) run ./cmd/emq-conform -cluster start -port ./bin/emq-port -out $(OUT)/reference-subprocess-cluster
+else
+	$(GO) run ./cmd/emq-conform -cluster start -port '$(PORT)' -out $(OUT)/port-cluster
 endif
 
 ## engines: start Valkey 8.1.1 and PostgreSQL 16.14 and print the addresses to export (Ctrl-C stops them)
@@ -47,7 +64,7 @@ provision-bullmq:
 ## transcripts: regenerate every deterministic frozen transcript under transcripts/
 transcripts: provision
 	$(GO) test -count=1 ./internal/gate -run TestTranscript -update
-	$(GO) test -count=1 ./contracts -run "TestReferenceInProcess|TestNodePort" -update
+	$(GO) test -count=1 ./contracts -run "^(TestReferenceInProcess|TestNodePort|TestReferenceOnCluster)$$" -update
 
 ## mutants: every catalogue mutant against its own contract, killed on behaviour (prints the table)
 mutants: provision-valkey provision-redis provision-valkey80

@@ -29,6 +29,9 @@ var c01 = Contract{ID: "C01", Name: "fence",
 			for _, c := range order {
 				ls := conns[c]
 				t.check(ls[0].Cmd() == "HELLO", ruleFence, "HELLO 2 is the first command of every connection", "connection %s began with %s", c, ls[0])
+				if !t.fenceShown(ls) {
+					continue
+				}
 				fenced := false
 				for _, l := range ls[1:] {
 					if l.Cmd() == "SCRIPT" {
@@ -50,14 +53,14 @@ var c01 = Contract{ID: "C01", Name: "fence",
 		refusedFence := func(t *T, version, digest string) {
 			t.do("HSET", keys.Bundle(), "version", version, "digest", digest)
 			before := t.snapshot()
-			_, err := t.D.Hello(t.ctx, protocol.HelloArgs{Valkey: t.cfg.Valkey})
+			_, err := t.D.Hello(t.ctx, t.helloArgs())
 			t.refused(err, emqerr.Version, ruleVersion, fmt.Sprintf("hello against a deployment of %s/%s", version, digest[:8]))
 			d := diff(before, t.snapshot())
 			t.check(d == "", ruleVersion, "a refused fence changes nothing", "%s", d)
 			fence := t.cfg.Bundle.MustScript(lua.Fence).SHA1
 			t.cover(ruleRefusal)
 			for _, l := range t.portCommands(0) {
-				if c := l.Cmd(); c == "HELLO" || (c == "SCRIPT" && strings.EqualFold(l.Args[1], "load")) || (c == "EVALSHA" && l.Args[1] == fence) {
+				if c := l.Cmd(); c == "HELLO" || (c == "SCRIPT" && strings.EqualFold(l.Args[1], "load")) || (c == "EVALSHA" && l.Args[1] == fence) || (c == "CLUSTER" && t.cluster()) {
 					continue
 				}
 				t.fail(ruleRefusal, "nothing but HELLO and the fence from a refused port", "the port sent "+l.String())
@@ -76,9 +79,17 @@ var c01 = Contract{ID: "C01", Name: "fence",
 		s.clause("old-valkey-refused", clauseOpts{noHello: true}, func(t *T) {
 			t.refusedServer(ServerOldValkey, t.cfg.OldValkey, "a Valkey 8.0.1 (older than 8.1.0)", ruleServerVersion)
 		})
-		s.clause("cluster-valkey-refused", clauseOpts{noHello: true}, func(t *T) {
-			t.refusedServer(ServerClusterValkey, t.cfg.ClusterValkey, "a Valkey 8.1 in cluster mode", ruleServerStandalone)
-		})
+		if len(s.cfg.Cluster) == 0 {
+			s.clause("cluster-valkey-refused", clauseOpts{noHello: true}, func(t *T) {
+				t.refusedServer(ServerClusterValkey, t.cfg.ClusterValkey, "a Valkey 8.1 in cluster mode", ruleServerStandalone)
+			})
+		} else {
+			// A cluster run's counterpart: the port is in cluster mode, where a cluster node is
+			// what it wants and a standalone server is the wrong mode.
+			s.clause("standalone-valkey-refused", clauseOpts{noHello: true}, func(t *T) {
+				t.refusedServer(ServerStandaloneValkey, t.cfg.StandaloneValkey, "a standalone Valkey 8.1 (to a port in cluster mode)", ruleClusterServer)
+			})
+		}
 		s.clause("fence-again-after-reconnect", clauseOpts{}, func(t *T) {
 			t.enqueue("orders", "before")
 			m := t.mark()
@@ -103,6 +114,9 @@ var c01 = Contract{ID: "C01", Name: "fence",
 				}
 				fresh++
 				t.check(ls[0].Cmd() == "HELLO", ruleReconnect, "HELLO 2 first on a reconnected connection", "connection %s began with %s", c, ls[0])
+				if !t.fenceShown(ls) {
+					continue
+				}
 				for _, l := range ls[1:] {
 					if l.Cmd() == "SCRIPT" {
 						continue
@@ -120,7 +134,7 @@ var c01 = Contract{ID: "C01", Name: "fence",
 // be refused EMQSERVER, and nothing but HELLO may reach that server (no fence, no minter lease).
 func (t *T) refusedServer(srv Server, start Starter, what string, rule Rule) {
 	addr := t.needServer(srv, start)
-	admin, err := dial(t.ctx, addr)
+	admin, err := dialAdmin(t.ctx, addr)
 	if err != nil {
 		t.harness("connect to %s: %v", what, err)
 	}
@@ -130,14 +144,14 @@ func (t *T) refusedServer(srv Server, start Starter, what string, rule Rule) {
 		t.harness("MONITOR on %s: %v", what, err)
 	}
 	defer mon.Close()
-	_, err = t.D.Hello(t.ctx, protocol.HelloArgs{Valkey: addr})
+	_, err = t.D.Hello(t.ctx, protocol.HelloArgs{Valkey: addr, Cluster: t.cluster()})
 	t.refused(err, emqerr.Server, rule, "hello against "+what)
 	if err := mon.sync(t.ctx, admin, 1); err != nil {
 		t.harness("%v", err)
 	}
 	t.cover(rule)
 	for _, l := range mon.snapshot() {
-		if l.Client == admin.local || l.Client == mon.local || l.Client == "lua" || l.Cmd() == "HELLO" {
+		if slices.Contains(admin.locals(), l.Client) || slices.Contains(mon.locals(), l.Client) || l.Client == "lua" || l.Cmd() == "HELLO" {
 			continue
 		}
 		t.fail(rule, "nothing but HELLO reaches "+what, "the port sent "+l.String())

@@ -129,7 +129,7 @@ var c02 = Contract{ID: "C02", Name: "mint",
 			t.harnessLeasesIntact(taken, ruleLeaseFree)
 			// Now all 1024 are leased: a second session must fail to mint at all.
 			d2 := t.start()
-			if _, err := d2.Hello(t.ctx, protocol.HelloArgs{Valkey: t.cfg.Valkey}); err == nil {
+			if _, err := d2.Hello(t.ctx, t.helloArgs()); err == nil {
 				m, err := d2.Mint(t.ctx, protocol.MintArgs{N: 1})
 				t.check(err != nil, ruleLeaseFree, "with all 1024 worker ids leased, hello or the first mint fails", "it minted %v", m.IDs)
 			}
@@ -236,7 +236,7 @@ var c02 = Contract{ID: "C02", Name: "mint",
 			// Two sessions of the port, two minters: two worker ids under two owner tokens.
 			t.mintN(1, ruleLeaseOwner)
 			d2 := t.start()
-			_, err := d2.Hello(t.ctx, protocol.HelloArgs{Valkey: t.cfg.Valkey})
+			_, err := d2.Hello(t.ctx, t.helloArgs())
 			t.ok(err, ruleLeaseOwner, "a second session's hello")
 			_, err = d2.Mint(t.ctx, protocol.MintArgs{N: 1})
 			t.ok(err, ruleLeaseOwner, "a second session's mint")

@@ -16,15 +16,20 @@ func (t *T) waitBlocked(n int) {
 	t.cover(rulePark)
 	for {
 		got := 0
-		list, _, _ := t.do("CLIENT", "LIST")
-		for _, l := range strings.Split(strings.Join(list, ""), "\n") {
-			f := map[string]string{}
-			for _, kv := range strings.Fields(l) {
-				k, v, _ := strings.Cut(kv, "=")
-				f[k] = v
+		for _, nd := range t.admin.nodes { // every primary of a cluster: the wake key's owner holds the parked
+			v, err := nd.c.do(t.ctx, "CLIENT", "LIST")
+			if err != nil {
+				t.harness("CLIENT LIST on %s: %v", nd.addr, err)
 			}
-			if !t.isOwn(f["addr"]) && f["cmd"] == "blpop" && strings.Contains(f["flags"], "b") {
-				got++
+			for _, l := range strings.Split(v.Text(), "\n") {
+				f := map[string]string{}
+				for _, kv := range strings.Fields(l) {
+					k, v, _ := strings.Cut(kv, "=")
+					f[k] = v
+				}
+				if !t.isOwnAt(nd.label, f["addr"]) && f["cmd"] == "blpop" && strings.Contains(f["flags"], "b") {
+					got++
+				}
 			}
 		}
 		if got >= n {

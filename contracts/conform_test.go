@@ -79,7 +79,7 @@ func conform(t *testing.T, env []string, args ...string) *run {
 	t.Helper()
 	out := t.TempDir()
 	cmd := exec.Command(bins["emq-conform"], append([]string{"-out", out}, args...)...)
-	cmd.Env = append(withoutEnv(os.Environ(), "EMQ_VALKEY_ADDR", "EMQ_MUTANT", "EMQ_PORT", "EMQ_LABEL"), env...)
+	cmd.Env = append(withoutEnv(os.Environ(), "EMQ_VALKEY_ADDR", "EMQ_MUTANT", "EMQ_PORT", "EMQ_LABEL", "EMQ_CONFORM_CLUSTER"), env...)
 	var so, se bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &so, &se
 	start := time.Now()

@@ -20,8 +20,15 @@ import (
 type Config struct {
 	// Factory starts a fresh port session per clause.
 	Factory drivers.Factory
-	// Valkey is the address of a Valkey 8.1 the harness may FLUSHALL at will (dedicated).
+	// Valkey is the address of a Valkey 8.1 the harness may FLUSHALL at will (dedicated). In a
+	// cluster run it is the seed node the port's hello names.
 	Valkey string
+	// Cluster, when set, runs the contracts against a Valkey Cluster (dedicated, FLUSHALLed):
+	// the address of every node (Valkey is one of them). The harness reads the slot map, routes
+	// its own commands to the owning primary, captures MONITOR on every primary, says hello with
+	// cluster: true, and adds the cluster rules to the wire law. A port that does not declare
+	// protocol.CapCluster has every clause NOT CLAIMED.
+	Cluster []string
 	// Bundle is the kit's script bundle: the SHA1s the wire law admits and the digest of the fence.
 	Bundle *lua.Bundle
 	// WrongKind starts a server of the wrong kind (a Redis 7) for C01 and returns its address and
@@ -31,6 +38,9 @@ type Config struct {
 	// Valkey 8.1 started with --cluster-enabled yes, for C01's server checks beyond the name
 	// (A12). Nil: the clause is NOT RUN, saying how to give one.
 	OldValkey, ClusterValkey Starter
+	// StandaloneValkey starts a standalone Valkey 8.1 for a cluster run's C01 (a port in cluster
+	// mode refuses it). Nil: that clause is NOT RUN.
+	StandaloneValkey Starter
 	// ClauseTimeout bounds one clause (default 60 s).
 	ClauseTimeout time.Duration
 	// Admit names extra script SHA1s (sha1 → script name) the wire law accepts as the bundle's.
@@ -66,7 +76,7 @@ type T struct {
 	ctx   context.Context
 	cfg   *Config
 	cid   string
-	admin *conn
+	admin *admin
 	mon   *monitor
 	law   *law
 	own   []string
@@ -107,32 +117,79 @@ func (s spec) clause(name string, opt clauseOpts, body func(t *T)) {
 
 func (t *T) open(opt clauseOpts) {
 	var err error
-	if t.admin, err = dial(t.ctx, t.cfg.Valkey); err != nil {
+	if t.cluster() {
+		if t.admin, err = dialClusterAdmin(t.ctx, t.cfg.Cluster); err != nil {
+			t.harness("connect to the Valkey Cluster at %v: %v", t.cfg.Cluster, err)
+		}
+	} else if t.admin, err = dialAdmin(t.ctx, t.cfg.Valkey); err != nil {
 		t.harness("connect to Valkey at %s: %v", t.cfg.Valkey, err)
 	}
-	t.own = append(t.own, t.admin.local)
+	for _, n := range t.admin.nodes {
+		t.own = append(t.own, n.label+"|"+n.c.local)
+	}
 	if _, err := t.admin.do(t.ctx, "FLUSHALL"); err != nil {
 		t.harness("FLUSHALL: %v", err)
 	}
-	if t.mon, err = startMonitor(t.ctx, t.cfg.Valkey); err != nil {
+	if t.cluster() {
+		// INFO errorstats then counts this clause's redirects and CROSSSLOT replies only.
+		if _, err := t.admin.do(t.ctx, "CONFIG", "RESETSTAT"); err != nil {
+			t.harness("CONFIG RESETSTAT: %v", err)
+		}
+	}
+	if t.mon, err = startMonitors(t.ctx, t.admin.addrs(), t.admin.primaryLabels()); err != nil {
 		t.harness("MONITOR: %v", err)
 	}
-	t.own = append(t.own, t.mon.local)
+	for _, src := range t.mon.srcs {
+		t.own = append(t.own, src.node+"|"+src.local)
+	}
 	t.law = newLaw(t.cfg.Bundle, t.cfg.Admit, t.isOwn, t.getkeys)
+	if t.cluster() {
+		t.law.cluster = &clusterView{owner: t.admin.ownerOf}
+	}
 	t.cover(sessionRules...)
 	t.D = t.start()
 	if opt.noHello {
 		return
 	}
-	h, err := t.D.Hello(t.ctx, protocol.HelloArgs{Valkey: t.cfg.Valkey})
+	h, err := t.D.Hello(t.ctx, t.helloArgs())
 	if err != nil {
+		t.notClusterPort(err)
 		t.failErr(ruleHelloOp,
 			"hello against Valkey 8.1 succeeds", "hello", err)
 	}
 	t.Hello = h
 	AddReportEntry(ReportEntryHello, helloJSON(h), ReportEntryVisibilityNever)
+	t.clusterDeclared(h)
 	if !slices.Contains(h.Claims, t.cid) {
 		Skip(NotClaimedPrefix + "the port's hello does not claim " + t.cid)
+	}
+}
+
+// cluster tells a run against a Valkey Cluster.
+func (t *T) cluster() bool { return len(t.cfg.Cluster) > 0 }
+
+// helloArgs are the hello of the run's server: in a cluster run, cluster mode from the seed.
+func (t *T) helloArgs() protocol.HelloArgs {
+	return protocol.HelloArgs{Valkey: t.cfg.Valkey, Cluster: t.cluster()}
+}
+
+// clusterDeclared ends a cluster run's clause NOT CLAIMED when the port's hello does not
+// declare cluster mode.
+func (t *T) clusterDeclared(h protocol.HelloResult) {
+	if t.cluster() && !slices.Contains(h.Capabilities, protocol.CapCluster) {
+		Skip(NotClaimedPrefix + "the port does not declare cluster mode (hello capability \"cluster\"): a cluster run certifies only ports that do")
+	}
+}
+
+// notClusterPort ends a cluster run's clause NOT CLAIMED when the port refused cluster mode
+// (UNSUPPORTED, or EMQSERVER: it checked the cluster node as the standalone server it wants): a
+// port that does not support cluster mode is not certified on a cluster, and is not failed
+// either. Any other hello error is the clause's failure.
+func (t *T) notClusterPort(err error) {
+	var ue *drivers.UnsupportedError
+	if t.cluster() && (errors.As(err, &ue) || errors.Is(err, emqerr.Server)) {
+		Skip(NotClaimedPrefix + "the port does not support cluster mode: hello with cluster: true answered " + err.Error() +
+			" (a port in cluster mode declares the hello capability \"cluster\")")
 	}
 }
 
@@ -180,7 +237,13 @@ func (t *T) close(ctx SpecContext) {
 	}
 }
 
-func (t *T) isOwn(client string) bool { return slices.Contains(t.own, client) }
+// isOwn tells the harness's own lines (its admin and MONITOR connections) from the port's. On
+// a cluster a client address is only unique per node: the host may reuse a local port towards
+// another node.
+func (t *T) isOwn(l Line) bool { return t.isOwnAt(l.Node, l.Client) }
+
+// isOwnAt is isOwn for a client address seen on node (a MONITOR label; "" standalone).
+func (t *T) isOwnAt(node, client string) bool { return slices.Contains(t.own, node+"|"+client) }
 
 func (t *T) getkeys(args []string) ([]string, error) {
 	cmd := []any{"COMMAND", "GETKEYS"}
@@ -222,12 +285,12 @@ func (t *T) portLines(from int) []Line {
 	var out []Line
 	for _, l := range all[from:] {
 		if l.Client == "lua" {
-			if l.Script >= 0 && !t.isOwn(all[l.Script].Client) {
+			if l.Script >= 0 && !t.isOwn(all[l.Script]) {
 				out = append(out, l)
 			}
 			continue
 		}
-		if !t.isOwn(l.Client) {
+		if !t.isOwn(l) {
 			out = append(out, l)
 		}
 	}
@@ -238,7 +301,18 @@ func (t *T) checkWireLaw() {
 	t.cover(WireLawRule)
 	t.cover(wireRules...)
 	t.sync()
-	if vs := t.law.check(t.mon.snapshot()); len(vs) > 0 {
+	lines := t.mon.snapshot()
+	vs := t.law.check(lines)
+	if t.cluster() {
+		t.cover(clusterRules...)
+		stats, err := t.admin.errorstats(t.ctx)
+		if err != nil {
+			t.harness("%v", err)
+		}
+		vs = append(vs, t.law.redirectsLeft(lines, stats)...)
+		t.recordQueues(lines)
+	}
+	if len(vs) > 0 {
 		var b strings.Builder
 		for i, v := range vs {
 			if i == 8 {
@@ -259,13 +333,13 @@ func (t *T) trace(all []Line, max int) string {
 	var ls []string
 	for _, l := range all {
 		if l.Client == "lua" {
-			if l.Script >= 0 && t.isOwn(all[l.Script].Client) {
+			if l.Script >= 0 && t.isOwn(all[l.Script]) {
 				continue
 			}
 			ls = append(ls, "    "+l.String())
 			continue
 		}
-		if t.isOwn(l.Client) {
+		if t.isOwn(l) {
 			continue
 		}
 		ls = append(ls, l.String())

@@ -162,12 +162,14 @@ func (t *T) hasCap(c string) bool { return slices.Contains(t.Hello.Capabilities,
 
 // helloWith says hello for a noHello clause with extra arguments, as open would.
 func (t *T) helloWith(a protocol.HelloArgs) {
-	a.Valkey = t.cfg.Valkey
+	a.Valkey, a.Cluster = t.cfg.Valkey, t.cluster()
 	h, err := t.D.Hello(t.ctx, a)
 	if err != nil {
+		t.notClusterPort(err)
 		t.failErr(ruleHelloOp, "hello against Valkey 8.1 succeeds", "hello", err)
 	}
 	t.Hello = h
+	t.clusterDeclared(h)
 	if !slices.Contains(h.Claims, t.cid) {
 		Skip(NotClaimedPrefix + "the port's hello does not claim " + t.cid)
 	}

@@ -2,6 +2,7 @@ package contracts
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -15,12 +16,17 @@ import (
 // address ("127.0.0.1:51234") or "lua" for a command a script ran; Script is set on lua lines:
 // the index (in the capture) of the EVALSHA whose script ran it. Valkey 8.1.1 prints a script's
 // outer EVALSHA first and its lua lines right after it, with nothing in between (scripts are
-// atomic), which is how lua lines are attributed.
+// atomic), which is how lua lines are attributed. On a cluster, Node is the primary whose
+// MONITOR showed the line (its host:port) and At the server's time of it in microseconds: the
+// streams of the primaries are merged in arrival order, each node's (so each connection's)
+// order kept, and a lua line attributed within its own node's stream.
 type Line struct {
 	Seq    int
 	Client string
 	Args   []string
 	Script int
+	Node   string
+	At     int64
 }
 
 // Cmd is the upper-cased command name.
@@ -33,7 +39,11 @@ func (l Line) Cmd() string {
 
 func (l Line) String() string {
 	var b strings.Builder
-	b.WriteString("[" + l.Client + "]")
+	b.WriteString("[" + l.Client)
+	if l.Node != "" {
+		b.WriteString(" @" + l.Node)
+	}
+	b.WriteString("]")
 	for _, a := range l.Args {
 		b.WriteByte(' ')
 		b.WriteString(strconv.Quote(clipArg(a)))
@@ -48,37 +58,67 @@ func clipArg(s string) string {
 	return s
 }
 
-// monitor captures the server's MONITOR stream on a dedicated connection.
+// monitor captures the MONITOR streams of the servers under test (one, or every primary of a
+// cluster), each on a dedicated connection, into one capture.
 type monitor struct {
-	mon   *connector.Monitor
-	local string
+	srcs  []*monSource
 	mu    sync.Mutex
 	lines []Line
 	err   error
 	cond  *sync.Cond
-	last  int // index of the most recent non-lua line that opened a script (EVALSHA/EVAL)
 }
 
-// startMonitor captures every command the server runs, on the connector's MONITOR reader.
+// monSource is one node's MONITOR stream.
+type monSource struct {
+	mon   *connector.Monitor
+	node  string // Line.Node of its lines
+	local string
+	last  int // index of the node's most recent non-lua line that opened a script (EVALSHA/EVAL)
+}
+
+// startMonitor captures every command a standalone server runs, on the connector's MONITOR
+// reader.
 func startMonitor(ctx context.Context, addr string) (*monitor, error) {
-	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	mon, err := connector.NewMonitor(dctx, addr)
-	if err != nil {
-		return nil, err
-	}
-	m := &monitor{mon: mon, local: mon.LocalAddr(), last: -1}
+	return startMonitors(ctx, []string{addr}, []string{""})
+}
+
+// startMonitors captures the streams of addrs, their lines labelled with labels.
+func startMonitors(ctx context.Context, addrs, labels []string) (*monitor, error) {
+	m := &monitor{}
 	m.cond = sync.NewCond(&m.mu)
-	go m.read()
+	for i, addr := range addrs {
+		dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		mon, err := connector.NewMonitor(dctx, addr)
+		cancel()
+		if err != nil {
+			m.Close()
+			return nil, err
+		}
+		m.srcs = append(m.srcs, &monSource{mon: mon, node: labels[i], local: mon.LocalAddr(), last: -1})
+	}
+	for _, src := range m.srcs {
+		go m.read(src)
+	}
 	return m, nil
 }
 
-func (m *monitor) read() {
+// locals are the monitor connections' own client addresses.
+func (m *monitor) locals() []string {
+	var out []string
+	for _, s := range m.srcs {
+		out = append(out, s.local)
+	}
+	return out
+}
+
+func (m *monitor) read(src *monSource) {
 	for {
-		s, err := m.mon.Next(context.Background())
+		s, err := src.mon.Next(context.Background())
 		if err != nil {
 			m.mu.Lock()
-			m.err = err
+			if m.err == nil {
+				m.err = err
+			}
 			m.cond.Broadcast()
 			m.mu.Unlock()
 			return
@@ -90,10 +130,11 @@ func (m *monitor) read() {
 		m.mu.Lock()
 		l.Seq = len(m.lines)
 		l.Script = -1
+		l.Node = src.node
 		if l.Client == "lua" {
-			l.Script = m.last
+			l.Script = src.last
 		} else if c := l.Cmd(); c == "EVALSHA" || c == "EVAL" || c == "EVALSHA_RO" || c == "EVAL_RO" || c == "FCALL" || c == "FCALL_RO" {
-			m.last = l.Seq
+			src.last = l.Seq
 		}
 		m.lines = append(m.lines, l)
 		m.cond.Broadcast()
@@ -101,12 +142,17 @@ func (m *monitor) read() {
 	}
 }
 
-// sync waits until a marker the harness sent on c shows in the stream: every command the server
-// ran before it has then been captured.
-func (m *monitor) sync(ctx context.Context, c *conn, n int) error {
+// sync waits until a marker the harness sent on each of a's connections shows in that node's
+// stream: every command the servers ran before it has then been captured.
+func (m *monitor) sync(ctx context.Context, a *admin, n int) error {
 	mark := "emq-conform-sync-" + strconv.Itoa(n)
-	if _, err := c.do(ctx, "ECHO", mark); err != nil {
-		return err
+	m.mu.Lock()
+	from := len(m.lines)
+	m.mu.Unlock()
+	for _, nd := range a.nodes {
+		if _, err := nd.c.do(ctx, "ECHO", mark); err != nil {
+			return err
+		}
 	}
 	deadline := time.Now().Add(5 * time.Second)
 	timer := time.AfterFunc(time.Until(deadline), func() {
@@ -115,22 +161,28 @@ func (m *monitor) sync(ctx context.Context, c *conn, n int) error {
 		m.mu.Unlock()
 	})
 	defer timer.Stop()
+	seen := map[string]bool{}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for i := len(m.lines) - 1; ; {
+	for i := from; ; {
 		for ; i < len(m.lines); i++ {
-			if i >= 0 && len(m.lines[i].Args) == 2 && m.lines[i].Client == c.local && m.lines[i].Args[1] == mark {
-				return nil
+			l := m.lines[i]
+			if len(l.Args) == 2 && l.Args[1] == mark {
+				for _, nd := range a.nodes {
+					if l.Client == nd.c.local && l.Node == nd.label {
+						seen[nd.label] = true
+					}
+				}
 			}
+		}
+		if len(seen) == len(a.nodes) {
+			return nil
 		}
 		if m.err != nil {
 			return fmt.Errorf("MONITOR stream ended: %w", m.err)
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("MONITOR did not show the sync marker within 5s")
-		}
-		if i < 0 {
-			i = 0
 		}
 		m.cond.Wait()
 	}
@@ -149,7 +201,13 @@ func (m *monitor) len() int {
 	return len(m.lines)
 }
 
-func (m *monitor) Close() error { return m.mon.Close() }
+func (m *monitor) Close() error {
+	var errs []error
+	for _, s := range m.srcs {
+		errs = append(errs, s.mon.Close())
+	}
+	return errors.Join(errs...)
+}
 
 // parseMonitorLine reads `1700000000.123456 [0 127.0.0.1:5555] "cmd" "arg"…` with the
 // connector's parser.
@@ -158,5 +216,16 @@ func parseMonitorLine(s string) (Line, bool) {
 	if err != nil {
 		return Line{}, false
 	}
-	return Line{Client: ml.Client, Args: ml.Args}, true
+	return Line{Client: ml.Client, Args: ml.Args, At: microsOf(ml.Time)}, true
+}
+
+// microsOf reads MONITOR's "seconds.micros" (0 when it does not parse).
+func microsOf(ts string) int64 {
+	sec, us, ok := strings.Cut(ts, ".")
+	s, err1 := strconv.ParseInt(sec, 10, 64)
+	u, err2 := strconv.ParseInt(us, 10, 64)
+	if !ok || err1 != nil || err2 != nil {
+		return 0
+	}
+	return s*1_000_000 + u
 }

@@ -81,12 +81,35 @@ func byClient(lines []Line) ([]string, map[string][]Line) {
 		if l.Client == "lua" {
 			continue
 		}
-		if _, ok := m[l.Client]; !ok {
-			order = append(order, l.Client)
+		c := l.Client
+		if l.Node != "" {
+			c += "@" + l.Node // a client address is unique per node only
 		}
-		m[l.Client] = append(m[l.Client], l)
+		if _, ok := m[c]; !ok {
+			order = append(order, c)
+		}
+		m[c] = append(m[c], l)
 	}
 	return order, m
+}
+
+// fenceShown says whether a port connection's fence shows in its own node's MONITOR stream:
+// always on a standalone server. On a cluster, only on the {emq} slot's owner (any other node
+// answers the fence MOVED and the port runs it at the owner; the wire law matches those runs
+// to the connections), and not on a connection that only read the slot map.
+func (t *T) fenceShown(ls []Line) bool {
+	if !t.cluster() {
+		return true
+	}
+	if len(ls) == 0 || ls[0].Node != t.admin.ownerOf(keys.Slot(keys.Bundle())) {
+		return false
+	}
+	for _, l := range ls {
+		if c := l.Cmd(); c != "HELLO" && c != "CLUSTER" {
+			return true
+		}
+	}
+	return false
 }
 
 // keyspaceParses checks the whole keyspace against the grammar: every key parses and the keys

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -31,6 +32,78 @@ func TestNodePort(t *testing.T) {
 	r := conform(t, nil, "-port", "node ../ports/node/port.js")
 	certified(t, r, "the Node port")
 	frozen(t, "../transcripts/conformance-node.out", r.transcript)
+}
+
+// TestReferenceOnCluster: the in-process reference in cluster mode is certified on a fresh
+// 3-primary Valkey Cluster that emq-engines starts (emq-conform -cluster start): 14/14 with every
+// clause run, every clause evaluating the cluster rules, the run's queues on every primary and
+// some clauses on two primaries at once. Its transcript is frozen like the standalone one.
+func TestReferenceOnCluster(t *testing.T) {
+	r := conform(t, nil, "-cluster", "start")
+	certified(t, r, "the reference on a Valkey Cluster")
+	onCluster(t, r)
+	frozen(t, "../transcripts/conformance-reference-cluster.out", r.transcript)
+}
+
+// onCluster checks what a certified cluster run must show beyond 14/14.
+func onCluster(t *testing.T, r *run) {
+	t.Helper()
+	res := r.report.Result
+	if res.ClausesRun != res.ClausesTotal {
+		t.Errorf("%d of %d clauses ran", res.ClausesRun, res.ClausesTotal)
+	}
+	sp := res.Spread
+	if sp == nil || sp.Primaries != 3 || !sp.Covered() || sp.Across == 0 {
+		t.Errorf("the run's queues do not land on every primary of 3, with some clause on two at once: %+v", sp)
+	}
+	if !strings.Contains(r.stdout, "CLUSTER queues on 3 of 3 primaries") {
+		t.Errorf("the console does not report the queues' spread:\n%s", r.stdout)
+	}
+	refused := false
+	for _, c := range res.Contracts {
+		for _, cl := range c.Clauses {
+			refused = refused || (strings.HasSuffix(cl.ID, "/standalone-valkey-refused") && cl.Verdict == contracts.StatusPass)
+			for _, rl := range contracts.ClusterRules()[:3] {
+				if !slices.Contains(cl.Rules, rl.ID) {
+					t.Errorf("clause %s did not evaluate %s", cl.ID, rl.ID)
+				}
+			}
+		}
+	}
+	if !refused {
+		t.Error("C01's standalone-valkey-refused did not run and pass")
+	}
+}
+
+// TestReferenceSubprocessOnCluster: the reference's port binary in cluster mode is certified on
+// a fresh cluster too (make conform CLUSTER=1 runs both).
+func TestReferenceSubprocessOnCluster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("SKIP in -short: TestReferenceOnCluster certifies the reference on a cluster; make conform CLUSTER=1 runs this one")
+	}
+	bin := bins["emq-port"]
+	if bin == "" {
+		t.Fatal("cmd/emq-port is missing: the reference port binary is needed")
+	}
+	r := conform(t, nil, "-cluster", "start", "-port", bin)
+	certified(t, r, "the reference port binary on a Valkey Cluster")
+	onCluster(t, r)
+}
+
+// TestNodePortOnCluster: a port that does not declare cluster mode (the Node port) is NOT
+// CLAIMED on a cluster, never passed, and the run says why.
+func TestNodePortOnCluster(t *testing.T) {
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node is not installed")
+	}
+	r := conform(t, nil, "-cluster", "start", "-port", "node ../ports/node/port.js", "-label", "C03")
+	c := r.status("C03")
+	if r.exit != 1 || c.Status != contracts.StatusNotClaimed || r.report.Result.Passed != 0 {
+		t.Fatalf("exit %d, C03 %s:\n%s", r.exit, c.Status, r.stdout)
+	}
+	if !strings.Contains(r.stderr+r.stdout, "cluster mode") {
+		t.Errorf("the run does not say the port lacks cluster mode:\n%s\n%s", r.stdout, r.stderr)
+	}
 }
 
 func certified(t *testing.T, r *run, who string) {
@@ -114,6 +187,9 @@ func TestMutantsAreKilled(t *testing.T) {
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			args := []string{"-mutant", s.Name, "-label", s.Contract}
+			if s.Cluster { // it breaks a rule only a cluster run evaluates
+				args = append(args, "-cluster", "start")
+			}
 			if rows[i].lua {
 				args = append(args, "-admit-mutant-scripts")
 			}

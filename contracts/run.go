@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -39,6 +40,8 @@ type Clause struct {
 	// Exchange is what a failed clause's sessions exchanged with a subprocess port: the JSON
 	// lines both ways and the port's stderr tail.
 	Exchange *drivers.Exchange `json:"exchange,omitempty"`
+	// Queues (cluster runs) are the queues the port's calls touched and their primaries.
+	Queues []QueueHome `json:"queues,omitempty"`
 }
 
 // ContractResult is one contract's outcome.
@@ -72,6 +75,9 @@ type Result struct {
 	// ClausesRun of ClausesTotal clauses ran in the whole run.
 	ClausesRun   int `json:"clauses_run"`
 	ClausesTotal int `json:"clauses_total"`
+	// Spread (cluster runs) is how the run's queues fell on the primaries; a cluster run whose
+	// queues missed a primary certifies nothing.
+	Spread *Spread `json:"spread,omitempty"`
 }
 
 // RunOptions select what runs and how it is judged.
@@ -160,6 +166,8 @@ func summarize(reports []types.SpecReport, known []string, exchanges map[string]
 	all := All()
 	r := &Result{Total: len(all), Contracts: make([]ContractResult, len(all))}
 	byID := map[string]*ContractResult{}
+	var homes [][]QueueHome
+	primaries := 0
 	for i, c := range all {
 		r.Contracts[i] = ContractResult{ID: c.ID, Name: c.Name, Rule: c.Rule, Status: StatusNotRun}
 		byID[c.ID] = &r.Contracts[i]
@@ -209,8 +217,16 @@ func summarize(reports []types.SpecReport, known []string, exchanges map[string]
 			}
 		}
 		for _, e := range sr.ReportEntries {
-			if e.Name == ReportEntryRules {
+			switch e.Name {
+			case ReportEntryRules:
 				cl.Rules = strings.Fields(e.StringRepresentation())
+			case ReportEntryQueues:
+				cl.Queues = parseQueueHomes(e.StringRepresentation())
+				homes = append(homes, cl.Queues)
+			case ReportEntryPrimaries:
+				if n, err := strconv.Atoi(e.StringRepresentation()); err == nil {
+					primaries = max(primaries, n)
+				}
 			}
 		}
 		if r.Hello == nil {
@@ -248,7 +264,8 @@ func summarize(reports []types.SpecReport, known []string, exchanges map[string]
 			r.Passed++
 		}
 	}
-	r.Certified = r.Passed == r.Total && len(r.Stale) == 0
+	r.Spread = spreadOf(homes, primaries)
+	r.Certified = r.Passed == r.Total && len(r.Stale) == 0 && (r.Spread == nil || r.Spread.Covered())
 	return r
 }
 

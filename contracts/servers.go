@@ -42,10 +42,20 @@ var ServerClusterValkey = Server{
 	What: "host:port of a Valkey 8.1 started with --cluster-enabled yes (make conform starts one)",
 }
 
+// ServerStandaloneValkey is a standalone Valkey 8.1 for a cluster run's C01: a port in cluster
+// mode refuses it (EMQSERVER).
+var ServerStandaloneValkey = Server{
+	Name: "standalone-valkey",
+	Flag: "-standalone-valkey",
+	What: "host:port of a standalone Valkey 8.1, for a cluster run (make conform CLUSTER=1 starts one)",
+}
+
 // Servers lists the servers clauses may need, for the runner's flags. Adding a server: declare
 // it here, give Config a starter for it, wire it in SetServer, and call t.needServer in the
 // clause.
-func Servers() []Server { return []Server{ServerWrongKind, ServerOldValkey, ServerClusterValkey} }
+func Servers() []Server {
+	return []Server{ServerWrongKind, ServerOldValkey, ServerClusterValkey, ServerStandaloneValkey}
+}
 
 // Starter starts (or hands out) a server and returns its address and a stop function.
 type Starter func(ctx context.Context) (addr string, stop func(), err error)
@@ -64,6 +74,8 @@ func (c *Config) SetServer(name string, start Starter) error {
 		c.OldValkey = start
 	case ServerClusterValkey.Name:
 		c.ClusterValkey = start
+	case ServerStandaloneValkey.Name:
+		c.StandaloneValkey = start
 	default:
 		return fmt.Errorf("contracts: no clause needs a server named %q", name)
 	}

@@ -18,12 +18,19 @@ import (
 // when a mutant names an unknown rule or a contract none of whose clauses checks that rule; and
 // when TRACEABILITY.md differs from the table (-update rewrites it). That every mutant is
 // killed, on behaviour, by its own contract is TestMutantsAreKilled's part.
+//
+// The cluster rules (contracts.ClusterRules) are evaluated only in a cluster run, so the test
+// certifies the reference on a fresh 3-primary cluster too and maps them, in a table of their
+// own, to the clauses of that run; a mutant of a cluster rule (Spec.Cluster) is checked against
+// that run's clauses.
 func TestTraceability(t *testing.T) {
 	r := conform(t, nil)
 	certified(t, r, "the reference")
+	rc := conform(t, nil, "-cluster", "start")
+	certified(t, rc, "the reference on a Valkey Cluster")
 	rules := contracts.Rules()
 	known := map[string]bool{}
-	for _, rl := range rules {
+	for _, rl := range append(rules, contracts.ClusterRules()...) {
 		known[rl.ID] = true
 	}
 	wire := map[string]bool{} // rules every clause evaluates
@@ -56,6 +63,19 @@ func TestTraceability(t *testing.T) {
 			}
 		}
 	}
+	clusterClauses := map[string][]string{} // rule id → clause ids of the cluster run
+	var allCluster []string
+	for _, c := range rc.report.Result.Contracts {
+		for _, cl := range c.Clauses {
+			allCluster = append(allCluster, cl.ID)
+			for _, id := range cl.Rules {
+				if !known[id] {
+					t.Errorf("cluster clause %s evaluated rule %q, which is not in contracts.Rules() or ClusterRules()", cl.ID, id)
+				}
+				clusterClauses[id] = append(clusterClauses[id], cl.ID)
+			}
+		}
+	}
 	mutants := map[string][]mutant.Spec{}
 	for _, m := range mutant.Catalogue() {
 		if !known[m.Rule] {
@@ -63,8 +83,12 @@ func TestTraceability(t *testing.T) {
 			continue
 		}
 		mutants[m.Rule] = append(mutants[m.Rule], m)
-		if !slices.ContainsFunc(clauses[m.Rule], func(cl string) bool { return strings.HasPrefix(cl, m.Contract+"/") }) {
-			t.Errorf("mutant %s targets %s, but no clause of %s checks its rule %s (clauses: %v)", m.Name, m.Contract, m.Contract, m.Rule, clauses[m.Rule])
+		cls := clauses[m.Rule]
+		if m.Cluster {
+			cls = clusterClauses[m.Rule]
+		}
+		if !slices.ContainsFunc(cls, func(cl string) bool { return strings.HasPrefix(cl, m.Contract+"/") }) {
+			t.Errorf("mutant %s targets %s, but no clause of %s checks its rule %s (clauses: %v)", m.Name, m.Contract, m.Contract, m.Rule, cls)
 		}
 	}
 	var b strings.Builder
@@ -97,6 +121,40 @@ func TestTraceability(t *testing.T) {
 			mn = append(mn, why)
 		}
 		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", rl.ID, quote, where, strings.Join(mn, "<br>"))
+	}
+	// The cluster rules, from the cluster run. Two of them no port can break on the wire a
+	// clause sees: the server refuses such a call before MONITOR shows it, and its errorstats
+	// then break cluster-no-redirect-left (mutant cluster-wrong-node).
+	clusterExempt := map[string]string{
+		"cluster-one-slot": "none can show on the wire: a node answers a cross-slot call CROSSSLOT before MONITOR shows it, which breaks `cluster-no-redirect-left`; `TestClusterWireLaw` breaks this rule on a trace",
+		"cluster-owner":    "none can show on the wire: a node answers a call on a slot it does not own MOVED before MONITOR shows it, which breaks `cluster-no-redirect-left` (`cluster-wrong-node`); `TestClusterWireLaw` breaks this rule on a trace",
+	}
+	b.WriteString("\n## Cluster rules\n\n")
+	b.WriteString("Evaluated only in a run against a Valkey Cluster (`make conform CLUSTER=1`, `emq-conform -cluster`); the\n")
+	b.WriteString("clauses are those of the reference's certification on a fresh 3-primary cluster, and their mutants\n")
+	b.WriteString("are run against a cluster by `TestMutantsAreKilled`.\n\n")
+	b.WriteString("| rule | where it is written | clauses that check it (cluster run) | mutants that break it |\n|---|---|---|---|\n")
+	for _, rl := range contracts.ClusterRules() {
+		cls := clusterClauses[rl.ID]
+		if len(cls) == 0 {
+			t.Errorf("cluster rule %s has no clause of the cluster run that checks it", rl.ID)
+		}
+		ms := mutants[rl.ID]
+		if len(ms) == 0 && clusterExempt[rl.ID] == "" {
+			t.Errorf("cluster rule %s has no mutant that breaks it", rl.ID)
+		}
+		where := "every clause of a cluster run (wire law)"
+		if len(cls) < len(allCluster) {
+			where = "`" + strings.Join(cls, "`<br>`") + "`"
+		}
+		var mn []string
+		for _, m := range ms {
+			mn = append(mn, fmt.Sprintf("`%s` (%s, on a cluster)", m.Name, m.Contract))
+		}
+		if why := clusterExempt[rl.ID]; why != "" {
+			mn = append(mn, why)
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", rl.ID, strings.ReplaceAll(rl.Quote, "|", "\\|"), where, strings.Join(mn, "<br>"))
 	}
 	frozen(t, "TRACEABILITY.md", b.String())
 }

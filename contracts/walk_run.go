@@ -474,21 +474,11 @@ func (t *T) walkKeyspace(prefix string) map[string]wval {
 
 // keysUnder lists the keys that start with prefix (a queue's: no glob characters in it).
 func (t *T) keysUnder(prefix string) []string {
-	var out []string
-	cursor := "0"
-	for {
-		v, err := t.admin.do(t.ctx, "SCAN", cursor, "MATCH", prefix+"*", "COUNT", "1000")
-		if err != nil || len(v.Elems) != 2 {
-			t.harness("SCAN: %v", err)
-		}
-		cursor = string(v.Elems[0].Str)
-		for _, e := range v.Elems[1].Elems {
-			out = append(out, string(e.Str))
-		}
-		if cursor == "0" {
-			return out
-		}
+	out, err := t.admin.scan(t.ctx, prefix+"*")
+	if err != nil {
+		t.harness("%v", err)
 	}
+	return out
 }
 
 // run plays ops from next on a fresh queue until next runs out or the model and the port part.

@@ -1,7 +1,9 @@
 package contracts
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -28,13 +30,23 @@ func (v Violation) String() string {
 
 // law checks captured lines against the wire law.
 type law struct {
-	scripts map[string]lua.Script // by SHA1
-	fence   string                // the fence's SHA1
-	own     func(client string) bool
+	scripts map[string]lua.Script                 // by SHA1
+	fence   string                                // the fence's SHA1
+	own     func(l Line) bool                     // the harness's own lines
 	getkeys func(args []string) ([]string, error) // COMMAND GETKEYS, for commands the table lacks
+	cluster *clusterView                          // nil on a standalone server
 }
 
-func newLaw(b *lua.Bundle, admit map[string]string, own func(string) bool, getkeys func([]string) ([]string, error)) *law {
+// clusterView is what the wire law knows of a cluster: which primary (Line.Node) owns a slot.
+type clusterView struct {
+	owner func(slot uint16) string
+}
+
+// fenceSlack is how much later than the command it precedes a fence on the {emq} owner may be
+// stamped: every node stamps MONITOR lines with the host's clock, read when it runs the command.
+const fenceSlack = 5000 // µs
+
+func newLaw(b *lua.Bundle, admit map[string]string, own func(Line) bool, getkeys func([]string) ([]string, error)) *law {
 	w := &law{scripts: map[string]lua.Script{}, own: own, getkeys: getkeys}
 	for _, s := range b.Scripts() {
 		w.scripts[s.SHA1] = s
@@ -71,7 +83,7 @@ func (w *law) keysOf(args []string) ([]string, error) {
 		return nil, nil
 	}
 	switch c := strings.ToUpper(args[0]); {
-	case c == "TIME" || c == "PING" || c == "ECHO" || c == "HELLO" || c == "SELECT" || c == "CLIENT" || c == "SCRIPT":
+	case c == "TIME" || c == "PING" || c == "ECHO" || c == "HELLO" || c == "SELECT" || c == "CLIENT" || c == "SCRIPT" || c == "CLUSTER" || c == "ASKING":
 		return nil, nil
 	case firstKey[c]:
 		if len(args) < 2 {
@@ -110,35 +122,54 @@ func (w *law) check(lines []Line) []Violation {
 	add := func(rule Rule, what string, ls ...Line) {
 		out = append(out, Violation{Rule: rule, What: what, Lines: ls})
 	}
-
+	emqOwner := ""
+	if w.cluster != nil {
+		emqOwner = w.cluster.owner(keys.Slot(keys.Bundle()))
+	}
 	stage := map[string]int{} // per port connection: 0 before HELLO, 1 before the fence, 2 fenced
+	prev := map[string]string{}
+	var hidden []Line       // cluster: first commands of connections whose fence was redirected
+	owned := map[int]bool{} // cluster: fences (by Seq) that opened a connection on the {emq} owner
 	for _, l := range lines {
-		if l.Client == "lua" || w.own(l.Client) {
+		if l.Client == "lua" || w.own(l) {
 			continue
 		}
+		conn := l.Node + "|" + l.Client
 		cmd := l.Cmd()
-		switch st := stage[l.Client]; {
+		switch st := stage[conn]; {
 		case st == 0:
 			if cmd != "HELLO" {
 				add(ruleFence, fmt.Sprintf("connection %s: first command was %s, not HELLO 2", l.Client, cmd), l)
-				stage[l.Client] = 2 // one report per connection
+				stage[conn] = 2 // one report per connection
 				break
 			}
 			if len(l.Args) < 2 || l.Args[1] != "2" {
 				add(ruleFence, fmt.Sprintf("connection %s: HELLO without protocol 2", l.Client), l)
 			}
-			stage[l.Client] = 1
+			stage[conn] = 1
 		case st == 1:
 			switch {
 			case cmd == "EVALSHA" && len(l.Args) > 1 && l.Args[1] == w.fence:
-				stage[l.Client] = 2
+				stage[conn] = 2
+				owned[l.Seq] = true
 			case cmd == "SCRIPT" && len(l.Args) > 1 && strings.EqualFold(l.Args[1], "LOAD"):
+			case w.cluster != nil && cmd == "CLUSTER":
+				// Reading the slot map needs no fence: it touches no key.
+			case w.cluster != nil && l.Node != emqOwner:
+				// The fence's key lives on the {emq} slot: this node answered it MOVED (MONITOR
+				// does not show it) and the fence ran on the owner, matched below.
+				hidden = append(hidden, l)
+				stage[conn] = 2
 			default:
 				add(ruleFence, fmt.Sprintf("connection %s: %s before the fence script ran", l.Client, cmd), l)
-				stage[l.Client] = 2
+				stage[conn] = 2
 			}
 		}
-		out = append(out, w.command(l)...)
+		out = append(out, w.command(l, prev[conn] == "ASKING")...)
+		prev[conn] = cmd
+	}
+	if w.cluster != nil {
+		out = append(out, w.redirectedFences(lines, emqOwner, owned, hidden)...)
 	}
 	// Keys inside port scripts.
 	for _, l := range lines {
@@ -146,7 +177,7 @@ func (w *law) check(lines []Line) []Violation {
 			continue
 		}
 		outer := lines[l.Script]
-		if w.own(outer.Client) {
+		if w.own(outer) {
 			continue
 		}
 		out = append(out, w.scriptKey(outer, l)...)
@@ -154,8 +185,81 @@ func (w *law) check(lines []Line) []Violation {
 	return out
 }
 
-// command checks one command a port sent outside any script.
-func (w *law) command(l Line) []Violation {
+// redirectedFences matches each connection whose fence a node redirected (hidden, in capture
+// order) with a distinct run of the fence by the port on the {emq} slot's owner, stamped no
+// later than that connection's first command; the fences that opened the owner's own
+// connections (owned, by Seq) are theirs.
+func (w *law) redirectedFences(lines []Line, emqOwner string, owned map[int]bool, hidden []Line) []Violation {
+	var fences []int64
+	for _, l := range lines {
+		if l.Client != "lua" && !w.own(l) && l.Node == emqOwner && l.Cmd() == "EVALSHA" && argAt(l, 1) == w.fence && !owned[l.Seq] {
+			fences = append(fences, l.At)
+		}
+	}
+	slices.Sort(fences)
+	slices.SortStableFunc(hidden, func(a, b Line) int { return cmp.Compare(a.At, b.At) })
+	var out []Violation
+	j := 0
+	for _, l := range hidden {
+		if j < len(fences) && fences[j] <= l.At+fenceSlack {
+			j++
+			continue
+		}
+		out = append(out, Violation{Rule: ruleFence, What: fmt.Sprintf("connection %s on %s: %s with no fence run on the {emq} slot's owner %s before it (the node redirects the fence; the port must run it at the owner)", l.Client, l.Node, l.Cmd(), emqOwner), Lines: []Line{l}})
+	}
+	return out
+}
+
+// redirectsLeft checks INFO errorstats of every primary (reset when the clause opened): no
+// CROSSSLOT and no ASK, and MOVED only on a node not owning the {emq} slot, at most once per
+// port connection to it (its handshake's fence, redirected to the owner); a connection that
+// only read the slot map (HELLO, CLUSTER) sent no fence.
+func (w *law) redirectsLeft(lines []Line, stats map[string]map[string]int64) []Violation {
+	if w.cluster == nil {
+		return nil
+	}
+	emqOwner := w.cluster.owner(keys.Slot(keys.Bundle()))
+	conns := map[string]map[string]bool{} // node → port connection → it read the slot map
+	for _, l := range lines {
+		if l.Client == "lua" || w.own(l) {
+			continue
+		}
+		if conns[l.Node] == nil {
+			conns[l.Node] = map[string]bool{}
+		}
+		conns[l.Node][l.Client] = conns[l.Node][l.Client] || l.Cmd() == "CLUSTER"
+	}
+	used := map[string]int{}
+	for node, cs := range conns {
+		for _, mapRead := range cs {
+			if !mapRead {
+				used[node]++
+			}
+		}
+	}
+	var out []Violation
+	for _, node := range slices.Sorted(maps.Keys(stats)) {
+		st := stats[node]
+		if n := st["CROSSSLOT"]; n > 0 {
+			out = append(out, Violation{Rule: ruleClusterNoLeft, What: fmt.Sprintf("primary %s answered CROSSSLOT %d time(s): a call named keys of more than one slot", node, n)})
+		}
+		if n := st["ASK"]; n > 0 {
+			out = append(out, Violation{Rule: ruleClusterNoLeft, What: fmt.Sprintf("primary %s answered ASK %d time(s) with no slot moving: a call went to a node that does not own its slot", node, n)})
+		}
+		allowed := int64(used[node])
+		if node == emqOwner {
+			allowed = 0
+		}
+		if n := st["MOVED"]; n > allowed {
+			out = append(out, Violation{Rule: ruleClusterNoLeft, What: fmt.Sprintf("primary %s answered MOVED %d time(s), more than the %d handshake fence(s) it may redirect: calls went to a node that does not own their slot", node, n, allowed)})
+		}
+	}
+	return out
+}
+
+// command checks one command a port sent outside any script; asking says the connection's
+// previous command was ASKING.
+func (w *law) command(l Line, asking bool) []Violation {
 	var out []Violation
 	add := func(rule Rule, what string) { out = append(out, Violation{Rule: rule, What: what, Lines: []Line{l}}) }
 	cmd := l.Cmd()
@@ -168,6 +272,13 @@ func (w *law) command(l Line) []Violation {
 		add(ruleA4, fmt.Sprintf("%s: cannot tell its keys: %v", cmd, err))
 		return out
 	}
+	if w.cluster != nil && len(ks) > 0 {
+		if v := coLocated(ks); v != "" {
+			add(ruleClusterOneSlot, cmd+"'s keys "+v)
+		} else if owner := w.cluster.owner(keys.Slot(ks[0])); owner != l.Node && !asking {
+			add(ruleClusterOwner, fmt.Sprintf("%s on slot %d reached %s, which does not own it (%s does)", cmd, keys.Slot(ks[0]), l.Node, owner))
+		}
+	}
 	var parsed []keys.Parsed
 	for _, k := range ks {
 		p, err := keys.Parse(k)
@@ -179,6 +290,11 @@ func (w *law) command(l Line) []Violation {
 	}
 	switch {
 	case cmd == "HELLO" || cmd == "PING":
+	case w.cluster != nil && cmd == "ASKING":
+	case w.cluster != nil && cmd == "CLUSTER":
+		if sub != "SHARDS" && sub != "SLOTS" && sub != "NODES" && sub != "INFO" && sub != "MYID" {
+			add(ruleA4, "CLUSTER "+sub+" is not among the commands a port may send (a port reads the slot map: SHARDS, SLOTS, NODES, INFO, MYID)")
+		}
 	case cmd == "SELECT":
 		if sub != "0" {
 			add(ruleA4, "SELECT of a database other than 0")
@@ -270,6 +386,9 @@ func (w *law) scriptKey(outer, l Line) []Violation {
 		name = s.Name
 	}
 	for _, k := range touched {
+		if w.cluster != nil && len(declared) > 0 && keys.Slot(k) != keys.Slot(declared[0]) {
+			add(ruleClusterOneSlot, fmt.Sprintf("%s touches %q (slot %d) outside the slot of its KEYS (%d)", name, k, keys.Slot(k), keys.Slot(declared[0])))
+		}
 		if slices.Contains(declared, k) {
 			continue
 		}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/echomq/kit/lua"
+	"github.com/echomq/kit/reference/keys"
 )
 
 // lines builds a capture from "client|arg arg …" specs; lua lines attach to the last EVALSHA.
@@ -29,7 +30,7 @@ func TestWireLaw(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := newLaw(b, nil, func(c string) bool { return c == "kit" }, func([]string) ([]string, error) { return nil, nil })
+	w := newLaw(b, nil, func(l Line) bool { return l.Client == "kit" }, func([]string) ([]string, error) { return nil, nil })
 	fence := "p|EVALSHA " + b.MustScript(lua.Fence).SHA1 + " 1 {emq}:bundle " + lua.Version + " " + b.Digest()
 	claim := b.MustScript(lua.Claim).SHA1
 	claimCall := "p|EVALSHA " + claim + " 6 emq:{q}:pending emq:{q}:active emq:{q}:meta emq:{q}:wake emq:{q}:ckpt emq:{q}:ring 100"
@@ -70,5 +71,128 @@ func TestWireLaw(t *testing.T) {
 		if !found {
 			t.Errorf("%q: not reported; got %v", want, vs)
 		}
+	}
+}
+
+// clusterLines builds a cluster capture from "node|client|arg arg …" specs, stamped 1 ms apart in
+// order; lua lines attach to their node's last EVALSHA.
+func clusterLines(specs ...string) []Line {
+	var out []Line
+	last := map[string]int{}
+	for i, s := range specs {
+		node, rest, _ := strings.Cut(s, "|")
+		who, args, _ := strings.Cut(rest, "|")
+		l := Line{Seq: i, Client: who, Args: strings.Fields(args), Script: -1, Node: node, At: int64(i) * 1000}
+		if who == "lua" {
+			l.Script = last[node]
+		} else if l.Cmd() == "EVALSHA" {
+			last[node] = i
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// TestClusterWireLaw: each cluster addition to the wire law passes a clean cluster capture and
+// fails a capture that breaks it (cluster-one-slot, cluster-owner, cluster-no-redirect-left, and
+// the fence a node redirected to the {emq} slot's owner).
+func TestClusterWireLaw(t *testing.T) {
+	b, err := lua.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Three primaries in equal slot runs, as the kit starts them: A, B, C.
+	owner := func(slot uint16) string { return string(rune('A' + int(slot)/5462)) }
+	w := newLaw(b, nil, func(l Line) bool { return l.Client == "kit" }, func([]string) ([]string, error) { return nil, nil })
+	w.cluster = &clusterView{owner: owner}
+	emq := owner(keys.Slot(keys.Bundle()))
+	var other string // a primary that does not own {emq}
+	for _, n := range []string{"A", "B", "C"} {
+		if n != emq {
+			other = n
+			break
+		}
+	}
+	queueOn := func(node string) string {
+		for _, q := range []string{"orders", "back", "billing", "fills", "gone", "r", "q"} {
+			if owner(keys.Slot("emq:{"+q+"}:pending")) == node {
+				return q
+			}
+		}
+		t.Fatalf("no queue on %s", node)
+		return ""
+	}
+	qe, qo := queueOn(emq), queueOn(other)
+	fence := "|EVALSHA " + b.MustScript(lua.Fence).SHA1 + " 1 {emq}:bundle " + lua.Version + " " + b.Digest()
+	claim := b.MustScript(lua.Claim).SHA1
+	call := func(q string) string {
+		return "|EVALSHA " + claim + " 6 emq:{" + q + "}:pending emq:{" + q + "}:active emq:{" + q + "}:meta emq:{" + q + "}:wake emq:{" + q + "}:ckpt emq:{" + q + "}:ring 100"
+	}
+	clean := []string{
+		emq + "|p1|HELLO 2", emq + "|p1" + fence, // the owner's connection fences itself
+		other + "|m|HELLO 2", other + "|m|CLUSTER SHARDS", // a map read needs no fence
+		emq + "|p1" + fence, // the fence of the other node's connection, run at the owner
+		other + "|p2|HELLO 2", other + "|p2|SCRIPT LOAD src",
+		other + "|p2" + call(qo), "lua|ZPOPMIN emq:{" + qo + "}:pending",
+		emq + "|p1" + call(qe),
+		other + "|p2|ASKING", other + "|p2" + call(qe), // after ASKING, a slot the node imports
+	}
+	// The capture's lua line belongs to node other.
+	clean[8] = other + "|" + clean[8]
+	lines := clusterLines(clean...)
+	if vs := w.check(lines); len(vs) != 0 {
+		t.Fatalf("clean cluster capture: %v", vs)
+	}
+	if vs := w.redirectsLeft(lines, map[string]map[string]int64{emq: {}, other: {"MOVED": 1}}); len(vs) != 0 {
+		t.Fatalf("one redirected handshake fence: %v", vs)
+	}
+	bad := map[string]struct {
+		lines []string
+		rule  Rule
+	}{
+		"answer different slots":       {[]string{emq + "|p|HELLO 2", emq + "|p" + fence, emq + "|p|EVALSHA " + claim + " 2 emq:{" + qe + "}:pending emq:{" + qo + "}:active"}, ruleClusterOneSlot},
+		"outside the slot of its KEYS": {[]string{emq + "|p|HELLO 2", emq + "|p" + fence, emq + "|p" + call(qe), emq + "|lua|HGET emq:{" + qo + "}:job:JOB0000000000A state"}, ruleClusterOneSlot},
+		"which does not own it":        {[]string{emq + "|p|HELLO 2", emq + "|p" + fence, emq + "|p" + call(qo)}, ruleClusterOwner},
+		"no fence run on the {emq}":    {[]string{other + "|p|HELLO 2", other + "|p" + call(qo)}, ruleFence},
+		"CLUSTER RESET":                {[]string{other + "|p|HELLO 2", other + "|p|CLUSTER RESET"}, ruleA4},
+	}
+	for want, c := range bad {
+		vs := w.check(clusterLines(c.lines...))
+		found := false
+		for _, v := range vs {
+			found = found || (strings.Contains(v.What, want) && v.Rule == c.rule)
+		}
+		if !found {
+			t.Errorf("%q (%s): not reported; got %v", want, c.rule.ID, vs)
+		}
+	}
+	// One fence at the owner cannot stand for two redirected connections.
+	two := clusterLines(emq+"|p1|HELLO 2", emq+"|p1"+fence, emq+"|p1"+fence, other+"|p2|HELLO 2", other+"|p2"+call(qo), other+"|p3|HELLO 2", other+"|p3"+call(qo))
+	if vs := w.check(two); len(vs) != 1 || vs[0].Rule != ruleFence {
+		t.Errorf("two redirected connections, one fence at the owner: %v", vs)
+	}
+	stats := map[string]map[string]map[string]int64{
+		"CROSSSLOT": {other: {"CROSSSLOT": 1}},
+		"ASK":       {other: {"ASK": 1}},
+		"MOVED 2":   {other: {"MOVED": 2}},
+		"MOVED 1":   {emq: {"MOVED": 1}},
+	}
+	for want, st := range stats {
+		vs := w.redirectsLeft(lines, st)
+		if len(vs) != 1 || vs[0].Rule != ruleClusterNoLeft || !strings.Contains(vs[0].What, strings.Fields(want)[0]) {
+			t.Errorf("errorstats %v: got %v", st, vs)
+		}
+	}
+	// A standalone law has no cluster rules.
+	w.cluster = nil
+	if vs := w.redirectsLeft(lines, stats["ASK"]); len(vs) != 0 {
+		t.Errorf("standalone: %v", vs)
+	}
+}
+
+func TestParseErrorstats(t *testing.T) {
+	m := parseErrorstats("# Errorstats\r\nerrorstat_MOVED:count=3\r\nerrorstat_CROSSSLOT:count=1\r\n")
+	if m["MOVED"] != 3 || m["CROSSSLOT"] != 1 || len(m) != 2 {
+		t.Fatalf("%v", m)
 	}
 }

@@ -35,7 +35,13 @@ const (
 
 // HelloArgs opens the session: the port connects to Valkey at Valkey and runs the fence.
 type HelloArgs struct {
+	// Valkey is the server's host:port; with Cluster, one node of the cluster (a seed): the port
+	// reads the slot map from it and connects to every primary itself.
 	Valkey string `json:"valkey"`
+	// Cluster asks the port to open in cluster mode against the Valkey Cluster Valkey belongs
+	// to. Only a port that declares CapCluster honours it; any other port answers an error
+	// (typically EMQSERVER: a cluster node is not the standalone server it checks for).
+	Cluster bool `json:"cluster,omitempty"`
 	// MinterTTLMS, when set, asks for a minter lease of that many milliseconds instead of the
 	// port's default: a test aid, so the minter-lease clauses see a renewal (every ttl/3) within
 	// a short clause. A port that honours it lists CapMinterTTL in its capabilities; others
@@ -49,6 +55,9 @@ const (
 	CapClock = "clock"
 	// CapMinterTTL: the port honours hello's minter_ttl_ms.
 	CapMinterTTL = "minter_ttl"
+	// CapCluster: the port supports cluster mode (hello's cluster): routing by hashtag to the
+	// owning primary, fence on every primary. `make conform CLUSTER=1` certifies only such ports.
+	CapCluster = "cluster"
 )
 
 // HelloResult names the port and declares the contracts it claims.
@@ -58,7 +67,8 @@ type HelloResult struct {
 	Bundle  string   `json:"bundle"`
 	Digest  string   `json:"digest"`
 	Claims  []string `json:"claims"`
-	// Capabilities lists the optional test aids the port offers (CapClock, CapMinterTTL).
+	// Capabilities lists the optional test aids the port offers (CapClock, CapMinterTTL) and
+	// whether it supports cluster mode (CapCluster).
 	Capabilities []string `json:"capabilities,omitempty"`
 }
 

@@ -4,6 +4,8 @@
 //
 //	emq-conform [-port 'CMD'] -valkey ADDR [-wrong-kind ADDR] [-out DIR] [-known-failing FILE]
 //	            [-label C09] [-focus REGEXP] [-list] [-mutant NAME] [-deadline 10s]
+//	emq-conform -cluster ADDR,ADDR,… [-standalone-valkey ADDR] …   # against a Valkey Cluster
+//	emq-conform -cluster start …   # inside the checkout: emq-engines starts a 3-primary cluster
 //
 // Without -port it certifies the in-process reference bus. It is given its servers by address
 // and links no engine code. A clause that needs a server it was not given (C01's wrong-kind
@@ -11,6 +13,9 @@
 // Inside the kit's checkout, without -valkey (or EMQ_VALKEY_ADDR), it runs cmd/emq-engines as
 // a child for a Valkey and, lazily, a Redis 7 of the wrong kind. A given Valkey must be
 // dedicated: every clause FLUSHALLs it.
+// With -cluster the contracts run against a Valkey Cluster (dedicated too): the port's hello
+// says cluster: true and names the first node as its seed; a port that does not declare the
+// cluster capability has every clause NOT CLAIMED, and the wire law adds the cluster rules.
 // Exit status: 0 certified (or every selected contract passed, or failed only as listed in
 // -known-failing), 1 a contract failed or is not claimed or the known-failing list is stale, 2
 // the harness could not run (no Valkey, a bad flag).
@@ -25,6 +30,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -47,6 +53,7 @@ func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
 type options struct {
 	port, valkey, out, knownFile, label, focus, mutant string
+	cluster                                            string
 	list, admitMutant                                  bool
 	admitDir                                           string
 	deadline                                           time.Duration
@@ -61,6 +68,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	env := os.Getenv
 	fs.StringVar(&o.port, "port", env("EMQ_PORT"), "port command line (split shell-like); empty: the in-process reference bus [EMQ_PORT]")
 	fs.StringVar(&o.valkey, "valkey", env("EMQ_VALKEY_ADDR"), "host:port of a dedicated Valkey 8.1 (it is FLUSHALLed); empty, inside the kit's checkout: cmd/emq-engines starts one [EMQ_VALKEY_ADDR]")
+	fs.StringVar(&o.cluster, "cluster", env("EMQ_CONFORM_CLUSTER"), "run against a Valkey Cluster: its node addresses, host:port,host:port,… (dedicated: every primary is FLUSHALLed); \"start\", inside the kit's checkout: cmd/emq-engines starts a 3-primary cluster [EMQ_CONFORM_CLUSTER]")
 	fs.StringVar(&o.out, "out", env("EMQ_CONFORM_OUT"), "certification folder (default certification/<port>/) [EMQ_CONFORM_OUT]")
 	fs.StringVar(&o.knownFile, "known-failing", env("EMQ_KNOWN_FAILING"), "file of contract ids allowed to fail, one per line, # comments [EMQ_KNOWN_FAILING]")
 	fs.StringVar(&o.label, "label", env("EMQ_LABEL"), "run only these contracts, e.g. C09 or C09,C10 [EMQ_LABEL]")
@@ -136,8 +144,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return harness("%v", err)
 	}
-	vk, stopValkey, err := valkey(ctx, o.valkey)
-	if err != nil {
+	var vk server
+	var nodes []string
+	stopValkey := func() {}
+	var standalone contracts.Starter // a cluster run's standalone Valkey 8.1, for C01
+	if o.cluster != "" {
+		if o.valkey != "" {
+			return harness("-valkey and -cluster exclude each other: a run is against one server")
+		}
+		vk, nodes, standalone, stopValkey, err = valkeyCluster(ctx, o.cluster)
+		if err != nil {
+			return harness("no Valkey Cluster: %v", err)
+		}
+	} else if vk, stopValkey, err = valkey(ctx, o.valkey); err != nil {
 		return harness("no Valkey: %v", err)
 	}
 	defer stopValkey()
@@ -145,12 +164,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 	facts := report.Facts{
 		Port: factory.Name(), PortCommand: o.port, KitVersion: contracts.KitVersion,
 		Bundle: lua.Version, BundleDigest: bundle.Digest(), ValkeyVersion: vk.Name + " " + vk.Version, Mutant: o.mutant,
+		Cluster: len(nodes) > 0,
 	}
-	if h, err := probe(ctx, factory, vk.Addr); err == nil {
+	if h, err := probe(ctx, factory, protocol.HelloArgs{Valkey: vk.Addr, Cluster: len(nodes) > 0}); err == nil {
 		facts.PortRuntime = h.Runtime
 		if o.port != "" {
 			facts.Port = h.Name
 		}
+		if len(nodes) > 0 && !slices.Contains(h.Capabilities, protocol.CapCluster) {
+			fmt.Fprintf(stderr, "emq-conform: the port does not declare cluster mode (hello capability %q): every clause will be NOT CLAIMED\n", protocol.CapCluster)
+		}
+	} else if len(nodes) > 0 {
+		fmt.Fprintf(stderr, "emq-conform: the port's first hello with cluster: true failed: %v\n"+
+			"emq-conform: a port that does not support cluster mode (hello capability %q) has every clause NOT CLAIMED on a cluster\n", err, protocol.CapCluster)
 	} else {
 		fmt.Fprintf(stderr, "emq-conform: the port's first hello failed (the contracts will say more): %v\n", err)
 	}
@@ -162,13 +188,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return harness("-out: %v", err)
 	}
 
-	cfg := &contracts.Config{Factory: factory, Valkey: vk.Addr, Bundle: bundle, Seed: o.seed}
+	cfg := &contracts.Config{Factory: factory, Valkey: vk.Addr, Cluster: nodes, Bundle: bundle, Seed: o.seed}
 	for _, s := range contracts.Servers() {
 		start := contracts.Starter(nil)
 		switch {
 		case *o.servers[s.Name] != "":
 			start = contracts.Given(*o.servers[s.Name])
-		case o.valkey == "": // the checkout's convenience: emq-engines starts each one
+		case s.Name == contracts.ServerStandaloneValkey.Name && standalone != nil:
+			start = standalone // the Valkey emq-engines started beside the cluster
+		case o.valkey == "" && (o.cluster == "" || o.cluster == "start"): // the checkout's convenience: emq-engines starts each one
 			start = checkoutServers[s.Name]
 		}
 		if start != nil {
@@ -198,7 +226,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return harness("%v", err)
 	}
-	fmt.Fprintf(console, "EchoMQ conformance: %s against %s %s (bundle %s)\n", facts.Port, vk.Name, vk.Version, lua.Version)
+	against := vk.Name + " " + vk.Version
+	if len(nodes) > 0 {
+		against = fmt.Sprintf("a Valkey Cluster (%s %s, %d nodes, seed %s)", vk.Name, vk.Version, len(nodes), vk.Addr)
+	}
+	fmt.Fprintf(console, "EchoMQ conformance: %s against %s (bundle %s)\n", facts.Port, against, lua.Version)
 	ropt.Progress = func(c contracts.ContractResult) { fmt.Fprintln(console, report.Line(c)) }
 	res, err := contracts.Run(cfg, ropt)
 	restore()
@@ -214,6 +246,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	// What failed, in full, before the verdict line: the rule, expected and got, and the lines
 	// exchanged with the port (the last of them; all of them in the reports).
 	fmt.Fprint(stdout, report.Failures(res, consoleLines))
+	if l := report.SpreadLine(res); l != "" {
+		fmt.Fprintln(stdout, l)
+	}
 	fmt.Fprintln(stdout, report.Summary(res))
 	path, err := report.Write(out, res, facts)
 	if err != nil {
@@ -230,7 +265,7 @@ const consoleLines = 24
 
 func exitCode(r *contracts.Result) int {
 	// An unfiltered run that left clauses unrun (a server it was not given) certifies nothing.
-	failed := len(r.Stale) > 0 || (!r.Filtered && r.ClausesRun < r.ClausesTotal)
+	failed := len(r.Stale) > 0 || (!r.Filtered && r.ClausesRun < r.ClausesTotal) || (!r.Filtered && r.Spread != nil && !r.Spread.Covered())
 	for _, c := range r.Contracts {
 		switch c.Status {
 		case contracts.StatusHarnessError:
@@ -303,6 +338,51 @@ func valkey(ctx context.Context, addr string) (server, func(), error) {
 	return s, stop, nil
 }
 
+// valkeyCluster is the given cluster (node addresses, comma-separated), each node checked to
+// be a Valkey in cluster mode, or ("start") a 3-primary one emq-engines starts for this run
+// beside a standalone Valkey 8.1, which C01 presents to the port (a port in cluster mode refuses
+// it). The seed, server.Addr, is the first node.
+func valkeyCluster(ctx context.Context, spec string) (server, []string, contracts.Starter, func(), error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	stop := func() {}
+	var standalone contracts.Starter
+	var nodes []string
+	if spec == "start" {
+		e, err := startEngine(ctx, "", "-cluster")
+		if err != nil {
+			return server{}, nil, nil, nil, err
+		}
+		nodes, stop, standalone = e.Cluster, e.Stop, contracts.Given(e.Addr)
+	} else {
+		for _, a := range strings.Split(spec, ",") {
+			if a = strings.TrimSpace(a); a != "" {
+				nodes = append(nodes, a)
+			}
+		}
+	}
+	if len(nodes) == 0 {
+		stop()
+		return server{}, nil, nil, nil, fmt.Errorf("-cluster %q names no node", spec)
+	}
+	var seed server
+	for i, addr := range nodes {
+		s, err := hello(ctx, addr)
+		if err != nil {
+			stop()
+			return server{}, nil, nil, nil, fmt.Errorf("%s: %w", addr, err)
+		}
+		if s.Name != "valkey" || s.Mode != "cluster" {
+			stop()
+			return server{}, nil, nil, nil, fmt.Errorf("%s answers as %q %s in %s mode, not a valkey cluster node", addr, s.Name, s.Version, s.Mode)
+		}
+		if i == 0 {
+			seed = s
+		}
+	}
+	return seed, nodes, standalone, stop, nil
+}
+
 // checkoutServers start, through emq-engines, each server a clause may need, when the run was
 // given no -valkey (inside the kit's checkout).
 var checkoutServers = map[string]contracts.Starter{
@@ -323,12 +403,12 @@ func engineStarter(kind string, extra ...string) contracts.Starter {
 }
 
 // probe opens one session to learn the port's name and runtime for the reports.
-func probe(ctx context.Context, f drivers.Factory, addr string) (protocol.HelloResult, error) {
+func probe(ctx context.Context, f drivers.Factory, a protocol.HelloArgs) (protocol.HelloResult, error) {
 	d, err := f.Start(ctx)
 	if err != nil {
 		return protocol.HelloResult{}, err
 	}
-	h, err := d.Hello(ctx, protocol.HelloArgs{Valkey: addr})
+	h, err := d.Hello(ctx, a)
 	if cerr := d.Close(ctx); err == nil {
 		err = cerr
 	}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -69,6 +70,8 @@ func hello(ctx context.Context, addr string) (server, error) {
 type engine struct {
 	cmd  *exec.Cmd
 	Addr string
+	// Cluster are the node addresses of the Valkey Cluster it started beside (-cluster).
+	Cluster []string
 }
 
 // Stop ends emq-engines, which stops its server.
@@ -114,20 +117,28 @@ func startEngine(ctx context.Context, kind string, extra ...string) (*engine, er
 		return nil, fmt.Errorf("start %s: %w", bin, err)
 	}
 	e := &engine{cmd: cmd}
-	addr := make(chan string, 1)
+	wantCluster := slices.Contains(extra, "-cluster")
+	ready := make(chan bool, 1)
 	go func() {
 		sc := bufio.NewScanner(out)
 		for sc.Scan() {
 			if v, ok := strings.CutPrefix(sc.Text(), "export EMQ_VALKEY_ADDR="); ok {
-				addr <- v
+				e.Addr = v
+			}
+			if v, ok := strings.CutPrefix(sc.Text(), "export EMQ_VALKEY_CLUSTER="); ok {
+				e.Cluster = strings.Split(v, ",")
+			}
+			if e.Addr != "" && (!wantCluster || len(e.Cluster) > 0) {
+				ready <- true
+				break
 			}
 		}
-		close(addr)
+		close(ready)
+		_, _ = io.Copy(io.Discard, out) // keep the child's stdout drained
 	}()
 	select {
-	case a, ok := <-addr:
+	case ok := <-ready:
 		if ok {
-			e.Addr = a
 			return e, nil
 		}
 		e.Stop()

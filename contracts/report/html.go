@@ -150,6 +150,7 @@ ul{margin:.3em 0;padding-left:1.2em}li{margin:.15em 0;overflow-wrap:anywhere}
 <tr><td>bundle</td><td>{{.Facts.Bundle}} <code>{{.Facts.BundleDigest}}</code></td></tr>
 <tr><td>valkey</td><td>{{.Facts.ValkeyVersion}}</td></tr>
 {{if .Facts.Mutant}}<tr><td>mutant</td><td>{{.Facts.Mutant}}</td></tr>{{end}}
+{{if .Result.Spread}}<tr><td>cluster</td><td>{{.Result.Spread}}</td></tr>{{end}}
 <tr><td>clauses run</td><td>{{.Result.ClausesRun}} of {{.Result.ClausesTotal}}</td></tr>
 </table>
 {{if .Failures}}<h2 class="bad" data-first-screen="failures">Failed clauses ({{len .Failures}})</h2>

@@ -25,6 +25,9 @@ type Facts struct {
 	BundleDigest  string `json:"bundle_digest"`  // the kit's digest
 	ValkeyVersion string `json:"valkey_version"` // the server the run used
 	Mutant        string `json:"mutant,omitempty"`
+	// Cluster: the run was against a Valkey Cluster (hello with cluster: true); its certification
+	// folder's transcript is conformance-<port>-cluster.out.
+	Cluster bool `json:"cluster,omitempty"`
 }
 
 // Label makes a port name safe as a file and folder name.
@@ -68,8 +71,18 @@ func Summary(r *contracts.Result) string {
 		s += fmt.Sprintf(" (filtered run: %d of %d clauses run; not a certification)", r.ClausesRun, r.ClausesTotal)
 	case r.ClausesRun < r.ClausesTotal:
 		s += fmt.Sprintf(" (%d of %d clauses run: see NOT RUN above; not a certification)", r.ClausesRun, r.ClausesTotal)
+	case r.Spread != nil && !r.Spread.Covered():
+		s += " (the run's queues did not land on every primary: not a certification)"
 	}
 	return s
+}
+
+// SpreadLine is a cluster run's line on where its queues landed ("" for a standalone run).
+func SpreadLine(r *contracts.Result) string {
+	if r.Spread == nil {
+		return ""
+	}
+	return "CLUSTER " + r.Spread.String()
 }
 
 // Transcript renders the transcript. A passing run's is deterministic — no timings, ids, ports
@@ -85,6 +98,9 @@ func Transcript(r *contracts.Result, f Facts) string {
 	fmt.Fprintf(&b, "kit:    %s\n", f.KitVersion)
 	if f.Mutant != "" {
 		fmt.Fprintf(&b, "mutant: %s\n", f.Mutant)
+	}
+	if f.Cluster {
+		fmt.Fprintf(&b, "server: a Valkey Cluster (hello with cluster: true)\n")
 	}
 	for _, c := range r.Contracts {
 		if c.Status == contracts.StatusNotRun {
@@ -110,6 +126,9 @@ func Transcript(r *contracts.Result, f Facts) string {
 				fmt.Fprintf(&b, "    rule: %s\n", cl.Rule)
 			}
 		}
+	}
+	if l := SpreadLine(r); l != "" {
+		fmt.Fprintf(&b, "\n%s\n", l)
 	}
 	fmt.Fprintf(&b, "\n%s\n", Summary(r))
 	return b.String()
@@ -183,6 +202,9 @@ func Write(dir string, r *contracts.Result, f Facts) (string, error) {
 		return "", err
 	}
 	label := Label(f.Port)
+	if f.Cluster {
+		label += "-cluster"
+	}
 	transcript := filepath.Join(dir, "conformance-"+label+".out")
 	files := map[string]func(io.Writer) error{
 		transcript:                        func(w io.Writer) error { _, err := io.WriteString(w, Transcript(r, f)); return err },

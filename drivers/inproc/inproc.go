@@ -97,7 +97,8 @@ func (d *Driver) bus() (*bus.Bus, error) {
 	return d.b, nil
 }
 
-// Hello connects (HELLO 2, server check, fence) and declares every contract.
+// Hello connects (HELLO 2, server check, fence) and declares every contract; with a.Cluster it
+// opens the bus in cluster mode (every primary fenced, calls routed by slot).
 func (d *Driver) Hello(ctx context.Context, a protocol.HelloArgs) (protocol.HelloResult, error) {
 	if d.b != nil {
 		return protocol.HelloResult{}, argErr("hello on an open session")
@@ -110,14 +111,19 @@ func (d *Driver) Hello(ctx context.Context, a protocol.HelloArgs) (protocol.Hell
 		opt.MinterTTL = time.Duration(a.MinterTTLMS) * time.Millisecond
 	}
 	opt.Minter.Now = d.clk.Now
-	b, err := bus.Open(ctx, a.Valkey, opt)
+	open := bus.Open
+	if a.Cluster {
+		// a.Valkey is one node of the cluster: the seed the bus reads the slot map from.
+		open = openCluster
+	}
+	b, err := open(ctx, a.Valkey, opt)
 	if err != nil {
 		return protocol.HelloResult{}, err
 	}
 	d.b = b
 	claims := append([]string(nil), protocol.ContractIDs...)
 	return protocol.HelloResult{Name: d.name, Runtime: runtime.Version(), Bundle: lua.Version, Digest: b.Digest(), Claims: claims,
-		Capabilities: []string{protocol.CapClock, protocol.CapMinterTTL}}, nil
+		Capabilities: []string{protocol.CapClock, protocol.CapMinterTTL, protocol.CapCluster}}, nil
 }
 
 // Mint mints N ids from each of Parallel concurrent callers sharing the session's minter.

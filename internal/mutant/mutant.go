@@ -40,6 +40,9 @@ type Spec struct {
 	Go func(opt *bus.Options) Wrap
 	// AllowEngine admits a wrong-kind server (the fence's opt-in, turned into a defect).
 	AllowEngine bool
+	// Cluster: the mutant breaks a rule only a cluster run evaluates (contracts.ClusterRules);
+	// it is run, and killed, against a Valkey Cluster (emq-conform -cluster).
+	Cluster bool
 }
 
 // Wrap wraps a session of the port (the reference driver) in a mutant's own front.
@@ -125,4 +128,4 @@ func (s Spec) Apply(opt *bus.Options) (Wrap, error) {
 
 // catalogue is every mutant: the Go-side ones, then the Lua ones contract by contract (one file
 // each, catalogue_cNN.go).
-var catalogue = slices.Concat(goMutants, c01, c02, c03, c04, c05, c06, c07, c08, c09, c10, c11, c12, c13, c14, walk)
+var catalogue = slices.Concat(goMutants, c01, c02, c03, c04, c05, c06, c07, c08, c09, c10, c11, c12, c13, c14, walk, clusterMutants)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -189,4 +190,40 @@ func TestServeInputBounds(t *testing.T) {
 		t.Fatalf("claim with lease_ms 1e14: %+v", r.Error)
 	}
 	p.send(`{"seq":32,"op":"close"}`)
+}
+
+// TestServeCluster: hello with cluster: true opens the reference in cluster mode from one seed
+// node and declares the cluster capability; ops are routed to the queue's primary. The same
+// hello against a standalone server is refused EMQSERVER, and a standalone hello declares the
+// capability too (the reference supports cluster mode whatever the server).
+func TestServeCluster(t *testing.T) {
+	cl := enginestest.ValkeyCluster(t, 3)
+	p := start(t)
+	r := p.send(`{"seq":1,"op":"hello","valkey":"` + cl.Addrs[0] + `","cluster":true}`)
+	var h protocol.HelloResult
+	json.Unmarshal(r.Result, &h)
+	if !r.OK || !slices.Contains(h.Capabilities, protocol.CapCluster) {
+		t.Fatalf("cluster hello %+v %s", r, r.Result)
+	}
+	for i, q := range []string{"orders", "back", "billing"} { // on the 1st, 2nd, 3rd primary of the kit's layout
+		if r = p.send(fmt.Sprintf(`{"seq":%d,"op":"enqueue","queue":"%s","payload_b64":"aGk="}`, 2+i, q)); !r.OK {
+			t.Fatalf("enqueue on %s: %+v", q, r)
+		}
+	}
+	if r = p.send(`{"seq":9,"op":"close"}`); !r.OK {
+		t.Fatalf("close %+v", r)
+	}
+
+	addr := enginestest.Valkey(t).Addr
+	p = start(t)
+	if r = p.send(`{"seq":1,"op":"hello","valkey":"` + addr + `","cluster":true}`); r.OK || r.Error == nil || r.Error.Type != "EMQSERVER" {
+		t.Fatalf("cluster hello against a standalone server: %+v", r)
+	}
+	r = p.send(`{"seq":2,"op":"hello","valkey":"` + addr + `"}`)
+	h = protocol.HelloResult{}
+	json.Unmarshal(r.Result, &h)
+	if !r.OK || !slices.Contains(h.Capabilities, protocol.CapCluster) {
+		t.Fatalf("standalone hello %+v %s", r, r.Result)
+	}
+	p.send(`{"seq":3,"op":"close"}`)
 }

@@ -325,10 +325,18 @@ func (r *Router) ownerLocked(slot uint16) string {
 
 // Reconnect replaces every primary connection's socket (the handshake runs again first on each).
 func (r *Router) Reconnect(ctx context.Context) error {
+	// The {emq} slot's owner first: the other nodes' handshakes run their redirected fence on
+	// its new connection, never on the one being dropped.
+	first := r.Owner(keys.Slot(keys.Bundle()))
 	r.mu.RLock()
 	conns := make([]*connector.Conn, 0, len(r.conns))
-	for _, c := range r.conns {
+	if c := r.conns[first]; c != nil {
 		conns = append(conns, c)
+	}
+	for addr, c := range r.conns {
+		if addr != first {
+			conns = append(conns, c)
+		}
 	}
 	r.mu.RUnlock()
 	var errs []error

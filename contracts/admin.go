@@ -1,0 +1,344 @@
+package contracts
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/echomq/kit/reference/keys"
+	"github.com/echomq/kit/reference/resp"
+)
+
+// admin is the harness's own access to the server under test: one connection to a standalone
+// Valkey, or one to every primary of a Valkey Cluster, with the slot map read when the clause
+// opens. Each harness command goes where the server would run it: a keyed command to the primary
+// owning its key's slot, FLUSHALL, SCRIPT and CONFIG to every primary, a keyless read (TIME,
+// COMMAND GETKEYS, CLIENT, ECHO) to any node, SCAN through scan (every primary in turn).
+type admin struct {
+	nodes []*adminNode
+	owner []int // cluster: slot → index in nodes; nil for a standalone server
+}
+
+// adminNode is one server the harness talks to.
+type adminNode struct {
+	addr  string // host:port
+	label string // what MONITOR lines of this node carry as Line.Node: "" standalone, addr in a cluster
+	c     *conn
+}
+
+// errClusterMap: the cluster's slot map could not be read or is not whole.
+var errClusterMap = errors.New("contracts: cluster slot map")
+
+// dialAdmin connects to a standalone server.
+func dialAdmin(ctx context.Context, addr string) (*admin, error) {
+	c, err := dial(ctx, addr)
+	if err != nil {
+		return nil, err
+	}
+	return &admin{nodes: []*adminNode{{addr: addr, c: c}}}, nil
+}
+
+// dialClusterAdmin reads CLUSTER SHARDS from the first node of seeds that answers and connects
+// to every primary, ordered by the slots they own.
+func dialClusterAdmin(ctx context.Context, seeds []string) (*admin, error) {
+	var owner []string
+	var errs []error
+	for _, s := range seeds {
+		c, err := dial(ctx, s)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		owner, err = readShards(ctx, c)
+		c.Close()
+		if err == nil {
+			break
+		}
+		errs = append(errs, err)
+	}
+	if owner == nil {
+		return nil, fmt.Errorf("%w: %w", errClusterMap, errors.Join(errs...))
+	}
+	a := &admin{owner: make([]int, keys.Slots)}
+	at := map[string]int{}
+	for slot, addr := range owner {
+		if addr == "" {
+			a.Close()
+			return nil, fmt.Errorf("%w: slot %d has no primary", errClusterMap, slot)
+		}
+		i, ok := at[addr]
+		if !ok {
+			c, err := dial(ctx, addr)
+			if err != nil {
+				a.Close()
+				return nil, fmt.Errorf("primary %s: %w", addr, err)
+			}
+			i = len(a.nodes)
+			at[addr] = i
+			a.nodes = append(a.nodes, &adminNode{addr: addr, label: addr, c: c})
+		}
+		a.owner[slot] = i
+	}
+	return a, nil
+}
+
+// readShards is the slot → primary host:port table of CLUSTER SHARDS.
+func readShards(ctx context.Context, c *conn) ([]string, error) {
+	v, err := c.do(ctx, "CLUSTER", "SHARDS")
+	if err != nil {
+		return nil, fmt.Errorf("%w: CLUSTER SHARDS: %w", errClusterMap, err)
+	}
+	owner := make([]string, keys.Slots)
+	for _, shard := range v.Elems {
+		f := respFields(shard)
+		primary := ""
+		for _, n := range f["nodes"].Elems {
+			nf := respFields(n)
+			if role := nf["role"].Text(); role != "master" && role != "primary" {
+				continue
+			}
+			port, _ := nf["port"].Int64()
+			primary = net.JoinHostPort(nf["ip"].Text(), strconv.FormatInt(port, 10))
+		}
+		ss := f["slots"].Elems
+		for i := 0; i+1 < len(ss) && primary != ""; i += 2 {
+			lo, _ := ss[i].Int64()
+			hi, _ := ss[i+1].Int64()
+			for s := lo; s <= hi && s < keys.Slots; s++ {
+				owner[s] = primary
+			}
+		}
+	}
+	return owner, nil
+}
+
+// respFields reads a RESP2 flat key/value array.
+func respFields(v resp.Value) map[string]resp.Value {
+	m := map[string]resp.Value{}
+	for i := 0; i+1 < len(v.Elems); i += 2 {
+		m[v.Elems[i].Text()] = v.Elems[i+1]
+	}
+	return m
+}
+
+func (a *admin) Close() {
+	for _, n := range a.nodes {
+		n.c.Close()
+	}
+}
+
+// cluster tells a cluster from a standalone server.
+func (a *admin) cluster() bool { return a.owner != nil }
+
+// locals are the harness's own client addresses, told apart from the port's in MONITOR.
+func (a *admin) locals() []string {
+	var out []string
+	for _, n := range a.nodes {
+		out = append(out, n.c.local)
+	}
+	return out
+}
+
+// addrs are the nodes' addresses (the primaries, in slot order, in a cluster).
+func (a *admin) addrs() []string {
+	var out []string
+	for _, n := range a.nodes {
+		out = append(out, n.addr)
+	}
+	return out
+}
+
+// ownerOf is the label of the node owning slot ("" standalone).
+func (a *admin) ownerOf(slot uint16) string {
+	if a.owner == nil {
+		return ""
+	}
+	return a.nodes[a.owner[slot]].label
+}
+
+// primaryOf is the index (in slot order) of the primary owning slot; 0 standalone.
+func (a *admin) primaryOf(slot uint16) int {
+	if a.owner == nil {
+		return 0
+	}
+	return a.owner[slot]
+}
+
+// keyless commands go to any node; broadcast ones to every node.
+var (
+	adminKeyless   = map[string]bool{"TIME": true, "COMMAND": true, "CLIENT": true, "ECHO": true, "PING": true, "INFO": true, "MULTI": true, "EXEC": true, "DISCARD": true, "DBSIZE": true, "CLUSTER": true, "HELLO": true}
+	adminBroadcast = map[string]bool{"FLUSHALL": true, "FLUSHDB": true, "SCRIPT": true, "CONFIG": true}
+)
+
+// routeKey is the key a harness command is routed by ("" for a keyless one).
+func routeKey(args []any) (string, error) {
+	if len(args) == 0 {
+		return "", errors.New("empty command")
+	}
+	cmd := strings.ToUpper(fmt.Sprint(args[0]))
+	switch {
+	case adminKeyless[cmd] || adminBroadcast[cmd]:
+		return "", nil
+	case cmd == "SCAN":
+		return "", errors.New("SCAN on a cluster goes through admin.scan")
+	case cmd == "EVAL" || cmd == "EVALSHA":
+		if len(args) < 3 {
+			return "", fmt.Errorf("%s without numkeys", cmd)
+		}
+		if n, _ := strconv.Atoi(fmt.Sprint(args[2])); n > 0 && len(args) > 3 {
+			return fmt.Sprint(args[3]), nil
+		}
+		return "", nil
+	case len(args) < 2:
+		return "", nil
+	}
+	return fmt.Sprint(args[1]), nil
+}
+
+// nodeFor is where a command runs: nil with all true for a broadcast one.
+func (a *admin) nodeFor(args []any) (n *adminNode, all bool, err error) {
+	if a.owner == nil {
+		return a.nodes[0], false, nil
+	}
+	if len(args) > 0 && adminBroadcast[strings.ToUpper(fmt.Sprint(args[0]))] {
+		return nil, true, nil
+	}
+	k, err := routeKey(args)
+	if err != nil {
+		return nil, false, err
+	}
+	if k == "" {
+		return a.nodes[0], false, nil
+	}
+	return a.nodes[a.owner[keys.Slot(k)]], false, nil
+}
+
+// pipeline sends every command to one node, then reads every reply (a server error reply is
+// returned in its Value). In a cluster the pipeline goes to the owner of its first keyed
+// command; one whose keyed commands live on different primaries is the harness's mistake.
+func (a *admin) pipeline(ctx context.Context, cmds ...[]any) ([]resp.Value, error) {
+	if a.owner == nil {
+		return a.nodes[0].c.pipeline(ctx, cmds...)
+	}
+	var to *adminNode
+	for _, cmd := range cmds {
+		n, all, err := a.nodeFor(cmd)
+		if err != nil {
+			return nil, err
+		}
+		if all {
+			return nil, fmt.Errorf("%v in a pipeline: broadcast commands go alone", cmd[0])
+		}
+		k, _ := routeKey(cmd)
+		if k == "" {
+			continue
+		}
+		if to != nil && n != to {
+			return nil, fmt.Errorf("a harness pipeline spans primaries %s and %s (key %s)", to.addr, n.addr, k)
+		}
+		to = n
+	}
+	if to == nil {
+		to = a.nodes[0]
+	}
+	return to.c.pipeline(ctx, cmds...)
+}
+
+// do runs one command where it belongs and turns an error reply into an error. A broadcast
+// command runs on every node; the first node's reply is returned.
+func (a *admin) do(ctx context.Context, args ...any) (resp.Value, error) {
+	n, all, err := a.nodeFor(args)
+	if err != nil {
+		return resp.Value{}, err
+	}
+	if !all {
+		return n.c.do(ctx, args...)
+	}
+	var first resp.Value
+	for i, n := range a.nodes {
+		v, err := n.c.do(ctx, args...)
+		if err != nil {
+			return v, fmt.Errorf("%s: %w", n.addr, err)
+		}
+		if i == 0 {
+			first = v
+		}
+	}
+	return first, nil
+}
+
+// serverMS is the server's clock in ms (any node: they share the host's clock here).
+func (a *admin) serverMS(ctx context.Context) (int64, error) { return a.nodes[0].c.serverMS(ctx) }
+
+// scan lists the keys matching match ("" for all) on every node, sorted.
+func (a *admin) scan(ctx context.Context, match string) ([]string, error) {
+	var out []string
+	for _, n := range a.nodes {
+		cursor := "0"
+		for {
+			args := []any{"SCAN", cursor}
+			if match != "" {
+				args = append(args, "MATCH", match)
+			}
+			v, err := n.c.do(ctx, append(args, "COUNT", "1000")...)
+			if err != nil {
+				return nil, fmt.Errorf("SCAN on %s: %w", n.addr, err)
+			}
+			if len(v.Elems) != 2 {
+				return nil, fmt.Errorf("SCAN on %s: unexpected reply", n.addr)
+			}
+			cursor = string(v.Elems[0].Str)
+			for _, e := range v.Elems[1].Elems {
+				out = append(out, string(e.Str))
+			}
+			if cursor == "0" {
+				break
+			}
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// errorstats reads INFO errorstats of every node: node label → error kind → count.
+func (a *admin) errorstats(ctx context.Context) (map[string]map[string]int64, error) {
+	out := map[string]map[string]int64{}
+	for _, n := range a.nodes {
+		v, err := n.c.do(ctx, "INFO", "errorstats")
+		if err != nil {
+			return nil, fmt.Errorf("INFO errorstats on %s: %w", n.addr, err)
+		}
+		out[n.label] = parseErrorstats(v.Text())
+	}
+	return out, nil
+}
+
+// parseErrorstats reads "errorstat_MOVED:count=3" lines.
+func parseErrorstats(info string) map[string]int64 {
+	m := map[string]int64{}
+	for _, l := range strings.Split(info, "\n") {
+		l = strings.TrimSpace(l)
+		kind, rest, ok := strings.Cut(strings.TrimPrefix(l, "errorstat_"), ":count=")
+		if !ok || !strings.HasPrefix(l, "errorstat_") {
+			continue
+		}
+		n, err := strconv.ParseInt(rest, 10, 64)
+		if err == nil {
+			m[kind] = n
+		}
+	}
+	return m
+}
+
+// primaryLabels are the nodes' MONITOR labels in slot order.
+func (a *admin) primaryLabels() []string {
+	var out []string
+	for _, n := range a.nodes {
+		out = append(out, n.label)
+	}
+	return out
+}

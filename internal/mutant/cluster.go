@@ -1,0 +1,126 @@
+package mutant
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strconv"
+
+	"github.com/echomq/kit/drivers"
+	"github.com/echomq/kit/lua"
+	"github.com/echomq/kit/protocol"
+	"github.com/echomq/kit/reference/connector"
+	"github.com/echomq/kit/reference/emqerr"
+	"github.com/echomq/kit/reference/keys"
+	"github.com/echomq/kit/reference/resp"
+)
+
+// The cluster mutants are fronts over the port's sessions that change nothing on a standalone
+// server: they are run against a cluster (Spec.Cluster, emq-conform -cluster).
+
+// clusterMutants break the cluster rules a cluster run adds (contracts.ClusterRules).
+var clusterMutants = []Spec{
+	{Name: "cluster-wrong-node", Contract: "C03", Rule: "cluster-no-redirect-left", Cluster: true,
+		Defect: "in cluster mode every enqueue is first sent to a primary that does not own the queue's slot (a router trusting a stale map and MOVED), then to the owner",
+		Go:     front(func(d drivers.Driver) drivers.Driver { return &wrongNodeFront{Driver: d} })},
+	{Name: "cluster-standalone-fallback", Contract: "C01", Rule: "cluster-server", Cluster: true,
+		Defect: "asked for cluster mode against a standalone server, the port falls back to a standalone session instead of refusing EMQSERVER",
+		Go:     front(func(d drivers.Driver) drivers.Driver { return standaloneFallback{d} })},
+}
+
+// wrongNodeFront sends each enqueue's script call to a wrong primary before the bus sends it
+// right. The wrong call is answered MOVED, which MONITOR never shows: only the node's INFO
+// errorstats tell it.
+type wrongNodeFront struct {
+	drivers.Driver
+	seed string // set by a cluster-mode hello
+}
+
+func (f *wrongNodeFront) Hello(ctx context.Context, a protocol.HelloArgs) (protocol.HelloResult, error) {
+	h, err := f.Driver.Hello(ctx, a)
+	if err == nil && a.Cluster {
+		f.seed = a.Valkey
+	}
+	return h, err
+}
+
+func (f *wrongNodeFront) Enqueue(ctx context.Context, a protocol.EnqueueArgs) (protocol.EnqueueResult, error) {
+	if f.seed != "" {
+		if q, err := keys.Queue(a.Queue); err == nil {
+			_ = misroute(ctx, f.seed, q)
+		}
+	}
+	return f.Driver.Enqueue(ctx, a)
+}
+
+// misroute reads the slot map from seed and sends the enqueue script with q's keys to a primary
+// that does not own q's slot (after HELLO 2 and a topology read, as a router's map connection
+// would), expecting MOVED.
+func misroute(ctx context.Context, seed string, q keys.Q) error {
+	c, err := connector.Dial(ctx, seed, connector.Options{})
+	if err != nil {
+		return err
+	}
+	v, err := c.Do(ctx, "CLUSTER", "SHARDS")
+	c.Close()
+	if err != nil {
+		return err
+	}
+	slot := keys.Slot(q.Pending())
+	wrong := ""
+	for _, shard := range v.Elems {
+		f := kv(shard)
+		owns := false
+		ss := f["slots"].Elems
+		for i := 0; i+1 < len(ss); i += 2 {
+			lo, _ := ss[i].Int64()
+			hi, _ := ss[i+1].Int64()
+			owns = owns || (int64(slot) >= lo && int64(slot) <= hi)
+		}
+		for _, n := range f["nodes"].Elems {
+			nf := kv(n)
+			if role := nf["role"].Text(); !owns && (role == "master" || role == "primary") {
+				port, _ := nf["port"].Int64()
+				wrong = net.JoinHostPort(nf["ip"].Text(), strconv.FormatInt(port, 10))
+			}
+		}
+	}
+	if wrong == "" {
+		return errors.New("mutant: no primary outside the queue's slot")
+	}
+	w, err := connector.Dial(ctx, wrong, connector.Options{})
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	if _, err := w.Do(ctx, "CLUSTER", "MYID"); err != nil {
+		return err
+	}
+	b, err := lua.Load()
+	if err != nil {
+		return err
+	}
+	s := b.MustScript(lua.Enqueue)
+	_, err = w.Do(ctx, "EVALSHA", s.SHA1, 4, q.Prefix()+"job:JOB0000000000A", q.Pending(), q.Scheduled(), q.Wake(), "JOB0000000000A", "x", 0)
+	return err
+}
+
+func kv(v resp.Value) map[string]resp.Value {
+	m := map[string]resp.Value{}
+	for i := 0; i+1 < len(v.Elems); i += 2 {
+		m[v.Elems[i].Text()] = v.Elems[i+1]
+	}
+	return m
+}
+
+// standaloneFallback retries a refused cluster-mode hello as a standalone one.
+type standaloneFallback struct{ drivers.Driver }
+
+func (f standaloneFallback) Hello(ctx context.Context, a protocol.HelloArgs) (protocol.HelloResult, error) {
+	h, err := f.Driver.Hello(ctx, a)
+	if err != nil && a.Cluster && errors.Is(err, emqerr.Server) {
+		a.Cluster = false
+		return f.Driver.Hello(ctx, a)
+	}
+	return h, err
+}
