@@ -136,6 +136,25 @@ func TestReportStructure(t *testing.T) {
 		}
 	}
 
+	// The scale axis: the standalone baseline and every cluster size, each with a figure.
+	if rep.Scale == nil || len(rep.Scale.Results) != 1+len(rep.Params.ScalePrimaries) {
+		t.Fatalf("scale axis: %+v", rep.Scale)
+	}
+	for _, res := range rep.Scale.Results {
+		if res.Err != "" || res.JobsPerS.Median <= 0 || res.PerPrimary <= 0 || len(res.Nodes) != res.Primaries || res.CPU == nil {
+			t.Errorf("scale %s: %+v", res.Label(), res)
+		}
+	}
+	if len(rep.Scale.Ratios) != len(rep.Params.ScalePrimaries) {
+		t.Errorf("scale ratios: %+v", rep.Scale.Ratios)
+	}
+	if i := strings.Index(out, bench.HeadScale); i < 0 || !strings.Contains(out[i:], "cores (runtime.NumCPU)") || !strings.Contains(out[i:], "cluster-3") {
+		t.Errorf("bench.out has no scale section with the cores and cluster-3")
+	}
+	if page := read(t, filepath.Join(dir, "bench.html")); !strings.Contains(page, "primaries → jobs/s") {
+		t.Errorf("bench.html has no scale plot")
+	}
+
 	svg := read(t, filepath.Join(dir, r.Latency.PlotFile))
 	dec := xml.NewDecoder(strings.NewReader(svg))
 	lines := 0
