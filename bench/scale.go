@@ -83,6 +83,9 @@ func (r *ScaleResult) Label() string {
 	return DeployCluster + "-" + strconv.Itoa(r.Primaries)
 }
 
+// errClusterSize: a cluster given from outside (EMQ_VALKEY_CLUSTER) has another size.
+var errClusterSize = errors.New("bench: scale: cluster of another size")
+
 // scaleTarget is one deployment the axis drains: how to open the bus on it and where a queue
 // lives on it.
 type scaleTarget struct {
@@ -154,6 +157,12 @@ func runScaleWith(ctx context.Context, p Params, prog io.Writer, led scaleLedger
 		}
 		res.Queues, res.Workers = res.Primaries*k, res.Primaries*k*workers
 		res.Backlog = res.Queues * perQueue
+		if errors.Is(err, engines.ErrUnavailable) || errors.Is(err, errClusterSize) {
+			// No such deployment here (engines given from outside): a gap, not a failure.
+			ax.Gaps = append(ax.Gaps, fmt.Sprintf("%s: not measured: %v", res.Label(), err))
+			fmt.Fprintf(prog, "emq-bench: scale %s: not measured: %v\n", res.Label(), err)
+			return
+		}
 		if err != nil {
 			res.Err = err.Error()
 			fmt.Fprintf(prog, "emq-bench: scale %s: error: %v\n", res.Label(), err)
@@ -185,7 +194,7 @@ func runScaleWith(ctx context.Context, p Params, prog io.Writer, led scaleLedger
 			}
 			if len(c.Addrs) != n {
 				// A given cluster (EMQ_VALKEY_CLUSTER) has the size it has.
-				return nil, c.Stop, fmt.Errorf("bench: scale: the cluster has %d nodes, want %d primaries", len(c.Addrs), n)
+				return nil, c.Stop, fmt.Errorf("%w: the given cluster has %d nodes, want %d primaries", errClusterSize, len(c.Addrs), n)
 			}
 			return clusterTarget(c.Addrs, c.PIDs()), c.Stop, nil
 		})

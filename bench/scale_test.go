@@ -51,6 +51,9 @@ func TestScaleDrain(t *testing.T) {
 	led := &ledger{enq: map[string]map[string]string{}, starts: map[string]map[string]int{}}
 	var prog strings.Builder
 	ax := runScaleWith(ctx, p, &prog, led)
+	if len(ax.Gaps) > 0 {
+		t.Skipf("the engines give no cluster of these sizes here: %v", ax.Gaps)
+	}
 	if len(ax.Results) != 3 {
 		t.Fatalf("%d results, want standalone, cluster-1, cluster-2:\n%s", len(ax.Results), prog.String())
 	}
