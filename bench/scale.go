@@ -602,6 +602,11 @@ func writeScale(w io.Writer, rep *Report) {
 		fmt.Fprintf(w, "%s per primary (INFO commandstats): %s\n", r.Label(), strings.Join(parts, "; "))
 	}
 	for _, r := range ax.Results {
+		if v := scaleVerdict(r, rep.Machine.Cores); v != "" {
+			fmt.Fprintf(w, "%s → %s\n", r.Label(), v)
+		}
+	}
+	for _, r := range ax.Results {
 		if r.Redelivered > 0 {
 			fmt.Fprintf(w, "%s: %d redelivered handler starts (a job started twice in one round)\n", r.Label(), r.Redelivered)
 		}
@@ -678,4 +683,23 @@ func writeScaleHTML(b *strings.Builder, rep *Report) {
 	for _, g := range ax.Gaps {
 		fmt.Fprintf(b, "<p class=\"wrap\" data-fit>gap: %s</p>\n", esc(g))
 	}
+}
+
+// scaleVerdict says what held a deployment back: the machine's cores, one primary's thread, or
+// neither (waiting).
+func scaleVerdict(r *ScaleResult, cores int) string {
+	if r.Err != "" || r.CPU == nil {
+		return ""
+	}
+	busiest := 0.0
+	for _, n := range r.Nodes {
+		busiest = max(busiest, n.ScriptShare)
+	}
+	if m := r.CPU.Machine; m != nil && *m >= 0.8*float64(cores) {
+		return fmt.Sprintf("the machine's cores were saturated (%.2f of %d busy; other work held %s of the cores): bounded by the cores, not by the primaries", *m, cores, pct(r.CPU.Outside))
+	}
+	if busiest >= 0.6 {
+		return fmt.Sprintf("bound by a primary's one thread (scripts filled %.0f%% of the window on the busiest)", 100*busiest)
+	}
+	return "neither the cores nor a primary's thread was full: the time went to waiting (round trips, polls)"
 }

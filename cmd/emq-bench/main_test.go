@@ -152,7 +152,7 @@ func TestReportStructure(t *testing.T) {
 	if len(rep.Scale.Gaps) == 0 && len(rep.Scale.Ratios) != len(rep.Params.ScalePrimaries) {
 		t.Errorf("scale ratios: %+v", rep.Scale.Ratios)
 	}
-	if i := strings.Index(out, bench.HeadScale); i < 0 || !strings.Contains(out[i:], "cores (runtime.NumCPU)") || !strings.Contains(out[i:], "the shape") {
+	if i := strings.Index(out, bench.HeadScale); i < 0 || !strings.Contains(out[i:], "cores (runtime.NumCPU)") || !strings.Contains(out[i:], "the shape") || !strings.Contains(out[i:], "cluster-1 → ") {
 		t.Errorf("bench.out has no scale section with the cores and the shape note")
 	}
 	if page := read(t, filepath.Join(dir, "bench.html")); !strings.Contains(page, "primaries → jobs/s") {
