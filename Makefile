@@ -84,11 +84,12 @@ node-test:
 fmt:
 	gofmt -w $$(git ls-files '*.go')
 
-## cluster: the cluster parts of issue 14 — a 3-primary Valkey Cluster on demand, the co-location law on it (every bundle script through reference/cluster), the slot-migration drill
+## cluster: a 3-primary Valkey Cluster on demand, the co-location law on it (every bundle script through reference/cluster), the bus in cluster mode (every op, consumers on every primary), the slot-migration drills (router and bus)
 .PHONY: cluster engines-cluster
 cluster: provision-valkey
 	$(GO) test $(GOTEST_FLAGS) -run 'TestCluster' ./internal/engines
 	$(GO) test $(GOTEST_FLAGS) ./reference/cluster
+	$(GO) test $(GOTEST_FLAGS) -run 'TestCluster' ./reference/bus
 ## engines-cluster: start a 3-primary cluster (beside a single Valkey) and print EMQ_VALKEY_CLUSTER
 engines-cluster: provision-valkey
 	$(GO) run ./cmd/emq-engines -valkey-only -cluster

@@ -188,6 +188,10 @@ var c07 = Contract{ID: "C07", Name: "stale",
 					rangeCase{fmt.Sprintf("promote with limit %d", l), ruleRangeLimit, func() error {
 						_, err := t.D.Promote(t.ctx, protocol.PromoteArgs{Queue: "orders", Limit: l})
 						return err
+					}},
+					rangeCase{fmt.Sprintf("morgue with limit %d", l), ruleRangeLimit, func() error {
+						_, err := t.D.Morgue(t.ctx, protocol.MorgueArgs{Queue: "orders", Limit: l})
+						return err
 					}})
 			}
 			t.refusedArg(cases)
@@ -227,6 +231,8 @@ var c07 = Contract{ID: "C07", Name: "stale",
 				t.ok(err, ruleRangeMaxAttempts, fmt.Sprintf("reap with max_attempts 1, limit %d", l))
 				_, err = t.D.Promote(t.ctx, protocol.PromoteArgs{Queue: "orders", Limit: l})
 				t.ok(err, ruleRangeLimit, fmt.Sprintf("promote with limit %d", l))
+				_, err = t.D.Morgue(t.ctx, protocol.MorgueArgs{Queue: "orders", Limit: l})
+				t.ok(err, ruleRangeLimit, fmt.Sprintf("morgue with limit %d", l))
 			}
 		})
 		// extend sets the deadline to the server's TIME + lease_ms — shorter or longer than

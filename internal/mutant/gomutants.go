@@ -48,6 +48,8 @@ var goMutants = []Spec{
 		Go: seams(func(s *bus.Seams) { s.Handshake = infoAfterFence })},
 	{Name: "payload-utf8", Contract: "C06", Rule: "claim", Defect: "the port passes a claimed payload through a UTF-8 string: invalid bytes come back as U+FFFD",
 		Go: payloadUTF8},
+	{Name: "morgue-limit-unbounded", Contract: "C07", Rule: "A16-limit", Defect: "morgue takes any limit: 10001 lists the first 10000 dead jobs instead of EMQARG",
+		Go: morgueAnyLimit},
 	{Name: "claim-after-timeout", Contract: "C14", Rule: "park", Defect: "a parked consumer goes back to claim when its blocking pop times out, not only on a wake token",
 		Go: seams(func(s *bus.Seams) { s.Park = claimAfterTimeout })},
 }

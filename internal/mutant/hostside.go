@@ -255,3 +255,16 @@ func (f bareVersionFront) Hello(ctx context.Context, a protocol.HelloArgs) (prot
 	h.Bundle = strings.TrimPrefix(h.Bundle, "echomq:")
 	return h, err
 }
+
+// morgueAnyLimit is a port whose morgue takes any limit: past A16's 10000 it lists what 10000
+// would, instead of refusing.
+func morgueAnyLimit(*bus.Options) Wrap {
+	return func(d drivers.Driver) drivers.Driver { return morgueFront{d} }
+}
+
+type morgueFront struct{ drivers.Driver }
+
+func (f morgueFront) Morgue(ctx context.Context, a protocol.MorgueArgs) (protocol.MorgueResult, error) {
+	a.Limit = min(a.Limit, 10000)
+	return f.Driver.Morgue(ctx, a)
+}

@@ -342,14 +342,17 @@ type DeadJob struct {
 	Died     int64 // server ms
 }
 
+// MaxLimit bounds every limit argument (reap, promote, morgue): A16's 1..10000.
+const MaxLimit = 10000
+
 // Morgue lists up to limit dead jobs, oldest death first. It only reads.
 func (b *Bus) Morgue(ctx context.Context, queue string, limit int) ([]DeadJob, error) {
 	q, err := b.queue(queue)
 	if err != nil {
 		return nil, err
 	}
-	if limit < 1 {
-		return nil, fmt.Errorf("bus: morgue: %w", argErr("limit %d: want at least 1", limit))
+	if limit < 1 || limit > MaxLimit {
+		return nil, fmt.Errorf("bus: morgue: %w", argErr("limit %d: want 1..%d", limit, MaxLimit))
 	}
 	v, err := b.link.Do(ctx, q.dead, "ZRANGE", q.dead, 0, limit-1, "WITHSCORES")
 	if err != nil {

@@ -169,6 +169,7 @@ class Bus {
   async morgue(queue, limit = 100) {
     const q = this.queue(queue);
     const n = int('limit', limit, { min: 1, dflt: 100 });
+    if (n > 10000) throw errors.arg(`limit ${n}: want 1..10000`); // A16, as reap and promote
     const conn = this.session.conn;
     const flat = await conn.send('ZRANGE', q.dead, 0, n - 1, 'WITHSCORES');
     const entries = [];
