@@ -321,6 +321,7 @@ func (t *scaleTarget) round(ctx context.Context, k, perQueue, workers, parked in
 			return err
 		})
 	}
+	redir0 := t.redir(t.b) // the fill's calls count too: every one should go straight to its owner
 	if err := parallel(len(all), len(all), func(i int) error { return fill(all[i]) }); err != nil {
 		return drainResult{}, err
 	}
@@ -333,7 +334,6 @@ func (t *scaleTarget) round(ctx context.Context, k, perQueue, workers, parked in
 			return drainResult{}, err
 		}
 	}
-	redir0 := t.redir(t.b)
 	clk := cpuClock{valkeyPIDs: t.pids}
 	c0 := clk.read()
 	begun := time.Now()
@@ -403,6 +403,20 @@ func (t *scaleTarget) round(ctx context.Context, k, perQueue, workers, parked in
 	last, err := t.pollEmpty(dctx, by, func() bool { return started.Load() >= n }, errc)
 	close(done)
 	c1 := clk.read()
+	// Valkey's script time is read before the consumers stop: their last empty claims are not
+	// the drain's.
+	type stat struct{ calls, us int64 }
+	stats := map[string]stat{}
+	if err == nil {
+		for a := range by {
+			calls, us, serr := evalshaStats(ctx, t.admins[a])
+			if serr != nil {
+				err = serr
+				break
+			}
+			stats[a] = stat{calls, us}
+		}
+	}
 	if serr := stopAll(); err == nil {
 		err = serr
 	}
@@ -418,15 +432,11 @@ func (t *scaleTarget) round(ctx context.Context, k, perQueue, workers, parked in
 	}
 	wall := last.Sub(time.Unix(0, f))
 	for a, qs := range by {
-		calls, us, err := evalshaStats(ctx, t.admins[a])
-		if err != nil {
-			return drainResult{}, err
-		}
 		na := t.nodes[a]
 		na.queues = len(qs)
 		na.jobs += int64(len(qs) * perQueue)
-		na.calls += calls
-		na.us += us
+		na.calls += stats[a].calls
+		na.us += stats[a].us
 		na.wallUS += wall.Microseconds()
 	}
 	t.res.Redirects += t.redir(t.b) - redir0
