@@ -74,7 +74,7 @@ mutants: provision-valkey provision-redis provision-valkey80
 faults: provision-valkey
 	$(GO) test -count=1 -timeout 15m -run TestDrills ./internal/faults -args -faults.long -faults.out $(CURDIR)/transcripts/faults.out
 
-## bench: the full bench (bus vs Oban-shaped vs River); bench-ci: the short one CI runs
+## bench: the full bench (bus vs BullMQ, Oban-shaped and River; the scale axis on 1, 2 and 3 cluster primaries); bench-ci: the short one CI runs (its scale axis adds about 15 s, not gated)
 # DURABILITY=1 adds the guarantee-matched axis to the full bench (bench-ci always runs it): Valkey appendfsync always beside Postgres synchronous_commit=on.
 BENCH_FLAGS := $(if $(DURABILITY),-durability,)
 # The committed record is refused when more than 15% of the cores were busy with other work.

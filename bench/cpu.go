@@ -18,7 +18,8 @@ const clockTick = 10 * time.Millisecond
 // the whole machine (teammates' work included). An engine not started here (PID 0) is unknown.
 type cpuClock struct {
 	valkeyPID, pgPID int
-	clientPID        int // a system's client in another process (BullMQ's Node driver), counted as the bench's
+	clientPID        int   // a system's client in another process (BullMQ's Node driver), counted as the bench's
+	valkeyPIDs       []int // more Valkey servers counted as one party (a cluster's primaries)
 }
 
 // withClient also counts pid's CPU on the client side.
@@ -45,9 +46,18 @@ func (c cpuClock) read() cpuTimes {
 			t.bench += f.self
 		}
 	}
-	if c.valkeyPID > 0 {
-		if f, ok := procStat(c.valkeyPID); ok {
-			t.valkey = f.self
+	if c.valkeyPID > 0 || len(c.valkeyPIDs) > 0 {
+		t.valkey = 0
+		for _, pid := range append([]int{c.valkeyPID}, c.valkeyPIDs...) {
+			if pid <= 0 {
+				continue
+			}
+			f, ok := procStat(pid)
+			if !ok {
+				t.valkey = -1 // one server unknown: the sum is unknown
+				break
+			}
+			t.valkey += f.self
 		}
 	}
 	if c.pgPID > 0 {
@@ -196,4 +206,34 @@ func machineBusy() time.Duration {
 		busy += n
 	}
 	return time.Duration(busy) * clockTick
+}
+
+// cgroupCPULimit is the CPU quota of this process's cgroup in cores (cgroup v2 cpu.max, else v1
+// cfs quota ÷ period); 0 when there is none or it cannot be read.
+func cgroupCPULimit() float64 {
+	if b, err := os.ReadFile("/sys/fs/cgroup/cpu.max"); err == nil {
+		f := bytes.Fields(b)
+		if len(f) == 2 && string(f[0]) != "max" {
+			q, err1 := strconv.ParseFloat(string(f[0]), 64)
+			p, err2 := strconv.ParseFloat(string(f[1]), 64)
+			if err1 == nil && err2 == nil && q > 0 && p > 0 {
+				return q / p
+			}
+		}
+		return 0
+	}
+	for _, dir := range []string{"/sys/fs/cgroup/cpu", "/sys/fs/cgroup/cpu,cpuacct"} {
+		qb, err1 := os.ReadFile(filepath.Join(dir, "cpu.cfs_quota_us"))
+		pb, err2 := os.ReadFile(filepath.Join(dir, "cpu.cfs_period_us"))
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		q, err1 := strconv.ParseFloat(string(bytes.TrimSpace(qb)), 64)
+		p, err2 := strconv.ParseFloat(string(bytes.TrimSpace(pb)), 64)
+		if err1 == nil && err2 == nil && q > 0 && p > 0 {
+			return q / p
+		}
+		return 0
+	}
+	return 0
 }

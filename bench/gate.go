@@ -167,6 +167,13 @@ func (rep *Report) Outside() float64 {
 			}
 		}
 	}
+	if rep.Scale != nil {
+		for _, r := range rep.Scale.Results {
+			if r.CPU != nil && r.CPU.Outside != nil {
+				xs = append(xs, *r.CPU.Outside)
+			}
+		}
+	}
 	if len(xs) == 0 {
 		return 0
 	}

@@ -30,12 +30,14 @@ svg{max-width:100%;height:auto;display:block;margin:8px 0}
 `)
 	fmt.Fprintf(&b, "<h1 data-fit>EchoMQ bench — mode %s</h1>\n", esc(rep.Params.Mode))
 	out := rep.Outside()
-	fmt.Fprintf(&b, "<p class=\"wrap\" data-fit>%s, %.0f s; %d cores, %s/%s, %s. Load while measuring: median outside share %.0f%%.</p>\n",
-		esc(rep.Started.Format("2006-01-02 15:04:05Z")), rep.Seconds, rep.Machine.Cores, esc(rep.Machine.OS), esc(rep.Machine.Arch), esc(rep.Machine.Go), 100*out)
+	fmt.Fprintf(&b, "<p class=\"wrap\" data-fit>%s, %.0f s; %s, %s/%s, %s. Load while measuring: median outside share %.0f%%.</p>\n",
+		esc(rep.Started.Format("2006-01-02 15:04:05Z")), rep.Seconds, esc(coresText(rep.Machine)), esc(rep.Machine.OS), esc(rep.Machine.Arch), esc(rep.Machine.Go), 100*out)
 	if out > 0.15 {
 		b.WriteString("<p class=\"busy wrap\" data-fit>The machine was busy with other work while this was measured: absolute figures are low and noisy; ratios within the run still compare.</p>\n")
 	}
-	b.WriteString("<h2 data-fit>What each side promises (read this before any figure)</h2>\n")
+	if len(rep.Runs) > 0 {
+		b.WriteString("<h2 data-fit>What each side promises (read this before any figure)</h2>\n")
+	}
 	for _, run := range rep.Runs {
 		var t strings.Builder
 		writeAsymmetry(&t, rep, run)
@@ -44,6 +46,7 @@ svg{max-width:100%;height:auto;display:block;margin:8px 0}
 	for _, run := range rep.Runs {
 		writeRunHTML(&b, rep, run)
 	}
+	writeScaleHTML(&b, rep)
 	b.WriteString("</body></html>\n")
 	io.WriteString(w, b.String())
 }

@@ -20,6 +20,10 @@ type Params struct {
 	Rate            float64       `json:"rate"` // offered jobs/s of the latency scenario
 	LatencyDuration time.Duration `json:"latency_duration_ns"`
 	Pipeline        int           `json:"pipeline"` // EVALSHAs per pipelined batch in the Valkey ceiling
+	// The scale axis: cluster sizes (primaries) drained beside a standalone Valkey, and queues
+	// per primary; none when ScalePrimaries is empty.
+	ScalePrimaries []int `json:"scale_primaries,omitempty"`
+	ScaleQueues    int   `json:"scale_queues_per_primary,omitempty"`
 }
 
 // ParamsFor returns a mode's sizes. ci must finish in a few minutes on 2 cores; full repeats
@@ -30,13 +34,16 @@ func ParamsFor(mode string) (Params, error) {
 	switch mode {
 	case "ci":
 		return Params{Mode: mode, Duration: 1500 * time.Millisecond, Repeats: 3, Producers: 64, Workers: 256, PGPool: 32,
-			Batch: 500, Backlog: 20000, Rate: 1000, LatencyDuration: 5 * time.Second, Pipeline: 64}, nil
+			Batch: 500, Backlog: 20000, Rate: 1000, LatencyDuration: 5 * time.Second, Pipeline: 64,
+			ScalePrimaries: []int{1, 2, 3}, ScaleQueues: 4}, nil
 	case "full":
 		return Params{Mode: mode, Duration: 5 * time.Second, Repeats: 5, Producers: 64, Workers: 256, PGPool: 32,
-			Batch: 500, Backlog: 100000, Rate: 1000, LatencyDuration: 30 * time.Second, Pipeline: 64}, nil
+			Batch: 500, Backlog: 100000, Rate: 1000, LatencyDuration: 30 * time.Second, Pipeline: 64,
+			ScalePrimaries: []int{1, 2, 3}, ScaleQueues: 4}, nil
 	case "tiny":
 		return Params{Mode: mode, Duration: 200 * time.Millisecond, Repeats: 1, Producers: 4, Workers: 8, PGPool: 8,
-			Batch: 10, Backlog: 200, Rate: 200, LatencyDuration: time.Second, Pipeline: 16}, nil
+			Batch: 10, Backlog: 200, Rate: 200, LatencyDuration: time.Second, Pipeline: 16,
+			ScalePrimaries: []int{1, 2, 3}, ScaleQueues: 4}, nil
 	}
 	return Params{}, fmt.Errorf("%w: unknown mode %q (want ci, full or tiny)", ErrParams, mode)
 }

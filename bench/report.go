@@ -80,6 +80,7 @@ func WriteText(w io.Writer, rep *Report) {
 	for _, run := range rep.Runs {
 		writeFigures(w, rep, run)
 	}
+	writeScale(w, rep)
 }
 
 func writeAsymmetry(w io.Writer, rep *Report, run *Run) {
@@ -145,8 +146,8 @@ func writeAsymmetry(w io.Writer, rep *Report, run *Run) {
 		fmt.Fprintf(w, "  %s: bullmq %s, ioredis %s on Node.js %s, driven in its own process (bench/bullmq/driver.js: each scenario runs\n    inside Node, no hop per job; its CPU is counted on the bench side); Worker concurrency=%d; %s\n",
 			SysBullMQ, b.Versions["bullmq"], b.Versions["ioredis"], b.Versions["node"], p.Workers, strings.Join(kv, ", "))
 	}
-	fmt.Fprintf(w, "Machine: %d cores (GOMAXPROCS %d), %s/%s, %s. The engines and the load generator share these cores;\n",
-		rep.Machine.Cores, rep.Machine.GOMAXPROCS, rep.Machine.OS, rep.Machine.Arch, rep.Machine.Go)
+	fmt.Fprintf(w, "Machine: %s (GOMAXPROCS %d), %s/%s, %s. The engines and the load generator share these cores;\n",
+		coresText(rep.Machine), rep.Machine.GOMAXPROCS, rep.Machine.OS, rep.Machine.Arch, rep.Machine.Go)
 	fmt.Fprintf(w, "  \"cpu\" columns are cores kept busy (CPU s ÷ wall s): bench process (load + every client side) / valkey / postgres / whole machine,\n")
 	fmt.Fprintf(w, "  then \"out\": the share of all cores busy with work that is not this run's (other users of the machine).\n")
 	fmt.Fprintf(w, "  Load while measuring: median outside share %.0f%%%s.\n", 100*rep.Outside(), busyNote(rep.Outside()))

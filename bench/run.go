@@ -37,22 +37,24 @@ type Config struct {
 
 // Report is everything one invocation measured.
 type Report struct {
-	Tool     string    `json:"tool"`
-	Started  time.Time `json:"started"`
-	Seconds  float64   `json:"seconds"`
-	Params   Params    `json:"params"`
-	Machine  Machine   `json:"machine"`
-	Runs     []*Run    `json:"runs"`
-	Versions Versions  `json:"versions"`
+	Tool     string     `json:"tool"`
+	Started  time.Time  `json:"started"`
+	Seconds  float64    `json:"seconds"`
+	Params   Params     `json:"params"`
+	Machine  Machine    `json:"machine"`
+	Runs     []*Run     `json:"runs"`
+	Scale    *ScaleAxis `json:"scale,omitempty"` // the drain across cluster primaries
+	Versions Versions   `json:"versions"`
 }
 
 // Machine is where it ran.
 type Machine struct {
-	Cores      int    `json:"cores"`
-	GOMAXPROCS int    `json:"gomaxprocs"`
-	OS         string `json:"os"`
-	Arch       string `json:"arch"`
-	Go         string `json:"go"`
+	Cores      int     `json:"cores"`
+	CPULimit   float64 `json:"cgroup_cpu_limit,omitempty"` // cores; 0: none found
+	GOMAXPROCS int     `json:"gomaxprocs"`
+	OS         string  `json:"os"`
+	Arch       string  `json:"arch"`
+	Go         string  `json:"go"`
 }
 
 // Versions of the systems under test.
@@ -163,11 +165,13 @@ func Execute(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	want := map[string]bool{}
+	axisWanted := len(cfg.Only) == 0
 	for _, name := range cfg.Only {
-		if !slices.Contains(Scenarios, name) {
-			return nil, fmt.Errorf("%w: unknown scenario %q (want one of %s)", ErrParams, name, strings.Join(Scenarios, ", "))
+		if !slices.Contains(Scenarios, name) && name != ScScale {
+			return nil, fmt.Errorf("%w: unknown scenario %q (want one of %s, %s)", ErrParams, name, strings.Join(Scenarios, ", "), ScScale)
 		}
 		want[name] = true
+		axisWanted = axisWanted || name != ScScale
 	}
 	selected := func(name string) bool { return len(want) == 0 || want[name] }
 	prog := cfg.Progress
@@ -175,7 +179,7 @@ func Execute(ctx context.Context, cfg Config) (*Report, error) {
 		prog = io.Discard
 	}
 	rep := &Report{Tool: "emq-bench", Started: time.Now().UTC(), Params: p,
-		Machine: Machine{Cores: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0), OS: runtime.GOOS,
+		Machine: Machine{Cores: runtime.NumCPU(), CPULimit: cgroupCPULimit(), GOMAXPROCS: runtime.GOMAXPROCS(0), OS: runtime.GOOS,
 			Arch: runtime.GOARCH, Go: runtime.Version()},
 		Versions: Versions{Oban: "kit oban package: Oban 2.18.3 Basic engine SQL, schema v12, notifications on",
 			River: "github.com/riverqueue/river " + moduleVersion("github.com/riverqueue/river") + " (riverpgxv5)",
@@ -191,6 +195,9 @@ func Execute(ctx context.Context, cfg Config) (*Report, error) {
 		// CI's budget: the guarantee-matched axis runs what durability changes most.
 		axes[1].only = []string{ScEnqueueConc, ScEnqueueTx, ScDrain, ScDrainOnce}
 	}
+	if !axisWanted {
+		axes = nil // -only scale: the axes' engines and ceilings are not needed
+	}
 	for _, ax := range axes {
 		fmt.Fprintf(prog, "emq-bench: axis %s: starting engines\n", ax.name)
 		sel := selected
@@ -203,6 +210,9 @@ func Execute(ctx context.Context, cfg Config) (*Report, error) {
 		}
 		run.Targets = Targets(rep, run)
 		rep.Runs = append(rep.Runs, run)
+	}
+	if selected(ScScale) && len(p.ScalePrimaries) > 0 {
+		rep.Scale = runScale(ctx, p, prog)
 	}
 	rep.Seconds = time.Since(rep.Started).Seconds()
 	return rep, nil

@@ -1,6 +1,7 @@
-// Command emq-bench measures the Oban-shaped Postgres queue, River and the EchoMQ bus side by
-// side in one run, with each engine's ceiling, and writes bench.out, bench.json and SVG latency
-// plots into -out.
+// Command emq-bench measures the Oban-shaped Postgres queue, River, BullMQ and the EchoMQ bus
+// side by side in one run, with each engine's ceiling, then the bus's drain across Valkey Cluster
+// primaries (the scale axis), and writes bench.out, bench.json, bench.html and SVG latency plots
+// into -out.
 //
 //	go run ./cmd/emq-bench -mode ci|full -out DIR [-durability] [-producers N -workers W -pg-pool C -backlog B -batch K -rate R]
 //
@@ -47,7 +48,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.IntVar(&o.Backlog, "backlog", 0, "jobs pre-filled for the drain (0: the mode's)")
 	fs.IntVar(&o.Batch, "batch", 0, "jobs per batch in enqueue-batch (0: the mode's)")
 	fs.Float64Var(&o.Rate, "rate", 0, "offered jobs/s of the latency scenario (0: the mode's)")
-	only := fs.String("only", "", "comma-separated scenarios to run (ceilings always run); empty: all")
+	only := fs.String("only", "", "comma-separated scenarios to run (ceilings always run with any of them; \"scale\": the scale axis across cluster primaries, which needs no other engine); empty: all")
 	gateFile := fs.String("gate", "", "thresholds on same-run ratios (bench/gate.json): the run fails when one is missed twice")
 	redraw := fs.String("redraw", "", "redraw DIR's bench.out, bench.html and plots from its bench.json, measuring nothing")
 	maxOutside := fs.Float64("max-outside", 0, "refuse to write the report when more than this share of the machine's cores was busy with work not this run's (0: write whatever the load)")

@@ -136,6 +136,29 @@ func TestReportStructure(t *testing.T) {
 		}
 	}
 
+	// The scale axis: the standalone baseline and every cluster size, each with a figure (a
+	// cluster the engines cannot give, e.g. EMQ_VALKEY_CLUSTER of another size, is a gap).
+	if rep.Scale == nil || len(rep.Scale.Results)+len(rep.Scale.Gaps) != 1+len(rep.Params.ScalePrimaries) {
+		t.Fatalf("scale axis: %+v", rep.Scale)
+	}
+	if len(rep.Scale.Gaps) > 0 {
+		t.Logf("scale axis gaps: %v", rep.Scale.Gaps)
+	}
+	for _, res := range rep.Scale.Results {
+		if res.Err != "" || res.JobsPerS.Median <= 0 || res.PerPrimary <= 0 || len(res.Nodes) != res.Primaries || res.CPU == nil {
+			t.Errorf("scale %s: %+v", res.Label(), res)
+		}
+	}
+	if len(rep.Scale.Gaps) == 0 && len(rep.Scale.Ratios) != len(rep.Params.ScalePrimaries) {
+		t.Errorf("scale ratios: %+v", rep.Scale.Ratios)
+	}
+	if i := strings.Index(out, bench.HeadScale); i < 0 || !strings.Contains(out[i:], "cores (runtime.NumCPU)") || !strings.Contains(out[i:], "the shape") || !strings.Contains(out[i:], "cluster-1 → ") {
+		t.Errorf("bench.out has no scale section with the cores and the shape note")
+	}
+	if page := read(t, filepath.Join(dir, "bench.html")); !strings.Contains(page, "primaries → jobs/s") {
+		t.Errorf("bench.html has no scale plot")
+	}
+
 	svg := read(t, filepath.Join(dir, r.Latency.PlotFile))
 	dec := xml.NewDecoder(strings.NewReader(svg))
 	lines := 0
