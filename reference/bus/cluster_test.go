@@ -167,6 +167,11 @@ func TestClusterModeIsDeclared(t *testing.T) {
 	if _, err := bus.Open(ctxT(t), vc.Addrs[0], bus.Options{}); !errors.Is(err, emqerr.Server) {
 		t.Errorf("Open on a cluster node: %v, want EMQSERVER", err)
 	}
+	// A lone primary has never met a peer, so CLUSTER SHARDS leaves its ip empty: the map must
+	// still name it by a dialable address.
+	if p := openCluster(t, vc).Router().Primaries(); len(p) != 1 || p[0] != vc.Addrs[0] {
+		t.Errorf("primaries %v, want [%s]", p, vc.Addrs[0])
+	}
 	v := enginestest.Valkey(t)
 	if _, err := bus.OpenCluster(ctxT(t), []string{v.Addr}, bus.Options{}); !errors.Is(err, emqerr.Server) {
 		t.Errorf("OpenCluster on a standalone server: %v, want EMQSERVER", err)

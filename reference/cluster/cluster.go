@@ -400,7 +400,13 @@ func readShards(ctx context.Context, addr string, opt Options) ([]string, error)
 				continue
 			}
 			port, _ := nf["port"].Int64()
-			primary = net.JoinHostPort(nf["ip"].Text(), strconv.FormatInt(port, 10))
+			ip := nf["ip"].Text()
+			if ip == "" {
+				// A node that has never met a peer does not know its own address: it is the
+				// one we asked.
+				ip, _, _ = net.SplitHostPort(addr)
+			}
+			primary = net.JoinHostPort(ip, strconv.FormatInt(port, 10))
 		}
 		slots := f["slots"].Elems
 		for i := 0; i+1 < len(slots) && primary != ""; i += 2 {
