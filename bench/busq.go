@@ -274,31 +274,7 @@ func (q *BusQueue) consume(ctx context.Context, workers int, logf func(string, .
 func (q *BusQueue) Reset(ctx context.Context) error {
 	old := q.name()
 	q.next()
-	match := "emq:{" + old + "}:*"
-	cursor := "0"
-	for {
-		v, err := q.admin.Do(ctx, "SCAN", cursor, "MATCH", match, "COUNT", 1000)
-		if err != nil {
-			return fmt.Errorf("bench: scan %s: %w", match, err)
-		}
-		if len(v.Elems) != 2 {
-			return fmt.Errorf("bench: scan %s: unexpected reply", match)
-		}
-		cursor = string(v.Elems[0].Str)
-		if keys := v.Elems[1].Elems; len(keys) > 0 {
-			cmd := make([]any, 0, len(keys)+1)
-			cmd = append(cmd, "UNLINK")
-			for _, k := range keys {
-				cmd = append(cmd, string(k.Str))
-			}
-			if _, err := q.admin.Do(ctx, cmd...); err != nil {
-				return fmt.Errorf("bench: unlink: %w", err)
-			}
-		}
-		if cursor == "0" {
-			return nil
-		}
-	}
+	return unlinkMatch(ctx, q.admin, "emq:{"+old+"}:*")
 }
 
 func (q *BusQueue) Close() error {
