@@ -102,7 +102,11 @@ func readShards(ctx context.Context, c *conn) ([]string, error) {
 				continue
 			}
 			port, _ := nf["port"].Int64()
-			primary = net.JoinHostPort(nf["ip"].Text(), strconv.FormatInt(port, 10))
+			ip := nf["ip"].Text()
+			if ip == "" { // a lone primary that never met a peer: it is the node we asked
+				ip, _, _ = net.SplitHostPort(c.nc.RemoteAddr().String())
+			}
+			primary = net.JoinHostPort(ip, strconv.FormatInt(port, 10))
 		}
 		ss := f["slots"].Elems
 		for i := 0; i+1 < len(ss) && primary != ""; i += 2 {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -39,22 +41,13 @@ func queuesOnEvery(t testing.TB, r *cluster.Router) []string {
 	for _, p := range r.Primaries() {
 		for i := 0; ; i++ {
 			q := fmt.Sprintf("%s-%d", base, i)
-			if r.Owner(cluster.SlotOfQueue(q)) == p && !contains(out, q) {
+			if r.Owner(cluster.SlotOfQueue(q)) == p && !slices.Contains(out, q) {
 				out = append(out, q)
 				break
 			}
 		}
 	}
 	return out
-}
-
-func contains(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // onlyAtOwners scans every primary: every key parses under the grammar and lives on the node
@@ -176,14 +169,10 @@ func TestClusterModeIsDeclared(t *testing.T) {
 	if _, err := bus.OpenCluster(ctxT(t), []string{v.Addr}, bus.Options{}); !errors.Is(err, emqerr.Server) {
 		t.Errorf("OpenCluster on a standalone server: %v, want EMQSERVER", err)
 	}
-	if _, err := bus.OpenCluster(ctxT(t), vc.Addrs, bus.Options{Tap: &countWriter{}}); !errors.Is(err, emqerr.Arg) {
+	if _, err := bus.OpenCluster(ctxT(t), vc.Addrs, bus.Options{Tap: io.Discard}); !errors.Is(err, emqerr.Arg) {
 		t.Errorf("OpenCluster with a Tap: %v, want EMQARG", err)
 	}
 }
-
-type countWriter struct{ n int }
-
-func (w *countWriter) Write(p []byte) (int, error) { w.n += len(p); return len(p), nil }
 
 // Consumers on queues of every primary drain their backlogs, each job handled once, parked on
 // their queue's owner between jobs.
