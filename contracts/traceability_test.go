@@ -99,29 +99,7 @@ func TestTraceability(t *testing.T) {
 	b.WriteString("it; `go test ./contracts -run TestMutantsAreKilled -v` shows each mutant killed by its own\n")
 	b.WriteString("contract, the Lua ones with their edited scripts admitted (on behaviour alone).\n\n")
 	b.WriteString("| rule | where it is written | clauses that check it | mutants that break it |\n|---|---|---|---|\n")
-	for _, rl := range rules {
-		cls := clauses[rl.ID]
-		if len(cls) == 0 {
-			t.Errorf("rule %s has no clause that checks it", rl.ID)
-		}
-		ms := mutants[rl.ID]
-		if len(ms) == 0 && exempt[rl.ID] == "" {
-			t.Errorf("rule %s has no mutant that breaks it", rl.ID)
-		}
-		where := "every clause (wire law)"
-		if len(cls) < len(all) {
-			where = "`" + strings.Join(cls, "`<br>`") + "`"
-		}
-		var mn []string
-		for _, m := range ms {
-			mn = append(mn, fmt.Sprintf("`%s` (%s)", m.Name, m.Contract))
-		}
-		quote := strings.ReplaceAll(rl.Quote, "|", "\\|")
-		if why := exempt[rl.ID]; why != "" {
-			mn = append(mn, why)
-		}
-		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", rl.ID, quote, where, strings.Join(mn, "<br>"))
-	}
+	ruleRows(t, &b, rules, traceRun{clauses: clauses, all: all, everywhere: "every clause (wire law)"}, mutants, exempt)
 	// The cluster rules, from the cluster run. Two of them no port can break on the wire a
 	// clause sees: the server refuses such a call before MONITOR shows it, and its errorstats
 	// then break cluster-no-redirect-left (mutant cluster-wrong-node).
@@ -134,29 +112,45 @@ func TestTraceability(t *testing.T) {
 	b.WriteString("clauses are those of the reference's certification on a fresh 3-primary cluster, and their mutants\n")
 	b.WriteString("are run against a cluster by `TestMutantsAreKilled`.\n\n")
 	b.WriteString("| rule | where it is written | clauses that check it (cluster run) | mutants that break it |\n|---|---|---|---|\n")
-	for _, rl := range contracts.ClusterRules() {
-		cls := clusterClauses[rl.ID]
+	ruleRows(t, &b, contracts.ClusterRules(), traceRun{clauses: clusterClauses, all: allCluster,
+		everywhere: "every clause of a cluster run (wire law)", what: "of the cluster run ", on: ", on a cluster"}, mutants, clusterExempt)
+	frozen(t, "TRACEABILITY.md", b.String())
+}
+
+// traceRun is what one certification of the reference says of its rules.
+type traceRun struct {
+	clauses    map[string][]string // rule id → the clauses that evaluated it
+	all        []string            // every clause of the run
+	everywhere string              // the cell for a rule every clause evaluates
+	what, on   string              // wording for the cluster run ("" for the standalone one)
+}
+
+// ruleRows writes one table row per rule (its quote, its clauses, its mutants) and fails a rule
+// without a clause, or without a mutant unless exempt says why none can break it.
+func ruleRows(t *testing.T, b *strings.Builder, rules []contracts.Rule, run traceRun, mutants map[string][]mutant.Spec, exempt map[string]string) {
+	t.Helper()
+	for _, rl := range rules {
+		cls := run.clauses[rl.ID]
 		if len(cls) == 0 {
-			t.Errorf("cluster rule %s has no clause of the cluster run that checks it", rl.ID)
+			t.Errorf("rule %s has no clause %sthat checks it", rl.ID, run.what)
 		}
 		ms := mutants[rl.ID]
-		if len(ms) == 0 && clusterExempt[rl.ID] == "" {
-			t.Errorf("cluster rule %s has no mutant that breaks it", rl.ID)
+		if len(ms) == 0 && exempt[rl.ID] == "" {
+			t.Errorf("rule %s has no mutant that breaks it", rl.ID)
 		}
-		where := "every clause of a cluster run (wire law)"
-		if len(cls) < len(allCluster) {
+		where := run.everywhere
+		if len(cls) < len(run.all) {
 			where = "`" + strings.Join(cls, "`<br>`") + "`"
 		}
 		var mn []string
 		for _, m := range ms {
-			mn = append(mn, fmt.Sprintf("`%s` (%s, on a cluster)", m.Name, m.Contract))
+			mn = append(mn, fmt.Sprintf("`%s` (%s%s)", m.Name, m.Contract, run.on))
 		}
-		if why := clusterExempt[rl.ID]; why != "" {
+		if why := exempt[rl.ID]; why != "" {
 			mn = append(mn, why)
 		}
-		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", rl.ID, strings.ReplaceAll(rl.Quote, "|", "\\|"), where, strings.Join(mn, "<br>"))
+		fmt.Fprintf(b, "| `%s` | %s | %s | %s |\n", rl.ID, strings.ReplaceAll(rl.Quote, "|", "\\|"), where, strings.Join(mn, "<br>"))
 	}
-	frozen(t, "TRACEABILITY.md", b.String())
 }
 
 // TestPartARulesAreTraced: every Part A choice in PROTOCOL.md names the rules that check it; each
