@@ -1,4 +1,6 @@
-package contracts
+// Package model is the walk's oracle: a model of one queue under the canon's state table,
+// pure (no server, no port), which the model-checked walks of contracts/ run beside the port.
+package model
 
 import (
 	"fmt"
@@ -6,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/echomq/kit/reference/keys"
 )
@@ -16,54 +19,61 @@ import (
 // as the window [lo, hi] of server TIME taken around the op, narrowed to the port's value once
 // that value was found inside the window.
 
-// span is a server time in ms known to lie in [lo, hi].
-type span struct{ lo, hi int64 }
+// Span is a server time in ms known to lie in [lo, hi].
+type Span struct{ Lo, Hi int64 }
 
-func (s span) plus(ms int64) span { return span{s.lo + ms, s.hi + ms} }
-func (s span) has(v int64) bool   { return v >= s.lo && v <= s.hi }
+// Plus is the span ms later.
+func (s Span) Plus(ms int64) Span { return Span{Lo: s.Lo + ms, Hi: s.Hi + ms} }
 
-type wjob struct {
-	state    string
-	attempts int64
-	payload  string
+// Has tells whether v lies in the span.
+func (s Span) Has(v int64) bool { return v >= s.Lo && v <= s.Hi }
+
+// Job is a job row: exactly state, attempts, payload (canon §2).
+type Job struct {
+	State    string
+	Attempts int64
+	Payload  string
 }
 
-type wmodel struct {
-	q                       keys.Q
-	jobs                    map[string]*wjob
-	pending                 map[string]bool
-	active, scheduled, dead map[string]span
-	errors, ckpt, laneof    map[string]string
-	lanePend                map[string]map[string]bool
-	laneActive, ceiling     map[string]int64
-	lanePaused              map[string]bool
-	ring                    []string
-	paused, wake            bool
+// Model is one queue's keyspace as the scripts must leave it.
+type Model struct {
+	Q                       keys.Q
+	Jobs                    map[string]*Job
+	Pending                 map[string]bool
+	Active, Scheduled, Dead map[string]Span
+	Errors, Ckpt, Laneof    map[string]string
+	LanePend                map[string]map[string]bool
+	LaneActive, Ceiling     map[string]int64
+	LanePaused              map[string]bool
+	Ring                    []string
+	Paused, Wake            bool
 }
 
-func newModel(q keys.Q) *wmodel {
-	return &wmodel{q: q, jobs: map[string]*wjob{}, pending: map[string]bool{},
-		active: map[string]span{}, scheduled: map[string]span{}, dead: map[string]span{},
-		errors: map[string]string{}, ckpt: map[string]string{}, laneof: map[string]string{},
-		lanePend: map[string]map[string]bool{}, laneActive: map[string]int64{}, ceiling: map[string]int64{},
-		lanePaused: map[string]bool{}}
+// New is the model of the empty queue q.
+func New(q keys.Q) *Model {
+	return &Model{Q: q, Jobs: map[string]*Job{}, Pending: map[string]bool{},
+		Active: map[string]Span{}, Scheduled: map[string]Span{}, Dead: map[string]Span{},
+		Errors: map[string]string{}, Ckpt: map[string]string{}, Laneof: map[string]string{},
+		LanePend: map[string]map[string]bool{}, LaneActive: map[string]int64{}, Ceiling: map[string]int64{},
+		LanePaused: map[string]bool{}}
 }
 
-func (m *wmodel) clone() *wmodel {
+// Clone is a deep copy: a step tries each decision time on its own copy.
+func (m *Model) Clone() *Model {
 	c := *m
-	c.jobs = map[string]*wjob{}
-	for id, j := range m.jobs {
+	c.Jobs = map[string]*Job{}
+	for id, j := range m.Jobs {
 		jj := *j
-		c.jobs[id] = &jj
+		c.Jobs[id] = &jj
 	}
-	c.pending, c.active, c.scheduled, c.dead = maps.Clone(m.pending), maps.Clone(m.active), maps.Clone(m.scheduled), maps.Clone(m.dead)
-	c.errors, c.ckpt, c.laneof = maps.Clone(m.errors), maps.Clone(m.ckpt), maps.Clone(m.laneof)
-	c.lanePend = map[string]map[string]bool{}
-	for g, s := range m.lanePend {
-		c.lanePend[g] = maps.Clone(s)
+	c.Pending, c.Active, c.Scheduled, c.Dead = maps.Clone(m.Pending), maps.Clone(m.Active), maps.Clone(m.Scheduled), maps.Clone(m.Dead)
+	c.Errors, c.Ckpt, c.Laneof = maps.Clone(m.Errors), maps.Clone(m.Ckpt), maps.Clone(m.Laneof)
+	c.LanePend = map[string]map[string]bool{}
+	for g, s := range m.LanePend {
+		c.LanePend[g] = maps.Clone(s)
 	}
-	c.laneActive, c.ceiling, c.lanePaused = maps.Clone(m.laneActive), maps.Clone(m.ceiling), maps.Clone(m.lanePaused)
-	c.ring = slices.Clone(m.ring)
+	c.LaneActive, c.Ceiling, c.LanePaused = maps.Clone(m.LaneActive), maps.Clone(m.Ceiling), maps.Clone(m.LanePaused)
+	c.Ring = slices.Clone(m.Ring)
 	return &c
 }
 
@@ -77,53 +87,53 @@ func popMin(s map[string]bool) string {
 	return id
 }
 
-func (m *wmodel) arm() { m.wake = true }
+func (m *Model) arm() { m.Wake = true }
 
-func (m *wmodel) serviceable(g string) bool {
-	c, has := m.ceiling[g]
-	return !m.lanePaused[g] && (!has || m.laneActive[g] < c) && len(m.lanePend[g]) > 0
+func (m *Model) serviceable(g string) bool {
+	c, has := m.Ceiling[g]
+	return !m.LanePaused[g] && (!has || m.LaneActive[g] < c) && len(m.LanePend[g]) > 0
 }
 
 // ringFix keeps lane g in the ring iff serviceable, keeping its place or joining at the tail
 // (A14); true when it joined.
-func (m *wmodel) ringFix(g string) bool {
-	ok, at := m.serviceable(g), slices.Index(m.ring, g)
+func (m *Model) ringFix(g string) bool {
+	ok, at := m.serviceable(g), slices.Index(m.Ring, g)
 	if ok && at < 0 {
-		m.ring = append(m.ring, g)
+		m.Ring = append(m.Ring, g)
 		return true
 	}
 	if !ok && at >= 0 {
-		m.ring = slices.Delete(m.ring, at, at+1)
+		m.Ring = slices.Delete(m.Ring, at, at+1)
 	}
 	return false
 }
 
-func (m *wmodel) release(g string) {
-	m.laneActive[g]--
-	if m.laneActive[g] <= 0 {
-		delete(m.laneActive, g)
+func (m *Model) release(g string) {
+	m.LaneActive[g]--
+	if m.LaneActive[g] <= 0 {
+		delete(m.LaneActive, g)
 	}
 }
 
-func (m *wmodel) toPending(id string) {
-	if g, ok := m.laneof[id]; ok {
-		if m.lanePend[g] == nil {
-			m.lanePend[g] = map[string]bool{}
+func (m *Model) toPending(id string) {
+	if g, ok := m.Laneof[id]; ok {
+		if m.LanePend[g] == nil {
+			m.LanePend[g] = map[string]bool{}
 		}
-		m.lanePend[g][id] = true
+		m.LanePend[g][id] = true
 		return
 	}
-	m.pending[id] = true
+	m.Pending[id] = true
 }
 
-func (m *wmodel) enqueue(id, lane, payload string, delay int64, now span) bool {
-	if m.jobs[id] != nil {
+func (m *Model) enqueue(id, lane, payload string, delay int64, now Span) bool {
+	if m.Jobs[id] != nil {
 		return false
 	}
-	j := &wjob{state: "pending", payload: payload}
-	m.jobs[id] = j
+	j := &Job{State: "pending", Payload: payload}
+	m.Jobs[id] = j
 	if lane != "" {
-		m.laneof[id] = lane
+		m.Laneof[id] = lane
 	}
 	if delay == 0 {
 		m.toPending(id)
@@ -131,59 +141,59 @@ func (m *wmodel) enqueue(id, lane, payload string, delay int64, now span) bool {
 			m.ringFix(lane)
 		}
 	} else {
-		j.state = "scheduled"
-		m.scheduled[id] = now.plus(delay)
+		j.State = "scheduled"
+		m.Scheduled[id] = now.Plus(delay)
 	}
 	m.arm()
 	return true
 }
 
-// wclaim is a claim's reply as the model predicts it.
-type wclaim struct {
-	id, payload string
-	token       int64
-	ckpt        *string
-	lane        string
+// Claim is a claim's reply as the model predicts it.
+type Claim struct {
+	ID, Payload string
+	Token       int64
+	Ckpt        *string
+	Lane        string
 }
 
-func (m *wmodel) take(id string, lease int64, now span) *wclaim {
-	j := m.jobs[id]
-	j.attempts++
-	j.state = "active"
-	m.active[id] = now.plus(lease)
-	r := &wclaim{id: id, payload: j.payload, token: j.attempts}
-	if c, ok := m.ckpt[id]; ok && j.attempts > 1 {
-		r.ckpt = &c
+func (m *Model) take(id string, lease int64, now Span) *Claim {
+	j := m.Jobs[id]
+	j.Attempts++
+	j.State = "active"
+	m.Active[id] = now.Plus(lease)
+	r := &Claim{ID: id, Payload: j.Payload, Token: j.Attempts}
+	if c, ok := m.Ckpt[id]; ok && j.Attempts > 1 {
+		r.Ckpt = &c
 	}
 	return r
 }
 
-func (m *wmodel) rearm() {
-	if len(m.pending) > 0 || len(m.ring) > 0 {
+func (m *Model) rearm() {
+	if len(m.Pending) > 0 || len(m.Ring) > 0 {
 		m.arm()
 	}
 }
 
-func (m *wmodel) claim(lease int64, now span) *wclaim {
-	if m.paused || len(m.pending) == 0 {
+func (m *Model) claim(lease int64, now Span) *Claim {
+	if m.Paused || len(m.Pending) == 0 {
 		return nil
 	}
-	r := m.take(popMin(m.pending), lease, now)
+	r := m.take(popMin(m.Pending), lease, now)
 	m.rearm()
 	return r
 }
 
-func (m *wmodel) laneClaim(lease int64, now span) *wclaim {
-	if m.paused || len(m.ring) == 0 {
+func (m *Model) laneClaim(lease int64, now Span) *Claim {
+	if m.Paused || len(m.Ring) == 0 {
 		return nil
 	}
-	g := m.ring[0]
-	m.ring = append(m.ring[1:], g)
-	r := m.take(popMin(m.lanePend[g]), lease, now)
-	r.lane = g
-	m.laneActive[g]++
+	g := m.Ring[0]
+	m.Ring = append(m.Ring[1:], g)
+	r := m.take(popMin(m.LanePend[g]), lease, now)
+	r.Lane = g
+	m.LaneActive[g]++
 	if !m.serviceable(g) {
-		m.ring = slices.DeleteFunc(m.ring, func(x string) bool { return x == g })
+		m.Ring = slices.DeleteFunc(m.Ring, func(x string) bool { return x == g })
 	}
 	m.rearm()
 	return r
@@ -191,53 +201,53 @@ func (m *wmodel) laneClaim(lease int64, now span) *wclaim {
 
 // stale is the token fence at the decision time cut (A2: a lease whose deadline ≤ TIME has
 // passed).
-func (m *wmodel) stale(id string, token, cut int64) bool {
-	j := m.jobs[id]
-	if j == nil || j.state != "active" || j.attempts != token {
+func (m *Model) stale(id string, token, cut int64) bool {
+	j := m.Jobs[id]
+	if j == nil || j.State != "active" || j.Attempts != token {
 		return true
 	}
-	d, ok := m.active[id]
-	return !ok || d.hi <= cut
+	d, ok := m.Active[id]
+	return !ok || d.Hi <= cut
 }
 
-func (m *wmodel) settleLane(id string) (string, bool) {
-	g, ok := m.laneof[id]
+func (m *Model) settleLane(id string) (string, bool) {
+	g, ok := m.Laneof[id]
 	if ok {
 		m.release(g)
 	}
 	return g, ok
 }
 
-func (m *wmodel) complete(id string) {
-	delete(m.jobs, id)
-	delete(m.active, id)
-	delete(m.ckpt, id)
-	delete(m.errors, id)
+func (m *Model) complete(id string) {
+	delete(m.Jobs, id)
+	delete(m.Active, id)
+	delete(m.Ckpt, id)
+	delete(m.Errors, id)
 	if g, ok := m.settleLane(id); ok {
-		delete(m.laneof, id)
+		delete(m.Laneof, id)
 		if m.ringFix(g) {
 			m.arm()
 		}
 	}
 }
 
-func (m *wmodel) bury(id string, now span) {
-	m.jobs[id].state = "dead"
-	m.dead[id] = now
+func (m *Model) bury(id string, now Span) {
+	m.Jobs[id].State = "dead"
+	m.Dead[id] = now
 }
 
-func (m *wmodel) fail(id, text string, now span) {
-	delete(m.active, id)
+func (m *Model) fail(id, text string, now Span) {
+	delete(m.Active, id)
 	m.bury(id, now)
-	m.errors[id] = text
+	m.Errors[id] = text
 	if g, ok := m.settleLane(id); ok && m.ringFix(g) {
 		m.arm()
 	}
 }
 
-func (m *wmodel) retry(id string, token, max, delay int64, text string, now span) string {
-	delete(m.active, id)
-	m.errors[id] = text
+func (m *Model) retry(id string, token, max, delay int64, text string, now Span) string {
+	delete(m.Active, id)
+	m.Errors[id] = text
 	g, lane := m.settleLane(id)
 	if token >= max {
 		m.bury(id, now)
@@ -247,11 +257,11 @@ func (m *wmodel) retry(id string, token, max, delay int64, text string, now span
 		return "dead"
 	}
 	if delay == 0 {
-		m.jobs[id].state = "pending"
+		m.Jobs[id].State = "pending"
 		m.toPending(id)
 	} else {
-		m.jobs[id].state = "scheduled"
-		m.scheduled[id] = now.plus(delay)
+		m.Jobs[id].State = "scheduled"
+		m.Scheduled[id] = now.Plus(delay)
 	}
 	if lane {
 		m.ringFix(g)
@@ -261,32 +271,32 @@ func (m *wmodel) retry(id string, token, max, delay int64, text string, now span
 }
 
 // due lists the ids of a timed set whose score is ≤ cut, in ZRANGEBYSCORE order.
-func due(set map[string]span, cut int64) []string {
+func due(set map[string]Span, cut int64) []string {
 	var out []string
 	for id, s := range set {
-		if s.hi <= cut {
+		if s.Hi <= cut {
 			out = append(out, id)
 		}
 	}
 	sort.Slice(out, func(i, j int) bool {
-		a, b := set[out[i]].hi, set[out[j]].hi
+		a, b := set[out[i]].Hi, set[out[j]].Hi
 		return a < b || a == b && out[i] < out[j]
 	})
 	return out
 }
 
-func (m *wmodel) reap(max, cut int64, now span) int64 {
+func (m *Model) reap(max, cut int64, now Span) int64 {
 	n, wake := int64(0), false
-	for _, id := range due(m.active, cut) {
-		delete(m.active, id)
+	for _, id := range due(m.Active, cut) {
+		delete(m.Active, id)
 		n++
-		j := m.jobs[id]
+		j := m.Jobs[id]
 		g, lane := m.settleLane(id)
-		if j.attempts >= max {
+		if j.Attempts >= max {
 			m.bury(id, now)
-			m.errors[id] = "lease expired"
+			m.Errors[id] = "lease expired"
 		} else {
-			j.state = "pending"
+			j.State = "pending"
 			m.toPending(id)
 			wake = true
 		}
@@ -300,14 +310,14 @@ func (m *wmodel) reap(max, cut int64, now span) int64 {
 	return n
 }
 
-func (m *wmodel) promote(cut int64) int64 {
+func (m *Model) promote(cut int64) int64 {
 	n := int64(0)
-	for _, id := range due(m.scheduled, cut) {
-		delete(m.scheduled, id)
+	for _, id := range due(m.Scheduled, cut) {
+		delete(m.Scheduled, id)
 		n++
-		m.jobs[id].state = "pending"
+		m.Jobs[id].State = "pending"
 		m.toPending(id)
-		if g, ok := m.laneof[id]; ok {
+		if g, ok := m.Laneof[id]; ok {
 			m.ringFix(g)
 		}
 	}
@@ -317,160 +327,160 @@ func (m *wmodel) promote(cut int64) int64 {
 	return n
 }
 
-func (m *wmodel) revive(id string) bool {
-	j := m.jobs[id]
-	if j == nil || j.state != "dead" {
+func (m *Model) revive(id string) bool {
+	j := m.Jobs[id]
+	if j == nil || j.State != "dead" {
 		return false
 	}
-	delete(m.dead, id)
-	delete(m.errors, id)
-	j.state = "pending"
+	delete(m.Dead, id)
+	delete(m.Errors, id)
+	j.State = "pending"
 	m.toPending(id)
-	if g, ok := m.laneof[id]; ok {
+	if g, ok := m.Laneof[id]; ok {
 		m.ringFix(g)
 	}
 	m.arm()
 	return true
 }
 
-func (m *wmodel) purge(id string) bool {
-	j := m.jobs[id]
-	if j == nil || j.state != "dead" {
+func (m *Model) purge(id string) bool {
+	j := m.Jobs[id]
+	if j == nil || j.State != "dead" {
 		return false
 	}
-	delete(m.jobs, id)
-	delete(m.dead, id)
-	delete(m.errors, id)
-	delete(m.ckpt, id)
-	delete(m.laneof, id)
+	delete(m.Jobs, id)
+	delete(m.Dead, id)
+	delete(m.Errors, id)
+	delete(m.Ckpt, id)
+	delete(m.Laneof, id)
 	return true
 }
 
-func (m *wmodel) resume() {
-	m.paused = false
+func (m *Model) resume() {
+	m.Paused = false
 	m.rearm()
 }
 
-func (m *wmodel) lanePause(g string) {
-	m.lanePaused[g] = true
-	m.ring = slices.DeleteFunc(m.ring, func(x string) bool { return x == g })
+func (m *Model) lanePause(g string) {
+	m.LanePaused[g] = true
+	m.Ring = slices.DeleteFunc(m.Ring, func(x string) bool { return x == g })
 }
 
-func (m *wmodel) laneResume(g string) {
-	delete(m.lanePaused, g)
+func (m *Model) laneResume(g string) {
+	delete(m.LanePaused, g)
 	if m.ringFix(g) {
 		m.arm()
 	}
 }
 
-func (m *wmodel) laneCeiling(g string, n int64) {
+func (m *Model) laneCeiling(g string, n int64) {
 	if n == 0 {
-		delete(m.ceiling, g)
+		delete(m.Ceiling, g)
 	} else {
-		m.ceiling[g] = n
+		m.Ceiling[g] = n
 	}
 	if m.ringFix(g) {
 		m.arm()
 	}
 }
 
-// wdead is a morgue entry as the model predicts it.
-type wdead struct {
-	id, payload, err string
-	attempts         int64
-	died             span
+// Dead is a morgue entry as the model predicts it.
+type Dead struct {
+	ID, Payload, Err string
+	Attempts         int64
+	Died             Span
 }
 
-func (m *wmodel) morgue(limit int) []wdead {
-	ids := due(m.dead, 1<<62)
-	var out []wdead
+func (m *Model) morgue(limit int) []Dead {
+	ids := due(m.Dead, 1<<62)
+	var out []Dead
 	for _, id := range ids[:min(limit, len(ids))] {
-		j := m.jobs[id]
-		out = append(out, wdead{id: id, payload: j.payload, err: m.errors[id], attempts: j.attempts, died: m.dead[id]})
+		j := m.Jobs[id]
+		out = append(out, Dead{ID: id, Payload: j.Payload, Err: m.Errors[id], Attempts: j.Attempts, Died: m.Dead[id]})
 	}
 	return out
 }
 
-// wval is one key's expected content; zsets hold a time window per member.
-type wval struct {
-	typ  string
-	hash map[string]string
-	zset map[string]span
-	list []string
+// Val is one key's expected content; zsets hold a time window per member.
+type Val struct {
+	Typ  string
+	Hash map[string]string
+	Zset map[string]Span
+	List []string
 }
 
-// keyspace renders the model as the queue's keys: every non-empty structure, nothing else.
-func (m *wmodel) keyspace() map[string]wval {
-	out := map[string]wval{}
-	p := m.q.Prefix()
+// Keyspace renders the model as the queue's keys: every non-empty structure, nothing else.
+func (m *Model) Keyspace() map[string]Val {
+	out := map[string]Val{}
+	p := m.Q.Prefix()
 	h := func(k string, v map[string]string) {
 		if len(v) > 0 {
-			out[p+k] = wval{typ: "hash", hash: v}
+			out[p+k] = Val{Typ: "hash", Hash: v}
 		}
 	}
-	z := func(k string, v map[string]span) {
+	z := func(k string, v map[string]Span) {
 		if len(v) > 0 {
-			out[p+k] = wval{typ: "zset", zset: v}
+			out[p+k] = Val{Typ: "zset", Zset: v}
 		}
 	}
-	zero := func(s map[string]bool) map[string]span {
-		o := map[string]span{}
+	zero := func(s map[string]bool) map[string]Span {
+		o := map[string]Span{}
 		for id := range s {
-			o[id] = span{}
+			o[id] = Span{}
 		}
 		return o
 	}
-	for id, j := range m.jobs {
-		h("job:"+id, map[string]string{"state": j.state, "attempts": strconv.FormatInt(j.attempts, 10), "payload": j.payload})
+	for id, j := range m.Jobs {
+		h("job:"+id, map[string]string{"state": j.State, "attempts": strconv.FormatInt(j.Attempts, 10), "payload": j.Payload})
 	}
-	z("pending", zero(m.pending))
-	z("active", m.active)
-	z("scheduled", m.scheduled)
-	z("dead", m.dead)
-	for g, s := range m.lanePend {
+	z("pending", zero(m.Pending))
+	z("active", m.Active)
+	z("scheduled", m.Scheduled)
+	z("dead", m.Dead)
+	for g, s := range m.LanePend {
 		z("lane:"+g, zero(s))
 	}
-	h("errors", m.errors)
-	h("ckpt", m.ckpt)
-	h("laneof", m.laneof)
+	h("errors", m.Errors)
+	h("ckpt", m.Ckpt)
+	h("laneof", m.Laneof)
 	lanes := map[string]string{}
-	for g, n := range m.laneActive {
+	for g, n := range m.LaneActive {
 		lanes["active:"+g] = strconv.FormatInt(n, 10)
 	}
-	for g, n := range m.ceiling {
+	for g, n := range m.Ceiling {
 		lanes["ceiling:"+g] = strconv.FormatInt(n, 10)
 	}
-	for g := range m.lanePaused {
+	for g := range m.LanePaused {
 		lanes["paused:"+g] = "1"
 	}
 	h("lanes", lanes)
-	if m.paused {
+	if m.Paused {
 		h("meta", map[string]string{"paused": "1"})
 	}
-	if len(m.ring) > 0 {
-		out[p+"ring"] = wval{typ: "list", list: slices.Clone(m.ring)}
+	if len(m.Ring) > 0 {
+		out[p+"ring"] = Val{Typ: "list", List: slices.Clone(m.Ring)}
 	}
-	if m.wake {
-		out[p+"wake"] = wval{typ: "list", list: []string{"1"}}
+	if m.Wake {
+		out[p+"wake"] = Val{Typ: "list", List: []string{"1"}}
 	}
 	return out
 }
 
-// adopt narrows the model's time windows to the scores the port wrote (already checked to lie
+// Adopt narrows the model's time windows to the scores the port wrote (already checked to lie
 // inside them).
-func (m *wmodel) adopt(actual map[string]wval) {
-	p := m.q.Prefix()
-	for k, set := range map[string]map[string]span{"active": m.active, "scheduled": m.scheduled, "dead": m.dead} {
+func (m *Model) Adopt(actual map[string]Val) {
+	p := m.Q.Prefix()
+	for k, set := range map[string]map[string]Span{"active": m.Active, "scheduled": m.Scheduled, "dead": m.Dead} {
 		for id := range set {
-			if s, ok := actual[p+k].zset[id]; ok {
+			if s, ok := actual[p+k].Zset[id]; ok {
 				set[id] = s
 			}
 		}
 	}
 }
 
-// keyspaceDiff compares the expected keys with the actual ones ("" when they agree).
-func keyspaceDiff(want, got map[string]wval) string {
+// KeyspaceDiff compares the expected keys with the actual ones ("" when they agree).
+func KeyspaceDiff(want, got map[string]Val) string {
 	var ds []string
 	for _, k := range slices.Sorted(maps.Keys(want)) {
 		w := want[k]
@@ -501,26 +511,26 @@ func keyspaceDiff(want, got map[string]wval) string {
 	return s
 }
 
-func (w wval) diff(g wval) string {
-	if w.typ != g.typ {
+func (w Val) diff(g Val) string {
+	if w.Typ != g.Typ {
 		return "type"
 	}
-	switch w.typ {
+	switch w.Typ {
 	case "hash":
-		if !maps.Equal(w.hash, g.hash) {
+		if !maps.Equal(w.Hash, g.Hash) {
 			return "hash"
 		}
 	case "list":
-		if !slices.Equal(w.list, g.list) {
+		if !slices.Equal(w.List, g.List) {
 			return "list"
 		}
 	case "zset":
-		if len(w.zset) != len(g.zset) {
+		if len(w.Zset) != len(g.Zset) {
 			return "members"
 		}
-		for id, s := range w.zset {
-			a, ok := g.zset[id]
-			if !ok || !s.has(a.lo) {
+		for id, s := range w.Zset {
+			a, ok := g.Zset[id]
+			if !ok || !s.Has(a.Lo) {
 				return "member " + id
 			}
 		}
@@ -528,27 +538,27 @@ func (w wval) diff(g wval) string {
 	return ""
 }
 
-func (w wval) String() string {
-	switch w.typ {
+func (w Val) String() string {
+	switch w.Typ {
 	case "hash":
 		var fs []string
-		for _, f := range slices.Sorted(maps.Keys(w.hash)) {
-			fs = append(fs, strconv.Quote(f)+"="+strconv.Quote(w.hash[f]))
+		for _, f := range slices.Sorted(maps.Keys(w.Hash)) {
+			fs = append(fs, strconv.Quote(f)+"="+strconv.Quote(w.Hash[f]))
 		}
 		return fmt.Sprintf("hash{%s}", join(fs))
 	case "zset":
 		var fs []string
-		for _, id := range slices.Sorted(maps.Keys(w.zset)) {
-			s := w.zset[id]
-			if s.lo == s.hi {
-				fs = append(fs, fmt.Sprintf("%s@%d", id, s.lo))
+		for _, id := range slices.Sorted(maps.Keys(w.Zset)) {
+			s := w.Zset[id]
+			if s.Lo == s.Hi {
+				fs = append(fs, fmt.Sprintf("%s@%d", id, s.Lo))
 			} else {
-				fs = append(fs, fmt.Sprintf("%s@[%d,%d]", id, s.lo, s.hi))
+				fs = append(fs, fmt.Sprintf("%s@[%d,%d]", id, s.Lo, s.Hi))
 			}
 		}
 		return fmt.Sprintf("zset{%s}", join(fs))
 	default:
-		return fmt.Sprintf("%s%q", w.typ, w.list)
+		return fmt.Sprintf("%s%q", w.Typ, w.List)
 	}
 }
 
@@ -561,4 +571,154 @@ func join(fs []string) string {
 		s += f
 	}
 	return s
+}
+
+// A walk op, abstract enough to be replayed on a fresh queue (shrinking): it names jobs by
+// their index in the run's enqueue order (ids are mapped by mint order, never by value) and
+// tokens by their offset from the live one.
+type Op struct {
+	Kind  string
+	Job   int   // the job the op names: index into the run's ids
+	Tok   int64 // the token's offset from the job's live attempts (0 = the live token)
+	Lane  string
+	Data  string // payload or checkpoint bytes
+	Given int    // enqueue: >0 the kit's given id number, 0 minted, <0 a duplicate of Job
+	Delay int64
+	Lease int64
+	Max   int64
+	N     int64 // lane_ceiling's n, a wait's ms, morgue's limit
+	Text  string
+}
+
+func (o Op) String() string {
+	switch o.Kind {
+	case "enqueue":
+		who := "minted"
+		if o.Given > 0 {
+			who = fmt.Sprintf("given#%d", o.Given)
+		} else if o.Given < 0 {
+			who = fmt.Sprintf("dup(job%d)", o.Job)
+		}
+		return fmt.Sprintf("enqueue %s lane=%q delay=%d payload=%q", who, o.Lane, o.Delay, o.Data)
+	case "claim", "lane_claim":
+		return fmt.Sprintf("%s lease=%d", o.Kind, o.Lease)
+	case "extend":
+		return fmt.Sprintf("extend job%d tok%+d lease=%d", o.Job, o.Tok, o.Lease)
+	case "complete":
+		return fmt.Sprintf("complete job%d tok%+d", o.Job, o.Tok)
+	case "retry":
+		return fmt.Sprintf("retry job%d tok%+d max=%d delay=%d error=%q", o.Job, o.Tok, o.Max, o.Delay, o.Text)
+	case "fail":
+		return fmt.Sprintf("fail job%d tok%+d error=%q", o.Job, o.Tok, o.Text)
+	case "checkpoint":
+		return fmt.Sprintf("checkpoint job%d tok%+d data=%q", o.Job, o.Tok, o.Data)
+	case "reap":
+		return fmt.Sprintf("reap max=%d", o.Max)
+	case "revive", "purge":
+		return fmt.Sprintf("%s job%d", o.Kind, o.Job)
+	case "lane_pause", "lane_resume":
+		return fmt.Sprintf("%s %s", o.Kind, o.Lane)
+	case "lane_ceiling":
+		return fmt.Sprintf("lane_ceiling %s %d", o.Lane, o.N)
+	case "wait":
+		return fmt.Sprintf("wait %dms", o.N)
+	case "morgue":
+		return fmt.Sprintf("morgue limit=%d", o.N)
+	}
+	return o.Kind
+}
+
+// RenderClaim is a claim reply as the walk compares it ("empty" for none).
+func RenderClaim(c *Claim) string {
+	if c == nil {
+		return "empty"
+	}
+	ck := "nil"
+	if c.Ckpt != nil {
+		ck = fmt.Sprintf("%q", *c.Ckpt)
+	}
+	return fmt.Sprintf("{id %s payload %q token %d checkpoint %s lane %q}", c.ID, c.Payload, c.Token, ck, c.Lane)
+}
+
+// RenderMorgue is a morgue reply as the walk compares it.
+func RenderMorgue(js []Dead) string {
+	var out []string
+	for _, j := range js {
+		out = append(out, fmt.Sprintf("{%s attempts %d payload %q error %q died %d}", j.ID, j.Attempts, j.Payload, j.Err, j.Died.Lo))
+	}
+	return "[" + strings.Join(out, " ") + "]"
+}
+
+// Apply runs op o on the model at decision time cut (id is the job it names, now the TIME
+// window around it) and renders the reply the canon demands.
+func (m *Model) Apply(o Op, id string, cut int64, now Span) string {
+	switch o.Kind {
+	case "enqueue":
+		return fmt.Sprintf("created %v", m.enqueue(id, o.Lane, o.Data, o.Delay, now))
+	case "claim":
+		return RenderClaim(m.claim(o.Lease, now))
+	case "lane_claim":
+		return RenderClaim(m.laneClaim(o.Lease, now))
+	case "extend", "complete", "retry", "fail", "checkpoint":
+		tok := o.Tok
+		if j := m.Jobs[id]; j != nil {
+			tok += j.Attempts
+		}
+		tok = max(tok, 1)
+		if m.stale(id, tok, cut) {
+			return "EMQSTALE"
+		}
+		switch o.Kind {
+		case "extend":
+			m.Active[id] = now.Plus(o.Lease)
+			return "extend"
+		case "complete":
+			m.complete(id)
+		case "retry":
+			return m.retry(id, tok, o.Max, o.Delay, o.Text, now)
+		case "fail":
+			m.fail(id, o.Text, now)
+		default:
+			m.Ckpt[id] = o.Data
+		}
+		return "ok"
+	case "reap":
+		return fmt.Sprintf("count %d", m.reap(o.Max, cut, now))
+	case "promote":
+		return fmt.Sprintf("count %d", m.promote(cut))
+	case "morgue":
+		return RenderMorgue(m.morgue(int(o.N)))
+	case "revive":
+		return fmt.Sprintf("changed %v", m.revive(id))
+	case "purge":
+		return fmt.Sprintf("changed %v", m.purge(id))
+	case "pause":
+		m.Paused = true
+	case "resume":
+		m.resume()
+	case "lane_pause":
+		m.lanePause(o.Lane)
+	case "lane_resume":
+		m.laneResume(o.Lane)
+	case "lane_ceiling":
+		m.laneCeiling(o.Lane, o.N)
+	case "drain":
+		m.Wake = false
+	}
+	return "ok"
+}
+
+// Cuts are the decision times worth trying for an op that ran somewhere in [lo, hi]: lo, and
+// every deadline the model holds inside (lo, hi] (at most one outcome per cut).
+func (m *Model) Cuts(lo, hi int64) []int64 {
+	out := []int64{lo}
+	for _, set := range []map[string]Span{m.Active, m.Scheduled} {
+		for _, s := range set {
+			if s.Hi > lo && s.Hi <= hi {
+				out = append(out, s.Hi)
+			}
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
