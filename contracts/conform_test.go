@@ -178,7 +178,7 @@ func TestMisbehavingPortFailsCleanly(t *testing.T) {
 				}
 				found := false
 				for _, cl := range s.Clauses {
-					found = found || (strings.Contains(cl.Message, c.reason) && strings.Contains(cl.Message, "badport: sabotaging "+c.op))
+					found = found || (strings.Contains(cl.Message(), c.reason) && strings.Contains(cl.Message(), "badport: sabotaging "+c.op))
 				}
 				if !found {
 					t.Errorf("%s: no clause's failure says %q with the port's stderr tail", id, c.reason)
