@@ -14,7 +14,10 @@ import (
 // minutes much less. A check names a scenario and one of its ratios ("bus/bullmq" of drain, "p99
 // bus/bullmq" of latency-e2e) and a bound.
 type Gate struct {
-	Axis   string      `json:"axis"` // the axis the gate judges, "as-configured"
+	Axis string `json:"axis"` // the axis the gate judges, "as-configured"
+	// Policy is the gate's re-run policy in words, printed with the verdict; the code keeps it
+	// (judge): a scenario with a miss is measured once more and judged on the new figures only.
+	Policy string      `json:"policy"`
 	Checks []GateCheck `json:"checks"`
 }
 
@@ -25,6 +28,8 @@ type GateCheck struct {
 	Min      *float64 `json:"min,omitempty"`
 	Max      *float64 `json:"max,omitempty"`
 	Why      string   `json:"why"`
+	// Basis is where the threshold comes from: the spread of quiet runs and the margin kept.
+	Basis string `json:"basis,omitempty"`
 }
 
 // GateResult is a check's verdict in this run.

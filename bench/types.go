@@ -41,7 +41,9 @@ type Run struct {
 	Scripts   []measure.ScriptCost `json:"bus_scripts,omitempty"` // each drain script alone, Valkey's own timing
 	Targets   []Target             `json:"targets"`
 	Gate      []GateResult         `json:"gate,omitempty"`
-	Gaps      []string             `json:"gaps"`
+	// GatePolicy is bench/gate.json's re-run policy, as judged.
+	GatePolicy string   `json:"gate_policy,omitempty"`
+	Gaps       []string `json:"gaps"`
 }
 
 // EngineInfo is an engine as found: version, how obtained, the settings that decide durability.

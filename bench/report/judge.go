@@ -13,7 +13,10 @@ func writeGate(w io.Writer, run *bench.Run) {
 	if len(run.Gate) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "%s — axis %s (same-run ratios against bench/gate.json; a scenario that misses is measured once more and judged on the new figures) ==\n", HeadGate, run.Axis)
+	fmt.Fprintf(w, "%s — axis %s (same-run ratios against bench/gate.json) ==\n", HeadGate, run.Axis)
+	if run.GatePolicy != "" {
+		fmt.Fprintf(w, "re-run policy: %s\n", run.GatePolicy)
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "scenario\tratio\tthreshold\tmeasured\tverdict\twhy\n")
 	for _, r := range run.Gate {

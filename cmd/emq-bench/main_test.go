@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -229,8 +230,15 @@ func checkScale(t *testing.T, rep *bench.Report, out, dir string) {
 	if i := strings.Index(out, report.HeadScale); i < 0 || !strings.Contains(out[i:], "cores (runtime.NumCPU)") || !strings.Contains(out[i:], "the shape") || !strings.Contains(out[i:], "cluster-1 → ") {
 		t.Errorf("bench.out has no scale section with the cores and the shape note")
 	}
-	if page := read(t, filepath.Join(dir, "bench.html")); !strings.Contains(page, "primaries → jobs/s") {
+	page := read(t, filepath.Join(dir, "bench.html"))
+	if !strings.Contains(page, "primaries → jobs/s") {
 		t.Errorf("bench.html has no scale plot")
+	}
+	if m := regexp.MustCompile(`<t[dh][^>]*>[^<]*\?`).FindString(page); m != "" {
+		t.Errorf("bench.html has a ? in a table cell: %q", m)
+	}
+	if strings.Count(page, `class="legend"`) != 2*len(rep.Runs) {
+		t.Errorf("bench.html: %d legends for %d axes, want one pair (systems; cpu and ceilings) per axis section", strings.Count(page, `class="legend"`), len(rep.Runs))
 	}
 
 }

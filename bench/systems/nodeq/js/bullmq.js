@@ -36,6 +36,8 @@ exports.open = async (req) => {
 
 exports.reset = () => queue.obliterate({ force: true });
 
+exports.count = () => queue.count();
+
 exports.add = (data) => queue.add('j', data, jobOpts);
 
 exports.addBulk = (bodies) => queue.addBulk(bodies.map((data) => ({ name: 'j', data, opts: jobOpts })));

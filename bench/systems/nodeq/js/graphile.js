@@ -37,6 +37,8 @@ exports.open = async (req) => {
 
 exports.reset = () => pool.query(`TRUNCATE ${cfg.schema}._private_jobs`);
 
+exports.count = async () => Number((await pool.query(`SELECT count(*) AS n FROM ${cfg.schema}._private_jobs`)).rows[0].n);
+
 exports.add = (data) => utils.addJob(TASK, data);
 
 exports.addBulk = (bodies) => utils.addJobs(bodies.map((payload) => ({ identifier: TASK, payload })));

@@ -38,6 +38,8 @@ exports.reset = async () => {
   await boss.createQueue(QUEUE, queueOpts);
 };
 
+exports.count = async () => Number((await pool.query(`SELECT count(*) AS n FROM ${schema}.job WHERE name = $1`, [QUEUE])).rows[0].n);
+
 exports.add = (data) => boss.send(QUEUE, data);
 
 exports.addBulk = (bodies) => boss.insert(QUEUE, bodies.map((data) => ({ data })));
