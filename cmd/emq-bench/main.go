@@ -3,10 +3,12 @@
 // run, with each engine's ceiling, then the bus's drain across Valkey Cluster primaries (the
 // scale axis), and writes bench.out, bench.json, bench.html and SVG latency plots into -out.
 //
-//	go run ./cmd/emq-bench -mode ci|full -out DIR [-durability] [-producers N -workers W -pg-pool C -backlog B -batch K -rate R]
+//	go run ./cmd/emq-bench -mode ci|full -out DIR [-durability] [-gate bench/gate.json] [-only SCENARIOS] [-systems SYSTEMS]
+//	    [-producers N -workers W -pg-pool C -backlog B -batch K -rate R]
 //
-// Engines come from EMQ_PG_URL / EMQ_VALKEY_ADDR when set, else are started natively (see
-// internal/engines); the -durability axis always starts its own.
+// Valkey comes from EMQ_VALKEY_ADDR when set, else is started natively (see internal/engines);
+// PostgreSQL is started for the run (its Node.js systems need more connections than a default
+// server gives), and the -durability axis starts its own of both.
 package main
 
 import (
