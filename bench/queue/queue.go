@@ -6,6 +6,7 @@ package queue
 import (
 	"context"
 	"errors"
+	"runtime/debug"
 	"slices"
 	"time"
 
@@ -147,3 +148,15 @@ type Setup struct {
 
 // Opener opens one system on an axis.
 type Opener func(ctx context.Context, s Setup) (Queue, error)
+
+// ModuleVersion is the version of a Go module linked into the bench, as the build recorded it.
+func ModuleVersion(path string) string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range bi.Deps {
+			if d.Path == path {
+				return d.Version
+			}
+		}
+	}
+	return "(version unknown)"
+}

@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"runtime"
-	"runtime/debug"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -58,23 +57,12 @@ func New(ctx context.Context, s queue.Setup) (queue.Queue, error) {
 }
 
 func (q *Asynq) Info() queue.Info {
-	return queue.Info{Name: Name, Engine: queue.Valkey, Version: "github.com/hibiken/asynq " + moduleVersion("github.com/hibiken/asynq"),
+	return queue.Info{Name: Name, Engine: queue.Valkey, Version: "github.com/hibiken/asynq " + queue.ModuleVersion("github.com/hibiken/asynq"),
 		Runtime: "Go " + runtime.Version(),
 		Settings: [][2]string{{"Concurrency", strconv.Itoa(q.workers)}, {"TaskCheckInterval", TaskCheckInterval.String() + " (default 1s)"},
 			{"Retention", "0 (a completed task leaves nothing)"}, {"MaxRetry", "0"}, {"batches", "none: asynq has no batch enqueue"}},
 		WithRow: "no: two systems, not atomic",
 		Offers:  []string{queue.EnqueueSingle, queue.EnqueueConc, queue.Drain, queue.DrainBacklog, queue.Latency}}
-}
-
-func moduleVersion(path string) string {
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, d := range bi.Deps {
-			if d.Path == path {
-				return d.Version
-			}
-		}
-	}
-	return "(version unknown)"
 }
 
 func (q *Asynq) Enqueue(ctx context.Context, p []byte) error {

@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"runtime"
-	"runtime/debug"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -100,24 +99,13 @@ func (q *River) newClient(workers int) (*river.Client[pgx.Tx], error) {
 }
 
 func (q *River) Info() queue.Info {
-	return queue.Info{Name: Name, Engine: queue.Postgres, Version: "github.com/riverqueue/river " + moduleVersion("github.com/riverqueue/river") + " (riverpgxv5)",
+	return queue.Info{Name: Name, Engine: queue.Postgres, Version: "github.com/riverqueue/river " + queue.ModuleVersion("github.com/riverqueue/river") + " (riverpgxv5)",
 		Runtime: "Go " + runtime.Version(),
 		Settings: [][2]string{{"MaxWorkers", strconv.Itoa(q.workers)}, {"FetchCooldown", FetchCooldown.String()}, {"FetchPollInterval", FetchPollInterval.String()},
 			{"completer", "River's default batch completer"}, {"why", "River's own benchmark settings (cmd/river/riverbench)"}},
 		WithRow: "yes: the job row in the same transaction (InsertTx)",
 		Offers: []string{queue.EnqueueSingle, queue.EnqueueConc, queue.EnqueueBatch, queue.EnqueueTx, queue.Drain,
 			queue.DrainBacklog, queue.Latency}}
-}
-
-func moduleVersion(path string) string {
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, d := range bi.Deps {
-			if d.Path == path {
-				return d.Version
-			}
-		}
-	}
-	return "(version unknown)"
 }
 
 func args(p []byte) (riverArgs, error) {
@@ -135,16 +123,23 @@ func (q *River) Enqueue(ctx context.Context, p []byte) error {
 }
 
 func (q *River) EnqueueBatch(ctx context.Context, ps [][]byte) error {
+	params, err := manyParams(ps)
+	if err == nil {
+		_, err = q.client.InsertMany(ctx, params)
+	}
+	return err
+}
+
+func manyParams(ps [][]byte) ([]river.InsertManyParams, error) {
 	params := make([]river.InsertManyParams, len(ps))
 	for i, p := range ps {
 		a, err := args(p)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		params[i] = river.InsertManyParams{Args: a}
 	}
-	_, err := q.client.InsertMany(ctx, params)
-	return err
+	return params, nil
 }
 
 func (q *River) EnqueueWithRow(ctx context.Context, id int64, p []byte) error {
@@ -168,15 +163,10 @@ func (q *River) EnqueueWithRow(ctx context.Context, id int64, p []byte) error {
 
 func (q *River) Fill(ctx context.Context, n int) error {
 	return queue.FillBatches(ctx, n, 1000, func(ctx context.Context, ps [][]byte) error {
-		params := make([]river.InsertManyParams, len(ps))
-		for i, p := range ps {
-			a, err := args(p)
-			if err != nil {
-				return err
-			}
-			params[i] = river.InsertManyParams{Args: a}
+		params, err := manyParams(ps)
+		if err == nil {
+			_, err = q.client.InsertManyFast(ctx, params)
 		}
-		_, err := q.client.InsertManyFast(ctx, params)
 		return err
 	})
 }
