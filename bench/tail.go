@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/echomq/kit/bench/measure"
+	"github.com/echomq/kit/bench/queue"
 	"github.com/echomq/kit/bench/systems/busq"
 )
 
@@ -16,7 +17,7 @@ import (
 // rounds (open loop, the same rate) with four stamps per job: its intended instant (t0), the
 // hand-off to Enqueue (t1), Enqueue's return (t2) and the handler's start (t3); beside them the
 // bench process's GC pauses and goroutine scheduling delays and Valkey's own command times,
-// and two variant rounds that take one suspect away each.
+// and three variant rounds that take one suspect away each.
 type Tail struct {
 	Samples int64 `json:"samples"`
 	// Over every sample: sender late (t1−t0), the Enqueue call (t2−t1), Enqueue's call to the
@@ -35,7 +36,7 @@ type Tail struct {
 	SchedMaxMs   float64 `json:"sched_max_ms"`
 	// Valkey's own per-command latency (INFO latencystats, µs): the server's part.
 	Server [][2]string `json:"valkey_latencystats"`
-	// Variants: the same round with one suspect removed (fewer workers; no GC).
+	// Variants: the same round with one suspect removed (fewer workers; no GC; no enqueue batcher).
 	Variants []TailVariant `json:"variants"`
 }
 
@@ -235,23 +236,14 @@ func (e *env) tailVariants(ctx context.Context, t *Tail) {
 		name    string
 		workers int
 		noGC    bool
+		plain   bool
 	}{
 		{name: "W=" + itoa(few) + " (every worker parked; the scenario's W is " + itoa(e.p.Workers) + ")", workers: few},
 		{name: "GC off in the bench process for the round", workers: e.p.Workers, noGC: true},
+		{name: "BatchEnqueue off (each Enqueue its own script call, no batcher hop)", workers: e.p.Workers, plain: true},
 	} {
-		if err := e.bus.Reset(ctx); err != nil {
-			t.Variants = append(t.Variants, TailVariant{Name: v.name, Err: err.Error()})
-			continue
-		}
-		gc := 0
-		if v.noGC {
-			gc = debug.SetGCPercent(-1)
-		}
-		s, err := e.openLoopWith(ctx, e.bus, v.workers, nil)
-		if v.noGC {
-			debug.SetGCPercent(gc)
-		}
 		tv := TailVariant{Name: v.name}
+		s, err := e.variantRound(ctx, v.workers, v.noGC, v.plain)
 		if err != nil {
 			tv.Err = err.Error()
 		} else {
@@ -264,6 +256,26 @@ func (e *env) tailVariants(ctx context.Context, t *Tail) {
 		e.progress("latency tail variant %s: p50 %.2fms p99 %.2fms", v.name, tv.P50, tv.P99)
 		t.Variants = append(t.Variants, tv)
 	}
+}
+
+// variantRound is one latency round of the bus with one suspect taken away.
+func (e *env) variantRound(ctx context.Context, workers int, noGC, plain bool) (queue.Samples, error) {
+	q := e.bus
+	if plain {
+		b, err := busq.OpenPlain(ctx, e.vk.Addr, e.pool, Schema, rows)
+		if err != nil {
+			return queue.Samples{}, err
+		}
+		defer b.Close()
+		q = b
+	}
+	if err := q.Reset(ctx); err != nil {
+		return queue.Samples{}, err
+	}
+	if noGC {
+		defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	}
+	return e.openLoopWith(ctx, q, workers, nil)
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }

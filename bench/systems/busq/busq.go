@@ -54,7 +54,17 @@ type Bus struct {
 // how a Go service drives the bus at its best (each call still returns after its own job).
 // schema holds its outbox, its absorb records and the effects; rows is the business table.
 func Open(ctx context.Context, addr string, pool *pgxpool.Pool, schema, rows string) (*Bus, error) {
-	b, err := bus.Open(ctx, addr, bus.Options{BatchEnqueue: true})
+	return open(ctx, addr, pool, schema, rows, true)
+}
+
+// OpenPlain opens the bus without group enqueue (each Enqueue its own script call): the tail
+// breakdown's variant that takes the enqueue batcher's hop away.
+func OpenPlain(ctx context.Context, addr string, pool *pgxpool.Pool, schema, rows string) (*Bus, error) {
+	return open(ctx, addr, pool, schema, rows, false)
+}
+
+func open(ctx context.Context, addr string, pool *pgxpool.Pool, schema, rows string, batchEnqueue bool) (*Bus, error) {
+	b, err := bus.Open(ctx, addr, bus.Options{BatchEnqueue: batchEnqueue})
 	if err != nil {
 		return nil, err
 	}
