@@ -56,8 +56,8 @@ func TestDrills(t *testing.T) {
 		if errors.Is(r.Err, engines.ErrNotNative) {
 			t.Skipf("the drills need a native Valkey: %v", r.Err)
 		}
-		t.Logf("%s: jobs %d completed %d dead %d dups %d (outside bound %d) resumed after %v reconnects %d err %v",
-			r.Name, r.Jobs, r.Completed, r.Dead, r.Dups, r.OutsideBound, r.Resumed.Round(time.Millisecond), r.Reconnects, r.Err)
+		t.Logf("%s: jobs %d completed %d dead %d; dups %d (bound: %d leased at the fault, %d handlers running; outside %d); resumed after %v; reconnects %d; err %v",
+			r.Name, r.Jobs, r.Completed, r.Dead, r.Dups, r.Leased, r.Running, r.OutsideBound, r.Resumed.Round(time.Millisecond), r.Reconnects, r.Err)
 		if !r.OK() {
 			t.Errorf("%s\nlost: %v", r.Line(), r.Lost[:min(len(r.Lost), 10)])
 		}
