@@ -23,8 +23,13 @@ import (
 
 // Options configure a Bus. The zero value is the canon's behaviour.
 type Options struct {
-	// DialTimeout bounds each TCP dial; 5s when zero.
+	// DialTimeout bounds each connect (dial, HELLO 2, the fence); 5s when zero.
 	DialTimeout time.Duration
+	// HealthTimeout and HealthInterval tune the connections' health checks
+	// (connector.Options): a PING on a suspect or silent connection must be answered within
+	// HealthTimeout (1s when zero), and a connection silent for HealthInterval (5s when zero)
+	// is checked. A connection that fails its check is replaced.
+	HealthTimeout, HealthInterval time.Duration
 	// MinterTTL is the worker-id lease of the id minter; ids.DefaultTTL when zero.
 	MinterTTL time.Duration
 	// Minter is the base of the minter's options (its clock, for the port protocol's clock op);
@@ -151,7 +156,7 @@ func OpenCluster(ctx context.Context, seeds []string, opt Options) (*Bus, error)
 		return nil, err
 	}
 	r, err := cluster.Dial(ctx, seeds, cluster.Options{DialTimeout: opt.DialTimeout, Fence: opt.Fence, Hook: opt.Test.Hook,
-		OnReconnect: func(string) { b.up.fire() }})
+		HealthTimeout: opt.HealthTimeout, HealthInterval: opt.HealthInterval, OnReconnect: func(string) { b.up.fire() }})
 	if err != nil {
 		return nil, fmt.Errorf("bus: open cluster %v: %w", seeds, err)
 	}
@@ -183,7 +188,8 @@ func (b *Bus) handshake() func(context.Context, *connector.Conn) error {
 }
 
 func (b *Bus) connOptions() connector.Options {
-	return connector.Options{DialTimeout: b.opt.DialTimeout, OnConnect: b.handshake(), Hook: b.opt.Test.Hook}
+	return connector.Options{DialTimeout: b.opt.DialTimeout, OnConnect: b.handshake(), Hook: b.opt.Test.Hook,
+		HealthTimeout: b.opt.HealthTimeout, HealthInterval: b.opt.HealthInterval}
 }
 
 // lineOptions are a parking line's: fresh for each, no Tap, no redial, and no periodic health

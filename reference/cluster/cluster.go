@@ -71,6 +71,9 @@ type Options struct {
 	Observe func(Call)
 	// Hook, if set, sees (and may rewrite) every command a node connection sends.
 	Hook connector.Hook
+	// HealthTimeout and HealthInterval tune the primary connections' health checks
+	// (connector.Options); a connection that fails one is replaced at its next use.
+	HealthTimeout, HealthInterval time.Duration
 	// OnReconnect, if set, is told that a primary's connection, found lost (an I/O failure, or a
 	// health check that went unanswered), was replaced: lines to that server dialled before may
 	// be dead too.
@@ -267,7 +270,7 @@ func (r *Router) conn(ctx context.Context, addr string) (*connector.Conn, error)
 		}
 		return c, nil
 	}
-	c, err := r.dial(ctx, addr, 0)
+	c, err := r.dial(ctx, addr, r.opt.HealthInterval)
 	if err != nil {
 		return nil, err
 	}
@@ -287,7 +290,7 @@ func (r *Router) conn(ctx context.Context, addr string) (*connector.Conn, error)
 // dial connects and fences one node connection; every is its connector.Options.HealthInterval.
 func (r *Router) dial(ctx context.Context, addr string, every time.Duration) (*connector.Conn, error) {
 	c, err := connector.Dial(ctx, addr, connector.Options{DialTimeout: r.opt.DialTimeout, OnConnect: r.handshake,
-		Hook: r.opt.Hook, HealthInterval: every})
+		Hook: r.opt.Hook, HealthTimeout: r.opt.HealthTimeout, HealthInterval: every})
 	if err != nil {
 		return nil, fmt.Errorf("cluster: dial %s: %w", addr, fence.Classify(err))
 	}
