@@ -20,6 +20,7 @@ import (
 var (
 	long   = flag.Bool("faults.long", false, "run the long drills (make faults) and write -faults.out")
 	outTxt = flag.String("faults.out", "", "write the drills' transcript here")
+	only   = flag.String("faults.only", "", "run only the drill of this name (no transcript check)")
 )
 
 func TestMain(m *testing.M) {
@@ -52,6 +53,9 @@ func TestDrills(t *testing.T) {
 	defer cancel()
 	var rs []faults.Result
 	for _, d := range faults.Drills {
+		if *only != "" && d.Name != *only {
+			continue
+		}
 		r := faults.Run(ctx, d, opt)
 		if errors.Is(r.Err, engines.ErrNotNative) {
 			t.Skipf("the drills need a native Valkey: %v", r.Err)
@@ -62,6 +66,9 @@ func TestDrills(t *testing.T) {
 			t.Errorf("%s\nlost: %v", r.Line(), r.Lost[:min(len(r.Lost), 10)])
 		}
 		rs = append(rs, r)
+	}
+	if *only != "" {
+		return
 	}
 	var got bytes.Buffer
 	faults.Transcript(&got, rs)
