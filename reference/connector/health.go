@@ -13,9 +13,9 @@ import (
 // minutes. So a connection is judged by its replies:
 //
 //   - A call abandoned at its deadline (or cancelled) while its reply is still owed makes the
-//     session suspect: a PING goes out behind the owed replies and must be answered within
-//     HealthTimeout. A late but live server answers it and the suspicion is dropped; otherwise
-//     the session is poisoned (ErrUnhealthy) and, with Redial, replaced.
+//     session suspect: a PING goes out behind the owed replies. A late but live server answers
+//     it and the suspicion is dropped; when a whole HealthTimeout passes with no reply read at
+//     all, the session is poisoned (ErrUnhealthy) and, with Redial, replaced.
 //   - Meanwhile any call that fails on the socket (an I/O error) poisons it at once, as always.
 //     Further calls that give up are no evidence of their own: a short deadline (a heartbeat's
 //     is a third of a lease) passes on a busy but live server, and closing such a socket would
@@ -86,32 +86,51 @@ func (s *session) check(opt *Options) {
 	go s.await(cl, timeout)
 }
 
-// await waits for the health check's reply.
+// await waits for the health check's reply. The session fails only when a whole timeout passed
+// with no reply read at all: owed replies still arriving mean a slow server working through a
+// backlog, not a dead one, so the wait goes on (the PING is behind them). A last look a tenth of
+// the timeout later gives a reader that was not scheduled (a busy machine) its chance.
 func (s *session) await(cl *call, timeout time.Duration) {
 	t := time.NewTimer(timeout)
 	defer t.Stop()
-	select {
-	case <-cl.done:
-		ok := cl.err == nil
-		putCall(cl)
-		if ok {
-			s.health.mu.Lock()
-			s.health.checking = false
-			s.health.mu.Unlock()
+	seen := s.replies.Load()
+	for {
+		select {
+		case <-cl.done:
+			s.checked(cl)
+			return
+		case <-t.C:
 		}
-	case <-t.C:
+		if n := s.replies.Load(); n != seen {
+			seen = n
+			t.Reset(timeout)
+			continue
+		}
+		time.Sleep(timeout / 10)
+		if n := s.replies.Load(); n != seen {
+			seen = n
+			t.Reset(timeout)
+			continue
+		}
 		if !cl.state.CompareAndSwap(callWaiting, callAbandoned) {
 			<-cl.done // answered at the last moment; the session is judged by it
-			ok := cl.err == nil
-			putCall(cl)
-			if ok {
-				s.health.mu.Lock()
-				s.health.checking = false
-				s.health.mu.Unlock()
-				return
-			}
+			s.checked(cl)
+			return
 		}
-		s.fail("health", fmt.Errorf("%w: no reply to PING within %v", ErrUnhealthy, timeout))
+		s.fail("health", fmt.Errorf("%w: no reply to PING, nor any other, within %v", ErrUnhealthy, timeout))
+		return
+	}
+}
+
+// checked takes the health check's answer, received: a reply clears the suspicion (an error
+// means the session failed already).
+func (s *session) checked(cl *call) {
+	ok := cl.err == nil
+	putCall(cl)
+	if ok {
+		s.health.mu.Lock()
+		s.health.checking = false
+		s.health.mu.Unlock()
 	}
 }
 

@@ -166,3 +166,37 @@ func TestDialDefaultDeadline(t *testing.T) {
 		t.Fatalf("Dial = %v after %v: want DeadlineExceeded after about %v", err, took, DefaultDialTimeout)
 	}
 }
+
+// A backlog longer than HealthTimeout is no evidence while its replies keep coming: the PING
+// waits behind them, and the check goes on as long as replies arrive.
+func TestBacklogStillAnsweringKeepsSocket(t *testing.T) {
+	addr, _ := frozenServer(t, 150*time.Millisecond)
+	c, err := Dial(context.Background(), addr, Options{DialTimeout: time.Second, Redial: true,
+		HealthTimeout: 300 * time.Millisecond, HealthInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var wg sync.WaitGroup
+	for range 6 { // 6 × 150 ms of replies owed ahead of the check, well past its 300 ms
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := c.Do(context.Background(), "SLOW"); err != nil {
+				t.Errorf("a SLOW ahead of the check: %v", err)
+			}
+		}()
+	}
+	time.Sleep(20 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	_, err = c.Do(ctx, "SLOW") // gives up: the socket is suspect, the PING queued behind all
+	cancel()
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("SLOW: %v", err)
+	}
+	wg.Wait()
+	time.Sleep(400 * time.Millisecond) // the PING's reply is in
+	if c.Err() != nil || c.Reconnects() != 0 {
+		t.Fatalf("err %v, reconnects %d: a backlog still answering must keep its socket", c.Err(), c.Reconnects())
+	}
+}
