@@ -138,7 +138,8 @@ func (s *session) checked(cl *call) {
 // the Conn closes. It looks four times per interval, so silence is seen within a quarter more.
 func (c *Conn) watch(interval time.Duration) {
 	defer c.loops.Done()
-	t := time.NewTicker(max(interval/4, time.Millisecond))
+	tick := max(interval/4, time.Millisecond)
+	t := time.NewTicker(tick)
 	defer t.Stop()
 	var last *session
 	var seen uint64
@@ -156,7 +157,7 @@ func (c *Conn) watch(interval time.Duration) {
 			last, seen, since = s, n, now // a blocking pop is judged by its own deadline
 			continue
 		}
-		if now.Sub(since) >= interval && s.poisoned() == nil {
+		if now.Sub(since) >= interval-tick/2 && s.poisoned() == nil { // four ticks, whatever their jitter
 			s.check(&c.opt)
 			since = now // one check per silent interval
 		}
