@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -41,7 +42,7 @@ func (e *env) drain(ctx context.Context, d Drill, r *Result) error {
 		}
 		go func() {
 			for id := range child.Handled() {
-				e.record(id)
+				e.record(id, 0) // when it was claimed is not known: never counted as progress
 			}
 		}()
 	} else {
@@ -63,6 +64,9 @@ func (e *env) drain(ctx context.Context, d Drill, r *Result) error {
 		return fmt.Errorf("fault: %w", err)
 	}
 	healed := time.Now()
+	e.mu.Lock()
+	e.healMS = e.serverMS(ctx)
+	e.mu.Unlock()
 	err = <-enq
 	done := e.waitAll(ctx, ids)
 	bgDone := e.waitBackground(30 * time.Second)
@@ -110,11 +114,42 @@ func open(ctx context.Context, addr string) (*bus.Bus, error) {
 	return nil, err
 }
 
-func (e *env) record(id string) {
+// record counts one run of id's handler; claimedMS is when the server leased it (its clock).
+func (e *env) record(id string, claimedMS int64) {
 	e.mu.Lock()
 	e.handled[id]++
-	e.times = append(e.times, time.Now())
+	e.runs = append(e.runs, run{time.Now(), claimedMS})
 	e.mu.Unlock()
+}
+
+// claimedMS is when the server leased job id for lease: its active score less the lease (read
+// as the handler starts, before any heartbeat extends it); 0 when unknown.
+func (e *env) claimedMS(ctx context.Context, id string) int64 {
+	v, err := e.in.Do(ctx, "ZSCORE", "emq:{"+e.queue+"}:active", id)
+	if err != nil || v.Null {
+		return 0
+	}
+	f, err := strconv.ParseFloat(string(v.Str), 64)
+	if err != nil {
+		return 0
+	}
+	return int64(f) - e.opt.Lease.Milliseconds()
+}
+
+// serverMS is the server's clock in ms, or 0 when it cannot be read.
+func (e *env) serverMS(ctx context.Context) int64 {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	for ctx.Err() == nil {
+		v, err := e.in.Do(ctx, "TIME")
+		if err == nil && len(v.Elems) == 2 {
+			s, _ := strconv.ParseInt(string(v.Elems[0].Str), 10, 64)
+			us, _ := strconv.ParseInt(string(v.Elems[1].Str), 10, 64)
+			return s*1000 + us/1000
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return 0
 }
 
 // consume runs the in-process consumer until the returned stop is called.
@@ -126,7 +161,7 @@ func (e *env) consume(ctx context.Context, b *bus.Bus) (*bus.Consumer, func()) {
 			e.mu.Lock()
 			e.running[j.ID] = true
 			e.mu.Unlock()
-			e.record(j.ID)
+			e.record(j.ID, e.claimedMS(ctx, j.ID))
 			time.Sleep(time.Millisecond) // a little work, so the fault finds handlers running
 			e.mu.Lock()
 			delete(e.running, j.ID)
@@ -205,16 +240,17 @@ func (e *env) card(ctx context.Context, kind string) int64 {
 	return v.Int
 }
 
-// resumedAfter is the first completion after healed, and whether it came within one lease + 2s
-// (or the drain had finished before healing).
+// resumedAfter is when, after healed, a handler first ran a job the server leased after the
+// healing (by its own clock: a reply that was on its way at the fault is no progress), and
+// whether that came within one lease + 2s (or the drain had finished before healing).
 func (e *env) resumedAfter(healed time.Time) (time.Duration, bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	ts := append([]time.Time(nil), e.times...)
-	sort.Slice(ts, func(i, j int) bool { return ts[i].Before(ts[j]) })
-	for _, t := range ts {
-		if !t.Before(healed) {
-			d := t.Sub(healed)
+	rs := append([]run(nil), e.runs...)
+	sort.Slice(rs, func(i, j int) bool { return rs[i].at.Before(rs[j].at) })
+	for _, r := range rs {
+		if !r.at.Before(healed) && e.healMS > 0 && r.claimedMS > e.healMS {
+			d := r.at.Sub(healed)
 			return d, d <= e.opt.Lease+2*time.Second
 		}
 	}

@@ -187,9 +187,16 @@ type env struct {
 	mu      sync.Mutex
 	handled map[string]int
 	running map[string]bool // handlers running now (the in-process consumer's)
-	times   []time.Time     // completion instants
+	runs    []run           // every handler run
+	healMS  int64           // the server's clock when the fault healed
 	leased  map[string]bool // the server's active set when the fault struck: the duplicate bound
 	struck  struct{ leased, running int }
+}
+
+// run is one handler run: when, and when the server had leased the job (0: unknown).
+type run struct {
+	at        time.Time
+	claimedMS int64
 }
 
 // Run runs one drill on a fresh server.
