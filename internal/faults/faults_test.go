@@ -63,7 +63,7 @@ func TestDrills(t *testing.T) {
 		t.Logf("%s: jobs %d completed %d dead %d; dups %d (bound: %d leased at the fault, %d handlers running; outside %d); resumed after %v; reconnects %d; err %v",
 			r.Name, r.Jobs, r.Completed, r.Dead, r.Dups, r.Leased, r.Running, r.OutsideBound, r.Resumed.Round(time.Millisecond), r.Reconnects, r.Err)
 		if !r.OK() {
-			t.Errorf("%s\nlost: %v", r.Line(), r.Lost[:min(len(r.Lost), 10)])
+			t.Errorf("%s\nlost: %v\nthe server's stalls: %s", r.Line(), r.Lost[:min(len(r.Lost), 10)], r.Latency)
 		}
 		rs = append(rs, r)
 	}
