@@ -73,9 +73,9 @@ transcripts: provision
 mutants: provision-valkey provision-redis provision-valkey80
 	$(GO) test -count=1 -timeout 45m -run TestMutantsAreKilled -v ./contracts
 
-## faults: the long fault drills (internal/faults; `make test` runs the short ones) — writes transcripts/faults.out
+## faults: the long fault drills (internal/faults; `make test` runs the short ones) and the worst-case timing at the defaults — writes transcripts/faults.out
 faults: provision-valkey
-	$(GO) test -count=1 -timeout 15m -run TestDrills ./internal/faults -args -faults.long -faults.out $(CURDIR)/transcripts/faults.out
+	$(GO) test -count=1 -v -timeout 15m -run '^(TestDrills|TestWorstCaseAtDefaults)$$' ./internal/faults -args -faults.long -faults.out $(CURDIR)/transcripts/faults.out
 
 ## bench: the full bench (the bus vs BullMQ and asynq on Valkey, River, graphile-worker and pg-boss on PostgreSQL, the Oban-shaped model; the backlog axis; the scale axis on 1, 2 and 3 cluster primaries); bench-ci: the short one CI runs (its scale axis adds about 15 s, not gated)
 # DURABILITY=1 adds the guarantee-matched axis to the full bench (bench-ci always runs it): Valkey appendfsync always beside Postgres synchronous_commit=on.

@@ -201,7 +201,7 @@ func (d *Driver) Enqueue(ctx context.Context, a protocol.EnqueueArgs) (protocol.
 	if err != nil {
 		return protocol.EnqueueResult{}, err
 	}
-	e, err := b.Send(ctx, a.Queue, bus.Message{ID: a.ID, Payload: p, Delay: delay, Lane: a.Lane})
+	e, err := b.Send(ctx, a.Queue, bus.Message{ID: a.ID, Payload: p, DelayMS: delay, Lane: a.Lane})
 	return protocol.EnqueueResult{ID: e.ID, Created: e.Created}, err
 }
 
@@ -215,7 +215,7 @@ func (d *Driver) Claim(ctx context.Context, a protocol.ClaimArgs) (*protocol.Cla
 	if err != nil {
 		return nil, err
 	}
-	j, err := b.Claim(ctx, a.Queue, lease)
+	j, err := b.ClaimMS(ctx, a.Queue, lease)
 	return claimResult(j, err)
 }
 
@@ -229,7 +229,7 @@ func (d *Driver) LaneClaim(ctx context.Context, a protocol.ClaimArgs) (*protocol
 	if err != nil {
 		return nil, err
 	}
-	j, err := b.LaneClaim(ctx, a.Queue, lease)
+	j, err := b.LaneClaimMS(ctx, a.Queue, lease)
 	return claimResult(j, err)
 }
 
@@ -255,7 +255,7 @@ func (d *Driver) Extend(ctx context.Context, a protocol.ExtendArgs) (protocol.Ex
 	if err != nil {
 		return protocol.ExtendResult{}, err
 	}
-	dl, err := b.Extend(ctx, a.Queue, a.ID, a.Token, lease)
+	dl, err := b.ExtendMS(ctx, a.Queue, a.ID, a.Token, lease)
 	return protocol.ExtendResult{DeadlineMS: dl}, err
 }
 
@@ -278,7 +278,7 @@ func (d *Driver) Retry(ctx context.Context, a protocol.RetryArgs) (protocol.Retr
 	if err != nil {
 		return protocol.RetryResult{}, err
 	}
-	dead, err := b.Retry(ctx, a.Queue, a.ID, a.Token, a.MaxAttempts, delay, a.Error)
+	dead, err := b.RetryMS(ctx, a.Queue, a.ID, a.Token, a.MaxAttempts, delay, a.Error)
 	if err != nil {
 		return protocol.RetryResult{}, err
 	}
@@ -428,7 +428,7 @@ func (d *Driver) Park(ctx context.Context, a protocol.ParkArgs) (protocol.ParkRe
 	var mu sync.Mutex
 	res := protocol.ParkResult{Jobs: []protocol.Parked{}}
 	c, err := b.Consumer(a.Queue, bus.ConsumerOptions{
-		Concurrency: a.Consumers, Lease: ms(a.LeaseMS), Park: ms(a.ParkMS), Maintain: -1, Grace: 2 * time.Second,
+		Concurrency: a.Consumers, LeaseMS: a.LeaseMS, Park: ms(a.ParkMS), Maintain: -1, Grace: 2 * time.Second,
 	}, func(ctx context.Context, j *bus.Job) error {
 		if err := j.Complete(ctx); err != nil {
 			return err
@@ -477,13 +477,14 @@ func (d *Driver) Close(ctx context.Context) error {
 // maxMS is the largest duration A16 admits (1e14 ms).
 const maxMS = 100_000_000_000_000
 
-// durMS converts a protocol duration for the bus. Past 1e14 ms it is EMQARG (A16): a
-// time.Duration saturates near 9.2e12 ms, which ms would hand on as an admissible duration.
-func durMS(field string, n int64) (time.Duration, error) {
+// durMS checks a protocol duration for the bus, which takes it in whole milliseconds: never
+// through a time.Duration, which ends near 9.2e12 ms, inside A16's range. Past 1e14 ms it is
+// EMQARG (A16); below the op's minimum the bus refuses it.
+func durMS(field string, n int64) (int64, error) {
 	if n > maxMS {
 		return 0, argErr("%s %d: want at most %d", field, n, int64(maxMS))
 	}
-	return ms(n), nil
+	return n, nil
 }
 
 // ms converts protocol milliseconds, saturating past what a time.Duration holds on either side,

@@ -20,7 +20,7 @@ const EnvChild = "EMQ_FAULTS_CHILD"
 // is killed. A test binary calls it from TestMain when EnvChild is set.
 func ChildConsumer(addr, queue string, opt Options) error {
 	ctx := context.Background()
-	b, err := bus.Open(ctx, addr, bus.Options{DialTimeout: time.Second})
+	b, err := open(ctx, addr)
 	if err != nil {
 		return err
 	}

@@ -20,6 +20,7 @@ import (
 var (
 	long   = flag.Bool("faults.long", false, "run the long drills (make faults) and write -faults.out")
 	outTxt = flag.String("faults.out", "", "write the drills' transcript here")
+	only   = flag.String("faults.only", "", "run only the drill of this name (no transcript check)")
 )
 
 func TestMain(m *testing.M) {
@@ -52,16 +53,22 @@ func TestDrills(t *testing.T) {
 	defer cancel()
 	var rs []faults.Result
 	for _, d := range faults.Drills {
+		if *only != "" && d.Name != *only {
+			continue
+		}
 		r := faults.Run(ctx, d, opt)
 		if errors.Is(r.Err, engines.ErrNotNative) {
 			t.Skipf("the drills need a native Valkey: %v", r.Err)
 		}
-		t.Logf("%s: jobs %d completed %d dead %d dups %d (outside bound %d) resumed after %v reconnects %d err %v",
-			r.Name, r.Jobs, r.Completed, r.Dead, r.Dups, r.OutsideBound, r.Resumed.Round(time.Millisecond), r.Reconnects, r.Err)
+		t.Logf("%s: jobs %d completed %d dead %d; dups %d (bound: %d leased at the fault, %d handlers running; outside %d); resumed after %v; reconnects %d; err %v",
+			r.Name, r.Jobs, r.Completed, r.Dead, r.Dups, r.Leased, r.Running, r.OutsideBound, r.Resumed.Round(time.Millisecond), r.Reconnects, r.Err)
 		if !r.OK() {
-			t.Errorf("%s\nlost: %v", r.Line(), r.Lost[:min(len(r.Lost), 10)])
+			t.Errorf("%s\nlost: %v\nthe server's stalls: %s", r.Line(), r.Lost[:min(len(r.Lost), 10)], r.Latency)
 		}
 		rs = append(rs, r)
+	}
+	if *only != "" {
+		return
 	}
 	var got bytes.Buffer
 	faults.Transcript(&got, rs)

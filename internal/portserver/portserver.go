@@ -39,16 +39,24 @@ func ServeFactory(ctx context.Context, f drivers.Factory, in io.Reader, out io.W
 }
 
 // Serve answers requests from in on out until a close request (answered, then nil), the end of
-// in (the driver is closed, nil), a write failure or ctx's end.
+// in (the driver is closed, nil), a write failure or ctx's end. A park waits by design (up to
+// its timeout_ms): the end of in cuts it short, so a port whose kit went away exits promptly.
 func Serve(ctx context.Context, d drivers.Driver, in io.Reader, out io.Writer) error {
-	r := bufio.NewReaderSize(in, 64<<10)
+	lines, ended, stop := readLines(in)
+	defer stop()
 	w := bufio.NewWriter(out)
 	for {
 		if err := ctx.Err(); err != nil {
 			d.Close(context.WithoutCancel(ctx))
 			return err
 		}
-		line, err := readLine(r)
+		var l input
+		select {
+		case l = <-lines:
+		case <-ctx.Done():
+			continue
+		}
+		line, err := l.line, l.err
 		if len(bytes.TrimSpace(line)) == 0 {
 			if err != nil {
 				d.Close(context.WithoutCancel(ctx))
@@ -59,7 +67,9 @@ func Serve(ctx context.Context, d drivers.Driver, in io.Reader, out io.Writer) e
 			}
 			continue
 		}
-		reply, closing := handle(ctx, d, line)
+		opCtx, done := untilEnd(ctx, line, ended)
+		reply, closing := handle(opCtx, d, line)
+		done()
 		buf, merr := json.Marshal(reply)
 		if merr != nil {
 			buf, _ = json.Marshal(protocol.Reply{Seq: reply.Seq, Error: &protocol.WireError{Type: protocol.ErrTypeInternal, Message: "encode reply: " + merr.Error()}})
@@ -74,6 +84,57 @@ func Serve(ctx context.Context, d drivers.Driver, in io.Reader, out io.Writer) e
 			return nil
 		}
 	}
+}
+
+// input is one line read, or the error that ended the input.
+type input struct {
+	line []byte
+	err  error
+}
+
+// readLines reads in on its own goroutine, one line at a time as Serve takes them; ended is
+// closed when in ends (before that end is handed over). stop releases the goroutine.
+func readLines(in io.Reader) (lines <-chan input, ended <-chan struct{}, stop func()) {
+	ch, end, quit := make(chan input), make(chan struct{}), make(chan struct{})
+	go func() {
+		r := bufio.NewReaderSize(in, 64<<10)
+		for {
+			line, err := readLine(r)
+			if err != nil {
+				close(end)
+			}
+			select {
+			case ch <- input{line, err}:
+			case <-quit:
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return ch, end, func() { close(quit) }
+}
+
+// untilEnd is ctx for one request; a park's is also cancelled when the input ends, since
+// nobody is left to read its reply. (The input is read one line ahead, so it ends during an op
+// only when that op was the last line.) Other ops are short and run to their end.
+func untilEnd(ctx context.Context, line []byte, ended <-chan struct{}) (context.Context, context.CancelFunc) {
+	var op struct {
+		Op string `json:"op"`
+	}
+	if json.Unmarshal(line, &op) != nil || op.Op != "park" {
+		return ctx, func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	go func() {
+		select {
+		case <-ended:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
 }
 
 // readLine reads one line without its newline; a line over maxLine is an error.

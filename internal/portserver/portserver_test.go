@@ -227,3 +227,36 @@ func TestServeCluster(t *testing.T) {
 	}
 	p.send(`{"seq":3,"op":"close"}`)
 }
+
+// A park waits up to its timeout_ms by design; when the input ends (the kit went away) it is
+// cut short and Serve returns promptly, the driver closed. A whole piped script still runs:
+// only the last line can be in flight when the input ends, and only a park is cut.
+func TestParkEndsWithInput(t *testing.T) {
+	addr := enginestest.Valkey(t).Addr
+	p := start(t)
+	if r := p.send(`{"seq":1,"op":"hello","valkey":"` + addr + `"}`); !r.OK {
+		t.Fatalf("hello %+v", r)
+	}
+	if _, err := io.WriteString(p.in, `{"seq":2,"op":"park","queue":"idle","consumers":2,"jobs":1,"lease_ms":30000,"park_ms":5000,"timeout_ms":60000}`+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond) // parked
+	start := time.Now()
+	p.in.Close()
+	got, _ := p.out.ReadString('\n') // the park's reply, if the pipe still takes it
+	var r protocol.Reply
+	if err := json.Unmarshal([]byte(got), &r); err != nil || r.Seq != 2 || !r.OK {
+		t.Fatalf("the park's reply %q: %v", got, err)
+	}
+	select {
+	case err := <-p.done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Serve did not return after its input ended during a park")
+	}
+	if took := time.Since(start); took > 3*time.Second {
+		t.Fatalf("the park outlived its input by %v (timeout_ms 60000)", took)
+	}
+}

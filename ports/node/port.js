@@ -35,6 +35,14 @@ function claimReply(job) {
 class Port {
   bus = null;
   bundle = null;
+  // inputEnded() says the kit closed stdin with no request left after the current one; a park
+  // (which waits by design) then ends at once: nobody is left to read its reply.
+  inputEnded = () => false;
+  #interrupts = new Set();
+
+  interrupt() {
+    for (const stop of this.#interrupts) stop();
+  }
 
   need() {
     if (!this.bus) throw new Error('no session: hello has not succeeded');
@@ -210,10 +218,12 @@ class Port {
         },
       }));
     }
-    if (want === 0) finish();
+    if (want === 0 || this.inputEnded()) finish();
+    this.#interrupts.add(finish);
     const runs = group.map((c) => c.run({ deadline }).catch((err) => { finish(); throw err; }));
     const all = Promise.allSettled(runs).then(finish);
     await Promise.race([finished, all]);
+    this.#interrupts.delete(finish);
     for (const c of group) c.stop();
     const results = await Promise.allSettled(runs);
     const failed = results.find((x) => x.status === 'rejected');
@@ -268,7 +278,19 @@ async function main() {
   const rl = readline.createInterface({ input: process.stdin, crlfDelay: Infinity });
   const write = (obj) => new Promise((res) => process.stdout.write(`${JSON.stringify(obj)}\n`, res));
   let closing = false;
+  // stdin is read ahead of the loop: the input has ended for the current request only when no
+  // line came after it.
+  let received = 0;
+  let taken = 0;
+  let ended = false;
+  port.inputEnded = () => ended && received === taken;
+  rl.on('line', () => { received += 1; });
+  rl.on('close', () => {
+    ended = true;
+    if (port.inputEnded()) port.interrupt();
+  });
   for await (const line of rl) {
+    taken += 1;
     if (line.trim() === '') continue;
     let req;
     try {

@@ -28,12 +28,15 @@ func (b *Bus) ClaimBatch(ctx context.Context, queue string, lease time.Duration,
 	if n < 1 || n > MaxBatch {
 		return nil, fmt.Errorf("bus: claim batch: %w", argErr("n %d: want 1..%d", n, MaxBatch))
 	}
-	return b.claimBatch(ctx, q, lease, n)
-}
-
-func (b *Bus) claimBatch(ctx context.Context, q *qkeys, lease time.Duration, n int) ([]*Job, error) {
 	ms, err := leaseMS(lease)
 	if err != nil {
+		return nil, fmt.Errorf("bus: claim batch: %w", err)
+	}
+	return b.claimBatch(ctx, q, ms, n)
+}
+
+func (b *Bus) claimBatch(ctx context.Context, q *qkeys, ms int64, n int) ([]*Job, error) {
+	if err := checkLease(ms); err != nil {
 		return nil, fmt.Errorf("bus: claim batch: %w", err)
 	}
 	v, err := b.link.EvalSha(ctx, b.scripts.claimBatch, q.claimKeys, ms, n)

@@ -97,11 +97,11 @@ func (c *Consumer) claimFor(hard context.Context, reqs []claimReq) {
 	var err error
 	if len(reqs) == 1 {
 		var j *Job
-		if j, err = c.bus.claim(hard, c.q, c.opt.Lease, false); j != nil {
+		if j, err = c.bus.claim(hard, c.q, c.ms, false); j != nil {
 			jobs = []*Job{j}
 		}
 	} else {
-		jobs, err = c.bus.claimBatch(hard, c.q, c.opt.Lease, len(reqs))
+		jobs, err = c.bus.claimBatch(hard, c.q, c.ms, len(reqs))
 	}
 	for i, r := range reqs {
 		var res claimRes

@@ -23,8 +23,13 @@ import (
 
 // Options configure a Bus. The zero value is the canon's behaviour.
 type Options struct {
-	// DialTimeout bounds each TCP dial; 5s when zero.
+	// DialTimeout bounds each connect (dial, HELLO 2, the fence); 5s when zero.
 	DialTimeout time.Duration
+	// HealthTimeout and HealthInterval tune the connections' health checks
+	// (connector.Options): a PING on a suspect or silent connection must be answered within
+	// HealthTimeout (1s when zero), and a connection silent for HealthInterval (5s when zero)
+	// is checked. A connection that fails its check is replaced.
+	HealthTimeout, HealthInterval time.Duration
 	// MinterTTL is the worker-id lease of the id minter; ids.DefaultTTL when zero.
 	MinterTTL time.Duration
 	// Minter is the base of the minter's options (its clock, for the port protocol's clock op);
@@ -76,6 +81,7 @@ type Bus struct {
 	last     string     // the greatest id minted: a replacement minter starts above it
 	remintMu sync.Mutex // one minter replacement at a time
 	queues   sync.Map   // queue name → *qkeys
+	up       upSignal   // ended each time a connection found lost is replaced
 	closed   atomic.Bool
 	done     chan struct{}  // closed by Close: the enqueue batchers stop
 	loops    sync.WaitGroup // the enqueue batchers
@@ -110,12 +116,17 @@ func Open(ctx context.Context, addr string, opt Options) (*Bus, error) {
 	// The main connection reconnects by itself after any loss: HELLO 2 and the fence run
 	// again first on every new socket; calls meanwhile fail at once, retriable.
 	copt.Redial = true
+	copt.OnRedial = func(err error) {
+		if err == nil {
+			b.up.fire() // parking lines dialled before the loss may be dead as well
+		}
+	}
 	conn, err := connector.Dial(ctx, addr, copt)
 	if err != nil {
 		return nil, fmt.Errorf("bus: open %s: %w", addr, fence.Classify(err))
 	}
 	// A pointer: the link is also the minter's leaser, and a leaser is compared by identity.
-	b.link = &standalone{Conn: conn, addr: addr, opts: b.connOptions}
+	b.link = &standalone{Conn: conn, addr: addr, opts: b.lineOptions}
 	return b.start(ctx)
 }
 
@@ -144,7 +155,8 @@ func OpenCluster(ctx context.Context, seeds []string, opt Options) (*Bus, error)
 	if b.scripts, err = loadScripts(canon, opt.Rewrite); err != nil {
 		return nil, err
 	}
-	r, err := cluster.Dial(ctx, seeds, cluster.Options{DialTimeout: opt.DialTimeout, Fence: opt.Fence, Hook: opt.Test.Hook})
+	r, err := cluster.Dial(ctx, seeds, cluster.Options{DialTimeout: opt.DialTimeout, Fence: opt.Fence, Hook: opt.Test.Hook,
+		HealthTimeout: opt.HealthTimeout, HealthInterval: opt.HealthInterval, OnReconnect: func(string) { b.up.fire() }})
 	if err != nil {
 		return nil, fmt.Errorf("bus: open cluster %v: %w", seeds, err)
 	}
@@ -176,7 +188,45 @@ func (b *Bus) handshake() func(context.Context, *connector.Conn) error {
 }
 
 func (b *Bus) connOptions() connector.Options {
-	return connector.Options{DialTimeout: b.opt.DialTimeout, OnConnect: b.handshake(), Hook: b.opt.Test.Hook}
+	return connector.Options{DialTimeout: b.opt.DialTimeout, OnConnect: b.handshake(), Hook: b.opt.Test.Hook,
+		HealthTimeout: b.opt.HealthTimeout, HealthInterval: b.opt.HealthInterval}
+}
+
+// lineOptions are a parking line's: fresh for each, no Tap, no redial, and no periodic health
+// check, which would put a PING among its pops (A10): its blocking pop's read deadline (the
+// pop's timeout plus the connector's BlockSlack) is its check.
+func (b *Bus) lineOptions() connector.Options {
+	o := b.connOptions()
+	o.HealthInterval = -1
+	return o
+}
+
+// upSignal is a context ended, and renewed, each time one of the bus's connections that was
+// found lost has been replaced. Waiters take the current one before they call, so a reconnect
+// that happens meanwhile is not missed.
+type upSignal struct {
+	mu     sync.Mutex
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+// current is the context the next reconnect ends.
+func (u *upSignal) current() context.Context {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.ctx == nil {
+		u.ctx, u.cancel = context.WithCancel(context.Background())
+	}
+	return u.ctx
+}
+
+func (u *upSignal) fire() {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.cancel != nil {
+		u.cancel()
+	}
+	u.ctx, u.cancel = context.WithCancel(context.Background())
 }
 
 // Addr is the server address (the first seed of a cluster).

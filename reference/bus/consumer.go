@@ -23,7 +23,10 @@ type Handler func(ctx context.Context, j *Job) error
 type ConsumerOptions struct {
 	Concurrency int           // workers, each with its own parking connection; 1
 	Lease       time.Duration // claim lease, extended by a heartbeat every Lease/3; 30s
-	MaxAttempts int64         // claims before a failing job is buried; 10
+	// LeaseMS is the lease in whole milliseconds (3..MaxMS), exact over A16's whole range, which
+	// Lease cannot hold past about 9.2e12 ms; set Lease or LeaseMS, not both.
+	LeaseMS     int64
+	MaxAttempts int64 // claims before a failing job is buried; 10
 	// Backoff is the retry delay after the attempt-th failure; exponential from 1s, capped at
 	// 10 minutes, when nil.
 	Backoff func(attempt int) time.Duration
@@ -63,6 +66,7 @@ type Consumer struct {
 	opt  ConsumerOptions
 	h    Handler
 	wake []any // the BLPOP command
+	ms   int64 // the lease in ms, exactly as the claims send it
 
 	retries atomic.Int64
 	last    atomic.Pointer[error]
@@ -143,8 +147,18 @@ func (b *Bus) Consumer(queue string, opt ConsumerOptions, h Handler) (*Consumer,
 	if opt.Concurrency == 0 {
 		opt.Concurrency = 1
 	}
-	if opt.Lease == 0 {
+	if opt.LeaseMS != 0 && opt.Lease != 0 {
+		return nil, fmt.Errorf("bus: consumer: %w", argErr("lease %v and lease_ms %d: set one of them", opt.Lease, opt.LeaseMS))
+	}
+	ms := opt.LeaseMS
+	switch {
+	case ms != 0:
+		opt.Lease = msDuration(ms) // the consumer's own timers; saturated past a Duration's range
+	case opt.Lease == 0:
 		opt.Lease = 30 * time.Second
+		fallthrough
+	default:
+		ms = opt.Lease.Milliseconds()
 	}
 	if opt.MaxAttempts == 0 {
 		opt.MaxAttempts = 10
@@ -167,12 +181,12 @@ func (b *Bus) Consumer(queue string, opt ConsumerOptions, h Handler) (*Consumer,
 	switch {
 	case opt.Concurrency < 0, opt.MaxAttempts < 0, opt.Grace < 0, opt.Parked < 0:
 		return nil, fmt.Errorf("bus: consumer: %w", argErr("negative concurrency, attempts, grace or parked"))
-	case opt.Lease < 3*time.Millisecond:
-		return nil, fmt.Errorf("bus: consumer: %w", argErr("lease %v: want at least 3ms", opt.Lease))
+	case opt.Lease < 3*time.Millisecond || ms < 3 || ms > MaxMS:
+		return nil, fmt.Errorf("bus: consumer: %w", argErr("lease %d ms: want 3..%d", ms, int64(MaxMS)))
 	case opt.Park < time.Millisecond:
 		return nil, fmt.Errorf("bus: consumer: %w", argErr("park %v: want at least 1ms", opt.Park))
 	}
-	c := &Consumer{bus: b, q: q, opt: opt, h: h}
+	c := &Consumer{bus: b, q: q, opt: opt, h: h, ms: ms}
 	c.wake = []any{"BLPOP", q.wake, strconv.FormatFloat(opt.Park.Seconds(), 'f', 3, 64)}
 	return c, nil
 }
@@ -338,6 +352,7 @@ func (w *worker) run(ctx, hard context.Context) {
 	}()
 	fails := 0
 	for ctx.Err() == nil {
+		up := c.bus.up.current()
 		j, err := w.claim(ctx, hard)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -346,7 +361,7 @@ func (w *worker) run(ctx, hard context.Context) {
 			fails++
 			c.logf("bus: consumer %s worker %d: %v", c.q.name, w.idx, err)
 			c.rode(err)
-			if !sleep(ctx, backoffErr(fails)) {
+			if !pause(ctx, up, backoffErr(fails)) {
 				return
 			}
 			continue
@@ -368,7 +383,7 @@ func (w *worker) claim(ctx, hard context.Context) (*Job, error) {
 	if w.claims == nil {
 		cctx, cancel := w.c.leased(hard)
 		defer cancel()
-		return w.c.bus.claim(cctx, w.c.q, w.c.opt.Lease, true)
+		return w.c.bus.claim(cctx, w.c.q, w.c.ms, true)
 	}
 	select {
 	case w.claims <- claimReq{w.claimed}:
@@ -389,19 +404,28 @@ func backoffErr(fails int) time.Duration {
 	return min(10*time.Millisecond<<min(fails, 7), time.Second)
 }
 
-func sleep(ctx context.Context, d time.Duration) bool {
+// pause waits d before a call is tried again, or less when the bus replaced a lost connection
+// since up was taken (before the call that failed): what failed may work now. False when ctx
+// ends.
+func pause(ctx, up context.Context, d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
 		return false
+	case <-up.Done():
+		return true
 	case <-t.C:
 		return true
 	}
 }
 
-// parkSlot is one place to park: a connection for the blocking pop, dialled at first use.
-type parkSlot struct{ conn *connector.Conn }
+// parkSlot is one place to park: a connection for the blocking pop, dialled at first use, and
+// the bus's reconnect signal as it was when the line was dialled.
+type parkSlot struct {
+	conn *connector.Conn
+	up   context.Context
+}
 
 // parkUntilWoken blocks on the wake key until a token arrives (true) or ctx ends (false). A pop
 // that times out parks again: only a wake token sends the worker back to claim. The worker
@@ -418,20 +442,27 @@ func (w *worker) parkUntilWoken(ctx context.Context) bool {
 	defer func() { w.slots <- s }()
 	fails := 0
 	for ctx.Err() == nil {
+		if s.conn != nil && s.up.Err() != nil {
+			// The bus replaced a lost connection since this line was dialled: the same fault (a
+			// frozen path, a failover) may hold the line, so it is not trusted with a pop.
+			s.conn.Close()
+			s.conn = nil
+		}
 		if s.conn == nil {
+			up := c.bus.up.current()
 			p, err := c.bus.link.DialOwner(ctx, c.q.wake)
 			if err != nil {
 				fails++
 				c.logf("bus: consumer %s worker %d: park: %v", c.q.name, w.idx, err)
 				c.rode(err)
-				if !sleep(ctx, backoffErr(fails)) {
+				if !pause(ctx, up, backoffErr(fails)) {
 					return false
 				}
 				continue
 			}
-			s.conn = p
+			s.conn, s.up = p, up
 		}
-		woken, err := c.pop(ctx, s.conn)
+		woken, err := c.pop(ctx, s)
 		if err != nil {
 			// A cancelled pop is still in flight on the server: close the line so it cannot
 			// swallow a token meant for another consumer.
@@ -440,13 +471,19 @@ func (w *worker) parkUntilWoken(ctx context.Context) bool {
 			if ctx.Err() != nil {
 				return false
 			}
+			if s.up.Err() != nil {
+				// Cut short because the bus reconnected: look for work once, then park on a new
+				// line (a token the old line took with it is made up for by the claim).
+				c.logf("bus: consumer %s worker %d: the bus reconnected: parking on a new line", c.q.name, w.idx)
+				return true
+			}
 			// In a cluster the queue's slot may have moved: the next line goes to its new owner.
 			c.bus.link.Follow(ctx, err)
 			c.logf("bus: consumer %s worker %d: park: %v", c.q.name, w.idx, err)
 			c.rode(err)
 			// Re-arm: a wake token may have been lost with the line (or the server's restart
 			// may have left work without one), so look for work once before parking again.
-			return sleep(ctx, backoffErr(1))
+			return pause(ctx, s.up, backoffErr(1))
 		}
 		fails = 0
 		if woken {
@@ -456,12 +493,17 @@ func (w *worker) parkUntilWoken(ctx context.Context) bool {
 	return false
 }
 
-// pop is one blocking pop on the wake key: true when a token arrived, false on its timeout.
-func (c *Consumer) pop(ctx context.Context, conn *connector.Conn) (bool, error) {
+// pop is one blocking pop on the wake key: true when a token arrived, false on its timeout. A
+// reconnect of the bus after the line was dialled cuts it short: a line frozen with the main
+// connection would otherwise be noticed only at the pop's read deadline, swallowing wakes.
+func (c *Consumer) pop(ctx context.Context, s *parkSlot) (bool, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(s.up, cancel)()
 	if p := c.bus.opt.Test.Park; p != nil {
-		return p(ctx, conn, c.opt.Park, c.wake)
+		return p(ctx, s.conn, c.opt.Park, c.wake)
 	}
-	v, err := conn.DoBlocking(ctx, c.opt.Park, c.wake...)
+	v, err := s.conn.DoBlocking(ctx, c.opt.Park, c.wake...)
 	return err == nil && !v.Null, err
 }
 
@@ -472,7 +514,7 @@ func (w *worker) handle(wctx, hard context.Context, j *Job) {
 	hctx, stop := context.WithCancelCause(wctx)
 	j.stop = stop
 	w.cur.Store(j)
-	w.hb.Reset(time.Duration(j.lease.Load()) * time.Millisecond / 3)
+	w.hb.Reset(msDuration(j.lease.Load()) / 3)
 	err := w.call(hctx, j)
 	w.cur.Store(nil)
 	w.hb.Stop()
@@ -488,23 +530,54 @@ func (w *worker) handle(wctx, hard context.Context, j *Job) {
 	case err != nil && hard.Err() != nil:
 		return // cancelled by shutdown: the reaper redelivers it
 	}
-	var serr error
+	w.settle(hard, j, err)
+}
+
+// settle completes, retries or buries j by its handler's outcome. A settlement whose reply was
+// lost (the connection failed, or no reply came by its deadline) is sent again once the bus has
+// reconnected: it is fenced on the job's token, so a second one either lands while the lease
+// holds or is refused EMQSTALE and changes nothing. Only a job whose lease ran out first is
+// redelivered, so duplicates after a fault are bounded by the handlers running at it.
+func (w *worker) settle(hard context.Context, j *Job, herr error) {
+	c := w.c
 	var p permanent
-	sctx, cancel := c.leased(hard)
-	defer cancel()
-	switch {
-	case err == nil:
-		serr = w.complete(j)
-	case errors.As(err, &p):
-		serr = j.Fail(sctx, err.Error())
-	default:
-		_, serr = j.Retry(sctx, c.opt.MaxAttempts, max(c.opt.Backoff(int(j.Token)), 0), err.Error())
+	once := func() error {
+		sctx, cancel := c.leased(hard)
+		defer cancel()
+		switch {
+		case herr == nil:
+			return w.complete(j)
+		case errors.As(herr, &p):
+			return j.Fail(sctx, herr.Error())
+		}
+		_, err := j.Retry(sctx, c.opt.MaxAttempts, max(c.opt.Backoff(int(j.Token)), 0), herr.Error())
+		return err
 	}
-	if serr != nil && hard.Err() == nil {
-		// The job's lease runs out and the reaper redelivers it (at least once).
-		c.logf("bus: consumer %s: settle job %s token %d: %v", c.q.name, j.ID, j.Token, serr)
-		c.rode(serr)
+	for attempt := 1; ; attempt++ {
+		up := c.bus.up.current()
+		err := once()
+		if err == nil || hard.Err() != nil {
+			return
+		}
+		if !replyLost(err) {
+			// EMQSTALE: the lease ran out first (or a lost earlier attempt settled it); the
+			// reaper redelivers the job (at least once).
+			c.logf("bus: consumer %s: settle job %s token %d (attempt %d): %v", c.q.name, j.ID, j.Token, attempt, err)
+			c.rode(err)
+			return
+		}
+		c.logf("bus: consumer %s: settle job %s token %d: %v; sending it again", c.q.name, j.ID, j.Token, err)
+		c.rode(err)
+		if !pause(hard, up, backoffErr(attempt)) {
+			return
+		}
 	}
+}
+
+// replyLost reports a call whose outcome is unknown: its connection failed, or its deadline
+// passed with the reply still owed. Errors the server answered are not among them.
+func replyLost(err error) bool {
+	return errors.Is(err, connector.ErrConnLost) || errors.Is(err, context.DeadlineExceeded)
 }
 
 // call runs the handler, turning a panic into an error.
@@ -531,9 +604,10 @@ func (w *worker) beat() {
 	if j == nil {
 		return
 	}
-	lease := time.Duration(j.lease.Load()) * time.Millisecond
+	ms := j.lease.Load()
+	lease := msDuration(ms)
 	ctx, cancel := context.WithTimeout(context.Background(), lease/3)
-	_, err := j.Extend(ctx, lease)
+	_, err := j.ExtendMS(ctx, ms)
 	cancel()
 	if errors.Is(err, emqerr.Stale) {
 		if w.cur.Load() == j {

@@ -41,6 +41,14 @@ func (j *Job) Extend(ctx context.Context, d time.Duration) (deadlineMS int64, er
 	if err != nil {
 		return 0, fmt.Errorf("bus: extend: %w", err)
 	}
+	return j.ExtendMS(ctx, ms)
+}
+
+// ExtendMS is Extend with the lease in whole milliseconds (1..MaxMS), exact over A16's range.
+func (j *Job) ExtendMS(ctx context.Context, ms int64) (deadlineMS int64, err error) {
+	if err := checkLease(ms); err != nil {
+		return 0, fmt.Errorf("bus: extend: %w", err)
+	}
 	v, err := j.bus.fencedQ(ctx, "extend", j.q, j.ID, j.Token, j.bus.scripts.extend, extendKeys, ms)
 	if err != nil {
 		return 0, err

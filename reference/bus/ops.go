@@ -3,6 +3,7 @@ package bus
 import (
 	"context"
 	"fmt"
+	"math"
 	"strconv"
 	"time"
 
@@ -16,8 +17,17 @@ type Message struct {
 	ID      string
 	Payload []byte
 	Delay   time.Duration
+	// DelayMS is the delay in whole milliseconds, exact over A16's whole range (0..MaxMS), which
+	// Delay cannot hold past about 9.2e12 ms; set Delay or DelayMS, not both.
+	DelayMS int64
 	Lane    string
 }
+
+// MaxMS is the canon's largest duration (A16: lease_ms 1..1e14, delay_ms 0..1e14), about 3169
+// years. A time.Duration stops near 9.2e12 ms, so the *MS entry points (ClaimMS, ExtendMS,
+// RetryMS, Message.DelayMS, ConsumerOptions.LeaseMS) take whole milliseconds and the bus sends
+// them to the scripts exactly.
+const MaxMS = 100_000_000_000_000
 
 // Enqueued is the outcome of one enqueue: Created is false for a duplicate id (nothing changed).
 type Enqueued struct {
@@ -86,8 +96,8 @@ func (b *Bus) Send(ctx context.Context, queue string, m Message) (Enqueued, erro
 // delay in ms; ARGV is (id, payload, delay) for enqueue, (id, lane, payload, delay) for
 // lane_enqueue.
 func (b *Bus) enqueueCall(ctx context.Context, q *qkeys, m *Message, ks []string) (*connector.Script, []string, int64, error) {
-	if m.Delay < 0 {
-		return nil, nil, 0, fmt.Errorf("bus: enqueue: %w", argErr("negative delay %v", m.Delay))
+	if m.Delay < 0 || m.DelayMS < 0 || m.DelayMS > MaxMS || (m.Delay != 0 && m.DelayMS != 0) {
+		return nil, nil, 0, fmt.Errorf("bus: enqueue: %w", argErr("delay %v, delay_ms %d: want one of them, 0..%d ms", m.Delay, m.DelayMS, int64(MaxMS)))
 	}
 	var lane string
 	if m.Lane != "" {
@@ -108,6 +118,9 @@ func (b *Bus) enqueueCall(ctx context.Context, q *qkeys, m *Message, ks []string
 		return nil, nil, 0, err
 	}
 	delay := delayMS(m.Delay)
+	if m.DelayMS != 0 {
+		delay = m.DelayMS
+	}
 	if lane == "" {
 		return b.scripts.enqueue, append(ks, row, q.pending, q.scheduled, q.wake), delay, nil
 	}
@@ -117,29 +130,47 @@ func (b *Bus) enqueueCall(ctx context.Context, q *qkeys, m *Message, ks []string
 // Claim leases the oldest pending job of queue for lease, or returns nil, nil when the queue
 // is empty or paused.
 func (b *Bus) Claim(ctx context.Context, queue string, lease time.Duration) (*Job, error) {
+	ms, err := leaseMS(lease)
+	if err != nil {
+		return nil, fmt.Errorf("bus: claim: %w", err)
+	}
+	return b.ClaimMS(ctx, queue, ms)
+}
+
+// ClaimMS is Claim with the lease in whole milliseconds (1..MaxMS), exact over A16's range.
+func (b *Bus) ClaimMS(ctx context.Context, queue string, leaseMS int64) (*Job, error) {
 	q, err := b.queue(queue)
 	if err != nil {
 		return nil, err
 	}
-	return b.claim(ctx, q, lease, false)
+	return b.claim(ctx, q, leaseMS, false)
 }
 
 // LaneClaim leases the oldest job of the lane at the ring's head and rotates the ring, or
 // returns nil, nil when no lane is serviceable or the queue is paused.
 func (b *Bus) LaneClaim(ctx context.Context, queue string, lease time.Duration) (*Job, error) {
+	ms, err := leaseMS(lease)
+	if err != nil {
+		return nil, fmt.Errorf("bus: lane claim: %w", err)
+	}
+	return b.LaneClaimMS(ctx, queue, ms)
+}
+
+// LaneClaimMS is LaneClaim with the lease in whole milliseconds (1..MaxMS).
+func (b *Bus) LaneClaimMS(ctx context.Context, queue string, leaseMS int64) (*Job, error) {
 	q, err := b.queue(queue)
 	if err != nil {
 		return nil, err
 	}
-	return b.claim(ctx, q, lease, true)
+	return b.claim(ctx, q, leaseMS, true)
 }
 
-func (b *Bus) claim(ctx context.Context, q *qkeys, lease time.Duration, lanes bool) (*Job, error) {
-	ms, err := leaseMS(lease)
-	if err != nil {
+func (b *Bus) claim(ctx context.Context, q *qkeys, ms int64, lanes bool) (*Job, error) {
+	if err := checkLease(ms); err != nil {
 		return nil, fmt.Errorf("bus: claim: %w", err)
 	}
 	var v resp.Value
+	var err error
 	if lanes {
 		v, err = b.link.EvalSha(ctx, b.scripts.laneClaim, q.laneClaimKeys, ms)
 	} else {
@@ -186,6 +217,23 @@ func leaseMS(d time.Duration) (int64, error) {
 		return 0, argErr("lease %v: want at least 1ms", d)
 	}
 	return ms, nil
+}
+
+// checkLease refuses a lease outside A16's 1..MaxMS ms before any byte is sent.
+func checkLease(ms int64) error {
+	if ms < 1 || ms > MaxMS {
+		return argErr("lease %d ms: want 1..%d", ms, int64(MaxMS))
+	}
+	return nil
+}
+
+// msDuration is ms as a time.Duration for the bus's own timers, saturated where a Duration
+// ends (about 292 years): a timer that long never fires, which is what such a lease means.
+func msDuration(ms int64) time.Duration {
+	if ms > int64(math.MaxInt64/time.Millisecond) {
+		return math.MaxInt64
+	}
+	return time.Duration(ms) * time.Millisecond
 }
 
 // fenced runs a fenced script on (queue, id, token) with KEYS = row followed by rest(q).
@@ -248,7 +296,15 @@ func (b *Bus) Retry(ctx context.Context, queue, id string, token, maxAttempts in
 	if maxAttempts < 1 || delay < 0 {
 		return false, fmt.Errorf("bus: retry: %w", argErr("max attempts %d, delay %v", maxAttempts, delay))
 	}
-	v, err := b.fenced(ctx, "retry", queue, id, token, b.scripts.retry, retryKeys, maxAttempts, delayMS(delay), errText)
+	return b.RetryMS(ctx, queue, id, token, maxAttempts, delayMS(delay), errText)
+}
+
+// RetryMS is Retry with the delay in whole milliseconds (0..MaxMS), exact over A16's range.
+func (b *Bus) RetryMS(ctx context.Context, queue, id string, token, maxAttempts, delayMS int64, errText string) (dead bool, err error) {
+	if maxAttempts < 1 || delayMS < 0 || delayMS > MaxMS {
+		return false, fmt.Errorf("bus: retry: %w", argErr("max attempts %d, delay %d ms: want at least 1, and 0..%d ms", maxAttempts, delayMS, int64(MaxMS)))
+	}
+	v, err := b.fenced(ctx, "retry", queue, id, token, b.scripts.retry, retryKeys, maxAttempts, delayMS, errText)
 	if err != nil {
 		return false, err
 	}
@@ -282,7 +338,15 @@ func (b *Bus) Extend(ctx context.Context, queue, id string, token int64, lease t
 	if err != nil {
 		return 0, fmt.Errorf("bus: extend: %w", err)
 	}
-	v, err := b.fenced(ctx, "extend", queue, id, token, b.scripts.extend, extendKeys, ms)
+	return b.ExtendMS(ctx, queue, id, token, ms)
+}
+
+// ExtendMS is Extend with the lease in whole milliseconds (1..MaxMS), exact over A16's range.
+func (b *Bus) ExtendMS(ctx context.Context, queue, id string, token, leaseMS int64) (int64, error) {
+	if err := checkLease(leaseMS); err != nil {
+		return 0, fmt.Errorf("bus: extend: %w", err)
+	}
+	v, err := b.fenced(ctx, "extend", queue, id, token, b.scripts.extend, extendKeys, leaseMS)
 	if err != nil {
 		return 0, err
 	}

@@ -71,6 +71,13 @@ type Options struct {
 	Observe func(Call)
 	// Hook, if set, sees (and may rewrite) every command a node connection sends.
 	Hook connector.Hook
+	// HealthTimeout and HealthInterval tune the primary connections' health checks
+	// (connector.Options); a connection that fails one is replaced at its next use.
+	HealthTimeout, HealthInterval time.Duration
+	// OnReconnect, if set, is told that a primary's connection, found lost (an I/O failure, or a
+	// health check that went unanswered), was replaced: lines to that server dialled before may
+	// be dead too.
+	OnReconnect func(addr string)
 }
 
 // Call is one routed call as it was finally answered.
@@ -253,12 +260,17 @@ func (r *Router) conn(ctx context.Context, addr string) (*connector.Conn, error)
 		if c.Err() == nil {
 			return c, nil
 		}
-		if err := c.Reconnect(ctx); err != nil {
+		// Every caller that met the loss asks; the socket is replaced once.
+		replaced, err := c.Restore(ctx)
+		if err != nil {
 			return nil, fmt.Errorf("cluster: reconnect %s: %w", addr, fence.Classify(err))
+		}
+		if replaced && r.opt.OnReconnect != nil {
+			r.opt.OnReconnect(addr)
 		}
 		return c, nil
 	}
-	c, err := r.dial(ctx, addr)
+	c, err := r.dial(ctx, addr, r.opt.HealthInterval)
 	if err != nil {
 		return nil, err
 	}
@@ -275,8 +287,10 @@ func (r *Router) conn(ctx context.Context, addr string) (*connector.Conn, error)
 	return c, nil
 }
 
-func (r *Router) dial(ctx context.Context, addr string) (*connector.Conn, error) {
-	c, err := connector.Dial(ctx, addr, connector.Options{DialTimeout: r.opt.DialTimeout, OnConnect: r.handshake, Hook: r.opt.Hook})
+// dial connects and fences one node connection; every is its connector.Options.HealthInterval.
+func (r *Router) dial(ctx context.Context, addr string, every time.Duration) (*connector.Conn, error) {
+	c, err := connector.Dial(ctx, addr, connector.Options{DialTimeout: r.opt.DialTimeout, OnConnect: r.handshake,
+		Hook: r.opt.Hook, HealthTimeout: r.opt.HealthTimeout, HealthInterval: every})
 	if err != nil {
 		return nil, fmt.Errorf("cluster: dial %s: %w", addr, fence.Classify(err))
 	}
@@ -286,6 +300,7 @@ func (r *Router) dial(ctx context.Context, addr string) (*connector.Conn, error)
 // DialOwner opens a connection of its own (not shared, not reconnected: the caller closes it) to
 // the primary owning key's slot, set up like every node connection (HELLO 2, the cluster engine
 // check, the fence). A blocking pop needs one: it would stall every caller of a shared pipeline.
+// It gets no periodic health check: its pop's own read deadline is one.
 func (r *Router) DialOwner(ctx context.Context, key string) (*connector.Conn, error) {
 	r.mu.RLock()
 	closed := r.closed
@@ -293,7 +308,7 @@ func (r *Router) DialOwner(ctx context.Context, key string) (*connector.Conn, er
 	if closed {
 		return nil, &connector.FatalError{Op: "dial", Err: connector.ErrClosed}
 	}
-	return r.dial(ctx, r.Owner(keys.Slot(key)))
+	return r.dial(ctx, r.Owner(keys.Slot(key)), -1)
 }
 
 // Follow takes note of a redirect answered outside the router (a blocking pop on a line from

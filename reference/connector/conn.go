@@ -54,6 +54,14 @@ type Options struct {
 	RedialMax time.Duration
 	// OnRedial, if set, is told the outcome of every reconnection attempt (nil: reconnected).
 	OnRedial func(err error)
+	// HealthTimeout bounds a health check: the PING a suspect or silent connection is sent must
+	// be answered within it, or the connection is poisoned (ErrUnhealthy) and, with Redial,
+	// replaced. A connection is suspect once a call gave up on a reply still owed. 1s when zero.
+	HealthTimeout time.Duration
+	// HealthInterval is how often the connection is looked at: when no reply arrived for a
+	// whole interval (idle, or stalled with calls owed) it gets a health check. 5s when zero;
+	// negative turns the periodic check off (a parking line's blocking pop is its own check).
+	HealthInterval time.Duration
 	// Hook, if set, sees every command before it is encoded and sends what it returns instead
 	// (like rueidishook): the seam the kit's tests and mutants observe and rewrite traffic at.
 	// It runs on the caller's goroutine, possibly concurrently. Nil costs nothing.
@@ -85,18 +93,24 @@ type Conn struct {
 	redialing  atomic.Bool
 	refused    atomic.Pointer[error] // a redial's refusal: final
 	reconnects atomic.Int64
-	loops      sync.WaitGroup // the redial loop
+	loops      sync.WaitGroup // the redial loop and the health watcher
+	stop       chan struct{}  // closed by Close: the watcher ends
+	setup      bool           // the view connect hands HELLO and OnConnect: no health checks
 }
 
 // Dial connects to addr, runs HELLO 2 and then opt.OnConnect.
 func Dial(ctx context.Context, addr string, opt Options) (*Conn, error) {
-	c := &Conn{addr: addr, opt: opt}
+	c := &Conn{addr: addr, opt: opt, stop: make(chan struct{})}
 	s, info, err := c.connect(ctx)
 	if err != nil {
 		return nil, err
 	}
 	c.publish(s)
 	c.info.Store(info)
+	if every := opt.healthInterval(); every > 0 {
+		c.loops.Add(1)
+		go c.watch(every)
+	}
 	return c, nil
 }
 
@@ -104,13 +118,18 @@ func Dial(ctx context.Context, addr string, opt Options) (*Conn, error) {
 // socket before it is published, so the hook really runs first.
 func (c *Conn) connect(ctx context.Context) (*session, *ServerInfo, error) {
 	// Dial, HELLO and OnConnect together, under DialTimeout or ctx's deadline, whichever is
-	// sooner: a server that accepts and never answers cannot hold a connect.
-	if c.opt.DialTimeout > 0 {
+	// sooner (DefaultDialTimeout when neither is given): a server that accepts and never
+	// answers cannot hold a connect.
+	timeout := c.opt.DialTimeout
+	if _, ok := ctx.Deadline(); !ok && timeout <= 0 {
+		timeout = DefaultDialTimeout
+	}
+	if timeout > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, c.opt.DialTimeout)
+		ctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
-	d := net.Dialer{Timeout: c.opt.DialTimeout}
+	d := net.Dialer{Timeout: timeout}
 	nc, err := d.DialContext(ctx, "tcp", c.addr)
 	if err != nil {
 		return nil, nil, fmt.Errorf("connector: dial %s: %w", c.addr, err)
@@ -119,7 +138,7 @@ func (c *Conn) connect(ctx context.Context) (*session, *ServerInfo, error) {
 		_ = tc.SetNoDelay(true)
 	}
 	s := newSession(nc, &c.opt)
-	view := &Conn{addr: c.addr, opt: c.opt}
+	view := &Conn{addr: c.addr, opt: c.opt, setup: true} // a failed handshake fails the connect
 	view.sess.Store(s)
 	info, err := hello(ctx, view)
 	if err != nil {
@@ -274,7 +293,7 @@ func (c *Conn) redial(lost *session) {
 	}
 	timeout := c.opt.DialTimeout
 	if timeout <= 0 {
-		timeout = 5 * time.Second
+		timeout = DefaultDialTimeout
 	}
 	for attempt := 0; ; attempt++ {
 		if attempt > 0 {
@@ -321,6 +340,11 @@ func (c *Conn) Reconnect(ctx context.Context) error {
 	if c.closed.Load() {
 		return &FatalError{Op: "reconnect", Err: ErrClosed}
 	}
+	return c.replace(ctx)
+}
+
+// replace puts a new socket in place of the current one; c.reconn is held.
+func (c *Conn) replace(ctx context.Context) error {
 	s, info, err := c.connect(ctx)
 	if err != nil {
 		return err
@@ -337,6 +361,24 @@ func (c *Conn) Reconnect(ctx context.Context) error {
 	return nil
 }
 
+// Restore replaces the socket like Reconnect, but only while it is still lost: callers that
+// all met the same loss replace it once, and a healthy socket is left alone. replaced says
+// whether this call put a new socket in place.
+func (c *Conn) Restore(ctx context.Context) (replaced bool, err error) {
+	c.reconn.Lock()
+	defer c.reconn.Unlock()
+	if c.closed.Load() {
+		return false, &FatalError{Op: "reconnect", Err: ErrClosed}
+	}
+	if c.sess.Load().poisoned() == nil {
+		return false, nil // replaced meanwhile, or never lost
+	}
+	if err := c.replace(ctx); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
 // Close closes the socket; every later call returns a *FatalError wrapping ErrClosed.
 func (c *Conn) Close() error {
 	c.reconn.Lock()
@@ -345,8 +387,9 @@ func (c *Conn) Close() error {
 		return nil
 	}
 	c.sess.Load().close("close", ErrClosed)
+	close(c.stop)
 	c.reconn.Unlock()
-	c.loops.Wait() // a redial loop in its backoff sees closed and ends
+	c.loops.Wait() // a redial loop in its backoff sees closed and ends; so does the watcher
 	c.reconn.Lock()
 	return nil
 }
@@ -370,8 +413,14 @@ func (c *Conn) roundTrip(ctx context.Context, cl *call, wire []byte, dst []resp.
 	select {
 	case <-cl.done:
 	case <-ctx.Done():
+		blocking := cl.deadline // read before cl may be recycled
 		if cl.state.CompareAndSwap(callWaiting, callAbandoned) {
-			return dst, ctx.Err() // the reader consumes the reply and recycles cl
+			// The reader consumes the reply and recycles cl. A reply still owed past the call's
+			// deadline makes the socket suspect (a blocking pop has its own read deadline).
+			if !blocking && !c.setup {
+				s.check(&c.opt)
+			}
+			return dst, ctx.Err()
 		}
 		<-cl.done
 	}

@@ -24,6 +24,9 @@ var (
 	// ErrRefused matches a connect refused by the server's HELLO or by OnConnect (the fence):
 	// final, never retried.
 	ErrRefused = errors.New("connector: connection refused")
+	// ErrUnhealthy is the cause when a health check went unanswered: the socket looked open,
+	// yet no reply came back within Options.HealthTimeout (a frozen path, a dead peer).
+	ErrUnhealthy = errors.New("connector: connection unhealthy")
 	// ErrUnsolicited is the cause when the server sends bytes no command asked for.
 	ErrUnsolicited = errors.New("connector: reply with no command waiting")
 )

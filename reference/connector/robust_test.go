@@ -208,9 +208,12 @@ func TestUnsolicitedReplyPoisons(t *testing.T) {
 func TestCancelledCallerKeepsStreamAligned(t *testing.T) {
 	release := make(chan struct{})
 	addr := fakeServer(t, func(cmd []string) (string, bool) {
-		if cmd[0] == "SLOW" {
+		switch cmd[0] {
+		case "SLOW":
 			<-release
 			return "+slow\r\n", false
+		case "PING": // the health check the abandoned call set off
+			return "+PONG\r\n", false
 		}
 		return "$" + strconv.Itoa(len(cmd[1])) + "\r\n" + cmd[1] + "\r\n", false // ECHO
 	})

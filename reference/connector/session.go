@@ -73,7 +73,10 @@ type session struct {
 	writing bool    // a combiner is writing; others just append
 	wdArmed bool    // a write deadline is set on the socket (the combiner's alone)
 
-	inflight atomic.Int64 // calls submitted and not yet completed
+	inflight atomic.Int64  // calls submitted and not yet completed
+	replies  atomic.Uint64 // calls answered: the watcher's sign of life
+	blocking atomic.Int32  // blocking calls owed (they carry their own read deadline)
+	health   health
 	fatal    *FatalError
 	// onFail, set before the session is published, runs once when it is poisoned.
 	onFail func()
@@ -112,6 +115,7 @@ func (s *session) submit(wire []byte, cl *call, deadline, wd time.Time) error {
 	if !deadline.IsZero() {
 		// Armed before the bytes leave so the reader's disarm cannot precede it.
 		cl.deadline = true
+		s.blocking.Add(1)
 		_ = s.nc.SetReadDeadline(deadline)
 	}
 	s.wbuf = append(s.wbuf, wire...)
@@ -250,9 +254,11 @@ func (s *session) readLoop() {
 			}
 			if cl.deadline {
 				_ = s.nc.SetReadDeadline(time.Time{})
+				s.blocking.Add(-1)
 			}
 			local[i] = nil
 			s.inflight.Add(-1)
+			s.replies.Add(1)
 			complete(cl, nil)
 		}
 		local = local[:0]
