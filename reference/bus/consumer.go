@@ -12,6 +12,7 @@ import (
 
 	"github.com/echomq/kit/reference/connector"
 	"github.com/echomq/kit/reference/emqerr"
+	"github.com/echomq/kit/reference/wait"
 )
 
 // Handler runs one job. Returning nil completes it; an error retries it with backoff (or buries
@@ -346,7 +347,7 @@ func (w *worker) run(ctx, hard context.Context) {
 			fails++
 			c.logf("bus: consumer %s worker %d: %v", c.q.name, w.idx, err)
 			c.rode(err)
-			if !sleep(ctx, backoffErr(fails)) {
+			if wait.Sleep(ctx, backoffErr(fails)) != nil {
 				return
 			}
 			continue
@@ -389,17 +390,6 @@ func backoffErr(fails int) time.Duration {
 	return min(10*time.Millisecond<<min(fails, 7), time.Second)
 }
 
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
-}
-
 // parkSlot is one place to park: a connection for the blocking pop, dialled at first use.
 type parkSlot struct{ conn *connector.Conn }
 
@@ -424,7 +414,7 @@ func (w *worker) parkUntilWoken(ctx context.Context) bool {
 				fails++
 				c.logf("bus: consumer %s worker %d: park: %v", c.q.name, w.idx, err)
 				c.rode(err)
-				if !sleep(ctx, backoffErr(fails)) {
+				if wait.Sleep(ctx, backoffErr(fails)) != nil {
 					return false
 				}
 				continue
@@ -446,7 +436,7 @@ func (w *worker) parkUntilWoken(ctx context.Context) bool {
 			c.rode(err)
 			// Re-arm: a wake token may have been lost with the line (or the server's restart
 			// may have left work without one), so look for work once before parking again.
-			return sleep(ctx, backoffErr(1))
+			return wait.Sleep(ctx, backoffErr(1)) == nil
 		}
 		fails = 0
 		if woken {
