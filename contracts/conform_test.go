@@ -18,7 +18,8 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the frozen conformance transcripts from a fresh run")
 
-// bins holds the binaries TestMain builds: emq-conform, badport, and emq-port when it exists.
+// bins holds the binaries TestMain builds: emq-conform, emq-selftest (emq-conform with the
+// kit's -mutant flags), badport, and emq-port when it exists.
 var bins = map[string]string{}
 
 func TestMain(m *testing.M) {
@@ -31,10 +32,11 @@ func TestMain(m *testing.M) {
 	code := func() int {
 		defer os.RemoveAll(dir)
 		for name, pkg := range map[string]string{
-			"emq-conform": "./cmd/emq-conform",
-			"badport":     "./contracts/testdata/badport",
-			"emq-port":    "./cmd/emq-port",
-			"emq-engines": "./cmd/emq-engines", // beside emq-conform, which runs it for its servers
+			"emq-conform":  "./cmd/emq-conform",
+			"emq-selftest": "./cmd/emq-selftest",
+			"badport":      "./contracts/testdata/badport",
+			"emq-port":     "./cmd/emq-port",
+			"emq-engines":  "./cmd/emq-engines", // beside emq-conform, which runs it for its servers
 		} {
 			if _, err := os.Stat(filepath.Join("..", pkg)); err != nil {
 				continue
@@ -77,8 +79,19 @@ func (r *run) status(id string) contracts.ContractResult {
 // FLUSHALLs), into a fresh certification folder.
 func conform(t *testing.T, env []string, args ...string) *run {
 	t.Helper()
+	return runBin(t, "emq-conform", env, args...)
+}
+
+// selftest runs emq-selftest, emq-conform with the kit's -mutant flags, the same way.
+func selftest(t *testing.T, env []string, args ...string) *run {
+	t.Helper()
+	return runBin(t, "emq-selftest", env, args...)
+}
+
+func runBin(t *testing.T, bin string, env []string, args ...string) *run {
+	t.Helper()
 	out := t.TempDir()
-	cmd := exec.Command(bins["emq-conform"], append([]string{"-out", out}, args...)...)
+	cmd := exec.Command(bins[bin], append([]string{"-out", out}, args...)...)
 	cmd.Env = append(withoutEnv(os.Environ(), "EMQ_VALKEY_ADDR", "EMQ_MUTANT", "EMQ_PORT", "EMQ_LABEL", "EMQ_CONFORM_CLUSTER"), env...)
 	var so, se bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &so, &se
@@ -90,7 +103,7 @@ func conform(t *testing.T, env []string, args ...string) *run {
 	case errors.As(err, &ee):
 		r.exit = ee.ExitCode()
 	case err != nil:
-		t.Fatalf("emq-conform: %v", err)
+		t.Fatalf("%s: %v", bin, err)
 	}
 	if r.report, err = report.ReadJSON(filepath.Join(out, "report.json")); err != nil {
 		t.Fatalf("no report (exit %d): %v\nstdout:\n%s\nstderr:\n%s", r.exit, err, r.stdout, r.stderr)
@@ -216,7 +229,7 @@ func TestVerdicts(t *testing.T) {
 	t.Run("known-failing", func(t *testing.T) {
 		// A Go mutant fails only its own contract: an edited script fails every contract that
 		// runs it on the wire law.
-		r := conform(t, nil, "-mutant", "lax-queue-name", "-known-failing", known)
+		r := selftest(t, nil, "-mutant", "lax-queue-name", "-known-failing", known)
 		if r.exit != 0 || r.status("C04").Status != contracts.StatusKnownFailing || r.report.Result.Certified {
 			t.Fatalf("exit %d, C04 %s, certified %v; want 0, KNOWN FAILING, false\n%s", r.exit, r.status("C04").Status, r.report.Result.Certified, r.stdout)
 		}

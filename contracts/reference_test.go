@@ -194,7 +194,7 @@ func TestMutantsAreKilled(t *testing.T) {
 			if rows[i].lua {
 				args = append(args, "-admit-mutant-scripts")
 			}
-			r := conform(t, nil, args...)
+			r := selftest(t, nil, args...)
 			st := r.status(s.Contract)
 			rows[i].status = st.Status
 			rows[i].killed = r.exit == 1 && st.Status == contracts.StatusFail
