@@ -87,12 +87,19 @@ type clauseOpts struct {
 // close.
 func (s spec) clause(name string, opt clauseOpts, body func(t *T)) {
 	cfg, led, contractID, id := s.cfg, s.led, s.c.ID, s.c.ID+"/"+s.c.slug()+"/"+name
+	if s.collect != nil {
+		*s.collect = append(*s.collect, id)
+		return
+	}
 	timeout := cfg.ClauseTimeout
 	if timeout <= 0 {
 		timeout = 60 * time.Second
 	}
 	led.declare(contractID)
 	It(id, func(ctx SpecContext) {
+		if !led.runs(id) {
+			Skip("not selected") // filtered out, or run by another worker: no record, no verdict
+		}
 		t := &T{ctx: ctx, cfg: cfg, cid: contractID, covered: map[string]bool{}, rec: led.start(id)}
 		DeferCleanup(t.close, NodeTimeout(30*time.Second))
 		t.open(opt)

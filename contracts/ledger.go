@@ -48,7 +48,13 @@ type ledger struct {
 	mu       sync.Mutex
 	declared map[string]int // contract id → its clauses
 	running  map[string]*record
+	// gate, if set, says whether a clause runs here (the run's selection, and with parallel
+	// workers the claim of this worker); nil runs every clause Ginkgo runs.
+	gate func(id string) bool
 }
+
+// runs tells whether the clause id runs in this process.
+func (l *ledger) runs(id string) bool { return l.gate == nil || l.gate(id) }
 
 func newLedger() *ledger {
 	return &ledger{declared: map[string]int{}, running: map[string]*record{}}
@@ -97,8 +103,11 @@ func (l *ledger) finish(sr types.SpecReport) Clause {
 			cl.Status = StatusPass
 		}
 	case types.SpecStateSkipped, types.SpecStatePending:
-		if !decided { // filtered out, or skipped by code outside the harness
-			cl.Status, cl.Reason = StatusNotRun, msg
+		if !decided { // filtered out (no record), or skipped by code outside the harness
+			cl.Status, cl.Reason = StatusNotRun, ""
+			if r != nil {
+				cl.Reason = msg
+			}
 		}
 	case types.SpecStateTimedout:
 		cl.Status, cl.Reason = StatusFail, ""

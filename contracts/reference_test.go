@@ -2,9 +2,7 @@ package contracts_test
 
 import (
 	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -12,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/echomq/kit/contracts"
+	"github.com/echomq/kit/internal/golden"
 	"github.com/echomq/kit/internal/mutant"
 )
 
@@ -116,26 +115,11 @@ func certified(t *testing.T, r *run, who string) {
 	}
 }
 
-// frozen compares a fresh transcript with the committed one, or rewrites it under -update.
+// frozen compares a fresh transcript with the committed one (a unified diff when they differ),
+// or rewrites it under -update.
 func frozen(t *testing.T, path, fresh string) {
 	t.Helper()
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(fresh), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("rewrote %s", path)
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run make transcripts)", err)
-	}
-	if string(want) != fresh {
-		t.Errorf("a fresh transcript differs from %s (run make transcripts if the change is intended):\n--- frozen\n%s\n--- fresh\n%s", path, want, fresh)
-	}
+	golden.Check(t, path, fresh, *update, "make transcripts")
 }
 
 // TestReferenceSubprocess: the reference's port binary, driven through the subprocess driver,

@@ -20,6 +20,7 @@ import (
 	"github.com/echomq/kit/drivers"
 	"github.com/echomq/kit/lua"
 	"github.com/echomq/kit/protocol"
+	"github.com/echomq/kit/reference/emqerr"
 )
 
 // Exit statuses of a run.
@@ -58,6 +59,9 @@ type Options struct {
 	// Stdout gets the console (contract lines, failures, the verdict); Stderr the notes. Nil:
 	// os.Stdout and os.Stderr.
 	Stdout, Stderr io.Writer
+	// Replay is the program (and flags) the replay line of a failed run names; "" is
+	// emq-conform.
+	Replay string
 }
 
 // Outcome is a finished run.
@@ -92,6 +96,9 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 	if o.Factory == nil {
 		return nil, harness("no port to certify")
 	}
+	if _, err := contracts.Select(len(o.Cluster) > 0, o.Labels, o.Focus); err != nil {
+		return nil, harness("%v", err)
+	}
 	bundle, err := lua.Load()
 	if err != nil {
 		return nil, harness("the script bundle: %v", err)
@@ -105,7 +112,9 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 		Bundle: lua.Version, BundleDigest: bundle.Digest(), ValkeyVersion: vk.Name + " " + vk.Version, Mutant: o.Note,
 		Cluster: len(o.Cluster) > 0,
 	}
-	o.probe(ctx, vk, &facts)
+	if err := o.probe(ctx, vk, &facts); err != nil {
+		return nil, err
+	}
 	out := o.Out
 	if out == "" {
 		out = filepath.Join("certification", report.Label(facts.Port))
@@ -153,11 +162,14 @@ func (o *Options) server(ctx context.Context) (server, error) {
 	return vk, nil
 }
 
-// probe opens one session to learn the port's name and runtime for the reports, and says early
-// what a cluster run will find.
-func (o *Options) probe(ctx context.Context, vk server, facts *report.Facts) {
+// probe opens one session to learn the port's name and runtime for the reports. A port that
+// never completes a hello against the run's Valkey is a harness error at once: every clause
+// would only wait for it again. On a cluster, a port that refuses cluster mode runs on, every
+// clause NOT CLAIMED.
+func (o *Options) probe(ctx context.Context, vk server, facts *report.Facts) error {
 	cluster := len(o.Cluster) > 0
 	h, err := probe(ctx, o.Factory, protocol.HelloArgs{Valkey: vk.Addr, Cluster: cluster})
+	var ue *drivers.UnsupportedError
 	switch {
 	case err == nil:
 		facts.PortRuntime = h.Runtime
@@ -167,12 +179,13 @@ func (o *Options) probe(ctx context.Context, vk server, facts *report.Facts) {
 		if cluster && !slices.Contains(h.Capabilities, protocol.CapCluster) {
 			fmt.Fprintf(o.Stderr, "emq-conform: the port does not declare cluster mode (hello capability %q): every clause will be NOT CLAIMED\n", protocol.CapCluster)
 		}
-	case cluster:
+	case cluster && (errors.As(err, &ue) || errors.Is(err, emqerr.Server)):
 		fmt.Fprintf(o.Stderr, "emq-conform: the port's first hello with cluster: true failed: %v\n"+
 			"emq-conform: a port that does not support cluster mode (hello capability %q) has every clause NOT CLAIMED on a cluster\n", err, protocol.CapCluster)
 	default:
-		fmt.Fprintf(o.Stderr, "emq-conform: the port's first hello failed (the contracts will say more): %v\n", err)
+		return harness("the port never completed a hello against %s %s (%s): %v", vk.Name, vk.Version, vk.Addr, err)
 	}
+	return nil
 }
 
 // run runs the contracts, the contract lines on the console as they finish.
@@ -204,12 +217,18 @@ func (o *Options) finish(res *contracts.Result, facts report.Facts, out string) 
 		fmt.Fprintf(o.Stdout, "known-failing list is stale: %s passed\n", id)
 	}
 	// What failed, in full, before the verdict line: the rule, expected and got, and the lines
-	// exchanged with the port (the last of them; all of them in the reports).
+	// exchanged with the port (the last of them; all of them in the reports), the simplest of
+	// each contract first; then the failed ids by rule and a line that replays them.
 	fmt.Fprint(o.Stdout, report.Failures(res, consoleLines))
+	fmt.Fprint(o.Stdout, report.ByRule(res))
+	if l := report.Replay(res, o.Replay, o.PortCommand, o.Seed); l != "" {
+		fmt.Fprintln(o.Stdout, l)
+	}
 	if l := report.SpreadLine(res); l != "" {
 		fmt.Fprintln(o.Stdout, l)
 	}
 	fmt.Fprintln(o.Stdout, report.Summary(res))
+	fmt.Fprintf(o.Stdout, "took %s\n", res.Duration.Round(100*time.Millisecond))
 	path, err := report.Write(out, res, facts)
 	if err != nil {
 		return nil, harness("writing reports: %v", err)

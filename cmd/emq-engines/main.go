@@ -83,7 +83,7 @@ func run() error {
 			return err
 		}
 		stops = append(stops, v.Stop)
-		fmt.Printf("export %s=%s\n", engines.EnvValkeyAddr, v.Addr)
+		fmt.Printf("export %s=%s\n", addrVar(*kind, *clusterNode), v.Addr)
 		fmt.Fprintf(os.Stderr, "# %s %s (%s mode)", v.Server, v.Version, v.Mode)
 		if v.PID() != 0 {
 			fmt.Fprintf(os.Stderr, ", pid %d, log %s", v.PID(), v.LogPath())
@@ -123,6 +123,21 @@ func run() error {
 	<-ctx.Done()
 	fmt.Fprintln(os.Stderr, "# stopping")
 	return nil
+}
+
+// addrVar names the server emq-engines prints, each kind by its own variable — the one
+// emq-conform reads for that server (-wrong-kind is EMQ_WRONG_KIND_ADDR, …) — so that
+// `eval "$(emq-engines …)"` hands every server to the run it is for.
+func addrVar(kind string, clusterNode bool) string {
+	switch {
+	case clusterNode:
+		return "EMQ_CLUSTER_NODE_ADDR"
+	case kind == engines.KindRedis:
+		return "EMQ_WRONG_KIND_ADDR"
+	case kind == engines.KindValkey80:
+		return "EMQ_VALKEY80_ADDR"
+	}
+	return engines.EnvValkeyAddr
 }
 
 // valkeyCLI names the provisioned valkey-cli wrapper, or plain valkey-cli if it is not there.

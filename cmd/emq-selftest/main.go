@@ -60,6 +60,7 @@ func (s *selftest) Adjust(o *runner.Options, b *lua.Bundle) error {
 		return nil
 	}
 	o.Note = join(s.mutant, o.Note)
+	o.Replay += " -mutant " + s.mutant
 	if !s.admit {
 		return nil
 	}
@@ -72,6 +73,7 @@ func (s *selftest) Adjust(o *runner.Options, b *lua.Bundle) error {
 	}
 	o.Admit = admit
 	o.Note += " (edited scripts admitted: not a certification)"
+	o.Replay += " -admit-mutant-scripts"
 	return nil
 }
 

@@ -230,7 +230,7 @@ func (d *driver) call(ctx context.Context, op string, args any, timeout time.Dur
 	if !slices.Contains(protocol.Ops, op) {
 		return nil, &drivers.PortError{Port: d.f.name, Op: op, Reason: "unknown op: not in the port protocol"}
 	}
-	if d.seq == 0 && timeout < d.f.opt.StartDeadline {
+	if d.seq == 0 && timeout < d.f.opt.StartDeadline && !d.f.warm.Load() {
 		timeout = d.f.opt.StartDeadline
 	}
 	d.seq++
@@ -277,6 +277,7 @@ func (d *driver) call(ctx context.Context, op string, args any, timeout time.Dur
 		return nil, d.fail(op, "reading its standard output: "+l.err.Error(), nil)
 	}
 	d.f.rec.add("← ", l.text)
+	d.f.warm.Store(true)
 	return d.decode(op, seq, l.text)
 }
 

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"sync/atomic"
 	"time"
 
 	"github.com/echomq/kit/drivers"
@@ -36,8 +37,11 @@ type Options struct {
 	// Deadline bounds every request (default 10 s); park gets its own timeout_ms + ParkSlack.
 	Deadline  time.Duration
 	ParkSlack time.Duration
-	// StartDeadline bounds the first request of a session (hello), which also pays for the
-	// port's start-up (an interpreter, `go run`); default 60 s.
+	// StartDeadline bounds the first request of the factory's sessions (hello) until one of
+	// them has answered, which also pays for the port's first start-up (an interpreter, a
+	// `go run` that compiles); default 60 s. Once a session has answered, the first request of
+	// every later one has Deadline like any other: a port that hangs costs a deadline per
+	// session, never a minute.
 	StartDeadline time.Duration
 	// StderrTail is how many bytes of stderr are kept for reports (default 8 KiB).
 	StderrTail int
@@ -72,6 +76,7 @@ type Factory struct {
 	opt  Options
 	v    *validator
 	rec  *recorder
+	warm atomic.Bool // a session has answered: start-up is paid
 }
 
 var _ drivers.Factory = (*Factory)(nil)

@@ -37,15 +37,16 @@ type Extension interface {
 
 // flags are the shell's parsed flags.
 type flags struct {
+	name                                                          string
 	port, valkey, cluster, out, knownFile, label, focus, admitDir string
-	list                                                          bool
-	deadline                                                      time.Duration
+	list, version                                                 bool
+	deadline, startDeadline                                       time.Duration
 	servers                                                       map[string]*string // by contracts.Server name
 	seed                                                          int64
 }
 
 func parse(name string, args []string, stderr io.Writer, ext Extension) (flags, error) {
-	var f flags
+	f := flags{name: name}
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	env := os.Getenv
@@ -57,12 +58,14 @@ func parse(name string, args []string, stderr io.Writer, ext Extension) (flags, 
 	fs.StringVar(&f.label, "label", env("EMQ_LABEL"), "run only these contracts, e.g. C09 or C09,C10 [EMQ_LABEL]")
 	fs.StringVar(&f.focus, "focus", env("EMQ_FOCUS"), "run only clauses whose id matches this regular expression [EMQ_FOCUS]")
 	fs.BoolVar(&f.list, "list", false, "print the contracts and clauses without running")
+	fs.BoolVar(&f.version, "version", false, "print the kit's version, the bundle version and its digest")
 	fs.StringVar(&f.admitDir, "admit-scripts", "", "admit DIR/<name>.lua (a port's edited copy of lua/) as the bundle's scripts, and their bundle's digest, so that only behaviour is judged (never certifies)")
 	fs.Int64Var(&f.seed, "seed", 0, "replay the model-checked walks from this seed (a walk failure prints it); 0: the fixed default")
 	fs.DurationVar(&f.deadline, "deadline", subprocess.DefaultDeadline, "per-request deadline for a subprocess port")
+	fs.DurationVar(&f.startDeadline, "start-deadline", subprocess.DefaultStartDeadline, "deadline of a subprocess port's first hello, which pays its start-up; a port that misses it is a harness error (exit 2)")
 	f.servers = map[string]*string{}
 	for _, s := range contracts.Servers() {
-		envName := "EMQ_" + strings.ToUpper(strings.ReplaceAll(s.Name, "-", "_")) + "_ADDR"
+		envName := s.Env()
 		f.servers[s.Name] = fs.String(strings.TrimPrefix(s.Flag, "-"), env(envName), "`ADDR`, "+s.What+"; absent: the clauses that need it are NOT RUN ["+envName+"]")
 	}
 	if ext != nil {
@@ -91,6 +94,15 @@ func Main(name string, args []string, stdout, stderr io.Writer, ext Extension) i
 		list(stdout)
 		return runner.ExitCertified
 	}
+	if f.version {
+		b, err := lua.Load()
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: HARNESS ERROR: the script bundle: %v\n", name, err)
+			return runner.ExitHarness
+		}
+		fmt.Fprintf(stdout, "%s %s (EchoMQ conformance kit), bundle %s, digest %s\n", name, contracts.KitVersion, lua.Version, b.Digest())
+		return runner.ExitCertified
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	engines := &runner.Engines{}
@@ -104,12 +116,23 @@ func Main(name string, args []string, stdout, stderr io.Writer, ext Extension) i
 			return out.Exit
 		}
 	}
-	msg := err.Error()
+	msg := oneLine(err.Error())
 	if !runner.IsHarness(err) {
 		msg = "HARNESS ERROR: " + msg
 	}
 	fmt.Fprintf(stderr, "%s: %s\n", name, msg)
 	return runner.ExitHarness
+}
+
+// oneLine is a multi-line error in one line: its first line and, when it quotes more (a port's
+// stderr tail), the last line of it.
+func oneLine(msg string) string {
+	lines := strings.Split(strings.TrimSpace(msg), "\n")
+	if len(lines) == 1 {
+		return lines[0]
+	}
+	last := strings.TrimSpace(lines[len(lines)-1])
+	return strings.TrimSpace(lines[0]) + " … " + last
 }
 
 func list(stdout io.Writer) {
@@ -126,7 +149,7 @@ func list(stdout io.Writer) {
 // through emq-engines), the admitted scripts. cleanup stops what it started.
 func (f flags) options(ctx context.Context, engines *runner.Engines, ext Extension) (runner.Options, func(), error) {
 	cleanup := func() {}
-	o := runner.Options{Out: f.out, Seed: f.seed, PortCommand: f.port, Servers: map[string]contracts.Starter{}}
+	o := runner.Options{Out: f.out, Seed: f.seed, PortCommand: f.port, Servers: map[string]contracts.Starter{}, Replay: f.name}
 	for _, l := range runner.SplitList(f.label) {
 		id, err := contracts.ParseID(l)
 		if err != nil {
@@ -136,6 +159,10 @@ func (f flags) options(ctx context.Context, engines *runner.Engines, ext Extensi
 	}
 	if f.focus != "" {
 		o.Focus = []string{f.focus}
+	}
+	// A selection that picks nothing is said before any server starts.
+	if _, err := contracts.Select(f.cluster != "", o.Labels, o.Focus); err != nil {
+		return o, cleanup, err
 	}
 	var err error
 	if f.knownFile != "" {
@@ -167,7 +194,7 @@ func (f flags) options(ctx context.Context, engines *runner.Engines, ext Extensi
 
 // factory is the port: the extension's, a subprocess, or the in-process reference.
 func (f flags) factory(ext Extension) (drivers.Factory, error) {
-	sub := subprocess.Options{Deadline: f.deadline}
+	sub := subprocess.Options{Deadline: f.deadline, StartDeadline: f.startDeadline}
 	if ext != nil {
 		if fc, err := ext.Factory(f.port, sub); fc != nil || err != nil {
 			return fc, err
