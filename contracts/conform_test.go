@@ -91,8 +91,23 @@ func selftest(t *testing.T, env []string, args ...string) *run {
 func runBin(t *testing.T, bin string, env []string, args ...string) *run {
 	t.Helper()
 	out := t.TempDir()
-	cmd := exec.Command(bins[bin], append([]string{"-out", out}, args...)...)
-	cmd.Env = append(withoutEnv(os.Environ(), "EMQ_VALKEY_ADDR", "EMQ_MUTANT", "EMQ_PORT", "EMQ_LABEL", "EMQ_CONFORM_CLUSTER"), env...)
+	return runCmd(t, exec.Command(bins[bin], append([]string{"-out", out}, args...)...), env, out)
+}
+
+// certifyScript runs ci/certify-port.sh on the port command line portCmd, as a port's CI would.
+func certifyScript(t *testing.T, portCmd string) *run {
+	t.Helper()
+	out := t.TempDir()
+	return runCmd(t, exec.Command("bash", "../ci/certify-port.sh"), []string{"PORT_CMD=" + portCmd, "OUT=" + out}, out)
+}
+
+// runCmd runs cmd with the environment less the kit's own variables plus env, and reads the
+// certification folder out.
+func runCmd(t *testing.T, cmd *exec.Cmd, env []string, out string) *run {
+	t.Helper()
+	bin := filepath.Base(cmd.Path)
+	cmd.Env = append(withoutEnv(os.Environ(), "EMQ_VALKEY_ADDR", "EMQ_MUTANT", "EMQ_PORT", "EMQ_LABEL", "EMQ_FOCUS", "EMQ_CONFORM_CLUSTER",
+		"EMQ_CONFORM_OUT", "EMQ_KNOWN_FAILING", "EMQ_WRONG_KIND_ADDR", "EMQ_VALKEY80_ADDR", "EMQ_CLUSTER_NODE_ADDR", "EMQ_STANDALONE_VALKEY_ADDR"), env...)
 	var so, se bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &so, &se
 	start := time.Now()
@@ -244,13 +259,75 @@ func TestVerdicts(t *testing.T) {
 		}
 	})
 	t.Run("harness-error", func(t *testing.T) {
-		for _, args := range [][]string{{"-valkey", "127.0.0.1:1"}, {"-label", "C99"}, {"-nonsense"}} {
-			cmd := exec.Command(bins["emq-conform"], append([]string{"-out", t.TempDir()}, args...)...)
-			out, err := cmd.CombinedOutput()
+		// A bad flag, no Valkey, a selection of nothing, a port that never completes a hello: each
+		// is exit 2, said in one line, within seconds (the hello waits out its deadline once).
+		hang := []string{"BADPORT_CMD=" + port, "BADPORT_OP=hello", "BADPORT_MODE=hang"}
+		for _, c := range []struct {
+			env  []string
+			args []string
+		}{
+			{nil, []string{"-valkey", "127.0.0.1:1"}}, {nil, []string{"-label", "C99"}}, {nil, []string{"-nonsense"}},
+			{nil, []string{"-focus", "no-such-clause"}},
+			{hang, []string{"-port", bins["badport"], "-deadline", "1s", "-start-deadline", "1s"}},
+		} {
+			cmd := exec.Command(bins["emq-conform"], append([]string{"-out", t.TempDir()}, c.args...)...)
+			cmd.Env = append(os.Environ(), c.env...)
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			start := time.Now()
+			err := cmd.Run()
 			var ee *exec.ExitError
 			if !errors.As(err, &ee) || ee.ExitCode() != 2 {
-				t.Errorf("%v: %v, want exit 2\n%s", args, err, out)
+				t.Errorf("%v: %v, want exit 2\n%s", c.args, err, stderr.String())
+			}
+			if took := time.Since(start); took > 30*time.Second {
+				t.Errorf("%v: exit 2 took %s", c.args, took)
+			}
+			if l := strings.TrimSpace(stderr.String()); c.args[0] != "-nonsense" && strings.Count(l, "\n") > 0 {
+				t.Errorf("%v: the harness error is not one line:\n%s", c.args, l)
 			}
 		}
 	})
+}
+
+// TestTempFoldersRemoved: emq-conform alone (no emq-engines beside it or on PATH) builds the
+// kit's emq-engines into a temporary folder for its servers, and removes it whether the run
+// ends certified or as a harness error.
+func TestTempFoldersRemoved(t *testing.T) {
+	alone := filepath.Join(t.TempDir(), "emq-conform")
+	b, err := os.ReadFile(bins["emq-conform"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(alone, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	port := realPort(t)
+	for _, c := range []struct {
+		exit int
+		env  []string
+		args []string
+	}{
+		{0, nil, []string{"-label", "C03"}},
+		{2, []string{"BADPORT_CMD=" + port, "BADPORT_OP=hello", "BADPORT_MODE=hang"}, []string{"-port", bins["badport"], "-deadline", "1s", "-start-deadline", "1s"}},
+	} {
+		tmp := t.TempDir()
+		cmd := exec.Command(alone, append([]string{"-out", t.TempDir()}, c.args...)...)
+		cmd.Dir = ".." // the checkout: emq-engines can be built here
+		cmd.Env = append(withoutEnv(os.Environ(), "EMQ_VALKEY_ADDR", "TMPDIR"), append(c.env, "TMPDIR="+tmp)...)
+		out, err := cmd.CombinedOutput()
+		got := 0
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			got = ee.ExitCode()
+		} else if err != nil {
+			t.Fatalf("%v: %v", c.args, err)
+		}
+		if got != c.exit {
+			t.Errorf("%v: exit %d, want %d\n%s", c.args, got, c.exit, out)
+		}
+		if left, _ := os.ReadDir(tmp); len(left) > 0 {
+			t.Errorf("%v: the run left %v in its temporary directory", c.args, left)
+		}
+	}
 }

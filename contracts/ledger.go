@@ -51,6 +51,10 @@ type ledger struct {
 	// gate, if set, says whether a clause runs here (the run's selection, and with parallel
 	// workers the claim of this worker); nil runs every clause Ginkgo runs.
 	gate func(id string) bool
+	// first, if set, picks the clauses that run before the others (a parallel worker's long
+	// ones, so that none is left alone at the end); n counts the clauses declared.
+	first func(id string) bool
+	n     int
 }
 
 // runs tells whether the clause id runs in this process.
@@ -60,10 +64,17 @@ func newLedger() *ledger {
 	return &ledger{declared: map[string]int{}, running: map[string]*record{}}
 }
 
-func (l *ledger) declare(contract string) {
+// declare counts a clause of contract and returns its rank in the run's order: declaration
+// order, the clauses first says come first before the rest.
+func (l *ledger) declare(contract, id string) int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.declared[contract]++
+	l.n++
+	if l.first != nil && !l.first(id) {
+		return l.n + 100000
+	}
+	return l.n
 }
 
 // clauses is how many clauses a contract declared.

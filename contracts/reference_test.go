@@ -22,14 +22,19 @@ func TestReferenceInProcess(t *testing.T) {
 	frozen(t, "../transcripts/conformance-reference.out", r.transcript)
 }
 
-// TestNodePort: the second runtime, written from the documents alone, is certified through the
-// subprocess driver, and its transcript is frozen like the reference's.
+// TestNodePort: the second runtime, written from the documents alone, is certified by the path a
+// port team copies into its CI — ci/certify-port.sh, which builds emq-conform, provisions and
+// starts every server a certification needs and runs the contracts on two Valkeys at once —
+// with CONFORMANCE 14/14 and exit 0; its transcript is frozen like the reference's.
 func TestNodePort(t *testing.T) {
 	if _, err := exec.LookPath("node"); err != nil {
 		t.Skip("node is not installed: the Node port cannot be certified here (install Node.js 20)")
 	}
-	r := conform(t, nil, "-port", "node ../ports/node/port.js")
-	certified(t, r, "the Node port")
+	r := certifyScript(t, "node ../ports/node/port.js")
+	certified(t, r, "the Node port (ci/certify-port.sh)")
+	if lines := strings.Split(strings.TrimSpace(r.stderr), "\n"); !strings.HasPrefix(lines[len(lines)-1], "certify-port: certification folder") {
+		t.Errorf("the script does not end with the certification folder:\n%s", r.stderr)
+	}
 	frozen(t, "../transcripts/conformance-node.out", r.transcript)
 }
 

@@ -13,13 +13,15 @@ import (
 // Register defines the fourteen contracts' specs for cfg. Call it once, before RunSpecs. One
 // top-level container keeps the canon's order (Ginkgo shuffles only top-level containers).
 func Register(cfg *Config) bool {
-	_, ok := register(cfg)
+	_, ok := register(cfg, nil)
 	return ok
 }
 
-// register is Register, returning the ledger the clauses write their verdicts to.
-func register(cfg *Config) (*ledger, bool) {
+// register is Register, returning the ledger the clauses write their verdicts to; first (nil:
+// none) picks the clauses that run before the others.
+func register(cfg *Config, first func(id string) bool) (*ledger, bool) {
 	led := newLedger()
+	led.first = first
 	ok := Describe("EchoMQ conformance", func() {
 		for _, c := range all {
 			Describe(c.Title(), Label(c.ID), func() { define(spec{cfg: cfg, c: c, led: led}) })

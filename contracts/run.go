@@ -47,7 +47,11 @@ func Run(cfg *Config, opt RunOptions) (*Result, error) {
 	for _, id := range selected {
 		picked[id] = true
 	}
-	led, _ := register(cfg)
+	var first func(string) bool
+	if opt.Claim != nil { // a parallel worker: the model-checked walks, the longest, first
+		first = func(id string) bool { return strings.Contains(id, "/walk-") }
+	}
+	led, _ := register(cfg, first)
 	here := map[string]bool{} // the selected clauses this process runs
 	led.gate = func(id string) bool {
 		if !picked[id] || (opt.Claim != nil && !opt.Claim(id)) {

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"time"
@@ -62,6 +63,13 @@ type Options struct {
 	// Replay is the program (and flags) the replay line of a failed run names; "" is
 	// emq-conform.
 	Replay string
+	// Parallel > 1 runs the clauses on that many workers at once, each a process of its own
+	// (Worker starts it) with its own Valkey (Valkeys, one per worker) and every clause still on
+	// a fresh keyspace, a fresh port process and its own MONITOR capture; the reports are those
+	// of a run in one process. Standalone runs only.
+	Parallel int
+	Valkeys  []string
+	Worker   func(ctx context.Context, valkey, claims string) *exec.Cmd
 }
 
 // Outcome is a finished run.
@@ -112,7 +120,8 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 		Bundle: lua.Version, BundleDigest: bundle.Digest(), ValkeyVersion: vk.Name + " " + vk.Version, Mutant: o.Note,
 		Cluster: len(o.Cluster) > 0,
 	}
-	if err := o.probe(ctx, vk, &facts); err != nil {
+	hello, err := o.probe(ctx, vk, &facts)
+	if err != nil {
 		return nil, err
 	}
 	out := o.Out
@@ -122,14 +131,15 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return nil, harness("-out: %v", err)
 	}
-	cfg := &contracts.Config{Factory: o.Factory, Valkey: vk.Addr, Cluster: o.Cluster, Bundle: bundle, Seed: o.Seed,
-		Admit: o.Admit, AdmitDigest: o.AdmitDigest}
-	for name, start := range o.Servers {
-		if err := cfg.SetServer(name, start); err != nil {
-			return nil, harness("%v", err)
+	var res *contracts.Result
+	if o.Parallel > 1 {
+		res, err = o.parallel(ctx, vk, facts, out, hello)
+	} else {
+		var cfg *contracts.Config
+		if cfg, err = o.config(bundle, vk); err == nil {
+			res, err = o.run(cfg, vk, facts, out)
 		}
 	}
-	res, err := o.run(cfg, vk, facts, out)
 	if err != nil {
 		return nil, err
 	}
@@ -137,6 +147,18 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 		facts.PortRuntime = res.Hello.Runtime
 	}
 	return o.finish(res, facts, out)
+}
+
+// config is the contracts' configuration for a run against vk.
+func (o *Options) config(bundle *lua.Bundle, vk server) (*contracts.Config, error) {
+	cfg := &contracts.Config{Factory: o.Factory, Valkey: vk.Addr, Cluster: o.Cluster, Bundle: bundle, Seed: o.Seed,
+		Admit: o.Admit, AdmitDigest: o.AdmitDigest}
+	for name, start := range o.Servers {
+		if err := cfg.SetServer(name, start); err != nil {
+			return nil, harness("%v", err)
+		}
+	}
+	return cfg, nil
 }
 
 // server checks the run's Valkey (or cluster).
@@ -166,7 +188,7 @@ func (o *Options) server(ctx context.Context) (server, error) {
 // never completes a hello against the run's Valkey is a harness error at once: every clause
 // would only wait for it again. On a cluster, a port that refuses cluster mode runs on, every
 // clause NOT CLAIMED.
-func (o *Options) probe(ctx context.Context, vk server, facts *report.Facts) error {
+func (o *Options) probe(ctx context.Context, vk server, facts *report.Facts) (*protocol.HelloResult, error) {
 	cluster := len(o.Cluster) > 0
 	h, err := probe(ctx, o.Factory, protocol.HelloArgs{Valkey: vk.Addr, Cluster: cluster})
 	var ue *drivers.UnsupportedError
@@ -183,9 +205,12 @@ func (o *Options) probe(ctx context.Context, vk server, facts *report.Facts) err
 		fmt.Fprintf(o.Stderr, "emq-conform: the port's first hello with cluster: true failed: %v\n"+
 			"emq-conform: a port that does not support cluster mode (hello capability %q) has every clause NOT CLAIMED on a cluster\n", err, protocol.CapCluster)
 	default:
-		return harness("the port never completed a hello against %s %s (%s): %v", vk.Name, vk.Version, vk.Addr, err)
+		return nil, harness("the port never completed a hello against %s %s (%s): %v", vk.Name, vk.Version, vk.Addr, err)
 	}
-	return nil
+	if err != nil {
+		return nil, nil
+	}
+	return &h, nil
 }
 
 // run runs the contracts, the contract lines on the console as they finish.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -24,6 +25,17 @@ func TestLeanDependencies(t *testing.T) {
 			if strings.HasPrefix(pkg, f) {
 				t.Errorf("emq-conform links %s", pkg)
 			}
+		}
+	}
+}
+
+// TestBuildsForEveryOS: port teams on macOS and Windows build emq-conform too.
+func TestBuildsForEveryOS(t *testing.T) {
+	for _, target := range [][2]string{{"darwin", "arm64"}, {"windows", "amd64"}} {
+		cmd := exec.Command("go", "build", "-o", os.DevNull, ".")
+		cmd.Env = append(os.Environ(), "GOOS="+target[0], "GOARCH="+target[1], "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("GOOS=%s GOARCH=%s go build: %v\n%s", target[0], target[1], err, out)
 		}
 	}
 }

@@ -38,6 +38,9 @@ type Extension interface {
 // flags are the shell's parsed flags.
 type flags struct {
 	name                                                          string
+	args                                                          []string // as given, for a parallel run's workers
+	parallel                                                      int
+	worker                                                        string
 	port, valkey, cluster, out, knownFile, label, focus, admitDir string
 	list, version                                                 bool
 	deadline, startDeadline                                       time.Duration
@@ -46,7 +49,7 @@ type flags struct {
 }
 
 func parse(name string, args []string, stderr io.Writer, ext Extension) (flags, error) {
-	f := flags{name: name}
+	f := flags{name: name, args: args}
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	env := os.Getenv
@@ -61,6 +64,8 @@ func parse(name string, args []string, stderr io.Writer, ext Extension) (flags, 
 	fs.BoolVar(&f.version, "version", false, "print the kit's version, the bundle version and its digest")
 	fs.StringVar(&f.admitDir, "admit-scripts", "", "admit DIR/<name>.lua (a port's edited copy of lua/) as the bundle's scripts, and their bundle's digest, so that only behaviour is judged (never certifies)")
 	fs.Int64Var(&f.seed, "seed", 0, "replay the model-checked walks from this seed (a walk failure prints it); 0: the fixed default")
+	fs.IntVar(&f.parallel, "parallel", 1, "run the clauses on N Valkey servers at once (-valkey a,b,… gives N; without -valkey emq-engines starts them): every clause keeps its fresh keyspace, port process and MONITOR capture, and the reports are those of a serial run")
+	fs.StringVar(&f.worker, "worker", "", "internal: run as a worker of a -parallel run, claiming clauses in `DIR`")
 	fs.DurationVar(&f.deadline, "deadline", subprocess.DefaultDeadline, "per-request deadline for a subprocess port")
 	fs.DurationVar(&f.startDeadline, "start-deadline", subprocess.DefaultStartDeadline, "deadline of a subprocess port's first hello, which pays its start-up; a port that misses it is a harness error (exit 2)")
 	f.servers = map[string]*string{}
@@ -111,9 +116,15 @@ func Main(name string, args []string, stdout, stderr io.Writer, ext Extension) i
 	defer cleanup()
 	if err == nil {
 		o.Stdout, o.Stderr = stdout, stderr
-		var out *runner.Outcome
-		if out, err = runner.Run(ctx, o); err == nil {
-			return out.Exit
+		if f.worker != "" {
+			if err = runner.Work(ctx, o, f.worker); err == nil {
+				return runner.ExitCertified
+			}
+		} else {
+			var out *runner.Outcome
+			if out, err = runner.Run(ctx, o); err == nil {
+				return out.Exit
+			}
 		}
 	}
 	msg := oneLine(err.Error())
@@ -212,6 +223,9 @@ func (f flags) serversFor(ctx context.Context, engines *runner.Engines, o *runne
 	stop := func() {}
 	startCtx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
+	if f.parallel > 1 && f.worker == "" {
+		return f.parallelServers(startCtx, engines, o)
+	}
 	switch {
 	case f.cluster == "start" && f.valkey == "":
 		e, err := engines.Start(startCtx, "", "-cluster")
