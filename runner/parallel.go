@@ -147,6 +147,7 @@ func Work(ctx context.Context, o Options, claims string) error {
 	if o.Stdout == nil {
 		o.Stdout = os.Stdout
 	}
+	defer closeFactory(o.Factory)
 	bundle, err := lua.Load()
 	if err != nil {
 		return harness("the script bundle: %v", err)

@@ -104,6 +104,7 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 	if o.Factory == nil {
 		return nil, harness("no port to certify")
 	}
+	defer closeFactory(o.Factory)
 	if _, err := contracts.Select(len(o.Cluster) > 0, o.Labels, o.Focus); err != nil {
 		return nil, harness("%v", err)
 	}
@@ -293,6 +294,13 @@ func probe(ctx context.Context, f drivers.Factory, a protocol.HelloArgs) (protoc
 		err = cerr
 	}
 	return h, err
+}
+
+// closeFactory ends what a factory keeps between sessions (a port process started ahead).
+func closeFactory(f drivers.Factory) {
+	if c, ok := f.(io.Closer); ok {
+		_ = c.Close()
+	}
 }
 
 // IsHarness tells a harness error.

@@ -80,7 +80,6 @@ func start(cmd *exec.Cmd, f *Factory) (*driver, error) {
 		stderr: &tail{max: f.opt.StderrTail},
 		errEOF: make(chan struct{}),
 	}
-	f.rec.session(d.stderr)
 	go d.readStdout(outR)
 	go func() {
 		_, _ = io.Copy(d.stderr, errR)
@@ -141,6 +140,16 @@ func readLine(br *bufio.Reader, limit int) ([]byte, error) {
 }
 
 func (d *driver) Name() string { return d.f.name }
+
+// ended tells a process that has exited (a spare that died while it waited).
+func (d *driver) ended() bool {
+	select {
+	case <-d.exited:
+		return true
+	default:
+		return false
+	}
+}
 
 // kill ends the process group and waits (bounded) for the reap.
 func (d *driver) kill() {

@@ -205,7 +205,7 @@ func (f flags) options(ctx context.Context, engines *runner.Engines, ext Extensi
 
 // factory is the port: the extension's, a subprocess, or the in-process reference.
 func (f flags) factory(ext Extension) (drivers.Factory, error) {
-	sub := subprocess.Options{Deadline: f.deadline, StartDeadline: f.startDeadline}
+	sub := subprocess.Options{Deadline: f.deadline, StartDeadline: f.startDeadline, Prestart: true}
 	if ext != nil {
 		if fc, err := ext.Factory(f.port, sub); fc != nil || err != nil {
 			return fc, err
