@@ -220,6 +220,18 @@ func TestMisbehavingPortFailsCleanly(t *testing.T) {
 			if !strings.Contains(r.stdout, "CONFORMANCE ") {
 				t.Errorf("no summary line:\n%s", r.stdout)
 			}
+			// Each contract's line once, whatever order its clauses ran in.
+			seen := map[string]int{}
+			for _, l := range strings.Split(r.stdout, "\n") {
+				if id, _, ok := strings.Cut(l, " "); ok && len(id) == 3 && id[0] == 'C' && strings.Contains(l, " ....") {
+					if seen[id]++; seen[id] == 2 {
+						t.Errorf("the console shows %s twice:\n%s", id, r.stdout)
+					}
+				}
+			}
+			if !strings.Contains(r.stdout, "FAILED: ") || !strings.Contains(r.stdout, "replay: emq-conform -port ") {
+				t.Errorf("no failed ids by rule or no replay line before the verdict:\n%s", r.stdout)
+			}
 		})
 	}
 }

@@ -24,7 +24,7 @@ func TestReferenceInProcess(t *testing.T) {
 
 // TestNodePort: the second runtime, written from the documents alone, is certified by the path a
 // port team copies into its CI — ci/certify-port.sh, which builds emq-conform, provisions and
-// starts every server a certification needs and runs the contracts on two Valkeys at once —
+// starts every server a certification needs and runs the contracts on four Valkeys at once —
 // with CONFORMANCE 14/14 and exit 0; its transcript is frozen like the reference's.
 func TestNodePort(t *testing.T) {
 	if _, err := exec.LookPath("node"); err != nil {
