@@ -6,10 +6,10 @@ PORT ?=
 OUT ?= certification
 GOTEST_FLAGS ?= -count=1 -timeout 30m
 
-.PHONY: test conform engines provision provision-bullmq provision-chromium transcripts bench bench-ci bundle fuzz vet fmt node-test faults mutants
+.PHONY: test conform engines provision provision-bullmq provision-node-systems provision-chromium transcripts bench bench-ci bundle fuzz vet fmt node-test faults mutants
 
 ## test: vet, gofmt, every Go test against real engines (the mutant table has its own target), the Node port's unit tests
-test: provision provision-chromium provision-bullmq vet
+test: provision provision-chromium provision-node-systems vet
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt would change:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(GO) test $(GOTEST_FLAGS) -short ./...
 	@if [ -d ports/node ] && command -v node >/dev/null; then $(MAKE) --no-print-directory node-test; fi
@@ -61,8 +61,11 @@ provision-redis:
 	@bash ci/provision-redis.sh >/dev/null
 provision-chromium:
 	@bash ci/provision-chromium.sh >/dev/null
-provision-bullmq:
-	@if command -v node >/dev/null && command -v npm >/dev/null; then bash ci/provision-bullmq.sh >/dev/null; else echo "node/npm absent: the bench will say BullMQ was not measured"; fi
+# The bench's Node.js systems (BullMQ, graphile-worker, pg-boss) and the pinned Node.js 22 they run
+# on, from the npm registry into the cache (no root); any npm client installs them.
+provision-node-systems:
+	@if command -v npm >/dev/null; then bash ci/provision-node-systems.sh >/dev/null; else echo "npm absent: the bench will say the Node.js systems were not measured"; fi
+provision-bullmq: provision-node-systems
 
 ## transcripts: regenerate every generated file the tests hold to a fresh run: the frozen
 ## transcripts (transcripts/conformance-*.out, connector.out) and contracts/TRACEABILITY.md.
@@ -80,13 +83,13 @@ mutants: provision-valkey provision-redis provision-valkey80
 faults: provision-valkey
 	$(GO) test -count=1 -timeout 15m -run TestDrills ./internal/faults -args -faults.long -faults.out $(CURDIR)/transcripts/faults.out
 
-## bench: the full bench (bus vs BullMQ, Oban-shaped and River; the scale axis on 1, 2 and 3 cluster primaries); bench-ci: the short one CI runs (its scale axis adds about 15 s, not gated)
+## bench: the full bench (the bus vs BullMQ and asynq on Valkey, River, graphile-worker and pg-boss on PostgreSQL, the Oban-shaped model; the backlog axis; the scale axis on 1, 2 and 3 cluster primaries); bench-ci: the short one CI runs (its scale axis adds about 15 s, not gated)
 # DURABILITY=1 adds the guarantee-matched axis to the full bench (bench-ci always runs it): Valkey appendfsync always beside Postgres synchronous_commit=on.
 BENCH_FLAGS := $(if $(DURABILITY),-durability,)
 # The committed record is refused when more than 15% of the cores were busy with other work.
-bench: provision provision-bullmq
+bench: provision provision-node-systems
 	$(GO) run ./cmd/emq-bench -mode full $(BENCH_FLAGS) -gate bench/gate.json -max-outside 0.15 -out transcripts/bench
-bench-ci: provision provision-bullmq
+bench-ci: provision provision-node-systems
 	$(GO) run ./cmd/emq-bench -mode ci -durability -gate bench/gate.json -out out/bench
 
 ## bundle: the bundle version, every script's SHA1 and the bundle digest

@@ -1,59 +1,16 @@
 package bench
 
 import (
-	"context"
 	"errors"
-	"os"
-	"strings"
 	"testing"
-	"time"
+
+	"github.com/echomq/kit/bench/measure"
+	"github.com/echomq/kit/bench/queue"
+	"github.com/echomq/kit/bench/systems/busq"
+	"github.com/echomq/kit/bench/systems/nodeq"
+	"github.com/echomq/kit/bench/systems/obanq"
+	"github.com/echomq/kit/bench/systems/riverq"
 )
-
-func TestPayloadRoundTrip(t *testing.T) {
-	for p, want := range map[string]int64{string(payload(1764412345123456789)): 1764412345123456789, `{"t": 42}`: 42} {
-		got, err := sentAt([]byte(p))
-		if err != nil {
-			t.Fatalf("%s: %v", p, err)
-		}
-		if got != want {
-			t.Errorf("%s: got %d, want %d", p, got, want)
-		}
-	}
-	for _, bad := range []string{``, `{}`, `{"t":}`, `{"t":x}`, `{"u":1}`, `{"t":1`} {
-		if _, err := sentAt([]byte(bad)); !errors.Is(err, errPayload) {
-			t.Errorf("%q: %v", bad, err)
-		}
-	}
-}
-
-func TestSpread(t *testing.T) {
-	s := spreadOf([]float64{5, 1, 3})
-	if s.Median != 3 || s.Min != 1 || s.Max != 5 {
-		t.Errorf("odd: %+v", s)
-	}
-	if s := spreadOf([]float64{4, 1, 3, 2}); s.Median != 2.5 {
-		t.Errorf("even: %+v", s)
-	}
-}
-
-func TestLatencyHist(t *testing.T) {
-	h := newLatencyHist()
-	for i := 1; i <= 1000; i++ {
-		h.record(time.Duration(i) * time.Millisecond)
-	}
-	s := h.summary()
-	if s.Count != 1000 || s.P50 < 495 || s.P50 > 505 || s.P99 < 985 || s.P99 > 995 || s.Max < 999 || s.Max > 1001 {
-		t.Errorf("summary %+v", s)
-	}
-}
-
-func TestSVGHandlesMissingSystems(t *testing.T) {
-	var b strings.Builder
-	WriteLatencySVG(&b, &LatencyScenario{Title: "t <&>", Results: []*LatencyResult{{System: SysBus, Err: "x"}}}, "a")
-	if !strings.HasPrefix(b.String(), "<svg") || strings.Contains(b.String(), "<polyline") || strings.Contains(b.String(), "t <&>") {
-		t.Errorf("svg:\n%s", b.String())
-	}
-}
 
 func TestParamsFor(t *testing.T) {
 	for _, m := range []string{"ci", "full", "tiny"} {
@@ -85,53 +42,6 @@ func TestOverrides(t *testing.T) {
 	}
 }
 
-func TestDrainMarks(t *testing.T) {
-	m := newDrainMarks(3)
-	fired := 0
-	m.after = func() { fired++ }
-	m.Started()
-	first := m.first.Load()
-	m.Started()
-	if m.first.Load() != first || first == 0 {
-		t.Fatal("first start moved")
-	}
-	for range 3 {
-		m.Ack()
-	}
-	if err := m.wait(context.Background(), nil); err != nil || fired != 1 || m.last.Load() < first {
-		t.Fatalf("wait %v, after fired %d", err, fired)
-	}
-	m2 := newDrainMarks(2)
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	if err := m2.wait(ctx, nil); !errors.Is(err, errIncomplete) {
-		t.Errorf("cancelled wait: %v", err)
-	}
-}
-
-func TestProcStatAndCPU(t *testing.T) {
-	f, ok := procStat(os.Getpid())
-	if !ok || f.ppid != os.Getppid() {
-		t.Fatalf("procStat(self): %+v %v", f, ok)
-	}
-	c := cpuClock{valkeyPID: os.Getpid(), pgPID: os.Getppid()}
-	a := c.read()
-	for x := 0; time.Since(a.at) < 50*time.Millisecond; x++ {
-		_ = x * x // burn CPU so the clock moves
-	}
-	var acc cpuAcc
-	acc.add(a, c.read())
-	got := acc.cpu()
-	if got == nil || got.Bench <= 0 || got.Valkey == nil || got.Postgres == nil {
-		t.Fatalf("cpu %+v", got)
-	}
-	var unknown cpuAcc
-	unknown.add(cpuClock{}.read(), cpuClock{}.read())
-	if u := unknown.cpu(); u != nil && (u.Valkey != nil || u.Postgres != nil) {
-		t.Errorf("engines without a PID read as known: %+v", u)
-	}
-}
-
 func TestTargetsNeedFigures(t *testing.T) {
 	p, _ := ParamsFor("ci")
 	rep := &Report{Params: p}
@@ -145,13 +55,13 @@ func TestTargetsNeedFigures(t *testing.T) {
 			t.Errorf("%s met without a figure", x.Goal)
 		}
 	}
-	res := func(sys string, v float64) *Result { return &Result{System: sys, JobsPerS: Spread{Median: v}} }
+	res := func(sys string, v float64) *Result { return &Result{System: sys, JobsPerS: measure.Spread{Median: v}} }
 	run.Scenarios = []*Scenario{
-		{Name: ScDrain, Results: []*Result{res(SysOban, 1000), res(SysRiver, 4000), res(SysBus, 60000), res(SysBullMQ, 25000)}},
-		{Name: ScEnqueueConc, Results: []*Result{res(SysBus, 90000)}},
+		{Name: queue.Drain, Results: []*Result{res(obanq.Name, 1000), res(riverq.Name, 4000), res(busq.Name, 60000), res(nodeq.BullMQ, 25000)}},
+		{Name: queue.EnqueueConc, Results: []*Result{res(busq.Name, 90000)}},
 	}
-	run.Latency = &LatencyScenario{Rate: 1000, Results: []*LatencyResult{{System: SysBus, Latency: Latency{Count: 1, P99: 0.9}}}}
-	run.Scripts = []ScriptCost{{Script: "claim_batch", UsecPerJob: 5}, {Script: "complete_batch", UsecPerJob: 4}}
+	run.Latency = &LatencyScenario{Rate: 1000, Results: []*LatencyResult{{System: busq.Name, Latency: measure.Latency{Count: 1, P99: 0.9}}}}
+	run.Scripts = []measure.ScriptCost{{Script: "claim_batch", UsecPerJob: 5}, {Script: "complete_batch", UsecPerJob: 4}}
 	met := map[string]bool{}
 	for _, x := range Targets(rep, run) {
 		met[x.Goal] = x.Met
@@ -171,26 +81,32 @@ func TestTargetsNeedFigures(t *testing.T) {
 func TestGateCanFail(t *testing.T) {
 	two, half := 2.5, 0.5
 	g := &Gate{Axis: "as-configured", Checks: []GateCheck{
-		{Scenario: ScDrain, Ratio: "bus/bullmq", Min: &two},
-		{Scenario: ScLatency, Ratio: "p99 bus/bullmq", Max: &half},
+		{Scenario: queue.Drain, Ratio: "bus/bullmq", Min: &two},
+		{Scenario: queue.Latency, Ratio: "p99 bus/bullmq", Max: &half},
+		{Scenario: queue.Drain, Ratio: "bus/" + BestValkey, Min: &two},
 	}}
-	res := func(sys string, v float64) *Result { return &Result{System: sys, JobsPerS: Spread{Median: v}} }
-	run := &Run{Scenarios: []*Scenario{{Name: ScDrain, Results: []*Result{res(SysBus, 40000), res(SysBullMQ, 20000)}}}}
-	run.Scenarios[0].Ratios = ratios(run.Scenarios[0].Results)
+	res := func(sys string, v float64) *Result {
+		return &Result{System: sys, Engine: queue.Valkey, JobsPerS: measure.Spread{Median: v}}
+	}
+	run := &Run{Scenarios: []*Scenario{{Name: queue.Drain, Results: []*Result{res(busq.Name, 40000), res(nodeq.BullMQ, 20000)}}}}
+	run.Scenarios[0].Ratios = ratios(run.Scenarios[0].Results, nil)
 	reruns := 0
 	rs := judge(g, run, func(string) { reruns++ })
 	if Passed(rs) || rs[0].Pass || rs[1].Found || rs[1].Pass || reruns != 1 || rs[0].Reruns != 1 {
 		t.Fatalf("a 2.0 ratio against ≥ 2.5 and a missing latency passed or were not re-run: %+v (reruns %d)", rs, reruns)
 	}
+	if rs[2].Pass || !rs[2].Found || rs[2].Rival != nodeq.BullMQ {
+		t.Fatalf("the best Valkey rival at 2.0 against ≥ 2.5 passed: %+v", rs[2])
+	}
 	// The re-run measures better: the check passes on the new figures.
 	rs = judge(g, run, func(string) {
 		run.Scenarios[0].Results[0].JobsPerS.Median = 60000
-		run.Scenarios[0].Ratios = ratios(run.Scenarios[0].Results)
+		run.Scenarios[0].Ratios = ratios(run.Scenarios[0].Results, nil)
 	})
 	if !rs[0].Pass || rs[0].Reruns != 1 {
 		t.Fatalf("the re-run's figure was not judged: %+v", rs[0])
 	}
-	run.Latency = &LatencyScenario{Name: ScLatency, Ratios: []Ratio{{Name: "p99 bus/bullmq", Value: 0.7}}}
+	run.Latency = &LatencyScenario{Name: queue.Latency, Ratios: []Ratio{{Name: "p99 bus/bullmq", Value: 0.7}}}
 	if r := g.Checks[1].Evaluate(run); r.Pass || !r.Found {
 		t.Fatalf("p99 ratio 0.7 against ≤ 0.5: %+v", r)
 	}
@@ -200,5 +116,39 @@ func TestGateCanFail(t *testing.T) {
 	}
 	if _, err := LoadGate("gate.json"); err != nil {
 		t.Fatalf("the committed gate does not load: %v", err)
+	}
+}
+
+// The best rival of each engine is computed from the run's figures, never named: the fastest
+// real queue wins, a model never does, and the latency ratio takes the lowest median p99.
+func TestBestRivalIsComputed(t *testing.T) {
+	res := func(sys string, e queue.Engine, v float64) *Result {
+		return &Result{System: sys, Engine: e, JobsPerS: measure.Spread{Median: v}}
+	}
+	rs := []*Result{res(busq.Name, queue.Valkey, 100000), res(nodeq.BullMQ, queue.Valkey, 30000), res("asynq", queue.Valkey, 40000),
+		res(riverq.Name, queue.Postgres, 25000), res(nodeq.Graphile, queue.Postgres, 45000), res(obanq.Name, queue.Postgres, 90000),
+		{System: nodeq.PgBoss, Engine: queue.Postgres, Err: "boom"}}
+	got := map[string]Ratio{}
+	for _, r := range ratios(rs, map[string]bool{obanq.Name: true}) {
+		got[r.Name] = r
+	}
+	if r := got["bus/"+BestPostgres]; r.Rival != nodeq.Graphile || r.Value < 2.22 || r.Value > 2.23 {
+		t.Errorf("best postgres: %+v (the model and a failed system must not count)", r)
+	}
+	if r := got["bus/"+BestValkey]; r.Rival != "asynq" || r.Value != 2.5 {
+		t.Errorf("best valkey: %+v", r)
+	}
+	lat := func(sys string, p50, p99 float64) *LatencyResult {
+		return &LatencyResult{System: sys, Latency: measure.Latency{Count: 1, P50: p50, P99: p99}, P99Median: p99}
+	}
+	ls := []*LatencyResult{lat(busq.Name, 0.5, 1), lat(nodeq.BullMQ, 1, 4), lat("asynq", 1, 2), lat(riverq.Name, 3, 8)}
+	engines := map[string]queue.Engine{busq.Name: queue.Valkey, nodeq.BullMQ: queue.Valkey, "asynq": queue.Valkey, riverq.Name: queue.Postgres}
+	for _, r := range latencyRatios(ls, engines, nil) {
+		if r.Name == "p99 bus/"+BestValkey && (r.Rival != "asynq" || r.Value != 0.5) {
+			t.Errorf("p99 best valkey: %+v (the lowest p99 is the best)", r)
+		}
+		if r.Name == "p99 bus/"+BestPostgres && (r.Rival != riverq.Name || r.Value != 0.125) {
+			t.Errorf("p99 best postgres: %+v", r)
+		}
 	}
 }

@@ -3,21 +3,21 @@ package bench
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"strings"
-	"text/tabwriter"
-)
 
-// HeadGate heads the gate's section of bench.out.
-const HeadGate = "== GATE"
+	"github.com/echomq/kit/bench/measure"
+)
 
 // Gate is a committed set of thresholds on ratios measured within one run (bench/gate.json):
 // absolute figures move with the machine, ratios of two systems on the same engines in the same
 // minutes much less. A check names a scenario and one of its ratios ("bus/bullmq" of drain, "p99
 // bus/bullmq" of latency-e2e) and a bound.
 type Gate struct {
-	Axis   string      `json:"axis"` // the axis the gate judges, "as-configured"
+	Axis string `json:"axis"` // the axis the gate judges, "as-configured"
+	// Policy is the gate's re-run policy in words, printed with the verdict; the code keeps it
+	// (judge): a scenario with a miss is measured once more and judged on the new figures only.
+	Policy string      `json:"policy"`
 	Checks []GateCheck `json:"checks"`
 }
 
@@ -28,12 +28,15 @@ type GateCheck struct {
 	Min      *float64 `json:"min,omitempty"`
 	Max      *float64 `json:"max,omitempty"`
 	Why      string   `json:"why"`
+	// Basis is where the threshold comes from: the spread of quiet runs and the margin kept.
+	Basis string `json:"basis,omitempty"`
 }
 
 // GateResult is a check's verdict in this run.
 type GateResult struct {
 	GateCheck
 	Value  float64 `json:"value"`
+	Rival  string  `json:"rival,omitempty"` // the system a best-of ratio was computed against
 	Found  bool    `json:"found"`
 	Pass   bool    `json:"pass"`
 	Reruns int     `json:"reruns"` // times the scenario was measured again after a first miss
@@ -63,7 +66,7 @@ func LoadGate(path string) (*Gate, error) {
 }
 
 // ratioOf finds a scenario's ratio in run: throughput scenarios and the latency scenario alike.
-func (run *Run) ratioOf(scenario, ratio string) (float64, bool) {
+func (run *Run) ratioOf(scenario, ratio string) (Ratio, bool) {
 	var rs []Ratio
 	if s := run.scenario(scenario); s != nil {
 		rs = s.Ratios
@@ -72,10 +75,10 @@ func (run *Run) ratioOf(scenario, ratio string) (float64, bool) {
 	}
 	for _, r := range rs {
 		if r.Name == ratio {
-			return r.Value, true
+			return r, true
 		}
 	}
-	return 0, false
+	return Ratio{}, false
 }
 
 // Threshold prints the bound: "≥ 2.5" or "≤ 0.5".
@@ -90,7 +93,9 @@ func (c GateCheck) Threshold() string {
 // cannot see its figure must not pass.
 func (c GateCheck) Evaluate(run *Run) GateResult {
 	r := GateResult{GateCheck: c}
-	r.Value, r.Found = run.ratioOf(c.Scenario, c.Ratio)
+	var ratio Ratio
+	ratio, r.Found = run.ratioOf(c.Scenario, c.Ratio)
+	r.Value, r.Rival = ratio.Value, ratio.Rival
 	switch {
 	case !r.Found:
 	case c.Min != nil:
@@ -109,36 +114,6 @@ func Passed(rs []GateResult) bool {
 		}
 	}
 	return len(rs) > 0
-}
-
-func writeGate(w io.Writer, run *Run) {
-	if len(run.Gate) == 0 {
-		return
-	}
-	fmt.Fprintf(w, "%s — axis %s (same-run ratios against bench/gate.json; a miss is measured once more before it counts) ==\n", HeadGate, run.Axis)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "scenario\tratio\tthreshold\tmeasured\tverdict\twhy\n")
-	for _, r := range run.Gate {
-		th := r.Threshold()
-		got := "not measured"
-		if r.Found {
-			got = fmt.Sprintf("%.2f", r.Value)
-		}
-		v := "PASS"
-		if !r.Pass {
-			v = "FAIL"
-		}
-		if r.Reruns > 0 {
-			v += fmt.Sprintf(" (after %d re-run)", r.Reruns)
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Scenario, r.Ratio, th, got, v, r.Why)
-	}
-	tw.Flush()
-	if Passed(run.Gate) {
-		fmt.Fprintf(w, "GATE PASS\n\n")
-	} else {
-		fmt.Fprintf(w, "GATE FAIL\n\n")
-	}
 }
 
 // GatePassed reports whether every axis the gate judged passed; a gate that judged nothing fails.
@@ -177,12 +152,12 @@ func (rep *Report) Outside() float64 {
 	if len(xs) == 0 {
 		return 0
 	}
-	return spreadOf(xs).Median
+	return measure.SpreadOf(xs).Median
 }
 
 // cpus lists the CPU accounting of every measurement of the run.
-func (run *Run) cpus() []*CPU {
-	var out []*CPU
+func (run *Run) cpus() []*measure.CPU {
+	var out []*measure.CPU
 	for _, c := range run.Ceilings {
 		out = append(out, c.CPU)
 	}
@@ -197,4 +172,34 @@ func (run *Run) cpus() []*CPU {
 		}
 	}
 	return out
+}
+
+// judge evaluates the gate; a scenario with a failing check is measured once more (rerun) and
+// its checks judged again on the new figures, so one noisy repeat cannot fail the gate alone.
+func judge(g *Gate, run *Run, rerun func(scenario string)) []GateResult {
+	eval := func() []GateResult {
+		var rs []GateResult
+		for _, c := range g.Checks {
+			rs = append(rs, c.Evaluate(run))
+		}
+		return rs
+	}
+	rs := eval()
+	again := map[string]bool{}
+	for _, r := range rs {
+		if !r.Pass && r.Found && !again[r.Scenario] {
+			again[r.Scenario] = true
+			rerun(r.Scenario)
+		}
+	}
+	if len(again) == 0 {
+		return rs
+	}
+	rs = eval()
+	for i := range rs {
+		if again[rs[i].Scenario] {
+			rs[i].Reruns = 1
+		}
+	}
+	return rs
 }

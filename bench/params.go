@@ -17,9 +17,14 @@ type Params struct {
 	PGPool          int           `json:"pg_pool"`   // connections of the one pgx pool every Postgres system shares
 	Batch           int           `json:"batch"`
 	Backlog         int           `json:"backlog"`
-	Rate            float64       `json:"rate"` // offered jobs/s of the latency scenario
-	LatencyDuration time.Duration `json:"latency_duration_ns"`
-	Pipeline        int           `json:"pipeline"` // EVALSHAs per pipelined batch in the Valkey ceiling
+	Rate            float64       `json:"rate"`                // offered jobs/s of the latency scenario
+	LatencyDuration time.Duration `json:"latency_duration_ns"` // one round
+	// LatencyRounds interleave the systems; each system's p99 is also taken per round and the
+	// gate reads the median of the rounds' p99s.
+	LatencyRounds int `json:"latency_rounds"`
+	// BacklogSizes is the backlog axis: the drain at each size, one round each.
+	BacklogSizes []int `json:"backlog_sizes,omitempty"`
+	Pipeline     int   `json:"pipeline"` // EVALSHAs per pipelined batch in the Valkey ceiling
 	// The scale axis: cluster sizes (primaries) drained beside a standalone Valkey, and queues
 	// per primary; none when ScalePrimaries is empty.
 	ScalePrimaries []int `json:"scale_primaries,omitempty"`
@@ -34,16 +39,16 @@ func ParamsFor(mode string) (Params, error) {
 	switch mode {
 	case "ci":
 		return Params{Mode: mode, Duration: 1500 * time.Millisecond, Repeats: 3, Producers: 64, Workers: 256, PGPool: 32,
-			Batch: 500, Backlog: 20000, Rate: 1000, LatencyDuration: 5 * time.Second, Pipeline: 64,
-			ScalePrimaries: []int{1, 2, 3}, ScaleQueues: 4}, nil
+			Batch: 500, Backlog: 20000, Rate: 1000, LatencyDuration: 3 * time.Second, LatencyRounds: 5, Pipeline: 64,
+			BacklogSizes: []int{10000, 100000}, ScalePrimaries: []int{1, 2, 3}, ScaleQueues: 4}, nil
 	case "full":
 		return Params{Mode: mode, Duration: 5 * time.Second, Repeats: 5, Producers: 64, Workers: 256, PGPool: 32,
-			Batch: 500, Backlog: 100000, Rate: 1000, LatencyDuration: 30 * time.Second, Pipeline: 64,
-			ScalePrimaries: []int{1, 2, 3}, ScaleQueues: 4}, nil
+			Batch: 500, Backlog: 100000, Rate: 1000, LatencyDuration: 6 * time.Second, LatencyRounds: 5, Pipeline: 64,
+			BacklogSizes: []int{10000, 100000, 1000000}, ScalePrimaries: []int{1, 2, 3}, ScaleQueues: 4}, nil
 	case "tiny":
 		return Params{Mode: mode, Duration: 200 * time.Millisecond, Repeats: 1, Producers: 4, Workers: 8, PGPool: 8,
-			Batch: 10, Backlog: 200, Rate: 200, LatencyDuration: time.Second, Pipeline: 16,
-			ScalePrimaries: []int{1, 2, 3}, ScaleQueues: 4}, nil
+			Batch: 10, Backlog: 200, Rate: 200, LatencyDuration: time.Second, LatencyRounds: 2, Pipeline: 16,
+			BacklogSizes: []int{100, 400}, ScalePrimaries: []int{1, 2, 3}, ScaleQueues: 4}, nil
 	}
 	return Params{}, fmt.Errorf("%w: unknown mode %q (want ci, full or tiny)", ErrParams, mode)
 }
@@ -79,8 +84,8 @@ func (o Overrides) Apply(p Params) (Params, error) {
 		p.Rate = o.Rate
 	}
 	if p.PGPool > 90 {
-		// The bench's PostgreSQL keeps max_connections at its default (100); River's listener,
-		// Oban's listener and the admin queries need a few of them.
+		// Each Node.js system holds pools of its own beside the shared one, within the bench
+		// PostgreSQL's max_connections (pgMaxConnections).
 		return p, fmt.Errorf("%w: pg-pool %d: at most 90", ErrParams, p.PGPool)
 	}
 	return p, nil

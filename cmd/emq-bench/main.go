@@ -1,12 +1,14 @@
-// Command emq-bench measures the Oban-shaped Postgres queue, River, BullMQ and the EchoMQ bus
-// side by side in one run, with each engine's ceiling, then the bus's drain across Valkey Cluster
-// primaries (the scale axis), and writes bench.out, bench.json, bench.html and SVG latency plots
-// into -out.
+// Command emq-bench measures the EchoMQ bus beside BullMQ and asynq (Valkey), River,
+// graphile-worker and pg-boss (PostgreSQL) and the kit's Oban-shaped model side by side in one
+// run, with each engine's ceiling, then the bus's drain across Valkey Cluster primaries (the
+// scale axis), and writes bench.out, bench.json, bench.html and SVG latency plots into -out.
 //
-//	go run ./cmd/emq-bench -mode ci|full -out DIR [-durability] [-producers N -workers W -pg-pool C -backlog B -batch K -rate R]
+//	go run ./cmd/emq-bench -mode ci|full -out DIR [-durability] [-gate bench/gate.json] [-only SCENARIOS] [-systems SYSTEMS]
+//	    [-producers N -workers W -pg-pool C -backlog B -batch K -rate R]
 //
-// Engines come from EMQ_PG_URL / EMQ_VALKEY_ADDR when set, else are started natively (see
-// internal/engines); the -durability axis always starts its own.
+// Valkey comes from EMQ_VALKEY_ADDR when set, else is started natively (see internal/engines);
+// PostgreSQL is started for the run (its Node.js systems need more connections than a default
+// server gives), and the -durability axis starts its own of both.
 package main
 
 import (
@@ -23,6 +25,7 @@ import (
 	"syscall"
 
 	"github.com/echomq/kit/bench"
+	"github.com/echomq/kit/bench/report"
 )
 
 func main() {
@@ -49,6 +52,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.IntVar(&o.Batch, "batch", 0, "jobs per batch in enqueue-batch (0: the mode's)")
 	fs.Float64Var(&o.Rate, "rate", 0, "offered jobs/s of the latency scenario (0: the mode's)")
 	only := fs.String("only", "", "comma-separated scenarios to run (ceilings always run with any of them; \"scale\": the scale axis across cluster primaries, which needs no other engine); empty: all")
+	systems := fs.String("systems", "", "comma-separated systems to open (bus, bullmq, asynq, river, graphile-worker, graphile-worker-w, pg-boss, oban-shaped); empty: all. A gate needs the systems its ratios name")
 	gateFile := fs.String("gate", "", "thresholds on same-run ratios (bench/gate.json): the run fails when one is missed twice")
 	redraw := fs.String("redraw", "", "redraw DIR's bench.out, bench.html and plots from its bench.json, measuring nothing")
 	maxOutside := fs.Float64("max-outside", 0, "refuse to write the report when more than this share of the machine's cores was busy with work not this run's (0: write whatever the load)")
@@ -68,7 +72,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	if _, err := o.Apply(p); err != nil {
 		return err
 	}
-	cfg := bench.Config{Mode: *mode, Overrides: o, Only: splitList(*only), Durability: *dur, Progress: stderr}
+	cfg := bench.Config{Mode: *mode, Overrides: o, Only: splitList(*only), Systems: splitList(*systems), Durability: *dur, Progress: stderr}
 	if *gateFile != "" {
 		if cfg.Gate, err = bench.LoadGate(*gateFile); err != nil {
 			return err
@@ -82,7 +86,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		return fmt.Errorf("%w: %.0f%% of the machine's cores were busy with other work (median over the measurements; limit %.0f%%): %s left as it was; run again on a quiet machine",
 			errBusy, 100*busy, 100**maxOutside, *out)
 	}
-	if err := bench.WriteAll(*out, rep); err != nil {
+	if err := report.WriteAll(*out, rep); err != nil {
 		return fmt.Errorf("write report: %w", err)
 	}
 	fmt.Fprintf(stderr, "emq-bench: wrote %s/bench.out, bench.json and plots in %.0fs\n", *out, rep.Seconds)
@@ -117,5 +121,5 @@ func redrawDir(dir string) error {
 	if err := json.Unmarshal(b, &rep); err != nil {
 		return fmt.Errorf("%s/bench.json: %w", dir, err)
 	}
-	return bench.WriteAll(dir, &rep)
+	return report.WriteAll(dir, &rep)
 }

@@ -9,11 +9,19 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/echomq/kit/bench"
+	"github.com/echomq/kit/bench/queue"
+	"github.com/echomq/kit/bench/report"
+	"github.com/echomq/kit/bench/systems/asynqq"
+	"github.com/echomq/kit/bench/systems/busq"
+	"github.com/echomq/kit/bench/systems/nodeq"
+	"github.com/echomq/kit/bench/systems/obanq"
+	"github.com/echomq/kit/bench/systems/riverq"
 	"github.com/echomq/kit/internal/browsercheck"
 )
 
@@ -31,36 +39,59 @@ func TestReportStructure(t *testing.T) {
 		t.Errorf("no progress on stderr:\n%s", stderr.String())
 	}
 
+	out := checkText(t, dir)
+	var rep bench.Report
+	if err := json.Unmarshal([]byte(read(t, filepath.Join(dir, "bench.json"))), &rep); err != nil {
+		t.Fatalf("bench.json: %v", err)
+	}
+	r := checkRun(t, &rep)
+	lat := checkSystems(t, &rep, r)
+	checkScale(t, &rep, out, dir)
+	checkSVG(t, filepath.Join(dir, r.Latency.PlotFile), len(lat))
+	pageInBrowser(t, ctx, dir)
+}
+
+// checkText checks bench.out's sections and returns it.
+func checkText(t *testing.T, dir string) string {
+	t.Helper()
 	out := read(t, filepath.Join(dir, "bench.out"))
-	asym := strings.Index(out, bench.HeadAsymmetry)
+	asym := strings.Index(out, report.HeadAsymmetry)
 	if asym < 0 {
 		t.Fatalf("no asymmetry section:\n%s", out)
 	}
 	// Every figure sits in a table whose header row starts "ceiling" or "system"; the asymmetry
 	// must precede the first of them and every section heading.
-	for _, marker := range []string{"\nceiling ", "\nsystem ", bench.HeadCeilings, bench.HeadScenario, bench.HeadGaps} {
+	for _, marker := range []string{"\nceiling ", "\nsystem ", report.HeadCeilings, report.HeadScenario, report.HeadGaps} {
 		if i := strings.Index(out, marker); i < 0 || i < asym {
 			t.Errorf("%q at %d, asymmetry at %d: the asymmetry must come first", strings.TrimSpace(marker), i, asym)
 		}
 	}
-	section := out[asym:strings.Index(out, bench.HeadCeilings)]
+	section := out[asym:strings.Index(out, report.HeadCeilings)]
 	for _, must := range []string{"synchronous_commit=", "appendonly", "not atomic", "outbox", "16.14", "valkey 8.1.1", "cores", "per timed repeat",
-		"Same conditions for every system", "bullmq 6.7.0", "MaxWorkers=8", "limit=8", "Concurrency=8", "BatchEnqueue: true", "pool of 8 connections", "FetchCooldown=2ms"} {
+		"Same conditions for every system", "bullmq 6.7.0", "MaxWorkers=8", "limit=8", "Concurrency=8", "BatchEnqueue: true", "pool of 8 connections", "FetchCooldown=2ms",
+		"graphile-worker 0.18.0", "concurrentJobs=24", "localQueue.size=500", "pg-boss 12.38.0", "batchSize=500", "asynq v0.26.0",
+		"Node.js v22.", "a model, not the queue", "volatile", "durable"} {
 		if !strings.Contains(section, must) {
 			t.Errorf("asymmetry section lacks %q:\n%s", must, section)
 		}
 	}
 	for _, sc := range bench.Scenarios {
-		if !strings.Contains(out, bench.HeadScenario+sc+" ") {
+		if sc != queue.DrainBacklog && !strings.Contains(out, report.HeadScenario+sc+" ") {
 			t.Errorf("no table for scenario %s", sc)
 		}
+	}
+	if !strings.Contains(out, report.HeadBacklog) {
+		t.Errorf("no backlog axis")
+	}
+	if strings.Contains(out, "?") {
+		t.Errorf("bench.out prints a ? (an unknown figure must say what it is)")
 	}
 	if strings.Contains(out, " error ") { // tabwriter turns the table's tabs into spaces
 		t.Errorf("a system failed:\n%s", out)
 	}
 	// The closing sections: per-script server time, the targets with verdicts, where the time goes.
-	for _, head := range []string{bench.HeadScripts, bench.HeadTargets, bench.HeadBounds} {
-		if i := strings.Index(out, head); i < strings.Index(out, bench.HeadScenario+bench.ScDrain) {
+	for _, head := range []string{report.HeadScripts, report.HeadTargets, report.HeadBounds} {
+		if i := strings.Index(out, head); i < strings.Index(out, report.HeadScenario+queue.Drain) {
 			t.Errorf("section %q missing or before the drain", head)
 		}
 	}
@@ -70,10 +101,12 @@ func TestReportStructure(t *testing.T) {
 		}
 	}
 
-	var rep bench.Report
-	if err := json.Unmarshal([]byte(read(t, filepath.Join(dir, "bench.json"))), &rep); err != nil {
-		t.Fatalf("bench.json: %v", err)
-	}
+	return out
+}
+
+// checkRun checks the one axis's gaps, targets, scripts and ceilings and returns it.
+func checkRun(t *testing.T, rep *bench.Report) *bench.Run {
+	t.Helper()
 	if len(rep.Runs) != 1 {
 		t.Fatalf("runs = %d, want 1", len(rep.Runs))
 	}
@@ -98,44 +131,86 @@ func TestReportStructure(t *testing.T) {
 			t.Errorf("ceiling %s: %+v", c.Name, c)
 		}
 	}
-	systems := []string{bench.SysOban, bench.SysRiver, bench.SysBus, bench.SysBullMQ}
-	if len(r.Scenarios) != len(bench.Scenarios)-1 {
-		t.Errorf("%d throughput scenarios in JSON", len(r.Scenarios))
+	return r
+}
+
+// checkSystems checks every system's rows in every scenario it offers and returns the systems
+// of the latency scenario.
+func checkSystems(t *testing.T, rep *bench.Report, r *bench.Run) []string {
+	t.Helper()
+	// Every system of the registry, in its order; each scenario holds the ones offering it.
+	all := []string{busq.Name, busq.AbsorbName, nodeq.BullMQ, asynqq.Name, riverq.Name, nodeq.Graphile, nodeq.GraphileW, nodeq.PgBoss, obanq.Name}
+	var names []string
+	offers := map[string]queue.Info{}
+	for _, i := range rep.Systems {
+		names = append(names, i.Name)
+		offers[i.Name] = i
+	}
+	if strings.Join(names, ",") != strings.Join(all, ",") {
+		t.Errorf("systems %v, want %v", names, all)
+	}
+	if want := len(bench.Scenarios) - 2 + len(rep.Params.BacklogSizes); len(r.Scenarios) != want {
+		t.Errorf("%d throughput scenarios in JSON, want %d", len(r.Scenarios), want)
 	}
 	for _, s := range r.Scenarios {
-		systems := systems
-		nratios := 3
-		switch s.Name {
-		case bench.ScEnqueueTx: // BullMQ has no business transaction
-			systems, nratios = systems[:3], 2
-		case bench.ScDrainOnce: // the bus with an absorbing handler, against every plain drain
-			systems, nratios = []string{bench.SysBusAbsorb}, 4
+		var want []string
+		for _, n := range all {
+			if offers[n].Runs(s.Name) {
+				want = append(want, n)
+			}
 		}
-		if len(s.Results) != len(systems) {
-			t.Errorf("%s: %d results", s.Name, len(s.Results))
+		if len(s.Results) != len(want) {
+			t.Errorf("%s: %d results, want %v", s.Name, len(s.Results), want)
 			continue
 		}
 		for i, res := range s.Results {
-			if res.System != systems[i] || res.Err != "" || res.JobsPerS.Median <= 0 || res.Fraction <= 0 || res.CPU == nil || res.CPU.Bench <= 0 {
+			if res.System != want[i] || res.Err != "" || res.JobsPerS.Median <= 0 || res.Fraction <= 0 || res.CPU == nil || res.CPU.Bench <= 0 {
 				t.Errorf("%s: result %+v", s.Name, res)
 			}
-			if (res.System == bench.SysBus) != (res.Server != nil) && s.Name != bench.ScDrainOnce {
+			if (res.System == busq.Name) != (res.Server != nil) && s.Name != queue.DrainOnce {
 				t.Errorf("%s: %s valkey time %+v", s.Name, res.System, res.Server)
 			}
 		}
-		if len(s.Ratios) != nratios {
+		best := 0
+		for _, x := range s.Ratios {
+			if strings.Contains(x.Name, "/best-") {
+				best++
+				if x.Rival == "" || x.Rival == obanq.Name {
+					t.Errorf("%s: best-of ratio %+v names no real rival", s.Name, x)
+				}
+			}
+		}
+		if s.Name != queue.DrainOnce && (len(s.Ratios) != len(want)-1+best || best == 0) {
 			t.Errorf("%s: ratios %+v", s.Name, s.Ratios)
 		}
 	}
-	if r.Latency == nil || len(r.Latency.Results) != len(systems) {
+	var lat []string
+	for _, n := range all {
+		if offers[n].Runs(queue.Latency) {
+			lat = append(lat, n)
+		}
+	}
+	if r.Latency == nil || len(r.Latency.Results) != len(lat) {
 		t.Fatalf("latency: %+v", r.Latency)
 	}
 	for _, res := range r.Latency.Results {
-		if res.Err != "" || res.Received != res.Offered || res.Offered == 0 || res.Latency.P50 <= 0 || res.Latency.Max < res.Latency.P99 {
+		if res.Err != "" || res.Received != res.Offered || res.Offered == 0 || res.Latency.P50 <= 0 || res.Latency.Max < res.Latency.P99 ||
+			len(res.RoundP99) != rep.Params.LatencyRounds || res.P99Median <= 0 {
 			t.Errorf("latency %s: %+v", res.System, res)
+		}
+		for _, p := range res.Latency.Percentiles {
+			if p.Ms <= 0.001 {
+				t.Errorf("latency %s: a sample at the histogram's floor (%+v): a sender ran early", res.System, p)
+			}
 		}
 	}
 
+	return lat
+}
+
+// checkScale checks the scale axis in bench.json, bench.out and bench.html.
+func checkScale(t *testing.T, rep *bench.Report, out, dir string) {
+	t.Helper()
 	// The scale axis: the standalone baseline and every cluster size, each with a figure (a
 	// cluster the engines cannot give, e.g. EMQ_VALKEY_CLUSTER of another size, is a gap).
 	if rep.Scale == nil || len(rep.Scale.Results)+len(rep.Scale.Gaps) != 1+len(rep.Params.ScalePrimaries) {
@@ -152,14 +227,26 @@ func TestReportStructure(t *testing.T) {
 	if len(rep.Scale.Gaps) == 0 && len(rep.Scale.Ratios) != len(rep.Params.ScalePrimaries) {
 		t.Errorf("scale ratios: %+v", rep.Scale.Ratios)
 	}
-	if i := strings.Index(out, bench.HeadScale); i < 0 || !strings.Contains(out[i:], "cores (runtime.NumCPU)") || !strings.Contains(out[i:], "the shape") || !strings.Contains(out[i:], "cluster-1 → ") {
+	if i := strings.Index(out, report.HeadScale); i < 0 || !strings.Contains(out[i:], "cores (runtime.NumCPU)") || !strings.Contains(out[i:], "the shape") || !strings.Contains(out[i:], "cluster-1 → ") {
 		t.Errorf("bench.out has no scale section with the cores and the shape note")
 	}
-	if page := read(t, filepath.Join(dir, "bench.html")); !strings.Contains(page, "primaries → jobs/s") {
+	page := read(t, filepath.Join(dir, "bench.html"))
+	if !strings.Contains(page, "primaries → jobs/s") {
 		t.Errorf("bench.html has no scale plot")
 	}
+	if m := regexp.MustCompile(`<t[dh][^>]*>[^<]*\?`).FindString(page); m != "" {
+		t.Errorf("bench.html has a ? in a table cell: %q", m)
+	}
+	if strings.Count(page, `class="legend"`) != 2*len(rep.Runs) {
+		t.Errorf("bench.html: %d legends for %d axes, want one pair (systems; cpu and ceilings) per axis section", strings.Count(page, `class="legend"`), len(rep.Runs))
+	}
 
-	svg := read(t, filepath.Join(dir, r.Latency.PlotFile))
+}
+
+// checkSVG checks the latency plot is well-formed with one curve per system.
+func checkSVG(t *testing.T, path string, curves int) {
+	t.Helper()
+	svg := read(t, path)
 	dec := xml.NewDecoder(strings.NewReader(svg))
 	lines := 0
 	for {
@@ -174,10 +261,9 @@ func TestReportStructure(t *testing.T) {
 			lines++
 		}
 	}
-	if lines != len(systems) {
-		t.Errorf("svg has %d lines, want %d", lines, len(systems))
+	if lines != curves {
+		t.Errorf("svg has %d lines, want %d", lines, curves)
 	}
-	pageInBrowser(t, ctx, dir)
 }
 
 // pageInBrowser renders bench.html in headless Chromium as a reader would: no label overflows,
@@ -198,6 +284,10 @@ func pageInBrowser(t *testing.T, ctx context.Context, dir string) {
 	t.Logf("bench.html screenshot: %s", r.Screenshot)
 	if !r.OK() {
 		t.Errorf("bench.html in a browser: %v", r)
+	}
+	// The asymmetry is the first figure, on the first screen (900 × 700).
+	if top, ok := r.Tops["asymmetry"]; !ok || top > 400 {
+		t.Errorf("the asymmetry table starts %v px down (found %v): not on the first screen", top, ok)
 	}
 }
 

@@ -1,0 +1,230 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/echomq/kit/bench/measure"
+	"github.com/echomq/kit/bench/queue"
+)
+
+// latencyRun is one system's figures over the rounds.
+type latencyRun struct {
+	hist, late *measure.Hist
+	res        *LatencyResult
+	cpu        measure.Acc
+}
+
+// runLatency is the latency family: each system offered the same rate for the same time,
+// open loop, in rounds interleaved across the systems; each round's p99 is kept and the
+// systems compared on the median of their rounds' p99s.
+func (e *env) runLatency(ctx context.Context) {
+	p := e.p
+	ls := &LatencyScenario{Name: queue.Latency, Rate: p.Rate, Seconds: p.LatencyDuration.Seconds(), Rounds: p.LatencyRounds,
+		Workers: p.Workers, Senders: p.Producers, PlotFile: "latency-e2e-" + e.ax.name + ".svg",
+		Title: fmt.Sprintf("enqueue → handler start at %.0f jobs/s offered, %d rounds of %.0fs, %d workers each, %d senders (open loop)",
+			p.Rate, p.LatencyRounds, p.LatencyDuration.Seconds(), p.Workers, p.Producers)}
+	qs := e.systemsFor(queue.Latency)
+	runs := make([]*latencyRun, len(qs))
+	for i, q := range qs {
+		runs[i] = &latencyRun{hist: measure.NewHist(), late: measure.NewHist(), res: &LatencyResult{System: q.Info().Name}}
+	}
+	tail := &tailAcc{}
+	for round := range max(1, p.LatencyRounds) {
+		for i, q := range qs {
+			if runs[i].res.Err != "" {
+				continue
+			}
+			e.latencyRound(ctx, q, runs[i], round, tail)
+		}
+	}
+	for _, r := range runs {
+		r.res.Latency, r.res.SenderLate, r.res.CPU = r.hist.Summary(), r.late.Summary(), r.cpu.CPU()
+		if len(r.res.RoundP99) > 0 {
+			r.res.P99Median = measure.SpreadOf(r.res.RoundP99).Median
+		}
+		ls.Results = append(ls.Results, r.res)
+	}
+	ls.Ratios = latencyRatios(ls.Results, e.engines(), e.models())
+	e.run.Latency = ls
+	if t := tail.tail(); t != nil {
+		t.Server = tail.server
+		e.tailVariants(ctx, t)
+		e.run.Tail = t
+	}
+}
+
+// latencyRound is one round of one system, folded into r; the bus's rounds are stamped for the
+// tail's breakdown (Valkey's own latency read around its last round).
+func (e *env) latencyRound(ctx context.Context, q queue.Queue, r *latencyRun, round int, tail *tailAcc) {
+	name := q.Info().Name
+	if err := q.Reset(ctx); err != nil {
+		r.res.Err = err.Error()
+		return
+	}
+	clk := e.clockFor(q)
+	var s queue.Samples
+	var err error
+	c0 := clk.Read()
+	switch d, ok := q.(queue.Driven); {
+	case ok:
+		s, err = d.RunLatency(ctx, e.p.Rate, e.p.LatencyDuration, e.p.Workers, e.p.Producers)
+	case e.isBus(q):
+		last := round == max(1, e.p.LatencyRounds)-1
+		if last {
+			_ = e.bus.ResetStats(ctx)
+		}
+		st := newStamps(int64(e.p.Rate * e.p.LatencyDuration.Seconds()))
+		tail.begin()
+		s, err = e.openLoopWith(ctx, q, e.p.Workers, st)
+		tail.end(st)
+		if last {
+			tail.server, _ = e.bus.LatencyStats(ctx)
+		}
+	default:
+		s, err = e.openLoop(ctx, q)
+	}
+	r.cpu.Add(c0, clk.Read())
+	hist := measure.NewHist()
+	hist.RecordMicros(s.LatencyUS)
+	r.hist.Merge(hist)
+	r.late.RecordMicros(s.LateUS)
+	r.res.Offered += s.Offered
+	r.res.Sent += s.Sent
+	r.res.Received += s.Received
+	r.res.SendSeconds += s.SendSeconds
+	if err != nil {
+		r.res.Err = err.Error()
+		e.progress("%s %s round %d: error: %v", queue.Latency, name, round+1, err)
+		return
+	}
+	sum := hist.Summary()
+	r.res.RoundP99 = append(r.res.RoundP99, sum.P99)
+	e.progress("%s %s round %d/%d: p50 %.2fms p99 %.2fms p99.9 %.2fms max %.2fms (%d jobs)", queue.Latency, name, round+1, e.p.LatencyRounds,
+		sum.P50, sum.P99, sum.P999, sum.Max, s.Received)
+}
+
+// openLoop offers the rate for one round to an in-process system (consumed by W workers) and
+// measures enqueue → handler start. Each job carries its intended send instant and latency is
+// counted from that instant, not from when a sender got round to it: a stalled sender cannot
+// hide queueing delay (coordinated omission). Senders are a pool so one slow enqueue does not
+// delay the schedule.
+func (e *env) openLoop(ctx context.Context, q queue.Queue) (queue.Samples, error) {
+	return e.openLoopWith(ctx, q, e.p.Workers, nil)
+}
+
+// openLoopWith is openLoop with workers slots, stamping each job's hand-off, Enqueue return and
+// handler start into st (nil: none).
+func (e *env) openLoopWith(ctx context.Context, q queue.Queue, workers int, st *stamps) (queue.Samples, error) {
+	c, okc := q.(queue.Consumer)
+	eq, oke := q.(queue.Enqueuer)
+	if !okc || !oke {
+		return queue.Samples{}, fmt.Errorf("bench: %s offers %s but cannot enqueue and consume in process", q.Info().Name, queue.Latency)
+	}
+	var mu sync.Mutex
+	var s queue.Samples
+	var received atomic.Int64
+	stop, err := c.Consume(ctx, workers, func(sent int64) {
+		now := time.Now().UnixNano()
+		if i := st.index(sent); i >= 0 {
+			st.t3[i] = now
+		}
+		us := float64(now-sent) / 1e3
+		mu.Lock()
+		s.LatencyUS = append(s.LatencyUS, us)
+		mu.Unlock()
+		received.Add(1)
+	})
+	if err != nil {
+		return s, err
+	}
+	stopped := false
+	defer func() {
+		if !stopped {
+			_ = stop()
+		}
+	}()
+	// Consumers start (River elects a leader and listens, the bus parks, the model listens):
+	// start-up is not what this scenario measures.
+	if !queue.Sleep(ctx, time.Second) {
+		return s, ctx.Err()
+	}
+	late, sendErr := e.send(ctx, eq, &s, st)
+	// Wait for the tail: every sent job must reach a handler.
+	deadline := time.Now().Add(10*time.Second + e.p.LatencyDuration)
+	for received.Load() < s.Sent && time.Now().Before(deadline) && ctx.Err() == nil {
+		time.Sleep(10 * time.Millisecond)
+	}
+	stopped = true
+	serr := stop()
+	mu.Lock()
+	defer mu.Unlock()
+	s.Received, s.LateUS = received.Load(), late
+	switch {
+	case sendErr != nil:
+		return s, fmt.Errorf("enqueue: %w", sendErr)
+	case serr != nil:
+		return s, fmt.Errorf("stop consumers: %w", serr)
+	case s.Received < s.Sent:
+		return s, fmt.Errorf("%w: %d of %d jobs reached a handler", queue.ErrIncomplete, s.Received, s.Sent)
+	}
+	return s, nil
+}
+
+// send is the open loop's generator: rate × duration jobs, each handed to one of the senders
+// at its intended instant. It returns the senders' lateness (µs) and the first enqueue error.
+func (e *env) send(ctx context.Context, eq queue.Enqueuer, s *queue.Samples, st *stamps) ([]float64, error) {
+	n := int64(e.p.Rate * e.p.LatencyDuration.Seconds())
+	interval := time.Duration(float64(time.Second) / e.p.Rate)
+	todo := make(chan int64, n)
+	var sendErr atomic.Pointer[error]
+	var sent atomic.Int64
+	late := make([][]float64, e.p.Producers)
+	var wg sync.WaitGroup
+	for w := range e.p.Producers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for t := range todo {
+				t1 := time.Now().UnixNano()
+				late[w] = append(late[w], float64(t1-t)/1e3)
+				if err := eq.Enqueue(ctx, queue.Payload(t)); err != nil {
+					sendErr.CompareAndSwap(nil, &err)
+					continue
+				}
+				if i := st.index(t); i >= 0 {
+					st.t1[i], st.t2[i] = t1, time.Now().UnixNano()
+				}
+				sent.Add(1)
+			}
+		}()
+	}
+	start := time.Now()
+	if st != nil {
+		st.start.Store(start.UnixNano())
+		st.interval.Store(int64(interval))
+	}
+	tick := newTicker()
+	for i := range n {
+		at := start.Add(time.Duration(i) * interval)
+		if !tick.until(ctx, at) {
+			break
+		}
+		todo <- at.UnixNano()
+	}
+	tick.stop()
+	close(todo)
+	wg.Wait()
+	s.Offered, s.Sent, s.SendSeconds = n, sent.Load(), time.Since(start).Seconds()
+	var all []float64
+	for _, l := range late {
+		all = append(all, l...)
+	}
+	if p := sendErr.Load(); p != nil {
+		return all, *p
+	}
+	return all, nil
+}

@@ -1,0 +1,60 @@
+package measure
+
+import (
+	"os"
+	"testing"
+	"time"
+)
+
+func TestSpread(t *testing.T) {
+	s := SpreadOf([]float64{5, 1, 3})
+	if s.Median != 3 || s.Min != 1 || s.Max != 5 {
+		t.Errorf("odd: %+v", s)
+	}
+	if s := SpreadOf([]float64{4, 1, 3, 2}); s.Median != 2.5 {
+		t.Errorf("even: %+v", s)
+	}
+}
+
+func TestHist(t *testing.T) {
+	h := NewHist()
+	for i := 1; i <= 1000; i++ {
+		h.Record(time.Duration(i) * time.Millisecond)
+	}
+	s := h.Summary()
+	if s.Count != 1000 || s.P50 < 495 || s.P50 > 505 || s.P99 < 985 || s.P99 > 995 || s.Max < 999 || s.Max > 1001 {
+		t.Errorf("summary %+v", s)
+	}
+	o := NewHist()
+	o.RecordMicros([]float64{2e6})
+	o.Merge(h)
+	if m := o.Summary(); m.Count != 1001 || m.Max < 1999 {
+		t.Errorf("merged %+v", m)
+	}
+	if e := NewHist().Summary(); e.Count != 0 || len(e.Percentiles) != 0 {
+		t.Errorf("an empty histogram has percentiles: %+v", e)
+	}
+}
+
+func TestProcStatAndCPU(t *testing.T) {
+	f, ok := procStat(os.Getpid())
+	if !ok || f.ppid != os.Getppid() {
+		t.Fatalf("procStat(self): %+v %v", f, ok)
+	}
+	c := Clock{ValkeyPID: os.Getpid(), PGPID: os.Getppid()}
+	a := c.Read()
+	for x := 0; time.Since(a.At) < 50*time.Millisecond; x++ {
+		_ = x * x // burn CPU so the clock moves
+	}
+	var acc Acc
+	acc.Add(a, c.Read())
+	got := acc.CPU()
+	if got == nil || got.Bench <= 0 || got.Valkey == nil || got.Postgres == nil {
+		t.Fatalf("cpu %+v", got)
+	}
+	var unknown Acc
+	unknown.Add(Clock{}.Read(), Clock{}.Read())
+	if u := unknown.CPU(); u != nil && (u.Valkey != nil || u.Postgres != nil) {
+		t.Errorf("engines without a PID read as known: %+v", u)
+	}
+}

@@ -1,0 +1,169 @@
+// A Node.js system under the kit's bench: `node driver.js <module>` loads ./<module>.js (the
+// system) and answers one JSON request per line on stdin with one reply per line on stdout. The
+// bench (Go) decides what runs; each scenario runs here, inside Node, so the system is measured
+// through its own client with no inter-process hop per job. Times are taken with
+// performance.now() (monotonic, sub-millisecond) on both ends of every interval.
+'use strict';
+
+const readline = require('node:readline');
+const { performance } = require('node:perf_hooks');
+const { Worker: Thread } = require('node:worker_threads');
+
+const sys = require(`./${process.argv[2]}.js`);
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// A job's body: the intended send instant on the shared clock (performance.timeOrigin + now, in
+// ms), as the Go side's {"t": unix nanos} carries it.
+const body = (at) => ({ t: at });
+
+// enqueue runs producers concurrent loops of one scenario for seconds.
+async function enqueue(req) {
+  const until = performance.now() + req.seconds * 1000;
+  let jobs = 0;
+  let row = 0;
+  const one = {
+    'enqueue-single': async () => { await sys.add(body(0)); return 1; },
+    'enqueue-concurrent': async () => { await sys.add(body(0)); return 1; },
+    'enqueue-batch': async () => {
+      const bodies = [];
+      for (let i = 0; i < req.batch; i++) bodies.push(body(0));
+      await sys.addBulk(bodies);
+      return req.batch;
+    },
+    'enqueue-transactional': async () => { await sys.addWithRow(++row, body(0)); return 1; },
+  }[req.scenario];
+  if (!one) throw new Error(`unknown enqueue scenario ${req.scenario}`);
+  const producer = async () => {
+    while (performance.now() < until) {
+      const k = await one(); // not `jobs += await one()`: that reads jobs before the await
+      jobs += k;
+    }
+  };
+  const start = performance.now();
+  await Promise.all(Array.from({ length: req.producers }, producer));
+  const seconds = (performance.now() - start) / 1000;
+  // The figure is checked against the system's own record: the queue was empty before the run.
+  const held = await sys.count();
+  if (held !== jobs) throw new Error(`counted ${jobs} jobs enqueued, the system holds ${held}`);
+  return { jobs, seconds };
+}
+
+async function fill(req) {
+  for (let done = 0; done < req.n;) {
+    const k = Math.min(1000, req.n - done);
+    const bodies = [];
+    for (let i = 0; i < k; i++) bodies.push(body(0));
+    await sys.addBulk(bodies);
+    done += k;
+  }
+  return {};
+}
+
+// drain works off the filled backlog with workers slots and an empty handler, timed from the
+// first handler start to the moment the system has recorded the n-th completion (the system's
+// drain resolves with that instant).
+async function drain(req) {
+  const called = performance.now();
+  let first = 0;
+  let started = 0;
+  const last = await sys.drain(req.workers, req.n, () => {
+    if (first === 0) first = performance.now();
+    started++;
+  });
+  if (started < req.n) throw new Error(`${started} handler starts for ${req.n} jobs`);
+  return { startup_ms: first - called, window_ms: last - first };
+}
+
+// ticks calls onTick(i, at) at each of n instants interval ms apart from start (all on this
+// thread's performance.now() clock). The waits run on a worker thread in Atomics.wait, which
+// sleeps to a fraction of a millisecond: Node's own timers take whole milliseconds (a fraction
+// is truncated) and read a cached loop clock, so a timer-driven generator hands jobs over up to
+// a millisecond early or late. A tick reaches this thread as a message; the lateness that leaves
+// is the sender's, counted in the latency as for every system.
+function ticks(n, interval, start, onTick) {
+  const src = `
+    const { parentPort, workerData } = require('node:worker_threads');
+    const { n, interval, start } = workerData;
+    const cell = new Int32Array(new SharedArrayBuffer(4));
+    for (let i = 0; i < n; i++) {
+      const at = start + i * interval;
+      for (let w = at - (performance.timeOrigin + performance.now()); w > 0; w = at - (performance.timeOrigin + performance.now())) {
+        Atomics.wait(cell, 0, 0, w);
+      }
+      parentPort.postMessage(i);
+    }
+    parentPort.postMessage(-1);`;
+  return new Promise((resolve, reject) => {
+    const th = new Thread(src, { eval: true, workerData: { n, interval, start: performance.timeOrigin + start } });
+    th.on('message', (i) => {
+      if (i < 0) resolve(th.terminate());
+      else onTick(i, start + i * interval);
+    });
+    th.on('error', reject);
+  });
+}
+
+// latency offers rate jobs/s for seconds (open loop: each job carries its intended send instant
+// and latency is counted from it) to workers slots; it answers every latency and every sender
+// lateness in microseconds.
+async function latency(req) {
+  const lat = [];
+  const late = [];
+  const stop = await sys.consume(req.workers, (job) => {
+    lat.push((performance.now() - job.t) * 1000);
+  });
+  await sleep(1000); // start-up is not what this measures
+  const n = Math.floor(req.rate * req.seconds);
+  const start = performance.now() + 5;
+  let sent = 0;
+  let failed = null;
+  const adds = [];
+  await ticks(n, 1000 / req.rate, start, (i, at) => {
+    late.push((performance.now() - at) * 1000);
+    adds.push(sys.add(body(at)).then(() => { sent++; }, (e) => { failed = failed || e; }));
+  });
+  await Promise.all(adds);
+  const sendSeconds = (performance.now() - start) / 1000;
+  const deadline = performance.now() + 10000 + req.seconds * 1000;
+  while (lat.length < sent && performance.now() < deadline) await sleep(10);
+  await stop();
+  if (failed) throw failed;
+  return { offered: n, sent, received: lat.length, send_seconds: sendSeconds, latency_us: lat, late_us: late };
+}
+
+async function hello(req) {
+  const h = await sys.open(req);
+  return { version: h.version, node: process.version, settings: h.settings };
+}
+
+const ops = { hello, reset: () => sys.reset().then(() => ({})), enqueue, fill, drain, latency };
+
+async function main() {
+  const rl = readline.createInterface({ input: process.stdin, crlfDelay: Infinity });
+  for await (const line of rl) {
+    let req;
+    try {
+      req = JSON.parse(line);
+    } catch (e) {
+      process.stdout.write(JSON.stringify({ ok: false, error: `not JSON: ${e.message}` }) + '\n');
+      continue;
+    }
+    if (req.op === 'close') break;
+    const op = ops[req.op];
+    try {
+      if (!op) throw new Error(`unknown op ${req.op}`);
+      const result = await op(req);
+      process.stdout.write(JSON.stringify({ ok: true, result }) + '\n');
+    } catch (e) {
+      process.stdout.write(JSON.stringify({ ok: false, error: String((e && e.stack) || e) }) + '\n');
+    }
+  }
+  await sys.close().catch(() => {});
+  process.stdout.write('', () => process.exit(0)); // exit once every reply is out of the pipe
+}
+
+main().catch((e) => {
+  process.stderr.write(String((e && e.stack) || e) + '\n');
+  process.exit(1);
+});
