@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -80,6 +81,27 @@ func (r *run) status(id string) contracts.ContractResult {
 func conform(t *testing.T, env []string, args ...string) *run {
 	t.Helper()
 	return runBin(t, "emq-conform", env, args...)
+}
+
+// sharedRuns are the runs several tests read (the reference in-process, and on a cluster), each
+// made once per test binary.
+var sharedRuns = struct {
+	sync.Mutex
+	m map[string]*run
+}{m: map[string]*run{}}
+
+// shared is conform(t, nil, args...) made once per test binary for every test that reads it.
+func shared(t *testing.T, args ...string) *run {
+	t.Helper()
+	sharedRuns.Lock()
+	defer sharedRuns.Unlock()
+	key := strings.Join(args, " ")
+	if r, ok := sharedRuns.m[key]; ok {
+		return r
+	}
+	r := conform(t, nil, args...)
+	sharedRuns.m[key] = r
+	return r
 }
 
 // selftest runs emq-selftest, emq-conform with the kit's -mutant flags, the same way.

@@ -2,6 +2,7 @@ package contracts_test
 
 import (
 	"fmt"
+	"os"
 	"os/exec"
 	"slices"
 	"sort"
@@ -17,7 +18,7 @@ import (
 // TestReferenceInProcess: the clean reference is certified in-process, and its transcript is
 // the frozen one byte for byte (-update rewrites it).
 func TestReferenceInProcess(t *testing.T) {
-	r := conform(t, nil)
+	r := shared(t)
 	certified(t, r, "the reference")
 	frozen(t, "../transcripts/conformance-reference.out", r.transcript)
 }
@@ -43,7 +44,7 @@ func TestNodePort(t *testing.T) {
 // clause run, every clause evaluating the cluster rules, the run's queues on every primary and
 // some clauses on two primaries at once. Its transcript is frozen like the standalone one.
 func TestReferenceOnCluster(t *testing.T) {
-	r := conform(t, nil, "-cluster", "start")
+	r := shared(t, "-cluster", "start")
 	certified(t, r, "the reference on a Valkey Cluster")
 	onCluster(t, r)
 	frozen(t, "../transcripts/conformance-reference-cluster.out", r.transcript)
@@ -127,15 +128,22 @@ func frozen(t *testing.T, path, fresh string) {
 	golden.Check(t, path, fresh, *update, "make transcripts")
 }
 
-// TestReferenceSubprocess: the reference's port binary, driven through the subprocess driver,
-// is certified too, with the same verdicts as in-process.
+// TestReferenceSubprocess: the reference's port binary, driven through the subprocess driver on
+// three Valkeys at once (-parallel 3), is certified too, and its transcript is byte for byte the
+// frozen one of the in-process reference run one clause at a time: the same verdicts, and a
+// parallel run's reports are a serial run's.
 func TestReferenceSubprocess(t *testing.T) {
 	bin := bins["emq-port"]
 	if bin == "" {
 		t.Fatal("cmd/emq-port is missing: the reference port binary is needed")
 	}
-	r := conform(t, nil, "-port", bin)
+	r := conform(t, nil, "-port", bin, "-parallel", "3")
 	certified(t, r, "the reference port binary")
+	if want, err := os.ReadFile("../transcripts/conformance-reference.out"); err != nil {
+		t.Fatal(err)
+	} else if d := golden.Diff("transcripts/conformance-reference.out (serial, in-process)", "-parallel 3, emq-port", string(want), r.transcript); d != "" {
+		t.Errorf("a parallel run's transcript differs from the serial one:\n%s", d)
+	}
 }
 
 func failures(r *run) string {
