@@ -20,6 +20,8 @@ test: provision provision-chromium provision-node-systems vet
 ## CLUSTER=1 runs the same against a fresh 3-primary Valkey Cluster that emq-engines starts for
 ## each run (with a standalone Valkey 8.1 beside it, which C01 presents to the port in cluster
 ## mode): every clause, the cluster wire law, queues on every primary; `make conform-cluster` too.
+## PORT reaches emq-conform through the environment (EMQ_PORT), never pasted into a shell line:
+## a quote in it is part of the command emq-conform splits, not shell syntax.
 ifeq ($(strip $(CLUSTER)),)
 conform: provision-valkey provision-redis provision-valkey80
 ifeq ($(strip $(PORT)),)
@@ -27,11 +29,12 @@ ifeq ($(strip $(PORT)),)
 	$(GO) run ./cmd/emq-conform -out $(OUT)/reference
 	$(GO) run ./cmd/emq-conform -port ./bin/emq-port -out $(OUT)/reference-subprocess
 else
-	$(GO) run ./cmd/emq-conform -port '$(PORT)' -out $(OUT)/port
+	$(GO) run ./cmd/emq-conform -out $(OUT)/port
 endif
 else
 conform: conform-cluster
 endif
+conform conform-cluster: export EMQ_PORT = $(value PORT)
 
 .PHONY: conform-cluster
 conform-cluster: provision-valkey provision-redis provision-valkey80
@@ -40,7 +43,7 @@ ifeq ($(strip $(PORT)),)
 	$(GO) run ./cmd/emq-conform -cluster start -out $(OUT)/reference-cluster
 	$(GO) run ./cmd/emq-conform -cluster start -port ./bin/emq-port -out $(OUT)/reference-subprocess-cluster
 else
-	$(GO) run ./cmd/emq-conform -cluster start -port '$(PORT)' -out $(OUT)/port-cluster
+	$(GO) run ./cmd/emq-conform -cluster start -out $(OUT)/port-cluster
 endif
 
 ## engines: start Valkey 8.1.1 and PostgreSQL 16.14 and print the addresses to export (Ctrl-C stops them)
@@ -64,10 +67,13 @@ provision-node-systems:
 	@if command -v npm >/dev/null; then bash ci/provision-node-systems.sh >/dev/null; else echo "npm absent: the bench will say the Node.js systems were not measured"; fi
 provision-bullmq: provision-node-systems
 
-## transcripts: regenerate every deterministic frozen transcript under transcripts/
+## transcripts: regenerate every generated file the tests hold to a fresh run: the frozen
+## transcripts (transcripts/conformance-*.out, connector.out) and contracts/TRACEABILITY.md.
+## transcripts/faults.out is written by `make faults` (its long drills take minutes), the bench's
+## record under transcripts/bench by `make bench`.
 transcripts: provision
 	$(GO) test -count=1 ./internal/gate -run TestTranscript -update
-	$(GO) test -count=1 ./contracts -run "^(TestReferenceInProcess|TestNodePort|TestReferenceOnCluster)$$" -update
+	$(GO) test -count=1 ./contracts -run "^(TestTraceability|TestReferenceInProcess|TestNodePort|TestReferenceOnCluster)$$" -update
 
 ## mutants: every catalogue mutant against its own contract, killed on behaviour (prints the table)
 mutants: provision-valkey provision-redis provision-valkey80

@@ -1,15 +1,22 @@
 #!/usr/bin/env bash
 # Certify an EchoMQ 2.0 port, as an ordinary user, in plain shell: build emq-conform from the kit,
-# provision Valkey 8.1.1 and Redis 7.0 (the wrong-kind server of C01) into the cache without
-# root, start both on free loopback ports, run the fourteen contracts against the port, stop the
-# servers, and keep the certification folder (transcript, JUnit, JSON, report.html, badge.svg).
+# provision every server a certification needs into the cache without root — Valkey 8.1.1 (the
+# server under test, one per parallel worker), Redis 7.0 (the wrong-kind server C01 must refuse),
+# Valkey 8.0.1 (too old: refused) and a Valkey 8.1.1 started with --cluster-enabled yes (a
+# cluster node: refused by a port not in cluster mode) — start them on free loopback ports, run
+# the fourteen contracts against the port, stop the servers, and keep the certification folder
+# (transcript, JUnit, JSON, report.html, badge.svg).
 #
 #   PORT_CMD='python3 my_port.py' bash path/to/kit/ci/certify-port.sh
 #
 # Environment:
-#   PORT_CMD       the command that runs the port (required; split shell-like by emq-conform)
+#   PORT_CMD       the command that runs the port (required; emq-conform splits it shell-like
+#                  itself: it is never re-parsed by a shell here)
 #   KIT            the kit's checkout (default: the one holding this script)
+#   KIT_VERSION    if set, the kit version emq-conform must report (emq-conform -version): a
+#                  workflow pins the kit it certifies with
 #   OUT            the certification folder (default: ./certification)
+#   PARALLEL       clauses run on this many Valkeys at once (default 4; 1: one at a time)
 #   KNOWN_FAILING  a known-failing file (optional; see the kit's README)
 #   EMQ_CACHE      where engines are cached (default: ~/.cache/echomq-kit)
 # Exit status: emq-conform's (0 certified, 1 a contract failed or did not run, 2 harness error).
@@ -18,7 +25,8 @@ set -euo pipefail
 : "${PORT_CMD:?set PORT_CMD to the command that runs your port}"
 KIT=${KIT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
 OUT=${OUT:-certification}
-work=$(mktemp -d)
+PARALLEL=${PARALLEL:-4}
+work=$(mktemp -d "${TMPDIR:-/tmp}/emq-certify.XXXXXX")
 pids=()
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
@@ -26,22 +34,28 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
+trap 'exit 130' INT TERM
 
 echo "certify-port: building emq-conform from $KIT" >&2
 ( cd "$KIT" && go build -o "$work/emq-conform" ./cmd/emq-conform )
+if [ -n "${KIT_VERSION:-}" ]; then
+  got=$("$work/emq-conform" -version)
+  case "$got" in "emq-conform $KIT_VERSION "*) ;; *) echo "certify-port: KIT_VERSION=$KIT_VERSION, but the kit at $KIT is: $got" >&2; exit 2;; esac
+fi
 valkey=$(bash "$KIT/ci/provision-valkey.sh")
 redis=$(bash "$KIT/ci/provision-redis.sh")
+valkey80=$(bash "$KIT/ci/provision-valkey80.sh")
 
-# start NAME BIN: run a server on a free loopback port (a random one, retried on a bind race) and
-# print the port once it accepts connections.
+# start NAME BIN ARG…: run a server on a free loopback port (a random one, retried on a bind
+# race) and print the port once it accepts connections.
 start() {
-  local name=$1 bin=$2 port log pid
+  local name=$1 bin=$2 port log pid; shift 2
   for _ in 1 2 3 4 5; do
     port=$(( 20000 + RANDOM % 40000 ))
     log=$work/$name-$port.log
-    "$bin" --port "$port" --bind 127.0.0.1 --save '' --appendonly no --daemonize no >"$log" 2>&1 &
+    "$bin" --port "$port" --bind 127.0.0.1 --save '' --appendonly no --daemonize no --dir "$work" "$@" >"$log" 2>&1 &
     pid=$!
-    for _ in $(seq 100); do
+    for _ in $(seq 200); do
       if grep -q 'Ready to accept connections' "$log" 2>/dev/null; then
         pids+=("$pid"); echo "$port"; return 0
       fi
@@ -53,13 +67,19 @@ start() {
   echo "certify-port: $name did not start; its log:" >&2; cat "$log" >&2
   return 1
 }
-# (A redirect, not $(…): start runs in this shell, so pids keeps the servers to stop.)
-start valkey "$valkey/bin/valkey-server" >"$work/valkey.port"
-start redis "$redis/bin/redis-server" >"$work/redis.port"
-vport=$(cat "$work/valkey.port"); rport=$(cat "$work/redis.port")
-echo "certify-port: Valkey on 127.0.0.1:$vport, Redis (wrong kind) on 127.0.0.1:$rport" >&2
+# (Redirects, not $(…): start runs in this shell, so pids keeps the servers to stop.)
+valkeys=()
+for i in $(seq "$PARALLEL"); do
+  start "valkey$i" "$valkey/bin/valkey-server" >"$work/port"; valkeys+=("127.0.0.1:$(cat "$work/port")")
+done
+start redis "$redis/bin/redis-server" >"$work/port"; wrong=127.0.0.1:$(cat "$work/port")
+start valkey80 "$valkey80/bin/valkey-server" >"$work/port"; old=127.0.0.1:$(cat "$work/port")
+start cluster-node "$valkey/bin/valkey-server" --cluster-enabled yes --cluster-config-file "$work/nodes.conf" >"$work/port"
+node=127.0.0.1:$(cat "$work/port")
+all=$(IFS=,; echo "${valkeys[*]}")
+echo "certify-port: Valkey 8.1 on $all; Redis 7 on $wrong, Valkey 8.0 on $old, a cluster node on $node" >&2
 
-args=(-port "$PORT_CMD" -valkey "127.0.0.1:$vport" -wrong-kind "127.0.0.1:$rport" -out "$OUT")
+args=(-port "$PORT_CMD" -valkey "$all" -parallel "$PARALLEL" -wrong-kind "$wrong" -valkey80 "$old" -cluster-node "$node" -out "$OUT")
 [ -z "${KNOWN_FAILING:-}" ] || args+=(-known-failing "$KNOWN_FAILING")
 status=0
 "$work/emq-conform" "${args[@]}" || status=$?

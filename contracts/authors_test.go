@@ -23,7 +23,7 @@ func TestFailureShowsTheExchange(t *testing.T) {
 	if bin == "" {
 		t.Skip("cmd/emq-port is missing")
 	}
-	r := conform(t, nil, "-port", bin, "-mutant", "retry-never-buries", "-focus", "C10/dead/max-attempts-to-morgue")
+	r := selftest(t, nil, "-port", bin, "-mutant", "retry-never-buries", "-focus", "C10/dead/max-attempts-to-morgue")
 	if r.exit != 1 {
 		t.Fatalf("exit %d, want 1:\n%s", r.exit, r.stdout)
 	}

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,7 +19,8 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the frozen conformance transcripts from a fresh run")
 
-// bins holds the binaries TestMain builds: emq-conform, badport, and emq-port when it exists.
+// bins holds the binaries TestMain builds: emq-conform, emq-selftest (emq-conform with the
+// kit's -mutant flags), badport, and emq-port when it exists.
 var bins = map[string]string{}
 
 func TestMain(m *testing.M) {
@@ -31,10 +33,11 @@ func TestMain(m *testing.M) {
 	code := func() int {
 		defer os.RemoveAll(dir)
 		for name, pkg := range map[string]string{
-			"emq-conform": "./cmd/emq-conform",
-			"badport":     "./contracts/testdata/badport",
-			"emq-port":    "./cmd/emq-port",
-			"emq-engines": "./cmd/emq-engines", // beside emq-conform, which runs it for its servers
+			"emq-conform":  "./cmd/emq-conform",
+			"emq-selftest": "./cmd/emq-selftest",
+			"badport":      "./contracts/testdata/badport",
+			"emq-port":     "./cmd/emq-port",
+			"emq-engines":  "./cmd/emq-engines", // beside emq-conform, which runs it for its servers
 		} {
 			if _, err := os.Stat(filepath.Join("..", pkg)); err != nil {
 				continue
@@ -77,9 +80,56 @@ func (r *run) status(id string) contracts.ContractResult {
 // FLUSHALLs), into a fresh certification folder.
 func conform(t *testing.T, env []string, args ...string) *run {
 	t.Helper()
+	return runBin(t, "emq-conform", env, args...)
+}
+
+// sharedRuns are the runs several tests read (the reference in-process, and on a cluster), each
+// made once per test binary.
+var sharedRuns = struct {
+	sync.Mutex
+	m map[string]*run
+}{m: map[string]*run{}}
+
+// shared is conform(t, nil, args...) made once per test binary for every test that reads it.
+func shared(t *testing.T, args ...string) *run {
+	t.Helper()
+	sharedRuns.Lock()
+	defer sharedRuns.Unlock()
+	key := strings.Join(args, " ")
+	if r, ok := sharedRuns.m[key]; ok {
+		return r
+	}
+	r := conform(t, nil, args...)
+	sharedRuns.m[key] = r
+	return r
+}
+
+// selftest runs emq-selftest, emq-conform with the kit's -mutant flags, the same way.
+func selftest(t *testing.T, env []string, args ...string) *run {
+	t.Helper()
+	return runBin(t, "emq-selftest", env, args...)
+}
+
+func runBin(t *testing.T, bin string, env []string, args ...string) *run {
+	t.Helper()
 	out := t.TempDir()
-	cmd := exec.Command(bins["emq-conform"], append([]string{"-out", out}, args...)...)
-	cmd.Env = append(withoutEnv(os.Environ(), "EMQ_VALKEY_ADDR", "EMQ_MUTANT", "EMQ_PORT", "EMQ_LABEL", "EMQ_CONFORM_CLUSTER"), env...)
+	return runCmd(t, exec.Command(bins[bin], append([]string{"-out", out}, args...)...), env, out)
+}
+
+// certifyScript runs ci/certify-port.sh on the port command line portCmd, as a port's CI would.
+func certifyScript(t *testing.T, portCmd string) *run {
+	t.Helper()
+	out := t.TempDir()
+	return runCmd(t, exec.Command("bash", "../ci/certify-port.sh"), []string{"PORT_CMD=" + portCmd, "OUT=" + out}, out)
+}
+
+// runCmd runs cmd with the environment less the kit's own variables plus env, and reads the
+// certification folder out.
+func runCmd(t *testing.T, cmd *exec.Cmd, env []string, out string) *run {
+	t.Helper()
+	bin := filepath.Base(cmd.Path)
+	cmd.Env = append(withoutEnv(os.Environ(), "EMQ_VALKEY_ADDR", "EMQ_MUTANT", "EMQ_PORT", "EMQ_LABEL", "EMQ_FOCUS", "EMQ_CONFORM_CLUSTER",
+		"EMQ_CONFORM_OUT", "EMQ_KNOWN_FAILING", "EMQ_WRONG_KIND_ADDR", "EMQ_VALKEY80_ADDR", "EMQ_CLUSTER_NODE_ADDR", "EMQ_STANDALONE_VALKEY_ADDR"), env...)
 	var so, se bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &so, &se
 	start := time.Now()
@@ -90,7 +140,7 @@ func conform(t *testing.T, env []string, args ...string) *run {
 	case errors.As(err, &ee):
 		r.exit = ee.ExitCode()
 	case err != nil:
-		t.Fatalf("emq-conform: %v", err)
+		t.Fatalf("%s: %v", bin, err)
 	}
 	if r.report, err = report.ReadJSON(filepath.Join(out, "report.json")); err != nil {
 		t.Fatalf("no report (exit %d): %v\nstdout:\n%s\nstderr:\n%s", r.exit, err, r.stdout, r.stderr)
@@ -192,6 +242,18 @@ func TestMisbehavingPortFailsCleanly(t *testing.T) {
 			if !strings.Contains(r.stdout, "CONFORMANCE ") {
 				t.Errorf("no summary line:\n%s", r.stdout)
 			}
+			// Each contract's line once, whatever order its clauses ran in.
+			seen := map[string]int{}
+			for _, l := range strings.Split(r.stdout, "\n") {
+				if id, _, ok := strings.Cut(l, " "); ok && len(id) == 3 && id[0] == 'C' && strings.Contains(l, " ....") {
+					if seen[id]++; seen[id] == 2 {
+						t.Errorf("the console shows %s twice:\n%s", id, r.stdout)
+					}
+				}
+			}
+			if !strings.Contains(r.stdout, "FAILED: ") || !strings.Contains(r.stdout, "replay: emq-conform -port ") {
+				t.Errorf("no failed ids by rule or no replay line before the verdict:\n%s", r.stdout)
+			}
 		})
 	}
 }
@@ -216,7 +278,7 @@ func TestVerdicts(t *testing.T) {
 	t.Run("known-failing", func(t *testing.T) {
 		// A Go mutant fails only its own contract: an edited script fails every contract that
 		// runs it on the wire law.
-		r := conform(t, nil, "-mutant", "lax-queue-name", "-known-failing", known)
+		r := selftest(t, nil, "-mutant", "lax-queue-name", "-known-failing", known)
 		if r.exit != 0 || r.status("C04").Status != contracts.StatusKnownFailing || r.report.Result.Certified {
 			t.Fatalf("exit %d, C04 %s, certified %v; want 0, KNOWN FAILING, false\n%s", r.exit, r.status("C04").Status, r.report.Result.Certified, r.stdout)
 		}
@@ -231,13 +293,75 @@ func TestVerdicts(t *testing.T) {
 		}
 	})
 	t.Run("harness-error", func(t *testing.T) {
-		for _, args := range [][]string{{"-valkey", "127.0.0.1:1"}, {"-label", "C99"}, {"-nonsense"}} {
-			cmd := exec.Command(bins["emq-conform"], append([]string{"-out", t.TempDir()}, args...)...)
-			out, err := cmd.CombinedOutput()
+		// A bad flag, no Valkey, a selection of nothing, a port that never completes a hello: each
+		// is exit 2, said in one line, within seconds (the hello waits out its deadline once).
+		hang := []string{"BADPORT_CMD=" + port, "BADPORT_OP=hello", "BADPORT_MODE=hang"}
+		for _, c := range []struct {
+			env  []string
+			args []string
+		}{
+			{nil, []string{"-valkey", "127.0.0.1:1"}}, {nil, []string{"-label", "C99"}}, {nil, []string{"-nonsense"}},
+			{nil, []string{"-focus", "no-such-clause"}},
+			{hang, []string{"-port", bins["badport"], "-deadline", "1s", "-start-deadline", "1s"}},
+		} {
+			cmd := exec.Command(bins["emq-conform"], append([]string{"-out", t.TempDir()}, c.args...)...)
+			cmd.Env = append(os.Environ(), c.env...)
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			start := time.Now()
+			err := cmd.Run()
 			var ee *exec.ExitError
 			if !errors.As(err, &ee) || ee.ExitCode() != 2 {
-				t.Errorf("%v: %v, want exit 2\n%s", args, err, out)
+				t.Errorf("%v: %v, want exit 2\n%s", c.args, err, stderr.String())
+			}
+			if took := time.Since(start); took > 30*time.Second {
+				t.Errorf("%v: exit 2 took %s", c.args, took)
+			}
+			if l := strings.TrimSpace(stderr.String()); c.args[0] != "-nonsense" && strings.Count(l, "\n") > 0 {
+				t.Errorf("%v: the harness error is not one line:\n%s", c.args, l)
 			}
 		}
 	})
+}
+
+// TestTempFoldersRemoved: emq-conform alone (no emq-engines beside it or on PATH) builds the
+// kit's emq-engines into a temporary folder for its servers, and removes it whether the run
+// ends certified or as a harness error.
+func TestTempFoldersRemoved(t *testing.T) {
+	alone := filepath.Join(t.TempDir(), "emq-conform")
+	b, err := os.ReadFile(bins["emq-conform"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(alone, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	port := realPort(t)
+	for _, c := range []struct {
+		exit int
+		env  []string
+		args []string
+	}{
+		{0, nil, []string{"-label", "C03"}},
+		{2, []string{"BADPORT_CMD=" + port, "BADPORT_OP=hello", "BADPORT_MODE=hang"}, []string{"-port", bins["badport"], "-deadline", "1s", "-start-deadline", "1s"}},
+	} {
+		tmp := t.TempDir()
+		cmd := exec.Command(alone, append([]string{"-out", t.TempDir()}, c.args...)...)
+		cmd.Dir = ".." // the checkout: emq-engines can be built here
+		cmd.Env = append(withoutEnv(os.Environ(), "EMQ_VALKEY_ADDR", "TMPDIR"), append(c.env, "TMPDIR="+tmp)...)
+		out, err := cmd.CombinedOutput()
+		got := 0
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			got = ee.ExitCode()
+		} else if err != nil {
+			t.Fatalf("%v: %v", c.args, err)
+		}
+		if got != c.exit {
+			t.Errorf("%v: exit %d, want %d\n%s", c.args, got, c.exit, out)
+		}
+		if left, _ := os.ReadDir(tmp); len(left) > 0 {
+			t.Errorf("%v: the run left %v in its temporary directory", c.args, left)
+		}
+	}
 }

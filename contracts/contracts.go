@@ -63,5 +63,6 @@ func ParseID(id string) (string, error) {
 	return c.ID, nil
 }
 
-// KitVersion is the conformance kit's version, reported in every certification.
-const KitVersion = "0.1.0"
+// KitVersion is the conformance kit's version, reported in every certification and by
+// emq-conform -version; CHANGELOG.md says what each one changed.
+const KitVersion = "0.2.0"

@@ -13,7 +13,8 @@ import (
 
 // TestConformance runs the suite in this process against the in-process reference, under
 // Ginkgo's own flags: go test ./contracts -run TestConformance -ginkgo.label-filter=C09, or
-// -ginkgo.focus='C09/retry/backoff-parks-in-scheduled' for one clause.
+// -ginkgo.focus='C09/retry/backoff-parks-in-scheduled' for one clause. Under -short, with no
+// filter given, it runs C03 only: TestReferenceInProcess certifies the whole suite.
 func TestConformance(t *testing.T) {
 	ctx := context.Background()
 	vk, err := engines.StartValkey(ctx, engines.ValkeyOptions{})
@@ -33,5 +34,9 @@ func TestConformance(t *testing.T) {
 		WrongKind:     engines.Starter(engines.ValkeyOptions{Kind: engines.KindRedis}),
 		OldValkey:     engines.Starter(engines.ValkeyOptions{Kind: engines.KindValkey80}),
 		ClusterValkey: engines.ClusterStarter()})
-	RunSpecs(t, "EchoMQ conformance (in-process reference)")
+	sc, rc := GinkgoConfiguration()
+	if testing.Short() && sc.LabelFilter == "" && len(sc.FocusStrings) == 0 {
+		sc.LabelFilter = "C03"
+	}
+	RunSpecs(t, "EchoMQ conformance (in-process reference)", sc, rc)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/echomq/kit/protocol"
 	"github.com/echomq/kit/reference/emqerr"
 	. "github.com/onsi/ginkgo/v2"
+	"github.com/onsi/ginkgo/v2/types"
 )
 
 // Config is what the specs run against.
@@ -87,19 +89,29 @@ type clauseOpts struct {
 // close.
 func (s spec) clause(name string, opt clauseOpts, body func(t *T)) {
 	cfg, led, contractID, id := s.cfg, s.led, s.c.ID, s.c.ID+"/"+s.c.slug()+"/"+name
+	if s.collect != nil {
+		*s.collect = append(*s.collect, id)
+		return
+	}
 	timeout := cfg.ClauseTimeout
 	if timeout <= 0 {
 		timeout = 60 * time.Second
 	}
-	led.declare(contractID)
+	_, file, line, _ := runtime.Caller(1)
+	// Ginkgo runs specs in the order of their code locations; the clause's rank in front of its
+	// file keeps them in declaration order (and a parallel worker's long clauses first).
+	at := types.CodeLocation{FileName: fmt.Sprintf("%06d %s", led.declare(contractID, id), file), LineNumber: line}
 	It(id, func(ctx SpecContext) {
+		if !led.runs(id) {
+			Skip("not selected") // filtered out, or run by another worker: no record, no verdict
+		}
 		t := &T{ctx: ctx, cfg: cfg, cid: contractID, covered: map[string]bool{}, rec: led.start(id)}
 		DeferCleanup(t.close, NodeTimeout(30*time.Second))
 		t.open(opt)
 		body(t)
 		t.keyspaceParses()
 		t.checkWireLaw()
-	}, SpecTimeout(timeout), Offset(1))
+	}, SpecTimeout(timeout), at)
 }
 
 func (t *T) open(opt clauseOpts) {

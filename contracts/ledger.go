@@ -48,16 +48,33 @@ type ledger struct {
 	mu       sync.Mutex
 	declared map[string]int // contract id → its clauses
 	running  map[string]*record
+	// gate, if set, says whether a clause runs here (the run's selection, and with parallel
+	// workers the claim of this worker); nil runs every clause Ginkgo runs.
+	gate func(id string) bool
+	// first, if set, picks the clauses that run before the others (a parallel worker's long
+	// ones, so that none is left alone at the end); n counts the clauses declared.
+	first func(id string) bool
+	n     int
 }
+
+// runs tells whether the clause id runs in this process.
+func (l *ledger) runs(id string) bool { return l.gate == nil || l.gate(id) }
 
 func newLedger() *ledger {
 	return &ledger{declared: map[string]int{}, running: map[string]*record{}}
 }
 
-func (l *ledger) declare(contract string) {
+// declare counts a clause of contract and returns its rank in the run's order: declaration
+// order, the clauses first says come first before the rest.
+func (l *ledger) declare(contract, id string) int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.declared[contract]++
+	l.n++
+	if l.first != nil && !l.first(id) {
+		return l.n + 100000
+	}
+	return l.n
 }
 
 // clauses is how many clauses a contract declared.
@@ -97,8 +114,11 @@ func (l *ledger) finish(sr types.SpecReport) Clause {
 			cl.Status = StatusPass
 		}
 	case types.SpecStateSkipped, types.SpecStatePending:
-		if !decided { // filtered out, or skipped by code outside the harness
-			cl.Status, cl.Reason = StatusNotRun, msg
+		if !decided { // filtered out (no record), or skipped by code outside the harness
+			cl.Status, cl.Reason = StatusNotRun, ""
+			if r != nil {
+				cl.Reason = msg
+			}
 		}
 	case types.SpecStateTimedout:
 		cl.Status, cl.Reason = StatusFail, ""

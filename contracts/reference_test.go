@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -12,25 +11,31 @@ import (
 	"testing"
 
 	"github.com/echomq/kit/contracts"
+	"github.com/echomq/kit/internal/golden"
 	"github.com/echomq/kit/internal/mutant"
 )
 
 // TestReferenceInProcess: the clean reference is certified in-process, and its transcript is
 // the frozen one byte for byte (-update rewrites it).
 func TestReferenceInProcess(t *testing.T) {
-	r := conform(t, nil)
+	r := shared(t)
 	certified(t, r, "the reference")
 	frozen(t, "../transcripts/conformance-reference.out", r.transcript)
 }
 
-// TestNodePort: the second runtime, written from the documents alone, is certified through the
-// subprocess driver, and its transcript is frozen like the reference's.
+// TestNodePort: the second runtime, written from the documents alone, is certified by the path a
+// port team copies into its CI — ci/certify-port.sh, which builds emq-conform, provisions and
+// starts every server a certification needs and runs the contracts on four Valkeys at once —
+// with CONFORMANCE 14/14 and exit 0; its transcript is frozen like the reference's.
 func TestNodePort(t *testing.T) {
 	if _, err := exec.LookPath("node"); err != nil {
 		t.Skip("node is not installed: the Node port cannot be certified here (install Node.js 20)")
 	}
-	r := conform(t, nil, "-port", "node ../ports/node/port.js")
-	certified(t, r, "the Node port")
+	r := certifyScript(t, "node ../ports/node/port.js")
+	certified(t, r, "the Node port (ci/certify-port.sh)")
+	if lines := strings.Split(strings.TrimSpace(r.stderr), "\n"); !strings.HasPrefix(lines[len(lines)-1], "certify-port: certification folder") {
+		t.Errorf("the script does not end with the certification folder:\n%s", r.stderr)
+	}
 	frozen(t, "../transcripts/conformance-node.out", r.transcript)
 }
 
@@ -39,7 +44,7 @@ func TestNodePort(t *testing.T) {
 // clause run, every clause evaluating the cluster rules, the run's queues on every primary and
 // some clauses on two primaries at once. Its transcript is frozen like the standalone one.
 func TestReferenceOnCluster(t *testing.T) {
-	r := conform(t, nil, "-cluster", "start")
+	r := shared(t, "-cluster", "start")
 	certified(t, r, "the reference on a Valkey Cluster")
 	onCluster(t, r)
 	frozen(t, "../transcripts/conformance-reference-cluster.out", r.transcript)
@@ -116,37 +121,29 @@ func certified(t *testing.T, r *run, who string) {
 	}
 }
 
-// frozen compares a fresh transcript with the committed one, or rewrites it under -update.
+// frozen compares a fresh transcript with the committed one (a unified diff when they differ),
+// or rewrites it under -update.
 func frozen(t *testing.T, path, fresh string) {
 	t.Helper()
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(fresh), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("rewrote %s", path)
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run make transcripts)", err)
-	}
-	if string(want) != fresh {
-		t.Errorf("a fresh transcript differs from %s (run make transcripts if the change is intended):\n--- frozen\n%s\n--- fresh\n%s", path, want, fresh)
-	}
+	golden.Check(t, path, fresh, *update, "make transcripts")
 }
 
-// TestReferenceSubprocess: the reference's port binary, driven through the subprocess driver,
-// is certified too, with the same verdicts as in-process.
+// TestReferenceSubprocess: the reference's port binary, driven through the subprocess driver on
+// three Valkeys at once (-parallel 3), is certified too, and its transcript is byte for byte the
+// frozen one of the in-process reference run one clause at a time: the same verdicts, and a
+// parallel run's reports are a serial run's.
 func TestReferenceSubprocess(t *testing.T) {
 	bin := bins["emq-port"]
 	if bin == "" {
 		t.Fatal("cmd/emq-port is missing: the reference port binary is needed")
 	}
-	r := conform(t, nil, "-port", bin)
+	r := conform(t, nil, "-port", bin, "-parallel", "3")
 	certified(t, r, "the reference port binary")
+	if want, err := os.ReadFile("../transcripts/conformance-reference.out"); err != nil {
+		t.Fatal(err)
+	} else if d := golden.Diff("transcripts/conformance-reference.out (serial, in-process)", "-parallel 3, emq-port", string(want), r.transcript); d != "" {
+		t.Errorf("a parallel run's transcript differs from the serial one:\n%s", d)
+	}
 }
 
 func failures(r *run) string {
@@ -194,7 +191,7 @@ func TestMutantsAreKilled(t *testing.T) {
 			if rows[i].lua {
 				args = append(args, "-admit-mutant-scripts")
 			}
-			r := conform(t, nil, args...)
+			r := selftest(t, nil, args...)
 			st := r.status(s.Contract)
 			rows[i].status = st.Status
 			rows[i].killed = r.exit == 1 && st.Status == contracts.StatusFail

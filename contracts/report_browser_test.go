@@ -18,7 +18,7 @@ func TestReportPageInBrowser(t *testing.T) {
 	if _, err := browsercheck.Chromium(); err != nil {
 		t.Skip("SKIP: " + err.Error())
 	}
-	r := conform(t, nil, "-mutant", "complete-any-token", "-admit-mutant-scripts", "-label", "C07,C08")
+	r := selftest(t, nil, "-mutant", "complete-any-token", "-admit-mutant-scripts", "-label", "C07,C08")
 	if r.exit != 1 {
 		t.Fatalf("the mutant run exited %d, want 1", r.exit)
 	}

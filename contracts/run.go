@@ -1,8 +1,6 @@
 package contracts
 
 import (
-	"fmt"
-	"regexp"
 	"strings"
 	"time"
 
@@ -15,31 +13,53 @@ import (
 type RunOptions struct {
 	// Labels restricts the run to these contracts (e.g. {"C09"}); empty: all fourteen.
 	Labels []string
-	// Focus restricts the run to clauses whose id matches one of these regular expressions.
+	// Focus restricts the run to clauses whose text matches one of these regular expressions
+	// (Select).
 	Focus []string
 	// KnownFailing lists contracts that may fail; one of them that passes fails the run.
 	KnownFailing []string
 	// Progress, if set, receives each contract's result as soon as its last clause ran.
 	Progress func(ContractResult)
+	// Claim, if set, makes this process one worker of a run shared by several (emq-conform
+	// -parallel): a selected clause runs here only if Claim says this worker takes it, and the
+	// result holds only the clauses run here. Each receives its verdict in OnClause.
+	Claim    func(id string) bool
+	OnClause func(Clause)
 }
 
 type testingT struct{ failed bool }
 
 func (t *testingT) Fail() { t.failed = true }
 
-// Run registers the specs for cfg and runs them once. Ginkgo allows one run per process.
+// Run registers the specs for cfg and runs them once (Ginkgo allows one run per process). A
+// selection that picks no clause is ErrNoClause, before anything runs.
 func Run(cfg *Config, opt RunOptions) (*Result, error) {
-	for _, l := range append(append([]string(nil), opt.Labels...), opt.KnownFailing...) {
+	for _, l := range opt.KnownFailing {
 		if _, err := ParseID(l); err != nil {
 			return nil, err
 		}
 	}
-	for _, f := range opt.Focus {
-		if _, err := regexp.Compile(f); err != nil {
-			return nil, fmt.Errorf("suite: focus %q: %w", f, err)
-		}
+	selected, err := Select(len(cfg.Cluster) > 0, opt.Labels, opt.Focus)
+	if err != nil {
+		return nil, err
 	}
-	led, _ := register(cfg)
+	picked := map[string]bool{}
+	for _, id := range selected {
+		picked[id] = true
+	}
+	var first func(string) bool
+	if opt.Claim != nil { // a parallel worker: the model-checked walks, the longest, first
+		first = func(id string) bool { return strings.Contains(id, "/walk-") }
+	}
+	led, _ := register(cfg, first)
+	here := map[string]bool{} // the selected clauses this process runs
+	led.gate = func(id string) bool {
+		if !picked[id] || (opt.Claim != nil && !opt.Claim(id)) {
+			return false
+		}
+		here[id] = true
+		return true
+	}
 	var clauses []Clause
 	done := map[string][]Clause{} // by contract, for the progress line
 	// A subprocess port's exchange is kept for each failed clause (issue 11).
@@ -54,38 +74,48 @@ func Run(cfg *Config, opt RunOptions) (*Result, error) {
 			return
 		}
 		cl := led.finish(sr)
+		if opt.Claim != nil && !here[cl.ID] {
+			return // another worker's, or not selected: the run that merges says
+		}
 		if rec != nil && cl.Failed() {
 			if ex := rec.Exchange(); len(ex.Lines) > 0 || ex.Stderr != "" {
 				cl.Exchange = &ex
 			}
 		}
+		if opt.OnClause != nil {
+			opt.OnClause(cl)
+		}
 		clauses = append(clauses, cl)
 		id := contractOf(cl.ID)
 		done[id] = append(done[id], cl)
 		if len(done[id]) == led.clauses(id) && opt.Progress != nil {
-			c, _ := Lookup(id)
-			cr := ContractResult{ID: c.ID, Name: c.Name, Rule: c.Rule, Clauses: done[id]}
-			fold(&cr, opt.KnownFailing)
-			if cr.Status != StatusNotRun {
+			if cr := ContractOf(id, done[id], opt.KnownFailing); cr.Status != StatusNotRun {
 				opt.Progress(cr)
 			}
 		}
 	})
 
 	sc, rc := GinkgoConfiguration()
-	sc.LabelFilter = strings.Join(opt.Labels, " || ")
-	sc.FocusStrings = opt.Focus
 	sc.RandomSeed = 1
 	sc.RandomizeAllSpecs = false
-	sc.Timeout = time.Hour
+	sc.Timeout = 24 * time.Hour
 	rc.NoColor = true
 	rc.Succinct = true
 	start := time.Now()
 	RunSpecs(&testingT{}, "EchoMQ conformance", sc, rc)
 	r := Summarize(clauses, opt.KnownFailing)
 	r.Duration = time.Since(start)
-	r.Filtered = len(opt.Labels) > 0 || len(opt.Focus) > 0
+	r.Filtered = len(selected) < len(Clauses(len(cfg.Cluster) > 0))
 	return r, nil
+}
+
+// ContractOf folds one contract's clause verdicts (all of them done) into its result, for a
+// progress line.
+func ContractOf(id string, clauses []Clause, known []string) ContractResult {
+	c, _ := Lookup(id)
+	cr := ContractResult{ID: c.ID, Name: c.Name, Rule: c.Rule, Clauses: clauses}
+	fold(&cr, known)
+	return cr
 }
 
 // contractOf is "C09" for "C09/retry/…".
@@ -100,16 +130,16 @@ type ClauseList struct {
 	Clauses  []string
 }
 
-// List registers the specs and returns the contracts and clauses without running anything.
+// List returns the contracts and the clauses of a standalone run, in declaration order, without
+// running or registering anything.
 func List() []ClauseList {
-	Register(&Config{})
-	rep := PreviewSpecs("EchoMQ conformance")
 	var out []ClauseList
+	ids := Clauses(false)
 	for _, c := range All() {
 		cl := ClauseList{Contract: c}
-		for _, sr := range rep.SpecReports {
-			if sr.LeafNodeType == types.NodeTypeIt && contractOf(sr.LeafNodeText) == c.ID {
-				cl.Clauses = append(cl.Clauses, sr.LeafNodeText)
+		for _, id := range ids {
+			if contractOf(id) == c.ID {
+				cl.Clauses = append(cl.Clauses, id)
 			}
 		}
 		out = append(out, cl)

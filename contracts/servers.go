@@ -3,6 +3,7 @@ package contracts
 import (
 	"context"
 	"fmt"
+	"strings"
 )
 
 // Server is a server some clause needs besides the Valkey 8.1 under test. The runner offers one
@@ -11,6 +12,12 @@ type Server struct {
 	Name string // "wrong-kind"
 	Flag string // the runner's flag, "-wrong-kind"
 	What string // what to give, for the NOT RUN message and the flag's help
+}
+
+// Env is the environment variable that gives the server's address, as the flag does:
+// EMQ_WRONG_KIND_ADDR for wrong-kind (emq-engines prints each server under its own).
+func (s Server) Env() string {
+	return "EMQ_" + strings.ToUpper(strings.ReplaceAll(s.Name, "-", "_")) + "_ADDR"
 }
 
 // ServerWrongKind is the wrong-kind server of C01's refusal clause (A12).
@@ -80,7 +87,7 @@ func (c *Config) SetServer(name string, start Starter) error {
 func (t *T) needServer(s Server, start Starter) string {
 	if start == nil {
 		// NOT RUN, never a pass: its contract is not counted as passed.
-		t.skip(StatusNotRun, fmt.Sprintf("this clause needs a %s server; give one with %s ADDR, the %s", s.Name, s.Flag, s.What))
+		t.skip(StatusNotRun, fmt.Sprintf("this clause needs a %s server; give one with %s ADDR (or %s), the %s", s.Name, s.Flag, s.Env(), s.What))
 	}
 	addr, stop, err := start(t.ctx)
 	if err != nil {

@@ -24,9 +24,9 @@ import (
 // own, to the clauses of that run; a mutant of a cluster rule (Spec.Cluster) is checked against
 // that run's clauses.
 func TestTraceability(t *testing.T) {
-	r := conform(t, nil)
+	r := shared(t)
 	certified(t, r, "the reference")
-	rc := conform(t, nil, "-cluster", "start")
+	rc := shared(t, "-cluster", "start")
 	certified(t, rc, "the reference on a Valkey Cluster")
 	rules := contracts.Rules()
 	known := map[string]bool{}

@@ -1,6 +1,7 @@
 package contracts
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -214,6 +215,14 @@ func Summarize(clauses []Clause, known []string) *Result {
 		r.Contracts[i] = ContractResult{ID: c.ID, Name: c.Name, Rule: c.Rule}
 		byID[c.ID] = &r.Contracts[i]
 	}
+	at := map[string]int{} // declaration order: the order of every report
+	for i, id := range append(Clauses(false), Clauses(true)...) {
+		if _, ok := at[id]; !ok {
+			at[id] = i
+		}
+	}
+	clauses = slices.Clone(clauses)
+	slices.SortStableFunc(clauses, func(a, b Clause) int { return cmp.Compare(at[a.ID], at[b.ID]) })
 	for _, cl := range clauses {
 		c := byID[contractOf(cl.ID)]
 		if c == nil {

@@ -133,33 +133,7 @@ func (w *walker) call(o wop) (got string, id string, skip bool, fail *walkFailur
 	t, ctx := w.t, w.t.ctx
 	switch o.Kind {
 	case "enqueue":
-		a := protocol.EnqueueArgs{Queue: w.q, PayloadB64: b64(o.Data), DelayMS: o.Delay, Lane: o.Lane}
-		switch {
-		case o.Given > 0:
-			a.ID = givenID(o.Given)
-		case o.Given < 0:
-			if o.Job >= len(w.ids) {
-				return "", "", true, nil
-			}
-			a.ID = w.ids[o.Job]
-		}
-		r, err := t.D.Enqueue(ctx, a)
-		if err != nil {
-			return answer(err), "", false, nil
-		}
-		if a.ID == "" {
-			if _, perr := ids.ParseJob(r.ID); perr != nil || len(r.ID) != 14 {
-				return "", "", false, &walkFailure{rule: ruleIDs, expected: "a minted 14-byte JOB id", got: fmt.Sprintf("%q (%v)", r.ID, perr)}
-			}
-			if r.ID <= w.s.lastMinted {
-				return "", "", false, &walkFailure{rule: ruleMintOrder, expected: "a minted id above every id the minter minted before (" + w.s.lastMinted + ")", got: r.ID}
-			}
-			w.s.lastMinted = r.ID
-			a.ID = r.ID
-		} else if r.ID != a.ID {
-			return "", "", false, &walkFailure{rule: ruleEnqueue, expected: "enqueue answers the given id " + a.ID, got: r.ID}
-		}
-		return fmt.Sprintf("created %v", r.Created), a.ID, false, nil
+		return w.callEnqueue(o)
 	case "claim", "lane_claim":
 		f := t.D.Claim
 		if o.Kind == "lane_claim" {
@@ -171,30 +145,7 @@ func (w *walker) call(o wop) (got string, id string, skip bool, fail *walkFailur
 		}
 		return model.RenderClaim(portClaim(c)), "", false, nil
 	case "extend", "complete", "retry", "fail", "checkpoint":
-		f, id, ok := w.fa(o)
-		if !ok {
-			return "", "", true, nil
-		}
-		switch o.Kind {
-		case "extend":
-			r, err := t.D.Extend(ctx, protocol.ExtendArgs{FenceArgs: f, LeaseMS: o.Lease})
-			if err != nil {
-				return answer(err), id, false, nil
-			}
-			return fmt.Sprintf("deadline %d", r.DeadlineMS), id, false, nil
-		case "complete":
-			return answer(t.D.Complete(ctx, f)), id, false, nil
-		case "retry":
-			r, err := t.D.Retry(ctx, protocol.RetryArgs{FenceArgs: f, MaxAttempts: o.Max, DelayMS: o.Delay, Error: o.Text})
-			if err != nil {
-				return answer(err), id, false, nil
-			}
-			return r.Outcome, id, false, nil
-		case "fail":
-			return answer(t.D.Fail(ctx, protocol.FailArgs{FenceArgs: f, Error: o.Text})), id, false, nil
-		default:
-			return answer(t.D.Checkpoint(ctx, protocol.CheckpointArgs{FenceArgs: f, DataB64: b64(o.Data)})), id, false, nil
-		}
+		return w.callFenced(o)
 	case "reap":
 		r, err := t.D.Reap(ctx, protocol.ReapArgs{Queue: w.q, MaxAttempts: o.Max})
 		if err != nil {
@@ -249,6 +200,68 @@ func (w *walker) call(o wop) (got string, id string, skip bool, fail *walkFailur
 		return "ok", "", false, nil
 	}
 	panic("walk: unknown op " + o.Kind)
+}
+
+// callEnqueue runs an enqueue op: a minted id must be a valid JOB id above every id minted
+// before, a given one must come back as given.
+func (w *walker) callEnqueue(o wop) (got string, id string, skip bool, fail *walkFailure) {
+	t, ctx := w.t, w.t.ctx
+	a := protocol.EnqueueArgs{Queue: w.q, PayloadB64: b64(o.Data), DelayMS: o.Delay, Lane: o.Lane}
+	switch {
+	case o.Given > 0:
+		a.ID = givenID(o.Given)
+	case o.Given < 0:
+		if o.Job >= len(w.ids) {
+			return "", "", true, nil
+		}
+		a.ID = w.ids[o.Job]
+	}
+	r, err := t.D.Enqueue(ctx, a)
+	if err != nil {
+		return answer(err), "", false, nil
+	}
+	if a.ID == "" {
+		if _, perr := ids.ParseJob(r.ID); perr != nil || len(r.ID) != 14 {
+			return "", "", false, &walkFailure{rule: ruleIDs, expected: "a minted 14-byte JOB id", got: fmt.Sprintf("%q (%v)", r.ID, perr)}
+		}
+		if r.ID <= w.s.lastMinted {
+			return "", "", false, &walkFailure{rule: ruleMintOrder, expected: "a minted id above every id the minter minted before (" + w.s.lastMinted + ")", got: r.ID}
+		}
+		w.s.lastMinted = r.ID
+		a.ID = r.ID
+	} else if r.ID != a.ID {
+		return "", "", false, &walkFailure{rule: ruleEnqueue, expected: "enqueue answers the given id " + a.ID, got: r.ID}
+	}
+	return fmt.Sprintf("created %v", r.Created), a.ID, false, nil
+}
+
+// callFenced runs an op that names a job and its token.
+func (w *walker) callFenced(o wop) (got string, id string, skip bool, fail *walkFailure) {
+	t, ctx := w.t, w.t.ctx
+	f, id, ok := w.fa(o)
+	if !ok {
+		return "", "", true, nil
+	}
+	switch o.Kind {
+	case "extend":
+		r, err := t.D.Extend(ctx, protocol.ExtendArgs{FenceArgs: f, LeaseMS: o.Lease})
+		if err != nil {
+			return answer(err), id, false, nil
+		}
+		return fmt.Sprintf("deadline %d", r.DeadlineMS), id, false, nil
+	case "complete":
+		return answer(t.D.Complete(ctx, f)), id, false, nil
+	case "retry":
+		r, err := t.D.Retry(ctx, protocol.RetryArgs{FenceArgs: f, MaxAttempts: o.Max, DelayMS: o.Delay, Error: o.Text})
+		if err != nil {
+			return answer(err), id, false, nil
+		}
+		return r.Outcome, id, false, nil
+	case "fail":
+		return answer(t.D.Fail(ctx, protocol.FailArgs{FenceArgs: f, Error: o.Text})), id, false, nil
+	default:
+		return answer(t.D.Checkpoint(ctx, protocol.CheckpointArgs{FenceArgs: f, DataB64: b64(o.Data)})), id, false, nil
+	}
 }
 
 // step runs one op on the port and checks its reply and the queue's keyspace against the

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -40,10 +41,14 @@ func run() error {
 		clusterNode  = flag.Bool("cluster-node", false, "start Valkey as a lone cluster-enabled node (what a port without cluster mode must refuse)")
 		vargs, pgset multi
 		cluster      = flag.Bool("cluster", false, "also start a 3-primary Valkey Cluster and print its node addresses")
+		certify      = flag.Bool("certify", false, "start every server a certification needs — Valkey 8.1, Redis 7, Valkey 8.0, a cluster-enabled Valkey 8.1 — each printed under the variable emq-conform reads for it (implies -valkey-only)")
 	)
 	flag.Var(&vargs, "valkey-arg", "extra valkey-server argument (repeatable), e.g. -valkey-arg=--appendonly -valkey-arg=yes")
 	flag.Var(&pgset, "pg-set", "PostgreSQL setting k=v (repeatable), e.g. -pg-set synchronous_commit=off")
 	flag.Parse()
+	if *certify {
+		*valkeyOnly = true
+	}
 	if *valkeyOnly && *postgresOnly {
 		return errors.New("-valkey-only and -postgres-only exclude each other")
 	}
@@ -70,27 +75,19 @@ func run() error {
 			}
 		}
 	}()
-	if *clusterNode {
-		args, err := engines.ClusterNodeArgs()
-		if err != nil {
-			return err
-		}
-		vargs = append(vargs, args...)
+	servers := []server{{*kind, *clusterNode}}
+	if *certify { // every server a certification needs, each under its own variable
+		servers = []server{{"", false}, {engines.KindRedis, false}, {engines.KindValkey80, false}, {"", true}}
 	}
-	if !*postgresOnly {
-		v, err := engines.StartValkey(startCtx, engines.ValkeyOptions{Kind: *kind, Args: vargs})
+	for _, s := range servers {
+		if *postgresOnly {
+			break
+		}
+		stop, err := startServer(startCtx, s, vargs)
 		if err != nil {
 			return err
 		}
-		stops = append(stops, v.Stop)
-		fmt.Printf("export %s=%s\n", engines.EnvValkeyAddr, v.Addr)
-		fmt.Fprintf(os.Stderr, "# %s %s (%s mode)", v.Server, v.Version, v.Mode)
-		if v.PID() != 0 {
-			fmt.Fprintf(os.Stderr, ", pid %d, log %s", v.PID(), v.LogPath())
-		}
-		fmt.Fprintln(os.Stderr)
-		host, port, _ := strings.Cut(v.Addr, ":")
-		fmt.Fprintf(os.Stderr, "#   %s -h %s -p %s\n", valkeyCLI(), host, port)
+		stops = append(stops, stop)
 	}
 	if !*valkeyOnly {
 		p, err := engines.StartPostgres(startCtx, engines.PostgresOptions{Settings: settings})
@@ -123,6 +120,52 @@ func run() error {
 	<-ctx.Done()
 	fmt.Fprintln(os.Stderr, "# stopping")
 	return nil
+}
+
+// server is one kind of server to start.
+type server struct {
+	kind        string
+	clusterNode bool
+}
+
+// startServer starts one Valkey (or a server of another kind) and prints its export line.
+func startServer(ctx context.Context, s server, vargs []string) (func() error, error) {
+	args := slices.Clone(vargs)
+	if s.clusterNode {
+		more, err := engines.ClusterNodeArgs()
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, more...)
+	}
+	v, err := engines.StartValkey(ctx, engines.ValkeyOptions{Kind: s.kind, Args: args})
+	if err != nil {
+		return nil, err
+	}
+	fmt.Printf("export %s=%s\n", addrVar(s.kind, s.clusterNode), v.Addr)
+	fmt.Fprintf(os.Stderr, "# %s %s (%s mode)", v.Server, v.Version, v.Mode)
+	if v.PID() != 0 {
+		fmt.Fprintf(os.Stderr, ", pid %d, log %s", v.PID(), v.LogPath())
+	}
+	fmt.Fprintln(os.Stderr)
+	host, port, _ := strings.Cut(v.Addr, ":")
+	fmt.Fprintf(os.Stderr, "#   %s -h %s -p %s\n", valkeyCLI(), host, port)
+	return v.Stop, nil
+}
+
+// addrVar names the server emq-engines prints, each kind by its own variable — the one
+// emq-conform reads for that server (-wrong-kind is EMQ_WRONG_KIND_ADDR, …) — so that
+// `eval "$(emq-engines …)"` hands every server to the run it is for.
+func addrVar(kind string, clusterNode bool) string {
+	switch {
+	case clusterNode:
+		return "EMQ_CLUSTER_NODE_ADDR"
+	case kind == engines.KindRedis:
+		return "EMQ_WRONG_KIND_ADDR"
+	case kind == engines.KindValkey80:
+		return "EMQ_VALKEY80_ADDR"
+	}
+	return engines.EnvValkeyAddr
 }
 
 // valkeyCLI names the provisioned valkey-cli wrapper, or plain valkey-cli if it is not there.

@@ -163,22 +163,6 @@ func Failure(cl contracts.Clause, max int) string {
 	return b.String()
 }
 
-// Failures is the console's account of every failed clause and every clause that could not run.
-func Failures(r *contracts.Result, max int) string {
-	var b strings.Builder
-	for _, c := range r.Contracts {
-		for _, cl := range c.Clauses {
-			switch {
-			case cl.Status == contracts.StatusNotRun && cl.Reason != "":
-				fmt.Fprintf(&b, "\n--- %s NOT RUN\n%s\n", cl.ID, cl.Reason)
-			case cl.Failed() || cl.Status == contracts.StatusNotOffered:
-				fmt.Fprintf(&b, "\n--- %s %s\n%s", cl.ID, shownStatus(c, cl), Failure(cl, max))
-			}
-		}
-	}
-	return b.String()
-}
-
 // lastLines keeps the last max lines of s (all of them when max is 0), saying how many it left out.
 func lastLines(s string, max int) string {
 	ls := strings.Split(strings.TrimRight(s, "\n"), "\n")
@@ -325,12 +309,17 @@ func writeJUnit(w io.Writer, r *contracts.Result, f Facts) error {
 			case contracts.StatusHarnessError:
 				jc.Error = &junitMessage{Message: "harness error", Body: body}
 				s.Errors++
-			case contracts.StatusNotClaimed:
-				jc.Skipped = &junitMessage{Message: "not claimed by the port"}
-				s.Skipped++
-			case contracts.StatusNotRun:
-				jc.Skipped = &junitMessage{Message: "not run", Body: cl.Reason}
-				s.Skipped++
+			case contracts.StatusNotClaimed, contracts.StatusNotRun:
+				// In a run meant to certify, a clause that did not run or is not claimed withholds
+				// the certificate: a failure, so that CI reading JUnit sees what the exit status says.
+				msg := strings.ToLower(cl.Status.String()) + ": " + cl.Reason
+				if r.Filtered {
+					jc.Skipped = &junitMessage{Message: msg}
+					s.Skipped++
+				} else {
+					jc.Failure = &junitMessage{Message: msg, Body: cl.Reason}
+					s.Failures++
+				}
 			}
 			s.Tests++
 			s.Cases = append(s.Cases, jc)

@@ -80,7 +80,6 @@ func start(cmd *exec.Cmd, f *Factory) (*driver, error) {
 		stderr: &tail{max: f.opt.StderrTail},
 		errEOF: make(chan struct{}),
 	}
-	f.rec.session(d.stderr)
 	go d.readStdout(outR)
 	go func() {
 		_, _ = io.Copy(d.stderr, errR)
@@ -141,6 +140,16 @@ func readLine(br *bufio.Reader, limit int) ([]byte, error) {
 }
 
 func (d *driver) Name() string { return d.f.name }
+
+// ended tells a process that has exited (a spare that died while it waited).
+func (d *driver) ended() bool {
+	select {
+	case <-d.exited:
+		return true
+	default:
+		return false
+	}
+}
 
 // kill ends the process group and waits (bounded) for the reap.
 func (d *driver) kill() {
@@ -230,7 +239,7 @@ func (d *driver) call(ctx context.Context, op string, args any, timeout time.Dur
 	if !slices.Contains(protocol.Ops, op) {
 		return nil, &drivers.PortError{Port: d.f.name, Op: op, Reason: "unknown op: not in the port protocol"}
 	}
-	if d.seq == 0 && timeout < d.f.opt.StartDeadline {
+	if d.seq == 0 && timeout < d.f.opt.StartDeadline && !d.f.warm.Load() {
 		timeout = d.f.opt.StartDeadline
 	}
 	d.seq++
@@ -277,6 +286,7 @@ func (d *driver) call(ctx context.Context, op string, args any, timeout time.Dur
 		return nil, d.fail(op, "reading its standard output: "+l.err.Error(), nil)
 	}
 	d.f.rec.add("← ", l.text)
+	d.f.warm.Store(true)
 	return d.decode(op, seq, l.text)
 }
 

@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/echomq/kit/drivers"
@@ -36,14 +38,21 @@ type Options struct {
 	// Deadline bounds every request (default 10 s); park gets its own timeout_ms + ParkSlack.
 	Deadline  time.Duration
 	ParkSlack time.Duration
-	// StartDeadline bounds the first request of a session (hello), which also pays for the
-	// port's start-up (an interpreter, `go run`); default 60 s.
+	// StartDeadline bounds the first request of the factory's sessions (hello) until one of
+	// them has answered, which also pays for the port's first start-up (an interpreter, a
+	// `go run` that compiles); default 60 s. Once a session has answered, the first request of
+	// every later one has Deadline like any other: a port that hangs costs a deadline per
+	// session, never a minute.
 	StartDeadline time.Duration
 	// StderrTail is how many bytes of stderr are kept for reports (default 8 KiB).
 	StderrTail int
 	// MaxLine bounds one reply line (default 16 MiB): a longer line fails the session as soon
 	// as the limit is read, quoting its head.
 	MaxLine int
+	// Prestart keeps one port process started ahead, so that the next session does not wait
+	// for the port's start-up (an interpreter takes a good part of a clause). The process is as
+	// fresh as one started on demand: it has received nothing. Close ends it.
+	Prestart bool
 }
 
 func (o Options) withDefaults() Options {
@@ -72,6 +81,10 @@ type Factory struct {
 	opt  Options
 	v    *validator
 	rec  *recorder
+	warm atomic.Bool // a session has answered: start-up is paid
+
+	mu    sync.Mutex
+	spare *driver // Prestart: the next session's process, started ahead
 }
 
 var _ drivers.Factory = (*Factory)(nil)
@@ -101,18 +114,68 @@ func (f *Factory) Name() string { return f.name }
 // Argv is the split command line.
 func (f *Factory) Argv() []string { return append([]string(nil), f.argv...) }
 
-// Start starts a fresh port process. It does not send hello; the first request does.
+// Start starts a fresh port process (or, with Prestart, hands out the one started ahead and
+// starts the next). It does not send hello; the first request does.
 func (f *Factory) Start(ctx context.Context) (drivers.Driver, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	f.mu.Lock()
+	d := f.spare
+	f.spare = nil
+	f.mu.Unlock()
+	if d != nil && !d.ended() {
+		f.rec.session(d.stderr)
+		f.prestart()
+		return d, nil
+	}
+	if d != nil {
+		d.kill()
+	}
+	d, err := f.launch()
+	if err != nil {
+		return nil, &drivers.PortError{Port: f.name, Op: "start", Reason: fmt.Sprintf("could not start %q: %v", f.argv[0], err)}
+	}
+	f.rec.session(d.stderr)
+	f.prestart()
+	return d, nil
+}
+
+// launch starts one port process.
+func (f *Factory) launch() (*driver, error) {
 	cmd := exec.Command(f.argv[0], f.argv[1:]...)
 	cmd.Dir = f.opt.Dir
 	cmd.Env = append(os.Environ(), f.opt.Env...)
 	setProcessGroup(cmd)
-	d, err := start(cmd, f)
-	if err != nil {
-		return nil, &drivers.PortError{Port: f.name, Op: "start", Reason: fmt.Sprintf("could not start %q: %v", f.argv[0], err)}
+	return start(cmd, f)
+}
+
+// prestart starts the next session's process ahead, with Prestart.
+func (f *Factory) prestart() {
+	if !f.opt.Prestart {
+		return
 	}
-	return d, nil
+	d, err := f.launch()
+	if err != nil {
+		return // the next Start tries again and says why
+	}
+	f.mu.Lock()
+	old := f.spare
+	f.spare = d
+	f.mu.Unlock()
+	if old != nil {
+		old.kill()
+	}
+}
+
+// Close ends the process started ahead, if any.
+func (f *Factory) Close() error {
+	f.mu.Lock()
+	d := f.spare
+	f.spare = nil
+	f.mu.Unlock()
+	if d != nil {
+		d.kill()
+	}
+	return nil
 }

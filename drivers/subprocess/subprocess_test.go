@@ -364,3 +364,43 @@ func TestRecorderStaysBounded(t *testing.T) {
 		t.Fatalf("after mark: %v", ex.Lines)
 	}
 }
+
+// TestPrestart: with Prestart each session's process was started ahead, during the session
+// before it, and is as fresh (nothing sent to it yet); Close ends the one left waiting.
+func TestPrestart(t *testing.T) {
+	bin := fakePort(t)
+	f, err := New(bin, Options{Env: []string{"FAKE_MODE=ok"}, Prestart: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	var pids []int
+	for i := range 3 {
+		d, err := f.Start(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := d.Hello(ctx, protocol.HelloArgs{Valkey: "127.0.0.1:1"}); err != nil {
+			t.Fatalf("session %d: hello: %v", i, err)
+		}
+		pids = append(pids, d.(*driver).cmd.Process.Pid)
+		if err := d.Close(ctx); err != nil {
+			t.Fatalf("session %d: close: %v", i, err)
+		}
+	}
+	if pids[0] == pids[1] || pids[1] == pids[2] {
+		t.Fatalf("sessions shared a process: %v", pids)
+	}
+	f.mu.Lock()
+	spare := f.spare
+	f.mu.Unlock()
+	if spare == nil || spare.ended() {
+		t.Fatal("no process waits for the next session")
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !spare.ended() {
+		t.Error("Close left the waiting process running")
+	}
+}

@@ -1,17 +1,19 @@
 package engines
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/echomq/kit/reference/resp"
+	"github.com/echomq/kit/reference/slotmap"
+	"github.com/echomq/kit/reference/wait"
 )
 
 // EnvValkeyCluster names a running Valkey Cluster to use as given: its node addresses,
@@ -160,12 +162,10 @@ func clusterBusPort(ctx context.Context, addr string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("engines: cluster-port of %s: %w", addr, err)
 	}
-	a, ok := v.([]any)
-	if !ok || len(a) != 2 {
+	if len(v.Elems) != 2 {
 		return "", fmt.Errorf("engines: cluster-port of %s: odd reply %v", addr, v)
 	}
-	s, _ := a[1].(string)
-	return s, nil
+	return v.Elems[1].Text(), nil
 }
 
 // waitCluster polls until every node says cluster_state:ok and all agree on the shard map.
@@ -198,8 +198,7 @@ func checkClusterN(ctx context.Context, addrs []string, primaries int) error {
 		if err != nil {
 			return fmt.Errorf("CLUSTER INFO on %s: %w", addr, err)
 		}
-		info, _ := v.(string)
-		if !strings.Contains(info, "cluster_state:ok") {
+		if !strings.Contains(v.Text(), "cluster_state:ok") {
 			return fmt.Errorf("%w: %s is not cluster_state:ok", ErrClusterNotReady, addr)
 		}
 		shards, err := ClusterShards(ctx, addr)
@@ -219,11 +218,7 @@ func checkClusterN(ctx context.Context, addrs []string, primaries int) error {
 }
 
 // Shard is one primary of a cluster as CLUSTER SHARDS describes it.
-type Shard struct {
-	Primary string   // host:port of the primary
-	ID      string   // its node id
-	Slots   [][2]int // inclusive slot ranges, ascending
-}
+type Shard = slotmap.Shard
 
 // ClusterShards asks addr for CLUSTER SHARDS and returns the primaries that own slots, sorted by
 // their first slot.
@@ -232,37 +227,11 @@ func ClusterShards(ctx context.Context, addr string) ([]Shard, error) {
 	if err != nil {
 		return nil, fmt.Errorf("CLUSTER SHARDS on %s: %w", addr, err)
 	}
-	arr, _ := v.([]any)
-	var out []Shard
-	for _, sv := range arr {
-		m := pairs(sv)
-		var sh Shard
-		slots, _ := m["slots"].([]any)
-		for i := 0; i+1 < len(slots); i += 2 {
-			lo, _ := slots[i].(int64)
-			hi, _ := slots[i+1].(int64)
-			sh.Slots = append(sh.Slots, [2]int{int(lo), int(hi)})
-		}
-		nodes, _ := m["nodes"].([]any)
-		for _, nv := range nodes {
-			n := pairs(nv)
-			if n["role"] != "master" && n["role"] != "primary" {
-				continue
-			}
-			ip, _ := n["ip"].(string)
-			if ip == "" {
-				ip, _ = n["endpoint"].(string)
-			}
-			port, _ := n["port"].(int64)
-			sh.Primary = net.JoinHostPort(ip, strconv.FormatInt(port, 10))
-			sh.ID, _ = n["id"].(string)
-		}
-		if len(sh.Slots) > 0 && sh.Primary != "" {
-			out = append(out, sh)
-		}
+	shards, err := slotmap.Parse(v, addr)
+	if errors.Is(err, slotmap.ErrNoPrimary) {
+		return nil, nil // a cluster still forming: coverage says what is missing
 	}
-	slices.SortFunc(out, func(a, b Shard) int { return a.Slots[0][0] - b.Slots[0][0] })
-	return out, nil
+	return shards, err
 }
 
 // coverage checks the shards' ranges cover every slot exactly once.
@@ -288,109 +257,16 @@ func coverage(shards []Shard, primaries int) error {
 	return nil
 }
 
-// pairs reads a flat key/value array (RESP2 maps) into a map.
-func pairs(v any) map[string]any {
-	a, _ := v.([]any)
-	m := map[string]any{}
-	for i := 0; i+1 < len(a); i += 2 {
-		if k, ok := a[i].(string); ok {
-			m[k] = a[i+1]
-		}
-	}
-	return m
-}
-
-// clusterDo runs one command on addr over a short-lived connection and returns its reply as
-// string, int64, []any or nil; an error reply is a replyError. Like valkeyInfo it is independent
-// of the kit's connector, so the engines never depend on the code under test.
-func clusterDo(ctx context.Context, addr string, args ...string) (any, error) {
-	d := net.Dialer{Timeout: time.Second}
-	conn, err := d.DialContext(ctx, "tcp", addr)
-	if err != nil {
-		return nil, err
-	}
-	defer conn.Close()
-	deadline := time.Now().Add(5 * time.Second)
-	if dl, ok := ctx.Deadline(); ok && dl.Before(deadline) {
-		deadline = dl
-	}
-	conn.SetDeadline(deadline)
-	var req strings.Builder
-	writeCommand(&req, args...)
-	if _, err := io.WriteString(conn, req.String()); err != nil {
-		return nil, err
-	}
-	return readValue(bufio.NewReader(conn), 0)
-}
-
-// readValue reads any RESP2 reply (depth-bounded).
-func readValue(r *bufio.Reader, depth int) (any, error) {
-	if depth > 8 {
-		return nil, errors.New("reply nested too deep")
-	}
-	line, err := r.ReadString('\n')
-	if err != nil {
-		return nil, err
-	}
-	line = strings.TrimRight(line, "\r\n")
-	if line == "" {
-		return nil, errors.New("empty reply")
-	}
-	switch line[0] {
-	case '+':
-		return line[1:], nil
-	case '-':
-		return nil, replyError(line[1:])
-	case ':':
-		return strconv.ParseInt(line[1:], 10, 64)
-	case '$':
-		n, err := strconv.Atoi(line[1:])
-		if err != nil {
-			return nil, fmt.Errorf("bad bulk length %q", line)
-		}
-		if n < 0 {
-			return nil, nil
-		}
-		buf := make([]byte, n+2)
-		if _, err := io.ReadFull(r, buf); err != nil {
-			return nil, err
-		}
-		return string(buf[:n]), nil
-	case '*':
-		n, err := strconv.Atoi(line[1:])
-		if err != nil {
-			return nil, fmt.Errorf("bad array length %q", line)
-		}
-		if n < 0 {
-			return nil, nil
-		}
-		out := make([]any, 0, n)
-		for range n {
-			v, err := readValue(r, depth+1)
-			if err != nil {
-				var re replyError
-				if !errors.As(err, &re) {
-					return nil, err
-				}
-				v = err
-			}
-			out = append(out, v)
-		}
-		return out, nil
-	}
-	return nil, fmt.Errorf("unexpected reply %q", line)
-}
-
 // MoveSlot moves slot from primary src to primary dst the way a resharding tool does: SETSLOT
 // IMPORTING on dst and MIGRATING on src, MIGRATE of the slot's keys in batches of batch keys with
 // pause between them (so live traffic meets the half-moved slot), then SETSLOT NODE on every
 // primary of shards. It returns the number of keys moved.
 func MoveSlot(ctx context.Context, shards []Shard, src, dst Shard, slot, batch int, pause time.Duration) (int, error) {
 	s := strconv.Itoa(slot)
-	do := func(addr string, args ...string) (any, error) {
+	do := func(addr string, args ...string) (resp.Value, error) {
 		v, err := clusterDo(ctx, addr, args...)
 		if err != nil {
-			return nil, fmt.Errorf("engines: move slot %d: %s %v: %w", slot, addr, args[:min(len(args), 4)], err)
+			return v, fmt.Errorf("engines: move slot %d: %s %v: %w", slot, addr, args[:min(len(args), 4)], err)
 		}
 		return v, nil
 	}
@@ -407,20 +283,19 @@ func MoveSlot(ctx context.Context, shards []Shard, src, dst Shard, slot, batch i
 		if err != nil {
 			return moved, err
 		}
-		ks, _ := v.([]any)
+		ks := v.Elems
 		if len(ks) == 0 {
 			break
 		}
 		args := []string{"MIGRATE", host, port, "", "0", "5000", "KEYS"}
 		for _, k := range ks {
-			ksv, _ := k.(string)
-			args = append(args, ksv)
+			args = append(args, k.Text())
 		}
 		if _, err := do(src.Primary, args...); err != nil {
 			return moved, err
 		}
 		moved += len(ks)
-		if err := sleepCtx(ctx, pause); err != nil {
+		if err := wait.Sleep(ctx, pause); err != nil {
 			return moved, err
 		}
 	}
@@ -442,15 +317,4 @@ func others(shards []Shard, a, b Shard) []string {
 		}
 	}
 	return out
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

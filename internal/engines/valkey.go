@@ -1,11 +1,9 @@
 package engines
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -14,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/echomq/kit/reference/resp"
 )
 
 // Valkey kinds (ValkeyOptions.Kind).
@@ -112,7 +112,7 @@ func StartValkey(ctx context.Context, opt ValkeyOptions) (*Valkey, error) {
 
 func givenValkey(ctx context.Context, addr string) (*Valkey, error) {
 	info, err := valkeyInfo(ctx, addr, "")
-	var rerr replyError
+	var rerr *resp.ServerError
 	if errors.As(err, &rerr) {
 		// It answers but will not tell us (e.g. NOAUTH): use it as given, version unknown.
 		return &Valkey{Addr: addr, Mode: ModeGiven, kind: KindValkey}, nil
@@ -258,92 +258,13 @@ func serverVersion(info map[string]string) (server, version string) {
 	return "", ""
 }
 
-// valkeyInfo does PING and INFO server over a short-lived connection: a tiny inline RESP exchange,
-// independent of the kit's connector.
-func valkeyInfo(ctx context.Context, addr, password string) (map[string]string, error) {
-	d := net.Dialer{Timeout: time.Second}
-	conn, err := d.DialContext(ctx, "tcp", addr)
-	if err != nil {
-		return nil, err
-	}
-	defer conn.Close()
-	deadline := time.Now().Add(2 * time.Second)
-	if dl, ok := ctx.Deadline(); ok && dl.Before(deadline) {
-		deadline = dl
-	}
-	conn.SetDeadline(deadline)
-	var req strings.Builder
-	if password != "" {
-		writeCommand(&req, "AUTH", password)
-	}
-	writeCommand(&req, "PING")
-	writeCommand(&req, "INFO", "server")
-	if _, err := io.WriteString(conn, req.String()); err != nil {
-		return nil, err
-	}
-	r := bufio.NewReader(conn)
-	if password != "" {
-		if _, err := readReply(r); err != nil {
-			return nil, fmt.Errorf("AUTH: %w", err)
-		}
-	}
-	pong, err := readReply(r)
-	if err != nil {
-		return nil, fmt.Errorf("PING: %w", err)
-	}
-	if pong != "PONG" {
-		return nil, fmt.Errorf("PING answered %q", pong)
-	}
-	body, err := readReply(r)
-	if err != nil {
-		return nil, fmt.Errorf("INFO server: %w", err)
-	}
+// infoFields reads an INFO reply's "field:value" lines.
+func infoFields(body string) map[string]string {
 	info := map[string]string{}
 	for _, line := range strings.Split(body, "\n") {
 		if k, v, ok := strings.Cut(strings.TrimRight(line, "\r"), ":"); ok && !strings.HasPrefix(k, "#") {
 			info[k] = v
 		}
 	}
-	return info, nil
-}
-
-func writeCommand(b *strings.Builder, args ...string) {
-	fmt.Fprintf(b, "*%d\r\n", len(args))
-	for _, a := range args {
-		fmt.Fprintf(b, "$%d\r\n%s\r\n", len(a), a)
-	}
-}
-
-// replyError is an error reply from the server.
-type replyError string
-
-func (e replyError) Error() string { return "server error: " + string(e) }
-
-// readReply reads a simple string, error or bulk string reply.
-func readReply(r *bufio.Reader) (string, error) {
-	line, err := r.ReadString('\n')
-	if err != nil {
-		return "", err
-	}
-	line = strings.TrimRight(line, "\r\n")
-	if line == "" {
-		return "", errors.New("empty reply")
-	}
-	switch line[0] {
-	case '+':
-		return line[1:], nil
-	case '-':
-		return "", replyError(line[1:])
-	case '$':
-		n, err := strconv.Atoi(line[1:])
-		if err != nil || n < 0 {
-			return "", fmt.Errorf("bad bulk length %q", line)
-		}
-		buf := make([]byte, n+2)
-		if _, err := io.ReadFull(r, buf); err != nil {
-			return "", err
-		}
-		return string(buf[:n]), nil
-	}
-	return "", fmt.Errorf("unexpected reply %q", line)
+	return info
 }

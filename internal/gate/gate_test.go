@@ -4,14 +4,13 @@ import (
 	"bytes"
 	"context"
 	"flag"
-	"os"
-	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/echomq/kit/internal/engines"
 	"github.com/echomq/kit/internal/enginestest"
+	"github.com/echomq/kit/internal/golden"
 )
 
 var update = flag.Bool("update", false, "rewrite transcripts/connector.out instead of comparing")
@@ -35,22 +34,7 @@ func TestTranscript(t *testing.T) {
 	if bytes.Contains(out.Bytes(), []byte(addr)) {
 		t.Errorf("transcript holds the server address %s", addr)
 	}
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(transcript), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(transcript, out.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(transcript)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if !bytes.Equal(out.Bytes(), want) {
-		t.Errorf("transcript differs from %s:\n--- got\n%s--- want\n%s", transcript, out.String(), want)
-	}
+	golden.Check(t, transcript, out.String(), *update, "make transcripts")
 }
 
 // TestGateIsDeterministic runs the gate twice on one server: the two transcripts must be equal.

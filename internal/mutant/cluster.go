@@ -3,8 +3,6 @@ package mutant
 import (
 	"context"
 	"errors"
-	"net"
-	"strconv"
 
 	"github.com/echomq/kit/drivers"
 	"github.com/echomq/kit/lua"
@@ -12,7 +10,7 @@ import (
 	"github.com/echomq/kit/reference/connector"
 	"github.com/echomq/kit/reference/emqerr"
 	"github.com/echomq/kit/reference/keys"
-	"github.com/echomq/kit/reference/resp"
+	"github.com/echomq/kit/reference/slotmap"
 )
 
 // The cluster mutants are fronts over the port's sessions that change nothing on a standalone
@@ -66,23 +64,14 @@ func misroute(ctx context.Context, seed string, q keys.Q) error {
 	if err != nil {
 		return err
 	}
-	slot := keys.Slot(q.Pending())
-	wrong := ""
-	for _, shard := range v.Elems {
-		f := kv(shard)
-		owns := false
-		ss := f["slots"].Elems
-		for i := 0; i+1 < len(ss); i += 2 {
-			lo, _ := ss[i].Int64()
-			hi, _ := ss[i+1].Int64()
-			owns = owns || (int64(slot) >= lo && int64(slot) <= hi)
-		}
-		for _, n := range f["nodes"].Elems {
-			nf := kv(n)
-			if role := nf["role"].Text(); !owns && (role == "master" || role == "primary") {
-				port, _ := nf["port"].Int64()
-				wrong = net.JoinHostPort(nf["ip"].Text(), strconv.FormatInt(port, 10))
-			}
+	shards, err := slotmap.Parse(v, seed)
+	if err != nil {
+		return err
+	}
+	wrong, owner := "", slotmap.Owner(shards, int(keys.Slot(q.Pending())))
+	for _, sh := range shards {
+		if sh.Primary != owner {
+			wrong = sh.Primary
 		}
 	}
 	if wrong == "" {
@@ -103,14 +92,6 @@ func misroute(ctx context.Context, seed string, q keys.Q) error {
 	s := b.MustScript(lua.Enqueue)
 	_, err = w.Do(ctx, "EVALSHA", s.SHA1, 4, q.Prefix()+"job:JOB0000000000A", q.Pending(), q.Scheduled(), q.Wake(), "JOB0000000000A", "x", 0)
 	return err
-}
-
-func kv(v resp.Value) map[string]resp.Value {
-	m := map[string]resp.Value{}
-	for i := 0; i+1 < len(v.Elems); i += 2 {
-		m[v.Elems[i].Text()] = v.Elems[i+1]
-	}
-	return m
 }
 
 // standaloneFallback retries a refused cluster-mode hello as a standalone one.

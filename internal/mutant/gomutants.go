@@ -11,6 +11,7 @@ import (
 	"github.com/echomq/kit/reference/fence"
 	"github.com/echomq/kit/reference/ids"
 	"github.com/echomq/kit/reference/keys"
+	"github.com/echomq/kit/reference/wait"
 )
 
 // goMutants break the port's Go side: the handshake, the minter, the key builder, the consumer,
@@ -136,14 +137,10 @@ func (keepLease) Release(context.Context, int, string) error { return nil }
 // pollPark sends nothing while "parked": it sleeps 5 ms and reports a wake, so the worker
 // claims again: a poll.
 func pollPark(ctx context.Context, _ *connector.Conn, _ time.Duration, _ []any) (bool, error) {
-	t := time.NewTimer(5 * time.Millisecond)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false, ctx.Err()
-	case <-t.C:
-		return true, nil
+	if err := wait.Sleep(ctx, 5*time.Millisecond); err != nil {
+		return false, err
 	}
+	return true, nil
 }
 
 // claimAfterTimeout pops as the canon says but takes a timed-out pop for a wake.

@@ -15,13 +15,15 @@ import (
 	"github.com/echomq/kit/reference/bus"
 	"github.com/echomq/kit/reference/connector"
 	"github.com/echomq/kit/reference/ids"
+	"github.com/echomq/kit/reference/wait"
 )
 
 // faultyMinter is a copy of the reference minter (reference/ids.Minter) with switches for
 // deliberate defects: plain mistakes a port author could make in a minter. The bus takes it
 // through its Minter seam (bus.Seams.Minter, see faulty); the reference minter holds no defect.
-// Without a defect it mints strictly increasing snowflakes under a leased worker id. Safe for
-// concurrent use.
+// Without a defect it mints strictly increasing snowflakes under a leased worker id, exactly as
+// the reference does (minter_test.go holds the copy to it: same ids from the same clock, same
+// lease calls, same failures). Safe for concurrent use.
 type faultyMinter struct {
 	leaser ids.Leaser
 	worker int
@@ -233,7 +235,7 @@ func (m *faultyMinter) NextSnowflake(ctx context.Context) (uint64, error) {
 		// lock, so that the renewal can record itself meanwhile (a long wait must not lapse a
 		// lease that is being renewed), then look at everything again.
 		m.mu.Unlock()
-		err = sleepCtx(ctx, time.Millisecond/4)
+		err = wait.Sleep(ctx, time.Millisecond/4)
 		m.mu.Lock()
 		if err != nil {
 			return 0, err
@@ -260,17 +262,6 @@ func (m *faultyMinter) millis() (uint64, error) {
 		return 0, fmt.Errorf("%w: %v", ids.ErrClock, m.now())
 	}
 	return uint64(d.Milliseconds()), nil
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // Close stops the renewal, waits for it to end and releases the lease. Idempotent.

@@ -25,8 +25,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -38,6 +36,8 @@ import (
 	"github.com/echomq/kit/reference/fence"
 	"github.com/echomq/kit/reference/keys"
 	"github.com/echomq/kit/reference/resp"
+	"github.com/echomq/kit/reference/slotmap"
+	"github.com/echomq/kit/reference/wait"
 )
 
 var (
@@ -404,48 +404,11 @@ func readShards(ctx context.Context, addr string, opt Options) ([]string, error)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: CLUSTER SHARDS on %s: %w", addr, err)
 	}
-	owner := make([]string, keys.Slots)
-	covered := 0
-	for _, shard := range v.Elems {
-		f := fields(shard)
-		primary := ""
-		for _, n := range f["nodes"].Elems {
-			nf := fields(n)
-			if role := nf["role"].Text(); role != "master" && role != "primary" {
-				continue
-			}
-			port, _ := nf["port"].Int64()
-			ip := nf["ip"].Text()
-			if ip == "" {
-				// A node that has never met a peer does not know its own address: it is the
-				// one we asked.
-				ip, _, _ = net.SplitHostPort(addr)
-			}
-			primary = net.JoinHostPort(ip, strconv.FormatInt(port, 10))
-		}
-		slots := f["slots"].Elems
-		for i := 0; i+1 < len(slots) && primary != ""; i += 2 {
-			lo, _ := slots[i].Int64()
-			hi, _ := slots[i+1].Int64()
-			for s := lo; s <= hi && s < keys.Slots; s++ {
-				owner[s] = primary
-				covered++
-			}
-		}
+	shards, err := slotmap.Parse(v, addr)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: %s: %w", addr, err)
 	}
-	if covered == 0 {
-		return nil, fmt.Errorf("cluster: %s: CLUSTER SHARDS names no primary owning slots", addr)
-	}
-	return owner, nil
-}
-
-// fields reads a RESP2 flat key/value array.
-func fields(v resp.Value) map[string]resp.Value {
-	m := map[string]resp.Value{}
-	for i := 0; i+1 < len(v.Elems); i += 2 {
-		m[v.Elems[i].Text()] = v.Elems[i+1]
-	}
-	return m
+	return slotmap.Owners(shards), nil
 }
 
 // SlotOf is the one slot of keys, ErrNoKeys if there are none, ErrCrossSlot if they disagree.
@@ -608,7 +571,7 @@ func (r *Router) route(ctx context.Context, slot uint16, name string, send func(
 			if waits > r.opt.TryAgainLimit {
 				return v, fmt.Errorf("%w: %s on slot %d: %d waits: %w", ErrRedirects, name, slot, waits-1, err)
 			}
-			if err := sleep(ctx, r.opt.TryAgain); err != nil {
+			if err := wait.Sleep(ctx, r.opt.TryAgain); err != nil {
 				return v, err
 			}
 			if kindOf(se) != "TRYAGAIN" {
@@ -655,17 +618,6 @@ func redirectTarget(msg string) (string, error) {
 		return "", fmt.Errorf("cluster: malformed redirect %q", msg)
 	}
 	return addr, nil
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // SlotOfQueue is the slot every key of queue q hashes to.

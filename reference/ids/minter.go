@@ -9,6 +9,8 @@ import (
 	"math/rand/v2"
 	"sync"
 	"time"
+
+	"github.com/echomq/kit/reference/wait"
 )
 
 // Leaser is the store of worker-id leases, `{emq}:minter:<w>` on the server (keys.Minter). The
@@ -224,7 +226,7 @@ func (m *Minter) NextSnowflake(ctx context.Context) (uint64, error) {
 		// lock, so that the renewal can record itself meanwhile (a long wait must not lapse a
 		// lease that is being renewed), then look at everything again.
 		m.mu.Unlock()
-		err = sleepCtx(ctx, time.Millisecond/4)
+		err = wait.Sleep(ctx, time.Millisecond/4)
 		m.mu.Lock()
 		if err != nil {
 			return 0, err
@@ -251,17 +253,6 @@ func (m *Minter) millis() (uint64, error) {
 		return 0, fmt.Errorf("%w: %v", ErrClock, m.now())
 	}
 	return uint64(d.Milliseconds()), nil
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // Close stops the renewal, waits for it to end and releases the lease. Idempotent.

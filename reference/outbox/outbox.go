@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/echomq/kit/reference/bus"
+	"github.com/echomq/kit/reference/wait"
 )
 
 // DefaultTable is the outbox table's name when Options.Table is empty.
@@ -147,12 +148,8 @@ func (o *Outbox) Run(ctx context.Context, pool *pgxpool.Pool) error {
 		if err == nil && n > 0 {
 			continue
 		}
-		t := time.NewTimer(o.opt.Poll)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-t.C:
+		if err := wait.Sleep(ctx, o.opt.Poll); err != nil {
+			return err
 		}
 	}
 }

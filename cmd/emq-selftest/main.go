@@ -1,0 +1,108 @@
+// Command emq-selftest is emq-conform with the kit's self-test flags, for the kit's own tests
+// and `make mutants`: it runs a mutant of the reference (internal/mutant) in-process, or passes
+// its name to a port that knows the catalogue (EMQ_MUTANT, as cmd/emq-port does), and can admit
+// a mutant's edited scripts as bundle scripts so the contracts judge its behaviour alone. Its
+// runs never certify. Port authors use cmd/emq-conform, which links none of this.
+//
+//	emq-selftest -mutant NAME [-admit-mutant-scripts] [every emq-conform flag]
+package main
+
+import (
+	"crypto/sha1"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/echomq/kit/drivers"
+	"github.com/echomq/kit/drivers/subprocess"
+	"github.com/echomq/kit/internal/conformcli"
+	"github.com/echomq/kit/internal/mutant"
+	"github.com/echomq/kit/lua"
+	"github.com/echomq/kit/reference/bus"
+	"github.com/echomq/kit/runner"
+)
+
+func main() {
+	os.Exit(conformcli.Main("emq-selftest", os.Args[1:], os.Stdout, os.Stderr, &selftest{}))
+}
+
+// selftest is the shell's extension: the mutant flags.
+type selftest struct {
+	mutant string
+	admit  bool
+	port   string
+}
+
+func (s *selftest) Flags(fs *flag.FlagSet) {
+	fs.StringVar(&s.mutant, "mutant", os.Getenv("EMQ_MUTANT"), "run this mutant of the reference (in-process), or pass EMQ_MUTANT to the port [EMQ_MUTANT]")
+	fs.BoolVar(&s.admit, "admit-mutant-scripts", false, "admit the -mutant's edited scripts as bundle scripts (never certifies)")
+}
+
+func (s *selftest) Factory(port string, sub subprocess.Options) (drivers.Factory, error) {
+	s.port = port
+	switch {
+	case s.mutant == "":
+		return nil, nil
+	case port == "":
+		return mutant.Factory(s.mutant)
+	}
+	sub.Env = append(sub.Env, "EMQ_MUTANT="+s.mutant)
+	return subprocess.New(port, sub)
+}
+
+func (s *selftest) Adjust(o *runner.Options, b *lua.Bundle) error {
+	if s.mutant == "" {
+		if s.admit {
+			return errors.New("-admit-mutant-scripts needs -mutant")
+		}
+		return nil
+	}
+	o.Note = join(s.mutant, o.Note)
+	o.Replay += " -mutant " + s.mutant
+	if !s.admit {
+		return nil
+	}
+	if s.port != "" {
+		return errors.New("-admit-mutant-scripts needs the in-process reference (no -port)")
+	}
+	admit, err := scripts(b, s.mutant)
+	if err != nil {
+		return err
+	}
+	o.Admit = admit
+	o.Note += " (edited scripts admitted: not a certification)"
+	o.Replay += " -admit-mutant-scripts"
+	return nil
+}
+
+func join(a, b string) string {
+	if b == "" {
+		return a
+	}
+	return a + " (" + b + ")"
+}
+
+// scripts are the SHA1s of a mutant's edited scripts, by script name.
+func scripts(b *lua.Bundle, name string) (map[string]string, error) {
+	spec, ok := mutant.Lookup(name)
+	if !ok {
+		return nil, fmt.Errorf("unknown mutant %q", name)
+	}
+	var opt bus.Options
+	if _, err := spec.Apply(&opt); err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	if opt.Rewrite == nil {
+		return out, nil
+	}
+	for _, s := range b.Scripts() {
+		if src := opt.Rewrite(s.Name, s.Source); src != s.Source {
+			sum := sha1.Sum([]byte(src))
+			out[hex.EncodeToString(sum[:])] = s.Name
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,118 @@
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/echomq/kit/contracts"
+)
+
+// The console's account of a run, printed before the verdict line: each failed clause in full,
+// the simplest of each contract first; the failed clause ids grouped by the rule they break; and
+// a line that replays exactly them.
+
+// Failures is every failed clause and every clause that could not run, in full: per contract
+// (canon order), the simplest failure first — the one with the fewest lines to read (a walk's
+// shrunk sequence and long exchanges come last).
+func Failures(r *contracts.Result, max int) string {
+	var b strings.Builder
+	for _, c := range r.Contracts {
+		type entry struct {
+			text  string
+			lines int
+		}
+		var es []entry
+		for _, cl := range c.Clauses {
+			switch {
+			case cl.Status == contracts.StatusNotRun && cl.Reason != "":
+				es = append(es, entry{fmt.Sprintf("\n--- %s NOT RUN\n%s\n", cl.ID, cl.Reason), 0})
+			case cl.Failed() || cl.Status == contracts.StatusNotOffered:
+				full := Failure(cl, 0)
+				es = append(es, entry{fmt.Sprintf("\n--- %s %s\n%s", cl.ID, shownStatus(c, cl), Failure(cl, max)), strings.Count(full, "\n")})
+			}
+		}
+		slices.SortStableFunc(es, func(a, b entry) int { return cmp.Compare(a.lines, b.lines) })
+		for _, e := range es {
+			b.WriteString(e.text)
+		}
+	}
+	return b.String()
+}
+
+// failed are the clauses a reader must act on: failed, harness errors, and (in a run that
+// meant to certify) clauses not run or not claimed.
+func failed(r *contracts.Result) []contracts.Clause {
+	var out []contracts.Clause
+	for _, c := range r.Contracts {
+		for _, cl := range c.Clauses {
+			if cl.Failed() || (!r.Filtered && (cl.Status == contracts.StatusNotClaimed || cl.Status == contracts.StatusNotRun)) {
+				out = append(out, cl)
+			}
+		}
+	}
+	return out
+}
+
+// ByRule lists the failed clause ids grouped by the rule each breaks (a clause not run or not
+// claimed, by its status), the rules in order of first appearance; "" when nothing failed.
+func ByRule(r *contracts.Result) string {
+	var order []string
+	ids := map[string][]string{}
+	for _, cl := range failed(r) {
+		k := cl.Rule()
+		switch cl.Status {
+		case contracts.StatusNotRun:
+			k = "NOT RUN: " + cl.Reason
+		case contracts.StatusNotClaimed:
+			k = "NOT CLAIMED: " + cl.Reason
+		}
+		if _, ok := ids[k]; !ok {
+			order = append(order, k)
+		}
+		ids[k] = append(ids[k], cl.ID)
+	}
+	if len(order) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	n := 0
+	for _, k := range order {
+		n += len(ids[k])
+	}
+	fmt.Fprintf(&b, "\nFAILED: %d clause(s), by the rule they break\n", n)
+	for _, k := range order {
+		fmt.Fprintf(&b, "  %s\n", k)
+		for _, id := range ids[k] {
+			fmt.Fprintf(&b, "    %s\n", id)
+		}
+	}
+	return b.String()
+}
+
+// Replay is a command line that runs exactly the failed clauses again with the same port and
+// seed ("" when nothing failed): `emq-conform -port '…' -focus '…' -seed N`. cmd is the program
+// and any flags it needs first ("emq-conform" when empty).
+func Replay(r *contracts.Result, cmd, portCommand string, seed int64) string {
+	var quoted []string
+	for _, cl := range failed(r) {
+		if cl.Status != contracts.StatusNotClaimed {
+			quoted = append(quoted, regexp.QuoteMeta(cl.ID))
+		}
+	}
+	if len(quoted) == 0 {
+		return ""
+	}
+	if cmd == "" {
+		cmd = "emq-conform"
+	}
+	if portCommand != "" {
+		cmd += " -port " + shellQuote(portCommand)
+	}
+	return fmt.Sprintf("replay: %s -focus %s -seed %d", cmd, shellQuote("^("+strings.Join(quoted, "|")+")$"), seed)
+}
+
+// shellQuote quotes s for a POSIX shell: single quotes, each ' written as '\”.
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

@@ -1,0 +1,262 @@
+// Package conformcli is emq-conform's flag shell: flags and environment to runner.Options, the
+// servers the checkout's emq-engines starts when none are given, and the exit status. The port
+// author's cmd/emq-conform is this shell alone; the kit's cmd/emq-selftest adds its self-test
+// flags through an Extension, so the port author's binary links none of the mutant machinery.
+package conformcli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/echomq/kit/contracts"
+	"github.com/echomq/kit/drivers"
+	"github.com/echomq/kit/drivers/inproc"
+	"github.com/echomq/kit/drivers/subprocess"
+	"github.com/echomq/kit/lua"
+	"github.com/echomq/kit/runner"
+)
+
+// Extension adds flags to the shell (the kit's self-test binary).
+type Extension interface {
+	// Flags registers the extension's flags.
+	Flags(fs *flag.FlagSet)
+	// Factory builds the port from the parsed flags (the in-process reference when port is
+	// ""); nil, nil leaves it to the shell.
+	Factory(port string, sub subprocess.Options) (drivers.Factory, error)
+	// Adjust changes the run before it starts (admitted scripts, the reports' note).
+	Adjust(o *runner.Options, b *lua.Bundle) error
+}
+
+// flags are the shell's parsed flags.
+type flags struct {
+	name                                                          string
+	args                                                          []string // as given, for a parallel run's workers
+	parallel                                                      int
+	worker                                                        string
+	port, valkey, cluster, out, knownFile, label, focus, admitDir string
+	list, version                                                 bool
+	deadline, startDeadline                                       time.Duration
+	servers                                                       map[string]*string // by contracts.Server name
+	seed                                                          int64
+}
+
+func parse(name string, args []string, stderr io.Writer, ext Extension) (flags, error) {
+	f := flags{name: name, args: args}
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	env := os.Getenv
+	fs.StringVar(&f.port, "port", env("EMQ_PORT"), "port command line (split shell-like); empty: the in-process reference bus [EMQ_PORT]")
+	fs.StringVar(&f.valkey, "valkey", env("EMQ_VALKEY_ADDR"), "host:port of a dedicated Valkey 8.1 (it is FLUSHALLed); empty: emq-engines (beside this binary, or in the kit's checkout) starts one [EMQ_VALKEY_ADDR]")
+	fs.StringVar(&f.cluster, "cluster", env("EMQ_CONFORM_CLUSTER"), "run against a Valkey Cluster: its node addresses, host:port,host:port,… (dedicated: every primary is FLUSHALLed); \"start\": emq-engines starts a 3-primary cluster [EMQ_CONFORM_CLUSTER]")
+	fs.StringVar(&f.out, "out", env("EMQ_CONFORM_OUT"), "certification folder (default certification/<port>/) [EMQ_CONFORM_OUT]")
+	fs.StringVar(&f.knownFile, "known-failing", env("EMQ_KNOWN_FAILING"), "file of contract ids allowed to fail, one per line, # comments [EMQ_KNOWN_FAILING]")
+	fs.StringVar(&f.label, "label", env("EMQ_LABEL"), "run only these contracts, e.g. C09 or C09,C10 [EMQ_LABEL]")
+	fs.StringVar(&f.focus, "focus", env("EMQ_FOCUS"), "run only clauses whose id matches this regular expression [EMQ_FOCUS]")
+	fs.BoolVar(&f.list, "list", false, "print the contracts and clauses without running")
+	fs.BoolVar(&f.version, "version", false, "print the kit's version, the bundle version and its digest")
+	fs.StringVar(&f.admitDir, "admit-scripts", "", "admit DIR/<name>.lua (a port's edited copy of lua/) as the bundle's scripts, and their bundle's digest, so that only behaviour is judged (never certifies)")
+	fs.Int64Var(&f.seed, "seed", 0, "replay the model-checked walks from this seed (a walk failure prints it); 0: the fixed default")
+	fs.IntVar(&f.parallel, "parallel", 1, "run the clauses on N Valkey servers at once (-valkey a,b,… gives N; without -valkey emq-engines starts them): every clause keeps its fresh keyspace, port process and MONITOR capture, and the reports are those of a serial run")
+	fs.StringVar(&f.worker, "worker", "", "internal: run as a worker of a -parallel run, claiming clauses in `DIR`")
+	fs.DurationVar(&f.deadline, "deadline", subprocess.DefaultDeadline, "per-request deadline for a subprocess port")
+	fs.DurationVar(&f.startDeadline, "start-deadline", subprocess.DefaultStartDeadline, "deadline of a subprocess port's first hello, which pays its start-up; a port that misses it is a harness error (exit 2)")
+	f.servers = map[string]*string{}
+	for _, s := range contracts.Servers() {
+		envName := s.Env()
+		f.servers[s.Name] = fs.String(strings.TrimPrefix(s.Flag, "-"), env(envName), "`ADDR`, "+s.What+"; absent: the clauses that need it are NOT RUN ["+envName+"]")
+	}
+	if ext != nil {
+		ext.Flags(fs)
+	}
+	if err := fs.Parse(args); err != nil {
+		return f, err
+	}
+	if fs.NArg() > 0 {
+		return f, fmt.Errorf("unexpected arguments: %q", fs.Args())
+	}
+	return f, nil
+}
+
+// Main runs the shell named name on args and returns the exit status.
+func Main(name string, args []string, stdout, stderr io.Writer, ext Extension) int {
+	f, err := parse(name, args, stderr, ext)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return runner.ExitCertified
+		}
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
+		return runner.ExitHarness
+	}
+	if f.list {
+		list(stdout)
+		return runner.ExitCertified
+	}
+	if f.version {
+		b, err := lua.Load()
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: HARNESS ERROR: the script bundle: %v\n", name, err)
+			return runner.ExitHarness
+		}
+		fmt.Fprintf(stdout, "%s %s (EchoMQ conformance kit), bundle %s, digest %s\n", name, contracts.KitVersion, lua.Version, b.Digest())
+		return runner.ExitCertified
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	engines := &runner.Engines{}
+	defer engines.Close()
+	o, cleanup, err := f.options(ctx, engines, ext)
+	defer cleanup()
+	if err == nil {
+		o.Stdout, o.Stderr = stdout, stderr
+		if f.worker != "" {
+			if err = runner.Work(ctx, o, f.worker); err == nil {
+				return runner.ExitCertified
+			}
+		} else {
+			var out *runner.Outcome
+			if out, err = runner.Run(ctx, o); err == nil {
+				return out.Exit
+			}
+		}
+	}
+	msg := oneLine(err.Error())
+	if !runner.IsHarness(err) {
+		msg = "HARNESS ERROR: " + msg
+	}
+	fmt.Fprintf(stderr, "%s: %s\n", name, msg)
+	return runner.ExitHarness
+}
+
+// oneLine is a multi-line error in one line: its first line and, when it quotes more (a port's
+// stderr tail), the last line of it.
+func oneLine(msg string) string {
+	lines := strings.Split(strings.TrimSpace(msg), "\n")
+	if len(lines) == 1 {
+		return lines[0]
+	}
+	last := strings.TrimSpace(lines[len(lines)-1])
+	return strings.TrimSpace(lines[0]) + " … " + last
+}
+
+func list(stdout io.Writer) {
+	for _, c := range contracts.List() {
+		fmt.Fprintf(stdout, "%s\n", c.Contract.Title())
+		fmt.Fprintf(stdout, "    %s\n", c.Contract.Rule)
+		for _, cl := range c.Clauses {
+			fmt.Fprintf(stdout, "  %s\n", cl)
+		}
+	}
+}
+
+// options turns the flags into a run: the selection, the port, the servers (given, or started
+// through emq-engines), the admitted scripts. cleanup stops what it started.
+func (f flags) options(ctx context.Context, engines *runner.Engines, ext Extension) (runner.Options, func(), error) {
+	cleanup := func() {}
+	o := runner.Options{Out: f.out, Seed: f.seed, PortCommand: f.port, Servers: map[string]contracts.Starter{}, Replay: f.name}
+	for _, l := range runner.SplitList(f.label) {
+		id, err := contracts.ParseID(l)
+		if err != nil {
+			return o, cleanup, fmt.Errorf("-label: %w", err)
+		}
+		o.Labels = append(o.Labels, id)
+	}
+	if f.focus != "" {
+		o.Focus = []string{f.focus}
+	}
+	// A selection that picks nothing is said before any server starts.
+	if _, err := contracts.Select(f.cluster != "", o.Labels, o.Focus); err != nil {
+		return o, cleanup, err
+	}
+	var err error
+	if f.knownFile != "" {
+		if o.KnownFailing, err = runner.ReadKnownFailing(f.knownFile); err != nil {
+			return o, cleanup, fmt.Errorf("-known-failing: %w", err)
+		}
+	}
+	if o.Factory, err = f.factory(ext); err != nil {
+		return o, cleanup, err
+	}
+	if cleanup, err = f.serversFor(ctx, engines, &o); err != nil {
+		return o, cleanup, err
+	}
+	bundle, err := lua.Load()
+	if err != nil {
+		return o, cleanup, err
+	}
+	if f.admitDir != "" {
+		if o.Admit, o.AdmitDigest, err = runner.AdmitScripts(bundle, f.admitDir); err != nil {
+			return o, cleanup, fmt.Errorf("-admit-scripts: %w", err)
+		}
+		o.Note = "scripts of " + f.admitDir + " admitted: not a certification"
+	}
+	if ext != nil {
+		err = ext.Adjust(&o, bundle)
+	}
+	return o, cleanup, err
+}
+
+// factory is the port: the extension's, a subprocess, or the in-process reference.
+func (f flags) factory(ext Extension) (drivers.Factory, error) {
+	sub := subprocess.Options{Deadline: f.deadline, StartDeadline: f.startDeadline, Prestart: true}
+	if ext != nil {
+		if fc, err := ext.Factory(f.port, sub); fc != nil || err != nil {
+			return fc, err
+		}
+	}
+	if f.port == "" {
+		return inproc.New(inproc.Options{})
+	}
+	return subprocess.New(f.port, sub)
+}
+
+// serversFor sets the run's Valkey (or cluster) and the other servers: those given by flag, and
+// without a given Valkey, emq-engines' (the checkout's convenience).
+func (f flags) serversFor(ctx context.Context, engines *runner.Engines, o *runner.Options) (func(), error) {
+	stop := func() {}
+	startCtx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	if f.parallel > 1 && f.worker == "" {
+		return f.parallelServers(startCtx, engines, o)
+	}
+	switch {
+	case f.cluster == "start" && f.valkey == "":
+		e, err := engines.Start(startCtx, "", "-cluster")
+		if err != nil {
+			return stop, fmt.Errorf("no Valkey Cluster: %w", err)
+		}
+		stop, o.Cluster = e.Stop, e.Cluster
+		o.Servers[contracts.ServerStandaloneValkey.Name] = contracts.Given(e.Addr) // C01 presents it to the port
+	case f.cluster != "":
+		if o.Cluster = runner.SplitList(f.cluster); len(o.Cluster) == 0 || f.cluster == "start" {
+			return stop, fmt.Errorf("-cluster %q names no node", f.cluster)
+		}
+		o.Valkey = f.valkey // both given: the runner refuses them
+	case f.valkey != "":
+		o.Valkey = f.valkey
+	default:
+		e, err := engines.Start(startCtx, "")
+		if err != nil {
+			return stop, fmt.Errorf("no Valkey: %w", err)
+		}
+		stop, o.Valkey = e.Stop, e.Addr
+	}
+	if f.valkey == "" && (f.cluster == "" || f.cluster == "start") {
+		for name, start := range engines.Servers() {
+			o.Servers[name] = start
+		}
+	}
+	for name, addr := range f.servers {
+		if *addr != "" {
+			o.Servers[name] = contracts.Given(*addr)
+		}
+	}
+	return stop, nil
+}

@@ -1,0 +1,10 @@
+//go:build !windows
+
+package runner
+
+import "syscall"
+
+// stopSignal ends a child emq-engines, which then stops its servers.
+var stopSignal = syscall.SIGTERM
+
+const exeSuffix = ""

@@ -1,0 +1,310 @@
+// Package runner is a certification run as a package: given a port (a drivers.Factory) and the
+// servers its clauses need, it runs the fourteen contracts, prints one line per contract and the
+// failures, ends with CONFORMANCE n/14, writes the certification folder and says the exit
+// status. cmd/emq-conform is a flag shell over it; a Go port's own go test calls it the same way
+// (README, "certify from your own go test").
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/echomq/kit/contracts"
+	"github.com/echomq/kit/contracts/report"
+	"github.com/echomq/kit/drivers"
+	"github.com/echomq/kit/lua"
+	"github.com/echomq/kit/protocol"
+	"github.com/echomq/kit/reference/emqerr"
+)
+
+// Exit statuses of a run.
+const (
+	ExitCertified = 0 // certified, or every selected contract passed or failed only as listed known failing
+	ExitFailed    = 1 // a contract failed, is not claimed, or did not run every clause; or the known-failing list is stale
+	ExitHarness   = 2 // the harness itself could not run (no Valkey, a bad option)
+)
+
+// Options are what a run needs. Factory and Valkey (or Cluster) are required.
+type Options struct {
+	// Factory starts a fresh port session per clause.
+	Factory drivers.Factory
+	// PortCommand is the port's command line, for the reports ("" for an in-process port).
+	PortCommand string
+	// Valkey is a dedicated Valkey 8.1 (every clause FLUSHALLs it).
+	Valkey string
+	// Cluster, instead of Valkey, names the nodes of a dedicated Valkey Cluster: the run is then
+	// against it (hello with cluster: true, the seed the first node).
+	Cluster []string
+	// Servers start the other servers clauses need, by contracts.Server name (contracts.Given
+	// for one given by address). A server not given leaves its clauses NOT RUN: the run is then
+	// not a certification.
+	Servers map[string]contracts.Starter
+	// Out is the certification folder; "" is certification/<port>.
+	Out string
+	// Labels and Focus select contracts and clauses; KnownFailing lists contracts that may fail.
+	Labels, Focus, KnownFailing []string
+	// Seed replays the model-checked walks; 0 is the fixed default.
+	Seed int64
+	// Admit and AdmitDigest admit edited scripts beside the bundle's (AdmitScripts): only
+	// behaviour is judged, and the run never certifies. Note says so in the reports.
+	Admit       map[string]string
+	AdmitDigest string
+	Note        string
+	// Stdout gets the console (contract lines, failures, the verdict); Stderr the notes. Nil:
+	// os.Stdout and os.Stderr.
+	Stdout, Stderr io.Writer
+	// Replay is the program (and flags) the replay line of a failed run names; "" is
+	// emq-conform.
+	Replay string
+	// Parallel > 1 runs the clauses on that many workers at once, each a process of its own
+	// (Worker starts it) with its own Valkey (Valkeys, one per worker) and every clause still on
+	// a fresh keyspace, a fresh port process and its own MONITOR capture; the reports are those
+	// of a run in one process. Standalone runs only.
+	Parallel int
+	Valkeys  []string
+	Worker   func(ctx context.Context, valkey, claims string) *exec.Cmd
+}
+
+// Outcome is a finished run.
+type Outcome struct {
+	Result     *contracts.Result
+	Facts      report.Facts
+	Dir        string // the certification folder
+	Transcript string // its transcript's path
+	Exit       int
+}
+
+// HarnessError is a run the harness could not do: nothing is said of the port (exit 2).
+type HarnessError struct{ Err error }
+
+func (e *HarnessError) Error() string { return "HARNESS ERROR: " + e.Err.Error() }
+func (e *HarnessError) Unwrap() error { return e.Err }
+
+func harness(format string, a ...any) error { return &HarnessError{fmt.Errorf(format, a...)} }
+
+// consoleLines bounds each exchange, wire trace and stderr tail on the console.
+const consoleLines = 24
+
+// Run certifies o.Factory. A returned error is a HarnessError; otherwise Outcome.Exit says the
+// verdict.
+func Run(ctx context.Context, o Options) (*Outcome, error) {
+	if o.Stdout == nil {
+		o.Stdout = os.Stdout
+	}
+	if o.Stderr == nil {
+		o.Stderr = os.Stderr
+	}
+	if o.Factory == nil {
+		return nil, harness("no port to certify")
+	}
+	defer closeFactory(o.Factory)
+	if _, err := contracts.Select(len(o.Cluster) > 0, o.Labels, o.Focus); err != nil {
+		return nil, harness("%v", err)
+	}
+	bundle, err := lua.Load()
+	if err != nil {
+		return nil, harness("the script bundle: %v", err)
+	}
+	vk, err := o.server(ctx)
+	if err != nil {
+		return nil, err
+	}
+	facts := report.Facts{
+		Port: o.Factory.Name(), PortCommand: o.PortCommand, KitVersion: contracts.KitVersion,
+		Bundle: lua.Version, BundleDigest: bundle.Digest(), ValkeyVersion: vk.Name + " " + vk.Version, Mutant: o.Note,
+		Cluster: len(o.Cluster) > 0,
+	}
+	hello, err := o.probe(ctx, vk, &facts)
+	if err != nil {
+		return nil, err
+	}
+	out := o.Out
+	if out == "" {
+		out = filepath.Join("certification", report.Label(facts.Port))
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return nil, harness("-out: %v", err)
+	}
+	var res *contracts.Result
+	if o.Parallel > 1 {
+		res, err = o.parallel(ctx, vk, facts, out, hello)
+	} else {
+		var cfg *contracts.Config
+		if cfg, err = o.config(bundle, vk); err == nil {
+			res, err = o.run(cfg, vk, facts, out)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if res.Hello != nil {
+		facts.PortRuntime = res.Hello.Runtime
+	}
+	return o.finish(res, facts, out)
+}
+
+// config is the contracts' configuration for a run against vk.
+func (o *Options) config(bundle *lua.Bundle, vk server) (*contracts.Config, error) {
+	cfg := &contracts.Config{Factory: o.Factory, Valkey: vk.Addr, Cluster: o.Cluster, Bundle: bundle, Seed: o.Seed,
+		Admit: o.Admit, AdmitDigest: o.AdmitDigest}
+	for name, start := range o.Servers {
+		if err := cfg.SetServer(name, start); err != nil {
+			return nil, harness("%v", err)
+		}
+	}
+	return cfg, nil
+}
+
+// server checks the run's Valkey (or cluster).
+func (o *Options) server(ctx context.Context) (server, error) {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	switch {
+	case len(o.Cluster) > 0 && o.Valkey != "":
+		return server{}, harness("-valkey and -cluster exclude each other: a run is against one server")
+	case len(o.Cluster) > 0:
+		vk, err := checkCluster(ctx, o.Cluster)
+		if err != nil {
+			return server{}, harness("no Valkey Cluster: %v", err)
+		}
+		return vk, nil
+	case o.Valkey == "":
+		return server{}, harness("no Valkey: %v", ErrNoEngines)
+	}
+	vk, err := checkValkey(ctx, o.Valkey)
+	if err != nil {
+		return server{}, harness("no Valkey: %v", err)
+	}
+	return vk, nil
+}
+
+// probe opens one session to learn the port's name and runtime for the reports. A port that
+// never completes a hello against the run's Valkey is a harness error at once: every clause
+// would only wait for it again. On a cluster, a port that refuses cluster mode runs on, every
+// clause NOT CLAIMED.
+func (o *Options) probe(ctx context.Context, vk server, facts *report.Facts) (*protocol.HelloResult, error) {
+	cluster := len(o.Cluster) > 0
+	h, err := probe(ctx, o.Factory, protocol.HelloArgs{Valkey: vk.Addr, Cluster: cluster})
+	var ue *drivers.UnsupportedError
+	switch {
+	case err == nil:
+		facts.PortRuntime = h.Runtime
+		if o.PortCommand != "" {
+			facts.Port = h.Name
+		}
+		if cluster && !slices.Contains(h.Capabilities, protocol.CapCluster) {
+			fmt.Fprintf(o.Stderr, "emq-conform: the port does not declare cluster mode (hello capability %q): every clause will be NOT CLAIMED\n", protocol.CapCluster)
+		}
+	case cluster && (errors.As(err, &ue) || errors.Is(err, emqerr.Server)):
+		fmt.Fprintf(o.Stderr, "emq-conform: the port's first hello with cluster: true failed: %v\n"+
+			"emq-conform: a port that does not support cluster mode (hello capability %q) has every clause NOT CLAIMED on a cluster\n", err, protocol.CapCluster)
+	default:
+		return nil, harness("the port never completed a hello against %s %s (%s): %v", vk.Name, vk.Version, vk.Addr, err)
+	}
+	if err != nil {
+		return nil, nil
+	}
+	return &h, nil
+}
+
+// run runs the contracts, the contract lines on the console as they finish.
+func (o *Options) run(cfg *contracts.Config, vk server, facts report.Facts, out string) (*contracts.Result, error) {
+	// Ginkgo's own reporter writes to standard output; it goes to ginkgo.log instead, and the
+	// console gets the contract lines.
+	console, restore, err := divertStdout(filepath.Join(out, "ginkgo.log"), o.Stdout)
+	if err != nil {
+		return nil, harness("%v", err)
+	}
+	defer restore()
+	against := vk.Name + " " + vk.Version
+	if len(o.Cluster) > 0 {
+		against = fmt.Sprintf("a Valkey Cluster (%s %s, %d nodes, seed %s)", vk.Name, vk.Version, len(o.Cluster), vk.Addr)
+	}
+	fmt.Fprintf(console, "EchoMQ conformance: %s against %s (bundle %s)\n", facts.Port, against, lua.Version)
+	ropt := contracts.RunOptions{Labels: o.Labels, Focus: o.Focus, KnownFailing: o.KnownFailing,
+		Progress: func(c contracts.ContractResult) { fmt.Fprintln(console, report.Line(c)) }}
+	res, err := contracts.Run(cfg, ropt)
+	if err != nil {
+		return nil, harness("%v", err)
+	}
+	return res, nil
+}
+
+// finish prints what failed and the verdict, and writes the certification folder.
+func (o *Options) finish(res *contracts.Result, facts report.Facts, out string) (*Outcome, error) {
+	for _, id := range res.Stale {
+		fmt.Fprintf(o.Stdout, "known-failing list is stale: %s passed\n", id)
+	}
+	// What failed, in full, before the verdict line: the rule, expected and got, and the lines
+	// exchanged with the port (the last of them; all of them in the reports), the simplest of
+	// each contract first; then the failed ids by rule and a line that replays them.
+	fmt.Fprint(o.Stdout, report.Failures(res, consoleLines))
+	fmt.Fprint(o.Stdout, report.ByRule(res))
+	if l := report.Replay(res, o.Replay, o.PortCommand, o.Seed); l != "" {
+		fmt.Fprintln(o.Stdout, l)
+	}
+	if l := report.SpreadLine(res); l != "" {
+		fmt.Fprintln(o.Stdout, l)
+	}
+	fmt.Fprintln(o.Stdout, report.Summary(res))
+	fmt.Fprintf(o.Stdout, "took %s\n", res.Duration.Round(100*time.Millisecond))
+	path, err := report.Write(out, res, facts)
+	if err != nil {
+		return nil, harness("writing reports: %v", err)
+	}
+	html, _ := filepath.Abs(filepath.Join(out, "report.html"))
+	fmt.Fprintf(o.Stdout, "reports: %s (transcript %s, badge.svg)\n", out, filepath.Base(path))
+	fmt.Fprintf(o.Stdout, "report: %s\n", html)
+	return &Outcome{Result: res, Facts: facts, Dir: out, Transcript: path, Exit: ExitCode(res)}, nil
+}
+
+// ExitCode is a result's exit status.
+func ExitCode(r *contracts.Result) int {
+	// An unfiltered run that left clauses unrun (a server it was not given) certifies nothing.
+	failed := len(r.Stale) > 0 || (!r.Filtered && r.ClausesRun < r.ClausesTotal) || (!r.Filtered && r.Spread != nil && !r.Spread.Covered())
+	for _, c := range r.Contracts {
+		switch c.Status {
+		case contracts.StatusHarnessError:
+			return ExitHarness
+		case contracts.StatusFail, contracts.StatusNotClaimed:
+			failed = true
+		}
+	}
+	if failed {
+		return ExitFailed
+	}
+	return ExitCertified
+}
+
+// probe opens one session to learn the port's name and runtime.
+func probe(ctx context.Context, f drivers.Factory, a protocol.HelloArgs) (protocol.HelloResult, error) {
+	d, err := f.Start(ctx)
+	if err != nil {
+		return protocol.HelloResult{}, err
+	}
+	h, err := d.Hello(ctx, a)
+	if cerr := d.Close(ctx); err == nil {
+		err = cerr
+	}
+	return h, err
+}
+
+// closeFactory ends what a factory keeps between sessions (a port process started ahead).
+func closeFactory(f drivers.Factory) {
+	if c, ok := f.(io.Closer); ok {
+		_ = c.Close()
+	}
+}
+
+// IsHarness tells a harness error.
+func IsHarness(err error) bool {
+	var he *HarnessError
+	return errors.As(err, &he)
+}
