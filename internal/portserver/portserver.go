@@ -80,4 +80,3 @@ func readLine(r *bufio.Reader) ([]byte, error) {
 		return bytes.TrimRight(line, "\r\n"), err
 	}
 }
-
