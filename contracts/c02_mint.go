@@ -16,7 +16,8 @@ import (
 var c02 = Contract{ID: "C02", Name: "mint",
 	Rule: "enqueue writes exactly the three-field row (pending, 0, payload) under a 14-byte JOB id from a leased minter; every key written parses and co-locates (slot vectors of §2)",
 	specs: func(s spec) {
-		domainClause(s, fieldGroup{[]string{"mint", "enqueue"}, ownField})
+		enqueueBatchClause(s)
+		domainClause(s, fieldGroup{[]string{"mint", "enqueue", "enqueue_batch"}, ownField})
 		s.clause("three-field-row", clauseOpts{}, func(t *T) {
 			q := t.q("orders")
 			payload := "pay\x00load\xff\n"

@@ -12,6 +12,7 @@ import (
 var c07 = Contract{ID: "C07", Name: "stale",
 	Rule: "a wrong token, or a lease that has passed, is refused EMQSTALE and the row survives untouched; the live token still settles; extend moves the deadline",
 	specs: func(s spec) {
+		completeBatchClause(s, true)
 		domainClause(s, fieldGroup{fencedOps, tokenField}, fieldGroup{[]string{"extend"}, ownField})
 		s.clause("wrong-token-refused", clauseOpts{}, func(t *T) {
 			id := t.enqueue("orders", "x")

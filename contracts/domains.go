@@ -101,6 +101,43 @@ func inputsOf(f protocol.Field) []input {
 	return in
 }
 
+// listInputs derives a list field's inputs: the list's own (absent, null, not a list, empty,
+// its longest, one too long, an item that is not an object), then every input of every item
+// field, sent in a one-item list built on item.
+func listInputs(f protocol.Field, item map[string]any) []input {
+	rep := func(n int) json.RawMessage {
+		items := make([]map[string]any, n)
+		for i := range items {
+			items[i] = item
+		}
+		return rawOf(items)
+	}
+	in := []input{
+		{"absent", nil, refuseArg, ruleFieldRequired},
+		{"null", rawOf(nil), refuseArg, ruleFieldType},
+		{"an object", rawOf(item), refuseArg, ruleFieldType},
+		{"a number", rawOf(1), refuseArg, ruleFieldType},
+		{"empty", rawOf([]any{}), refuseArg, ruleFieldRange},
+		{"max", rep(int(f.Max)), accept, ruleFieldRange},
+		{"max+1", rep(int(f.Max) + 1), refuseArg, ruleFieldRange},
+		{"an item null", rawOf([]any{nil}), refuseArg, ruleFieldType},
+	}
+	for _, sub := range f.Items {
+		for _, si := range inputsOf(sub) {
+			it := map[string]json.RawMessage{}
+			for k, v := range item {
+				it[k] = rawOf(v)
+			}
+			delete(it, sub.Name)
+			if si.raw != nil {
+				it[sub.Name] = si.raw
+			}
+			in = append(in, input{"[0]." + sub.Name + " " + si.label, rawOf([]any{it}), si.want, si.rule})
+		}
+	}
+	return in
+}
+
 // fixture makes the state one request of an op acts on and the request's valid fields.
 type fixture struct {
 	// base prepares queue q and returns a valid request's fields (seq and op aside).
@@ -137,7 +174,11 @@ func (t *T) fieldDomains(op string, sel domainSel) []string {
 			return b, t.snapshot()
 		}
 		base, before := fresh()
-		for _, in := range inputsOf(f) {
+		ins := inputsOf(f)
+		if f.Kind == protocol.KindList {
+			ins = listInputs(f, base[f.Name].([]map[string]any)[0])
+		}
+		for _, in := range ins {
 			t.cover(in.rule)
 			req := rawRequest(base, f.Name, in.raw)
 			m := t.mark()
@@ -244,8 +285,9 @@ func domainClause(s spec, groups ...fieldGroup) {
 		var bad []string
 		for _, g := range groups {
 			for _, op := range g.ops {
-				if op == "clock" && !slices.Contains(t.Hello.Capabilities, protocol.CapClock) {
-					continue
+				if op == "clock" && !slices.Contains(t.Hello.Capabilities, protocol.CapClock) ||
+					slices.Contains(protocol.BatchOps, op) && !slices.Contains(t.Hello.Capabilities, protocol.CapBatch) {
+					continue // a test aid or an optional op the port does not offer
 				}
 				bad = append(bad, t.fieldDomains(op, g.sel)...)
 			}
@@ -256,7 +298,8 @@ func domainClause(s spec, groups ...fieldGroup) {
 
 // namedOps are the ops with a queue, lane or job id field.
 var namedOps = []string{"key", "enqueue", "claim", "lane_claim", "extend", "complete", "retry", "fail", "checkpoint",
-	"reap", "promote", "morgue", "revive", "purge", "pause", "resume", "lane_pause", "lane_resume", "lane_ceiling", "park"}
+	"reap", "promote", "morgue", "revive", "purge", "pause", "resume", "lane_pause", "lane_resume", "lane_ceiling", "park",
+	"enqueue_batch", "claim_batch", "complete_batch"}
 
 // fencedOps are the ops that name (id, token).
 var fencedOps = []string{"extend", "complete", "retry", "fail", "checkpoint"}

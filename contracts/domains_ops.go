@@ -83,4 +83,15 @@ var fixtures = map[string]fixture{
 		return map[string]any{"queue": q, "consumers": 1, "jobs": 0, "lease_ms": 30000, "park_ms": 100, "timeout_ms": 2000}
 	}},
 	"clock": {base: func(t *T, _ string) map[string]any { return map[string]any{} }},
+	"enqueue_batch": {base: func(t *T, q string) map[string]any {
+		return map[string]any{"queue": q, "jobs": []map[string]any{{"payload_b64": b64("x"), "delay_ms": 0}}}
+	}},
+	"claim_batch": {consumes: true, base: func(t *T, q string) map[string]any {
+		t.enqueue(q, "x")
+		return map[string]any{"queue": q, "lease_ms": 30000, "n": 1}
+	}},
+	"complete_batch": {consumes: true, base: func(t *T, q string) map[string]any {
+		c := t.claimed(q)
+		return map[string]any{"queue": q, "jobs": []map[string]any{{"id": c["id"], "token": c["token"]}}}
+	}},
 }

@@ -112,7 +112,8 @@ func Raw(ctx context.Context, d Driver, op string, fields map[string]json.RawMes
 	return nil, fmt.Errorf("drivers: %s answered the unknown error type %q", op, reply.Error.Type)
 }
 
-// RawLine is the request line {"seq":seq,"op":op,<fields>}, fields in name order.
+// RawLine is the request line {"seq":seq,"op":op,<fields>}, fields in name order (a "seq" among
+// fields is replaced).
 func RawLine(seq uint64, op string, fields map[string]json.RawMessage) ([]byte, error) {
 	m := make(map[string]json.RawMessage, len(fields)+2)
 	for k, v := range fields {
@@ -185,4 +186,19 @@ var ops = map[string]opFunc{
 	"close": func(ctx context.Context, d Driver, _ []byte) (any, error) {
 		return protocol.Empty{}, d.Close(ctx)
 	},
+	"enqueue_batch":  batch(Batcher.EnqueueBatch),
+	"claim_batch":    batch(Batcher.ClaimBatch),
+	"complete_batch": batch(Batcher.CompleteBatch),
+}
+
+// batch adapts a Batcher method; a Driver that is none answers UNSUPPORTED.
+func batch[A, R any](f func(Batcher, context.Context, A) (R, error)) opFunc {
+	return call(func(d Driver, ctx context.Context, a A) (R, error) {
+		b, ok := d.(Batcher)
+		if !ok {
+			var zero R
+			return zero, &UnsupportedError{Op: "batch", Message: "this port has no batch ops"}
+		}
+		return f(b, ctx, a)
+	})
 }

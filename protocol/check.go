@@ -41,6 +41,14 @@ func Check(op string, fields map[string]json.RawMessage) (map[string]json.RawMes
 			}
 			continue
 		}
+		if f.Kind == KindList {
+			list, err := f.checkList(op, raw)
+			if err != nil {
+				return nil, err
+			}
+			out[f.Name] = list
+			continue
+		}
 		n, err := f.check(op, raw)
 		if err != nil {
 			return nil, err
@@ -56,6 +64,42 @@ func Check(op string, fields map[string]json.RawMessage) (map[string]json.RawMes
 		}
 	}
 	return out, nil
+}
+
+// checkList holds a list field to its length and each of its objects to f.Items, and returns
+// the list with every integer in plain decimal.
+func (f Field) checkList(op string, raw json.RawMessage) (json.RawMessage, error) {
+	var items []map[string]json.RawMessage
+	if len(raw) == 0 || raw[0] != '[' || json.Unmarshal(raw, &items) != nil {
+		return nil, &FieldError{op, f.Name, "EMQARG", fmt.Sprintf("%s is %.40s: want a list of objects", f.Name, raw)}
+	}
+	if n := int64(len(items)); n < f.Min || n > f.Max {
+		return nil, &FieldError{op, f.Name, "EMQARG", fmt.Sprintf("%s holds %d objects: want %d..%d", f.Name, n, f.Min, f.Max)}
+	}
+	for i, obj := range items {
+		if obj == nil {
+			return nil, &FieldError{op, fmt.Sprintf("%s[%d]", f.Name, i), "EMQARG", "null: want an object"}
+		}
+		for _, sub := range f.Items {
+			v, present := obj[sub.Name]
+			at := sub
+			at.Name = fmt.Sprintf("%s[%d].%s", f.Name, i, sub.Name)
+			if !present {
+				if sub.Required {
+					return nil, &FieldError{op, at.Name, "EMQARG", "missing required field " + at.Name}
+				}
+				continue
+			}
+			n, err := at.check(op, v)
+			if err != nil {
+				return nil, err
+			}
+			if sub.Kind == KindInt {
+				obj[sub.Name] = json.RawMessage(strconv.FormatInt(n, 10))
+			}
+		}
+	}
+	return json.Marshal(items)
 }
 
 // requiredBy tells a field required by another field's value (When "type=job").

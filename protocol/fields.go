@@ -66,6 +66,8 @@ const (
 	KindJobID
 	// KindKeyType is one of KeyTypes; any other string is EMQKEY (canon §2.4).
 	KindKeyType
+	// KindList is a JSON array of Min..Max objects, each held to Items.
+	KindList
 )
 
 func (k Kind) String() string {
@@ -86,6 +88,8 @@ func (k Kind) String() string {
 		return "job id"
 	case KindKeyType:
 		return "key type"
+	case KindList:
+		return "list"
 	}
 	return "unknown"
 }
@@ -110,6 +114,8 @@ type Field struct {
 	Absent string
 	// Zero, if set, says what the value 0 means for a field whose range starts above it.
 	Zero string
+	// Items are the fields of each object of a KindList field (Min..Max of them).
+	Items []Field
 }
 
 // Has tells whether f has a documented default value (an integer Default).
@@ -182,6 +188,13 @@ var Fields = map[string][]Field{
 		{Name: "set_ms", Kind: KindInt, Min: EpochMS, Max: MaxClockMS, Default: "0", Zero: "the real clock"},
 		{Name: "scale", Kind: KindInt, Min: 1, Max: MaxClockScale, Default: "1"},
 	},
+	"enqueue_batch": {name("queue"), {Name: "jobs", Kind: KindList, Required: true, Min: 1, Max: MaxBatch, Items: []Field{
+		b64("payload_b64"), {Name: "id", Kind: KindJobID, Absent: "the port mints one"}, {Name: "delay_ms", Kind: KindInt, Min: 0, Max: MaxMS, Default: "0"},
+	}}},
+	"claim_batch": {name("queue"), lease(), ints("n", 1, MaxBatch)},
+	"complete_batch": {name("queue"), {Name: "jobs", Kind: KindList, Required: true, Min: 1, Max: MaxBatch, Items: []Field{
+		jobID(), token(),
+	}}},
 }
 
 // EpochMS is the snowflake epoch (canon §3.1, 2024-01-01T00:00:00Z) in Unix milliseconds, and
@@ -199,6 +212,8 @@ func (f Field) Row(op string) string {
 
 func (f Field) domain() string {
 	switch f.Kind {
+	case KindList:
+		return "list of " + num(f.Min) + ".." + num(f.Max) + " objects (below)"
 	case KindInt:
 		d := "integer " + num(f.Min) + ".." + num(f.Max)
 		if f.Zero != "" {
@@ -247,12 +262,17 @@ func num(n int64) string {
 	return strconv.FormatInt(n, 10)
 }
 
-// FieldRows renders every op's fields, in the order of Ops.
+// FieldRows renders every op's fields, in the order of Ops; a list's item fields follow it as
+// "jobs[].id".
 func FieldRows() []string {
 	var rows []string
 	for _, op := range Ops {
 		for _, f := range Fields[op] {
 			rows = append(rows, f.Row(op))
+			for _, it := range f.Items {
+				it.Name = f.Name + "[]." + it.Name
+				rows = append(rows, it.Row(op))
+			}
 		}
 	}
 	return rows

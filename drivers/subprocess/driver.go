@@ -243,11 +243,18 @@ func (d *driver) Raw(ctx context.Context, op string, fields map[string]json.RawM
 	if err := d.usable(op); err != nil {
 		return nil, err
 	}
-	req, err := drivers.RawLine(d.seq+1, op, fields)
+	seq := d.seq + 1
+	if raw, ok := fields["seq"]; ok {
+		// The harness chose the seq (the echo is the port's duty, whatever the number).
+		if err := json.Unmarshal(raw, &seq); err != nil {
+			return nil, fmt.Errorf("subprocess: %s: seq %s: %w", op, raw, err)
+		}
+	}
+	req, err := drivers.RawLine(seq, op, fields)
 	if err != nil {
 		return nil, fmt.Errorf("subprocess: %s: %w", op, err)
 	}
-	return d.send(ctx, op, req, d.f.opt.Deadline)
+	return d.sendSeq(ctx, op, req, seq, d.f.opt.Deadline)
 }
 
 // usable refuses a call on a failed or closed session.
@@ -264,11 +271,15 @@ func (d *driver) usable(op string) error {
 // send writes req (whose seq is d.seq+1) and reads its reply within timeout (the start deadline
 // for a session's first request).
 func (d *driver) send(ctx context.Context, op string, req []byte, timeout time.Duration) (json.RawMessage, error) {
+	return d.sendSeq(ctx, op, req, d.seq+1, timeout)
+}
+
+// sendSeq is send for a request whose seq is seq.
+func (d *driver) sendSeq(ctx context.Context, op string, req []byte, seq uint64, timeout time.Duration) (json.RawMessage, error) {
 	if d.seq == 0 && timeout < d.f.opt.StartDeadline {
 		timeout = d.f.opt.StartDeadline
 	}
 	d.seq++
-	seq := d.seq
 	deadline := time.Now().Add(timeout)
 	_ = d.stdin.SetWriteDeadline(deadline)
 	d.f.rec.add("→ ", req)
@@ -447,6 +458,18 @@ func (d *driver) Park(ctx context.Context, a protocol.ParkArgs) (protocol.ParkRe
 		return out, d.fail("park", "result does not decode: "+err.Error(), raw)
 	}
 	return out, nil
+}
+
+// EnqueueBatch, ClaimBatch and CompleteBatch are the optional batch ops (drivers.Batcher); a
+// port without them answers UNSUPPORTED.
+func (d *driver) EnqueueBatch(ctx context.Context, a protocol.EnqueueBatchArgs) (protocol.EnqueueBatchResult, error) {
+	return do[protocol.EnqueueBatchResult](ctx, d, "enqueue_batch", a)
+}
+func (d *driver) ClaimBatch(ctx context.Context, a protocol.ClaimBatchArgs) (protocol.ClaimBatchResult, error) {
+	return do[protocol.ClaimBatchResult](ctx, d, "claim_batch", a)
+}
+func (d *driver) CompleteBatch(ctx context.Context, a protocol.CompleteBatchArgs) (protocol.CompleteBatchResult, error) {
+	return do[protocol.CompleteBatchResult](ctx, d, "complete_batch", a)
 }
 
 // Clock is the optional clock test op (drivers.Clocker); a port without it answers UNSUPPORTED.
