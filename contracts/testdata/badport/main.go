@@ -1,7 +1,8 @@
 // Command badport wraps a real port and sabotages one op, for the harness's robustness tests:
 // BADPORT_CMD is the real port (split on blanks), BADPORT_OP the op to sabotage and
 // BADPORT_MODE what happens there: crash (exit 3 without answering), hang (never answer) or
-// garbage (print a line that is not a reply). BADPORT_CLAIMS, when set, replaces the claims of
+// garbage (print a line that is not a reply); with BADPORT_OP "*" and mode count, every reply
+// carries the port's own count of requests instead of the seq it answers. BADPORT_CLAIMS, when set, replaces the claims of
 // the port's hello by this comma-separated list.
 package main
 
@@ -34,7 +35,9 @@ func main() {
 	replies.Buffer(nil, 64<<20)
 	reqs := bufio.NewScanner(os.Stdin)
 	reqs.Buffer(nil, 64<<20)
+	count := 0
 	for reqs.Scan() {
+		count++
 		var req struct {
 			Op string `json:"op"`
 		}
@@ -61,6 +64,16 @@ func main() {
 			var r map[string]any
 			if json.Unmarshal(reply, &r) == nil && r["ok"] == true {
 				r["result"].(map[string]any)["claims"] = strings.Split(claims, ",")
+				reply, _ = json.Marshal(r)
+			}
+		}
+		if op == "*" && mode == "count" {
+			var r map[string]any
+			if json.Unmarshal(reply, &r) == nil {
+				if r["seq"] != float64(count) {
+					fmt.Fprintf(os.Stderr, "badport: sabotaging %s with %s\n", req.Op, mode)
+				}
+				r["seq"] = count
 				reply, _ = json.Marshal(r)
 			}
 		}

@@ -1,0 +1,149 @@
+package mutant
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+
+	"github.com/echomq/kit/drivers"
+	"github.com/echomq/kit/protocol"
+	"github.com/echomq/kit/reference/bus"
+	"github.com/echomq/kit/reference/emqerr"
+)
+
+// A session front breaks the port protocol's own rules (PROTOCOL.md Part B): what the port owes
+// the conversation beside each op's effect, and the batch ops' duties (A17).
+type sessionFront struct {
+	drivers.Driver
+	opened *protocol.HelloResult
+	// hide drops capabilities from hello's answer while the port still answers for them.
+	hide []string
+	// reHello answers a second hello with the open session's hello.
+	reHello bool
+	// refuseTTL refuses hello's minter_ttl_ms when the capability is hidden.
+	refuseTTL bool
+	// batch rewrites the batch ops (nil: they pass through).
+	enq   func(protocol.EnqueueBatchArgs, protocol.EnqueueBatchResult) (protocol.EnqueueBatchArgs, protocol.EnqueueBatchResult)
+	claim func(protocol.ClaimBatchResult) protocol.ClaimBatchResult
+	done  func(protocol.CompleteBatchArgs, protocol.CompleteBatchResult) (protocol.CompleteBatchArgs, protocol.CompleteBatchResult)
+}
+
+func (f *sessionFront) Hello(ctx context.Context, a protocol.HelloArgs) (protocol.HelloResult, error) {
+	if f.opened != nil && f.reHello {
+		return *f.opened, nil
+	}
+	if f.refuseTTL && a.MinterTTLMS != 0 {
+		return protocol.HelloResult{}, &emqerr.Error{Type: emqerr.TypeArg, Message: "minter_ttl_ms is not a field this port knows"}
+	}
+	h, err := f.Driver.Hello(ctx, a)
+	if err == nil {
+		h.Capabilities = slices.DeleteFunc(h.Capabilities, func(c string) bool { return slices.Contains(f.hide, c) })
+		f.opened = &h
+	}
+	return h, err
+}
+
+func (f *sessionFront) Clock(ctx context.Context, a protocol.ClockArgs) error {
+	return f.Driver.(drivers.Clocker).Clock(ctx, a)
+}
+
+func (f *sessionFront) EnqueueBatch(ctx context.Context, a protocol.EnqueueBatchArgs) (protocol.EnqueueBatchResult, error) {
+	if f.enq != nil {
+		a, _ = f.enq(a, protocol.EnqueueBatchResult{})
+	}
+	r, err := f.Driver.(drivers.Batcher).EnqueueBatch(ctx, a)
+	if f.enq != nil && err == nil {
+		_, r = f.enq(a, r)
+	}
+	return r, err
+}
+
+func (f *sessionFront) ClaimBatch(ctx context.Context, a protocol.ClaimBatchArgs) (protocol.ClaimBatchResult, error) {
+	r, err := f.Driver.(drivers.Batcher).ClaimBatch(ctx, a)
+	if f.claim != nil && err == nil {
+		r = f.claim(r)
+	}
+	return r, err
+}
+
+func (f *sessionFront) CompleteBatch(ctx context.Context, a protocol.CompleteBatchArgs) (protocol.CompleteBatchResult, error) {
+	if f.done != nil {
+		a, _ = f.done(a, protocol.CompleteBatchResult{})
+	}
+	r, err := f.Driver.(drivers.Batcher).CompleteBatch(ctx, a)
+	if f.done != nil && err == nil {
+		_, r = f.done(a, r)
+	}
+	return r, err
+}
+
+// sessionWrap is a Go mutant of a session front configured by set.
+func sessionWrap(set func(*sessionFront)) func(*bus.Options) Wrap {
+	return front(func(d drivers.Driver) drivers.Driver {
+		f := &sessionFront{Driver: d}
+		set(f)
+		return f
+	})
+}
+
+// sessionMutants break the port protocol's own rules and the batch ops' duties.
+var sessionMutants = []Spec{
+	{Name: "unknown-op-accepted", Contract: "C01", Rule: "unknown-op", Defect: "an op the protocol does not have is answered ok with an empty result, not UNSUPPORTED",
+		Go: jsonWrap(func(op string, _ map[string]json.RawMessage) (json.RawMessage, error) {
+			if !slices.Contains(protocol.Ops, op) {
+				return json.RawMessage("{}"), nil
+			}
+			return nil, nil
+		})},
+	{Name: "second-hello-accepted", Contract: "C01", Rule: "second-hello", Defect: "a second hello on the open session answers the first hello again instead of EMQARG",
+		Go: sessionWrap(func(f *sessionFront) { f.reHello = true })},
+	{Name: "clock-undeclared-answers", Contract: "C01", Rule: "aid-unsupported", Defect: "the port does not declare the clock capability, yet answers the clock op ok instead of UNSUPPORTED",
+		Go: sessionWrap(func(f *sessionFront) { f.hide = []string{protocol.CapClock} })},
+	{Name: "ttl-undeclared-refused", Contract: "C01", Rule: "aid-ignored", Defect: "a port without the minter_ttl capability refuses hello's minter_ttl_ms instead of ignoring it",
+		Go: sessionWrap(func(f *sessionFront) { f.hide, f.refuseTTL = []string{protocol.CapMinterTTL}, true })},
+	{Name: "batch-enqueue-ignores-delay", Contract: "C02", Rule: "A17-enqueue-batch", Defect: "enqueue_batch enqueues every job at once, ignoring its delay_ms",
+		Go: sessionWrap(func(f *sessionFront) {
+			f.enq = func(a protocol.EnqueueBatchArgs, r protocol.EnqueueBatchResult) (protocol.EnqueueBatchArgs, protocol.EnqueueBatchResult) {
+				a.Jobs = slices.Clone(a.Jobs)
+				for i := range a.Jobs {
+					a.Jobs[i].DelayMS = 0
+				}
+				return a, r
+			}
+		})},
+	{Name: "batch-duplicate-created", Contract: "C03", Rule: "A17-enqueue-batch", Defect: "enqueue_batch answers created: true for a duplicate id",
+		Go: sessionWrap(func(f *sessionFront) {
+			f.enq = func(a protocol.EnqueueBatchArgs, r protocol.EnqueueBatchResult) (protocol.EnqueueBatchArgs, protocol.EnqueueBatchResult) {
+				for i := range r.Jobs {
+					r.Jobs[i].Created = true
+				}
+				return a, r
+			}
+		})},
+	{Name: "claim-batch-newest-first", Contract: "C06", Rule: "A17-claim-batch", Defect: "claim_batch lists its claims newest first",
+		Go: sessionWrap(func(f *sessionFront) {
+			f.claim = func(r protocol.ClaimBatchResult) protocol.ClaimBatchResult { slices.Reverse(r.Jobs); return r }
+		})},
+	{Name: "complete-batch-drops-last", Contract: "C08", Rule: "A17-complete-batch", Defect: "complete_batch settles all pairs but the last, and answers ok for it",
+		Go: sessionWrap(func(f *sessionFront) {
+			f.done = func(a protocol.CompleteBatchArgs, r protocol.CompleteBatchResult) (protocol.CompleteBatchArgs, protocol.CompleteBatchResult) {
+				if r.Results == nil && len(a.Jobs) > 1 {
+					a.Jobs = a.Jobs[:len(a.Jobs)-1]
+					return a, r
+				}
+				if len(r.Results) > 0 {
+					r.Results = append(r.Results, protocol.PairResult{OK: true})
+				}
+				return a, r
+			}
+		})},
+	{Name: "complete-batch-stale-ok", Contract: "C07", Rule: "A17-stale-pair", Defect: "complete_batch answers ok for a stale pair",
+		Go: sessionWrap(func(f *sessionFront) {
+			f.done = func(a protocol.CompleteBatchArgs, r protocol.CompleteBatchResult) (protocol.CompleteBatchArgs, protocol.CompleteBatchResult) {
+				for i := range r.Results {
+					r.Results[i] = protocol.PairResult{OK: true}
+				}
+				return a, r
+			}
+		})},
+}
