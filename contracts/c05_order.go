@@ -13,6 +13,7 @@ import (
 var c05 = Contract{ID: "C05", Name: "order",
 	Rule: "ids minted in sequence, even within one millisecond and across a pool of connections, sort in mint order; claims come oldest first",
 	specs: func(s spec) {
+		clockRealClause(s)
 		domainClause(s, fieldGroup{[]string{"clock"}, ownField})
 		increasing := func(t *T, list []string, what string) {
 			t.cover(ruleMintOrder)

@@ -43,9 +43,10 @@ func (t *T) waitBlocked(n int) {
 }
 
 type parked struct {
-	res protocol.ParkResult
-	err error
-	at  time.Time
+	res       protocol.ParkResult
+	err       error
+	at        time.Time
+	consumers int
 }
 
 // park runs the park op in the background.
@@ -57,7 +58,7 @@ func (t *T) park(a protocol.ParkArgs) <-chan parked {
 		defer GinkgoRecover()
 		defer close(finished)
 		r, err := t.D.Park(t.ctx, a)
-		ch <- parked{r, err, time.Now()}
+		ch <- parked{r, err, time.Now(), a.Consumers}
 	}()
 	return ch
 }

@@ -65,6 +65,9 @@ func inputsOf(f protocol.Field) []input {
 			input{"a string", rawOf(strconv.FormatInt(max(f.Min, 1), 10)), refuseArg, ruleFieldType},
 			input{"a fraction", json.RawMessage(fmt.Sprintf("%d.5", f.Min)), refuseArg, ruleFieldType},
 			input{"a boolean", rawOf(true), refuseArg, ruleFieldType},
+			input{"an array", rawOf([]int64{max(f.Min, 1)}), refuseArg, ruleFieldType},
+			input{"an object", rawOf(map[string]int64{"n": max(f.Min, 1)}), refuseArg, ruleFieldType},
+			input{"min in exponent form", json.RawMessage(fmt.Sprintf("%de0", f.Min)), accept, ruleFieldType},
 			input{"-1", rawOf(-1), refuseArg, ruleFieldRange},
 			input{"min", rawOf(f.Min), accept, ruleFieldRange},
 			input{"max", rawOf(f.Max), accept, ruleFieldRange},
@@ -79,12 +82,19 @@ func inputsOf(f protocol.Field) []input {
 			in = append(in, input{"min-1", rawOf(f.Min - 1), refuseArg, ruleFieldRange})
 		}
 	case protocol.KindBool:
-		in = append(in, input{"a string", rawOf("true"), refuseArg, ruleFieldType}, input{"a number", rawOf(1), refuseArg, ruleFieldType})
+		in = append(in, input{"a string", rawOf("true"), refuseArg, ruleFieldType}, input{"a number", rawOf(1), refuseArg, ruleFieldType},
+			input{"an array", rawOf([]bool{false}), refuseArg, ruleFieldType}, input{"an object", rawOf(map[string]bool{"x": false}), refuseArg, ruleFieldType})
 	default:
-		in = append(in, input{"a number", rawOf(5), refuseArg, ruleFieldType}, input{"an array", rawOf([]string{"x"}), refuseArg, ruleFieldType})
+		in = append(in, input{"a number", rawOf(5), refuseArg, ruleFieldType}, input{"an array", rawOf([]string{"x"}), refuseArg, ruleFieldType},
+			input{"a boolean", rawOf(true), refuseArg, ruleFieldType}, input{"an object", rawOf(map[string]string{"x": "y"}), refuseArg, ruleFieldType})
 	}
 	switch f.Kind {
-	case protocol.KindName, protocol.KindJobID, protocol.KindKeyType:
+	case protocol.KindKeyType:
+		in = append(in, input{"empty", rawOf(""), refuseKey, ruleFieldEmptyName})
+		for _, bad := range []string{"bogus", "Pending", "pendings", "minter", "bundle", "job "} {
+			in = append(in, input{"the type " + strconvQuote(bad), rawOf(bad), refuseKey, ruleKeyBuilder})
+		}
+	case protocol.KindName, protocol.KindJobID:
 		in = append(in, input{"empty", rawOf(""), refuseKey, ruleFieldEmptyName})
 	case protocol.KindAddr:
 		in = append(in, input{"empty", rawOf(""), refuseArg, ruleFieldType})
@@ -161,6 +171,9 @@ func (t *T) fieldDomains(op string, sel domainSel) []string {
 	}
 	var bad []string
 	n := 0
+	if sel(op, protocol.Field{Name: unknownField}) {
+		bad = append(bad, t.unknownFieldIgnored(op, fx)...)
+	}
 	for _, f := range protocol.Fields[op] {
 		if !sel(op, f) {
 			continue
@@ -197,6 +210,23 @@ func (t *T) fieldDomains(op string, sel domainSel) []string {
 		}
 	}
 	return bad
+}
+
+func strconvQuote(s string) string { return strconv.Quote(s) }
+
+// unknownField is a field no op lists; an op's owner sends it once (PROTOCOL.md: ignored).
+const unknownField = "x_not_in_the_table"
+
+// unknownFieldIgnored sends op's valid request with a field the op does not list: the port
+// answers as if it were not there.
+func (t *T) unknownFieldIgnored(op string, fx fixture) []string {
+	t.cover(ruleFieldUnknown)
+	req := rawRequest(fx.base(t, "fdx"), unknownField, rawOf(1))
+	_, err := drivers.Raw(t.ctx, t.D, op, req)
+	if got, text := classify(err); got != accept {
+		return []string{fmt.Sprintf("[%s] %s with the unknown field %s: the field is ignored, got %s", ruleFieldUnknown.ID, op, unknownField, text)}
+	}
+	return nil
 }
 
 // rawRequest is base with field set to raw (or left out when raw is nil), every value JSON.
