@@ -198,7 +198,7 @@ func TestMisbehavingPortFailsCleanly(t *testing.T) {
 }
 
 // TestVerdicts covers the statuses and exit codes beyond PASS and FAIL: an unclaimed contract,
-// a known-failing list (honoured, and stale), and a harness that cannot run.
+// clauses not offered, a known-failing list (honoured, and stale), and a harness that cannot run.
 func TestVerdicts(t *testing.T) {
 	port := realPort(t)
 	known := filepath.Join(t.TempDir(), "known-failing")
@@ -212,6 +212,21 @@ func TestVerdicts(t *testing.T) {
 		}
 		if !strings.Contains(r.stdout, "C02 mint") || !strings.Contains(r.stdout, "NOT CLAIMED") {
 			t.Errorf("console:\n%s", r.stdout)
+		}
+	})
+	t.Run("not-offered", func(t *testing.T) {
+		// A port without the clock aid: its clock clauses are NOT RUN (not offered), and C05
+		// still passes (canon §7, PROTOCOL.md Part B Capabilities).
+		r := conform(t, []string{"BADPORT_CMD=" + port, "BADPORT_HIDE_CAPS=clock"}, "-port", bins["badport"], "-label", "C05")
+		c := r.status("C05")
+		offered := 0
+		for _, cl := range c.Clauses {
+			if cl.Verdict == contracts.StatusNotOffered {
+				offered++
+			}
+		}
+		if c.Status != contracts.StatusPass || c.Partial() || offered < 3 {
+			t.Fatalf("C05 %s (partial %v), %d clauses not offered; want PASS, not partial, the clock clauses not offered\n%s", c.Status, c.Partial(), offered, r.stdout)
 		}
 	})
 	t.Run("known-failing", func(t *testing.T) {

@@ -3,7 +3,8 @@
 // BADPORT_MODE what happens there: crash (exit 3 without answering), hang (never answer) or
 // garbage (print a line that is not a reply); with BADPORT_OP "*" and mode count, every reply
 // carries the port's own count of requests instead of the seq it answers. BADPORT_CLAIMS, when set, replaces the claims of
-// the port's hello by this comma-separated list.
+// the port's hello by this comma-separated list; BADPORT_HIDE_CAPS drops these capabilities
+// (comma-separated) from it.
 package main
 
 import (
@@ -60,6 +61,21 @@ func main() {
 			os.Exit(4)
 		}
 		reply := replies.Bytes()
+		if hide := os.Getenv("BADPORT_HIDE_CAPS"); req.Op == "hello" && hide != "" {
+			var r map[string]any
+			if json.Unmarshal(reply, &r) == nil && r["ok"] == true {
+				res := r["result"].(map[string]any)
+				caps, _ := res["capabilities"].([]any)
+				var kept []any
+				for _, c := range caps {
+					if !strings.Contains(","+hide+",", ","+fmt.Sprint(c)+",") {
+						kept = append(kept, c)
+					}
+				}
+				res["capabilities"] = kept
+				reply, _ = json.Marshal(r)
+			}
+		}
 		if claims := os.Getenv("BADPORT_CLAIMS"); req.Op == "hello" && claims != "" {
 			var r map[string]any
 			if json.Unmarshal(reply, &r) == nil && r["ok"] == true {
