@@ -43,7 +43,7 @@ func TestFailureShowsTheExchange(t *testing.T) {
 	var cl contracts.Clause
 	for _, c := range r.report.Result.Contracts {
 		for _, x := range c.Clauses {
-			if x.Verdict == contracts.StatusFail {
+			if x.Status == contracts.StatusFail {
 				cl = x
 			}
 		}
@@ -78,8 +78,8 @@ func TestPartialRunsSayHowMuchRan(t *testing.T) {
 			notRun = cl
 		}
 	}
-	if notRun.Verdict != contracts.StatusNotRun || !strings.Contains(notRun.Message, "-wrong-kind") {
-		t.Errorf("the wrong-kind clause without a server: %s %q", notRun.Verdict, notRun.Message)
+	if notRun.Status != contracts.StatusNotRun || !strings.Contains(notRun.Reason, "-wrong-kind") {
+		t.Errorf("the wrong-kind clause without a server: %s %q", notRun.Status, notRun.Reason)
 	}
 	for _, l := range strings.Split(r.stdout, "\n") {
 		if strings.HasPrefix(l, "C01 ") && strings.HasSuffix(l, " PASS") {

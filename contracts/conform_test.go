@@ -179,7 +179,7 @@ func TestMisbehavingPortFailsCleanly(t *testing.T) {
 				}
 				found := false
 				for _, cl := range s.Clauses {
-					found = found || (strings.Contains(cl.Message, c.reason) && strings.Contains(cl.Message, "badport: sabotaging "+strings.TrimPrefix(c.op, "*")))
+					found = found || (strings.Contains(cl.Message(), c.reason) && strings.Contains(cl.Message(), "badport: sabotaging "+strings.TrimPrefix(c.op, "*")))
 				}
 				if !found {
 					t.Errorf("%s: no clause's failure says %q with the port's stderr tail", id, c.reason)
@@ -221,7 +221,7 @@ func TestVerdicts(t *testing.T) {
 		c := r.status("C05")
 		offered := 0
 		for _, cl := range c.Clauses {
-			if cl.Verdict == contracts.StatusNotOffered {
+			if cl.Status == contracts.StatusNotOffered {
 				offered++
 			}
 		}

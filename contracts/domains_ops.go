@@ -4,8 +4,8 @@ package contracts
 // and a request that, with every field valid, the documents say succeeds. An input refused there
 // is refused for the input alone.
 
-// claimed enqueues a job into q, claims it and returns the fenced fields of it.
-func (t *T) claimed(q string) map[string]any {
+// claimedJob enqueues a job into q, claims it and returns the fenced fields of it.
+func (t *T) claimedJob(q string) map[string]any {
 	t.enqueue(q, "x")
 	c := t.mustClaim(q, 30000)
 	return map[string]any{"queue": q, "id": c.ID, "token": c.Token}
@@ -46,13 +46,13 @@ var fixtures = map[string]fixture{
 		t.laneEnqueue(q, "east", "x")
 		return map[string]any{"queue": q, "lease_ms": 30000}
 	}},
-	"extend":   {base: func(t *T, q string) map[string]any { return with(t.claimed(q), "lease_ms", 30000) }},
-	"complete": {consumes: true, base: func(t *T, q string) map[string]any { return t.claimed(q) }},
+	"extend":   {base: func(t *T, q string) map[string]any { return with(t.claimedJob(q), "lease_ms", 30000) }},
+	"complete": {consumes: true, base: func(t *T, q string) map[string]any { return t.claimedJob(q) }},
 	"retry": {consumes: true, base: func(t *T, q string) map[string]any {
-		return with(t.claimed(q), "max_attempts", 5, "delay_ms", 0, "error", "e")
+		return with(t.claimedJob(q), "max_attempts", 5, "delay_ms", 0, "error", "e")
 	}},
-	"fail":       {consumes: true, base: func(t *T, q string) map[string]any { return with(t.claimed(q), "error", "e") }},
-	"checkpoint": {base: func(t *T, q string) map[string]any { return with(t.claimed(q), "data_b64", b64("ck")) }},
+	"fail":       {consumes: true, base: func(t *T, q string) map[string]any { return with(t.claimedJob(q), "error", "e") }},
+	"checkpoint": {base: func(t *T, q string) map[string]any { return with(t.claimedJob(q), "data_b64", b64("ck")) }},
 	"reap": {consumes: true, base: func(t *T, q string) map[string]any {
 		t.planted(q, "active")
 		return map[string]any{"queue": q, "max_attempts": 5}
@@ -91,7 +91,7 @@ var fixtures = map[string]fixture{
 		return map[string]any{"queue": q, "lease_ms": 30000, "n": 1}
 	}},
 	"complete_batch": {consumes: true, base: func(t *T, q string) map[string]any {
-		c := t.claimed(q)
+		c := t.claimedJob(q)
 		return map[string]any{"queue": q, "jobs": []map[string]any{{"id": c["id"], "token": c["token"]}}}
 	}},
 }

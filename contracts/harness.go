@@ -55,22 +55,6 @@ type Config struct {
 	Seed int64
 }
 
-// HarnessErrorPrefix starts the failure message of a clause the harness itself could not run
-// (its own connection to Valkey failed): the contract is reported HARNESS ERROR, not FAIL.
-const HarnessErrorPrefix = "HARNESS ERROR: "
-
-// NotClaimedPrefix starts the skip message of a clause whose contract the port does not claim.
-const NotClaimedPrefix = "NOT CLAIMED: "
-
-// ReportEntryWire names the report entry that holds a failed clause's wire trace.
-const ReportEntryWire = "wire"
-
-// ReportEntryRules names the report entry that lists the rules a clause evaluated.
-const ReportEntryRules = "rules"
-
-// ReportEntryHello names the report entry that holds the port's hello result (JSON).
-const ReportEntryHello = "hello"
-
 // T is one clause's world: a flushed keyspace, a MONITOR capture, and a port session.
 type T struct {
 	ctx   context.Context
@@ -90,6 +74,8 @@ type T struct {
 	parking chan struct{}
 	// covered holds the ids of the rules the clause evaluated, pass or fail (TRACEABILITY.md).
 	covered map[string]bool
+	// rec is the clause's verdict, typed, as the runner reads it.
+	rec *record
 }
 
 // clauseOpts change how a clause opens its session.
@@ -100,13 +86,14 @@ type clauseOpts struct {
 // clause defines one It, "C07/stale/<name>": open a fresh world, run body, check the wire law,
 // close.
 func (s spec) clause(name string, opt clauseOpts, body func(t *T)) {
-	cfg, contractID, id := s.cfg, s.c.ID, s.c.ID+"/"+s.c.slug()+"/"+name
+	cfg, led, contractID, id := s.cfg, s.led, s.c.ID, s.c.ID+"/"+s.c.slug()+"/"+name
 	timeout := cfg.ClauseTimeout
 	if timeout <= 0 {
 		timeout = 60 * time.Second
 	}
+	led.declare(contractID)
 	It(id, func(ctx SpecContext) {
-		t := &T{ctx: ctx, cfg: cfg, cid: contractID, covered: map[string]bool{}}
+		t := &T{ctx: ctx, cfg: cfg, cid: contractID, covered: map[string]bool{}, rec: led.start(id)}
 		DeferCleanup(t.close, NodeTimeout(30*time.Second))
 		t.open(opt)
 		body(t)
@@ -125,7 +112,7 @@ func (t *T) open(opt clauseOpts) {
 		t.harness("connect to Valkey at %s: %v", t.cfg.Valkey, err)
 	}
 	for _, n := range t.admin.nodes {
-		t.own = append(t.own, n.label+"|"+n.c.local)
+		t.own = append(t.own, n.label+"|"+n.c.Local())
 	}
 	if _, err := t.admin.do(t.ctx, "FLUSHALL"); err != nil {
 		t.harness("FLUSHALL: %v", err)
@@ -136,15 +123,13 @@ func (t *T) open(opt clauseOpts) {
 			t.harness("CONFIG RESETSTAT: %v", err)
 		}
 	}
-	if t.mon, err = startMonitors(t.ctx, t.admin.addrs(), t.admin.primaryLabels()); err != nil {
+	if t.mon, err = startMonitors(t.ctx, t.admin.Addrs(), t.admin.PrimaryLabels()); err != nil {
 		t.harness("MONITOR: %v", err)
 	}
-	for _, src := range t.mon.srcs {
-		t.own = append(t.own, src.node+"|"+src.local)
-	}
+	t.own = append(t.own, t.mon.Own()...)
 	t.law = newLaw(t.cfg.Bundle, t.cfg.Admit, t.isOwn, t.getkeys)
 	if t.cluster() {
-		t.law.cluster = &clusterView{owner: t.admin.ownerOf}
+		t.law.OnCluster(t.admin.ownerOf)
 	}
 	t.cover(sessionRules...)
 	t.D = t.start()
@@ -158,10 +143,15 @@ func (t *T) open(opt clauseOpts) {
 			"hello against Valkey 8.1 succeeds", "hello", err)
 	}
 	t.Hello = h
-	AddReportEntry(ReportEntryHello, helloJSON(h), ReportEntryVisibilityNever)
+	t.rec.update(func(c *Clause) { c.Hello = &h })
 	t.clusterDeclared(h)
+	t.claimed(h)
+}
+
+// claimed ends the clause NOT CLAIMED when the port's hello does not claim its contract.
+func (t *T) claimed(h protocol.HelloResult) {
 	if !slices.Contains(h.Claims, t.cid) {
-		Skip(NotClaimedPrefix + "the port's hello does not claim " + t.cid)
+		t.skip(StatusNotClaimed, "the port's hello does not claim "+t.cid)
 	}
 }
 
@@ -177,7 +167,7 @@ func (t *T) helloArgs() protocol.HelloArgs {
 // declare cluster mode.
 func (t *T) clusterDeclared(h protocol.HelloResult) {
 	if t.cluster() && !slices.Contains(h.Capabilities, protocol.CapCluster) {
-		Skip(NotClaimedPrefix + "the port does not declare cluster mode (hello capability \"cluster\"): a cluster run certifies only ports that do")
+		t.skip(StatusNotClaimed, "the port does not declare cluster mode (hello capability \"cluster\"): a cluster run certifies only ports that do")
 	}
 }
 
@@ -188,7 +178,7 @@ func (t *T) clusterDeclared(h protocol.HelloResult) {
 func (t *T) notClusterPort(err error) {
 	var ue *drivers.UnsupportedError
 	if t.cluster() && (errors.As(err, &ue) || errors.Is(err, emqerr.Server)) {
-		Skip(NotClaimedPrefix + "the port does not support cluster mode: hello with cluster: true answered " + err.Error() +
+		t.skip(StatusNotClaimed, "the port does not support cluster mode: hello with cluster: true answered "+err.Error()+
 			" (a port in cluster mode declares the hello capability \"cluster\")")
 	}
 }
@@ -212,11 +202,13 @@ func (t *T) close(ctx SpecContext) {
 		case <-time.After(20 * time.Second):
 		}
 	}
-	AddReportEntry(ReportEntryRules, strings.Join(slices.Sorted(maps.Keys(t.covered)), " "), ReportEntryVisibilityNever)
+	rules := slices.Sorted(maps.Keys(t.covered))
+	t.rec.update(func(c *Clause) { c.Rules = rules })
 	failed := CurrentSpecReport().Failed()
 	if failed && t.mon != nil && t.admin != nil {
 		_ = t.mon.sync(ctx, t.admin, 1<<30)
-		AddReportEntry(ReportEntryWire, t.trace(t.mon.snapshot(), 200), ReportEntryVisibilityNever)
+		wire := t.trace(t.mon.snapshot(), 200)
+		t.rec.update(func(c *Clause) { c.Wire = wire })
 	}
 	for _, d := range append(t.more, t.D) {
 		if d == nil {
@@ -302,14 +294,14 @@ func (t *T) checkWireLaw() {
 	t.cover(wireRules...)
 	t.sync()
 	lines := t.mon.snapshot()
-	vs := t.law.check(lines)
+	vs := t.law.Check(lines)
 	if t.cluster() {
 		t.cover(clusterRules...)
-		stats, err := t.admin.errorstats(t.ctx)
+		stats, err := t.admin.Errorstats(t.ctx)
 		if err != nil {
 			t.harness("%v", err)
 		}
-		vs = append(vs, t.law.redirectsLeft(lines, stats)...)
+		vs = append(vs, t.law.RedirectsLeft(lines, stats)...)
 		t.recordQueues(lines)
 	}
 	if len(vs) > 0 {
@@ -322,7 +314,7 @@ func (t *T) checkWireLaw() {
 			if i > 0 {
 				b.WriteString("\n")
 			}
-			b.WriteString(v.String())
+			b.WriteString(violationText(v))
 		}
 		t.fail(WireLawRule, "every command the port sent obeys the wire law", fmt.Sprintf("%d violation(s):\n%s", len(vs), b.String()))
 	}
@@ -354,15 +346,12 @@ func (t *T) trace(all []Line, max int) string {
 // port did.
 func (t *T) fail(rule Rule, expected, got string, wire ...Line) {
 	t.cover(rule)
-	msg := fmt.Sprintf("RULE:     %s\nEXPECTED: %s\nGOT:      %s", rule, expected, got)
-	if len(wire) > 0 {
-		var ws []string
-		for _, l := range wire {
-			ws = append(ws, "  "+l.String())
-		}
-		msg += "\nWIRE:\n" + strings.Join(ws, "\n")
+	f := Failure{Rule: rule.ID, Quote: rule.Quote, Expected: expected, Got: got}
+	for _, l := range wire {
+		f.Wire = append(f.Wire, l.String())
 	}
-	Fail(msg, 2)
+	t.rec.decide(StatusFail, "", &f)
+	Fail(f.Text(), 2) // Ginkgo stops the clause; its log gets the text
 }
 
 // cover records that the clause evaluates these rules. Checks record their rule themselves; a
@@ -398,7 +387,16 @@ func (t *T) failErr(rule Rule, expected, op string, err error) {
 
 // harness ends the clause as a harness error: the kit could not do its part.
 func (t *T) harness(format string, a ...any) {
-	Fail(HarnessErrorPrefix+fmt.Sprintf(format, a...), 1)
+	reason := fmt.Sprintf(format, a...)
+	t.rec.decide(StatusHarnessError, reason, nil)
+	Fail(StatusHarnessError.String()+": "+reason, 1)
+}
+
+// skip ends the clause with a status that is neither a pass nor a failure (not claimed, not
+// run, not offered) and the reason a reader is shown.
+func (t *T) skip(st Status, reason string) {
+	t.rec.decide(st, reason, nil)
+	Skip(st.String() + ": " + reason)
 }
 
 // ok fails the clause when a port op that must succeed did not.

@@ -11,7 +11,6 @@ import (
 	"github.com/echomq/kit/protocol"
 	"github.com/echomq/kit/reference/ids"
 	"github.com/echomq/kit/reference/keys"
-	. "github.com/onsi/ginkgo/v2"
 )
 
 // harnessOwner is the owner token the harness leases worker ids under, to contend with a port.
@@ -170,19 +169,14 @@ func (t *T) helloWith(a protocol.HelloArgs) {
 	}
 	t.Hello = h
 	t.clusterDeclared(h)
-	if !slices.Contains(h.Claims, t.cid) {
-		Skip(NotClaimedPrefix + "the port's hello does not claim " + t.cid)
-	}
+	t.claimed(h)
 }
 
 // notRun skips the rest of a clause the port offers no way to exercise, visibly.
+// The clause is reported NOT RUN (not offered), never PASS.
 func (t *T) notRun(format string, a ...any) {
-	Skip(NotOfferedPrefix + fmt.Sprintf(format, a...))
+	t.skip(StatusNotOffered, fmt.Sprintf(format, a...))
 }
-
-// NotOfferedPrefix starts the skip message of a clause that needs an optional test aid (a
-// capability) the port does not offer: the clause is reported NOT RUN, never PASS.
-const NotOfferedPrefix = "NOT RUN (not offered): "
 
 // clocker is the port's clock op, or NOT RUN when the port does not offer it (A11 is checked
 // only for ports that declare the "clock" capability).

@@ -2,7 +2,6 @@ package contracts
 
 import (
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strconv"
@@ -10,15 +9,9 @@ import (
 	"time"
 
 	"github.com/echomq/kit/lua"
-	"github.com/echomq/kit/protocol"
 	"github.com/echomq/kit/reference/ids"
 	"github.com/echomq/kit/reference/keys"
 )
-
-func helloJSON(h protocol.HelloResult) string {
-	b, _ := json.Marshal(h)
-	return string(b)
-}
 
 func b64(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
 

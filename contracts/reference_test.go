@@ -62,7 +62,7 @@ func onCluster(t *testing.T, r *run) {
 	refused := false
 	for _, c := range res.Contracts {
 		for _, cl := range c.Clauses {
-			refused = refused || (strings.HasSuffix(cl.ID, "/standalone-valkey-refused") && cl.Verdict == contracts.StatusPass)
+			refused = refused || (strings.HasSuffix(cl.ID, "/standalone-valkey-refused") && cl.Status == contracts.StatusPass)
 			for _, rl := range contracts.ClusterRules()[:3] {
 				if !slices.Contains(cl.Rules, rl.ID) {
 					t.Errorf("clause %s did not evaluate %s", cl.ID, rl.ID)
@@ -153,8 +153,8 @@ func failures(r *run) string {
 	var b strings.Builder
 	for _, c := range r.report.Result.Contracts {
 		for _, cl := range c.Clauses {
-			if cl.Message != "" {
-				fmt.Fprintf(&b, "--- %s %s\n%s\n", cl.ID, cl.Verdict, cl.Message)
+			if cl.Message() != "" {
+				fmt.Fprintf(&b, "--- %s %s\n%s\n", cl.ID, cl.Status, cl.Message())
 			}
 		}
 	}
@@ -173,7 +173,8 @@ func TestMutantsAreKilled(t *testing.T) {
 	type row struct {
 		name, target, rule string
 		lua, killed        bool
-		status, note       string
+		status             contracts.Status
+		note               string
 	}
 	specs := mutant.Catalogue()
 	rows := make([]row, len(specs))

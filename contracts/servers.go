@@ -3,14 +3,7 @@ package contracts
 import (
 	"context"
 	"fmt"
-
-	. "github.com/onsi/ginkgo/v2"
 )
-
-// NotRunPrefix starts the skip message of a clause that could not run because the run was not
-// given a server it needs. The clause is reported NOT RUN with that message — never a pass, and
-// its contract is not counted as passed.
-const NotRunPrefix = "NOT RUN: "
 
 // Server is a server some clause needs besides the Valkey 8.1 under test. The runner offers one
 // flag per server (Flag, given an address); a clause that finds its server absent is NOT RUN.
@@ -86,7 +79,8 @@ func (c *Config) SetServer(name string, start Starter) error {
 // clause NOT RUN, saying how to provide it, when the run has none.
 func (t *T) needServer(s Server, start Starter) string {
 	if start == nil {
-		Skip(fmt.Sprintf("%sthis clause needs a %s server; give one with %s ADDR, the %s", NotRunPrefix, s.Name, s.Flag, s.What))
+		// NOT RUN, never a pass: its contract is not counted as passed.
+		t.skip(StatusNotRun, fmt.Sprintf("this clause needs a %s server; give one with %s ADDR, the %s", s.Name, s.Flag, s.What))
 	}
 	addr, stop, err := start(t.ctx)
 	if err != nil {

@@ -4,21 +4,10 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
-
-	. "github.com/onsi/ginkgo/v2"
 
 	"github.com/echomq/kit/reference/keys"
 )
-
-// ReportEntryQueues names the report entry of a cluster run's clause that lists the queues the
-// port's calls touched and the primary each lives on: "orders@1 emails@0" (the primary's index
-// in slot order: 0 owns the lowest slots).
-const ReportEntryQueues = "queues"
-
-// ReportEntryPrimaries names the report entry with the number of primaries the clause saw.
-const ReportEntryPrimaries = "primaries"
 
 // recordQueues notes, from the wire, which queues the port's calls touched and on which
 // primary each of them lives.
@@ -38,35 +27,18 @@ func (t *T) recordQueues(lines []Line) {
 			}
 		}
 	}
-	var es []string
+	var hs []QueueHome
 	for _, q := range slices.Sorted(maps.Keys(home)) {
-		es = append(es, q+"@"+strconv.Itoa(home[q]))
+		hs = append(hs, QueueHome{Queue: q, Primary: home[q]})
 	}
-	AddReportEntry(ReportEntryQueues, strings.Join(es, " "), ReportEntryVisibilityNever)
-	AddReportEntry(ReportEntryPrimaries, strconv.Itoa(len(t.admin.nodes)), ReportEntryVisibilityNever)
+	n := len(t.admin.nodes)
+	t.rec.update(func(c *Clause) { c.Queues, c.Primaries = hs, n })
 }
 
 // QueueHome is a queue a cluster run used and the primary (index in slot order) it lives on.
 type QueueHome struct {
 	Queue   string `json:"queue"`
 	Primary int    `json:"primary"`
-}
-
-// parseQueueHomes reads a ReportEntryQueues value.
-func parseQueueHomes(s string) []QueueHome {
-	var out []QueueHome
-	for _, f := range strings.Fields(s) {
-		i := strings.LastIndexByte(f, '@')
-		if i < 0 {
-			continue
-		}
-		p, err := strconv.Atoi(f[i+1:])
-		if err != nil {
-			continue
-		}
-		out = append(out, QueueHome{Queue: f[:i], Primary: p})
-	}
-	return out
 }
 
 // Spread is how a cluster run's queues fell on the primaries.

@@ -9,12 +9,7 @@ import (
 	"github.com/echomq/kit/reference/ids"
 )
 
-func argAt(l Line, i int) string {
-	if i < len(l.Args) {
-		return l.Args[i]
-	}
-	return ""
-}
+func argAt(l Line, i int) string { return l.Arg(i) }
 
 // validJob checks a port-minted id against canon §3.
 func (t *T) validJob(id string) uint64 {

@@ -8,65 +8,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/echomq/kit/contracts/internal/model"
 	"github.com/echomq/kit/protocol"
 	"github.com/echomq/kit/reference/emqerr"
 	"github.com/echomq/kit/reference/ids"
 )
 
-// A walk op, abstract enough to be replayed on a fresh queue (shrinking): it names jobs by
-// their index in the run's enqueue order (ids are mapped by mint order, never by value) and
-// tokens by their offset from the live one.
-type wop struct {
-	Kind  string
-	Job   int   // the job the op names: index into the run's ids
-	Tok   int64 // the token's offset from the job's live attempts (0 = the live token)
-	Lane  string
-	Data  string // payload or checkpoint bytes
-	Given int    // enqueue: >0 the kit's given id number, 0 minted, <0 a duplicate of Job
-	Delay int64
-	Lease int64
-	Max   int64
-	N     int64 // lane_ceiling's n, a wait's ms, morgue's limit
-	Text  string
-}
-
-func (o wop) String() string {
-	switch o.Kind {
-	case "enqueue":
-		who := "minted"
-		if o.Given > 0 {
-			who = fmt.Sprintf("given#%d", o.Given)
-		} else if o.Given < 0 {
-			who = fmt.Sprintf("dup(job%d)", o.Job)
-		}
-		return fmt.Sprintf("enqueue %s lane=%q delay=%d payload=%q", who, o.Lane, o.Delay, o.Data)
-	case "claim", "lane_claim":
-		return fmt.Sprintf("%s lease=%d", o.Kind, o.Lease)
-	case "extend":
-		return fmt.Sprintf("extend job%d tok%+d lease=%d", o.Job, o.Tok, o.Lease)
-	case "complete":
-		return fmt.Sprintf("complete job%d tok%+d", o.Job, o.Tok)
-	case "retry":
-		return fmt.Sprintf("retry job%d tok%+d max=%d delay=%d error=%q", o.Job, o.Tok, o.Max, o.Delay, o.Text)
-	case "fail":
-		return fmt.Sprintf("fail job%d tok%+d error=%q", o.Job, o.Tok, o.Text)
-	case "checkpoint":
-		return fmt.Sprintf("checkpoint job%d tok%+d data=%q", o.Job, o.Tok, o.Data)
-	case "reap":
-		return fmt.Sprintf("reap max=%d", o.Max)
-	case "revive", "purge":
-		return fmt.Sprintf("%s job%d", o.Kind, o.Job)
-	case "lane_pause", "lane_resume":
-		return fmt.Sprintf("%s %s", o.Kind, o.Lane)
-	case "lane_ceiling":
-		return fmt.Sprintf("lane_ceiling %s %d", o.Lane, o.N)
-	case "wait":
-		return fmt.Sprintf("wait %dms", o.N)
-	case "morgue":
-		return fmt.Sprintf("morgue limit=%d", o.N)
-	}
-	return o.Kind
-}
+// wop is a walk op (model.Op): abstract enough to be replayed on a fresh queue.
+type wop = model.Op
 
 // walkRule is the rule an op's step evaluates: a divergence at that step breaks it.
 func walkRule(kind string) Rule {
@@ -121,7 +70,7 @@ type walker struct {
 	t    *T
 	s    *walkSession
 	q    string
-	m    *wmodel
+	m    *model.Model
 	ids  []string
 	done []wop
 	last string // the job claimed last: a worker settles what it just claimed
@@ -131,7 +80,7 @@ type walker struct {
 func (t *T) newWalker(s *walkSession) *walker {
 	s.queues++
 	q := fmt.Sprintf("walk.%d", s.queues)
-	return &walker{t: t, s: s, q: q, m: newModel(t.q(q))}
+	return &walker{t: t, s: s, q: q, m: model.New(t.q(q))}
 }
 
 // givenID is the kit's n-th given id: odd ones sort before any minted id, even ones after.
@@ -148,8 +97,8 @@ func (w *walker) fa(o wop) (protocol.FenceArgs, string, bool) {
 	}
 	id := w.ids[o.Job]
 	tok := o.Tok
-	if j := w.m.jobs[id]; j != nil {
-		tok += j.attempts
+	if j := w.m.Jobs[id]; j != nil {
+		tok += j.Attempts
 	}
 	return protocol.FenceArgs{Queue: w.q, ID: id, Token: max(tok, 1)}, id, true
 }
@@ -166,35 +115,16 @@ func answer(err error) string {
 	}
 }
 
-func renderClaim(c *wclaim) string {
-	if c == nil {
-		return "empty"
-	}
-	ck := "nil"
-	if c.ckpt != nil {
-		ck = fmt.Sprintf("%q", *c.ckpt)
-	}
-	return fmt.Sprintf("{id %s payload %q token %d checkpoint %s lane %q}", c.id, c.payload, c.token, ck, c.lane)
-}
-
-func portClaim(c *protocol.ClaimResult) *wclaim {
+func portClaim(c *protocol.ClaimResult) *model.Claim {
 	if c == nil {
 		return nil
 	}
-	r := &wclaim{id: c.ID, payload: unb64(c.PayloadB64), token: c.Token, lane: c.Lane}
+	r := &model.Claim{ID: c.ID, Payload: unb64(c.PayloadB64), Token: c.Token, Lane: c.Lane}
 	if c.CheckpointB64 != nil {
 		s := unb64(*c.CheckpointB64)
-		r.ckpt = &s
+		r.Ckpt = &s
 	}
 	return r
-}
-
-func renderMorgue(js []wdead) string {
-	var out []string
-	for _, j := range js {
-		out = append(out, fmt.Sprintf("{%s attempts %d payload %q error %q died %d}", j.id, j.attempts, j.payload, j.err, j.died.lo))
-	}
-	return "[" + strings.Join(out, " ") + "]"
 }
 
 // call runs op on the port and renders its reply; apply runs it on a model at decision time
@@ -239,7 +169,7 @@ func (w *walker) call(o wop) (got string, id string, skip bool, fail *walkFailur
 		if err != nil {
 			return answer(err), "", false, nil
 		}
-		return renderClaim(portClaim(c)), "", false, nil
+		return model.RenderClaim(portClaim(c)), "", false, nil
 	case "extend", "complete", "retry", "fail", "checkpoint":
 		f, id, ok := w.fa(o)
 		if !ok {
@@ -282,11 +212,11 @@ func (w *walker) call(o wop) (got string, id string, skip bool, fail *walkFailur
 		if err != nil {
 			return answer(err), "", false, nil
 		}
-		var js []wdead
+		var js []model.Dead
 		for _, j := range r.Jobs {
-			js = append(js, wdead{id: j.ID, payload: unb64(j.PayloadB64), err: j.Error, attempts: j.Attempts, died: span{j.DiedMS, j.DiedMS}})
+			js = append(js, model.Dead{ID: j.ID, Payload: unb64(j.PayloadB64), Err: j.Error, Attempts: j.Attempts, Died: model.Span{Lo: j.DiedMS, Hi: j.DiedMS}})
 		}
-		return renderMorgue(js), "", false, nil
+		return model.RenderMorgue(js), "", false, nil
 	case "revive", "purge":
 		if o.Job >= len(w.ids) {
 			return "", "", true, nil
@@ -321,78 +251,6 @@ func (w *walker) call(o wop) (got string, id string, skip bool, fail *walkFailur
 	panic("walk: unknown op " + o.Kind)
 }
 
-func (m *wmodel) apply(o wop, id string, cut int64, now span) string {
-	switch o.Kind {
-	case "enqueue":
-		return fmt.Sprintf("created %v", m.enqueue(id, o.Lane, o.Data, o.Delay, now))
-	case "claim":
-		return renderClaim(m.claim(o.Lease, now))
-	case "lane_claim":
-		return renderClaim(m.laneClaim(o.Lease, now))
-	case "extend", "complete", "retry", "fail", "checkpoint":
-		tok := o.Tok
-		if j := m.jobs[id]; j != nil {
-			tok += j.attempts
-		}
-		tok = max(tok, 1)
-		if m.stale(id, tok, cut) {
-			return "EMQSTALE"
-		}
-		switch o.Kind {
-		case "extend":
-			m.active[id] = now.plus(o.Lease)
-			return "extend"
-		case "complete":
-			m.complete(id)
-		case "retry":
-			return m.retry(id, tok, o.Max, o.Delay, o.Text, now)
-		case "fail":
-			m.fail(id, o.Text, now)
-		default:
-			m.ckpt[id] = o.Data
-		}
-		return "ok"
-	case "reap":
-		return fmt.Sprintf("count %d", m.reap(o.Max, cut, now))
-	case "promote":
-		return fmt.Sprintf("count %d", m.promote(cut))
-	case "morgue":
-		return renderMorgue(m.morgue(int(o.N)))
-	case "revive":
-		return fmt.Sprintf("changed %v", m.revive(id))
-	case "purge":
-		return fmt.Sprintf("changed %v", m.purge(id))
-	case "pause":
-		m.paused = true
-	case "resume":
-		m.resume()
-	case "lane_pause":
-		m.lanePause(o.Lane)
-	case "lane_resume":
-		m.laneResume(o.Lane)
-	case "lane_ceiling":
-		m.laneCeiling(o.Lane, o.N)
-	case "drain":
-		m.wake = false
-	}
-	return "ok"
-}
-
-// cuts are the decision times worth trying for an op that ran somewhere in [lo, hi]: lo, and
-// every deadline the model holds inside (lo, hi] (at most one outcome per cut).
-func (m *wmodel) cuts(lo, hi int64) []int64 {
-	out := []int64{lo}
-	for _, set := range []map[string]span{m.active, m.scheduled} {
-		for _, s := range set {
-			if s.hi > lo && s.hi <= hi {
-				out = append(out, s.hi)
-			}
-		}
-	}
-	slices.Sort(out)
-	return slices.Compact(out)
-}
-
 // step runs one op on the port and checks its reply and the queue's keyspace against the
 // model, trying every decision time the TIME window leaves open.
 func (w *walker) step(o wop) *walkFailure {
@@ -404,20 +262,20 @@ func (w *walker) step(o wop) *walkFailure {
 	}
 	hi := t.now()
 	w.hi = hi
-	actual := t.walkKeyspace(w.m.q.Prefix())
+	actual := t.walkKeyspace(w.m.Q.Prefix())
 	if o.Kind == "extend" && strings.HasPrefix(got, "deadline ") {
 		var d int64
 		fmt.Sscanf(got, "deadline %d", &d)
-		if s, ok := actual[w.m.q.Prefix()+"active"].zset[id]; !ok || s.lo != d || !(span{lo, hi}).plus(o.Lease).has(d) {
+		if s, ok := actual[w.m.Q.Prefix()+"active"].Zset[id]; !ok || s.Lo != d || !(model.Span{Lo: lo, Hi: hi}).Plus(o.Lease).Has(d) {
 			return &walkFailure{rule: ruleExtend, expected: fmt.Sprintf("deadline_ms = TIME + %d within [%d, %d], the score in active", o.Lease, lo+o.Lease, hi+o.Lease),
-				got: fmt.Sprintf("deadline %d, active score %v", d, s.lo)}
+				got: fmt.Sprintf("deadline %d, active score %v", d, s.Lo)}
 		}
 		got = "extend"
 	}
 	var first *walkFailure
-	for _, cut := range w.m.cuts(lo, hi) {
-		m := w.m.clone()
-		want := m.apply(o, id, cut, span{lo, hi})
+	for _, cut := range w.m.Cuts(lo, hi) {
+		m := w.m.Clone()
+		want := m.Apply(o, id, cut, model.Span{Lo: lo, Hi: hi})
 		rule := walkRule(o.Kind)
 		if want == "EMQSTALE" || got == "EMQSTALE" {
 			rule = ruleFenced
@@ -425,11 +283,11 @@ func (w *walker) step(o wop) *walkFailure {
 		var fl *walkFailure
 		if want != got {
 			fl = &walkFailure{rule: rule, expected: "reply " + want, got: "reply " + got}
-		} else if d := keyspaceDiff(m.keyspace(), actual); d != "" {
+		} else if d := model.KeyspaceDiff(m.Keyspace(), actual); d != "" {
 			fl = &walkFailure{rule: rule, expected: "the queue's keyspace as the state table leaves it", got: d}
 		}
 		if fl == nil {
-			m.adopt(actual)
+			m.Adopt(actual)
 			w.m = m
 			if c := portClaimID(got); c != "" {
 				w.last = c
@@ -447,25 +305,25 @@ func (w *walker) step(o wop) *walkFailure {
 }
 
 // walkKeyspace reads every key under prefix with exact scores.
-func (t *T) walkKeyspace(prefix string) map[string]wval {
-	out := map[string]wval{}
+func (t *T) walkKeyspace(prefix string) map[string]model.Val {
+	out := map[string]model.Val{}
 	for _, k := range t.keysUnder(prefix) {
 		typ, _, _ := t.do("TYPE", k)
-		v := wval{typ: typ[0]}
-		switch v.typ {
+		v := model.Val{Typ: typ[0]}
+		switch v.Typ {
 		case "hash":
-			v.hash = t.hash(k)
+			v.Hash = t.hash(k)
 		case "zset":
 			ms, sc := t.zset(k)
-			v.zset = map[string]span{}
+			v.Zset = map[string]model.Span{}
 			for _, m := range ms {
-				v.zset[m] = span{sc[m], sc[m]}
+				v.Zset[m] = model.Span{Lo: sc[m], Hi: sc[m]}
 			}
 		case "list":
-			v.list = t.list(k)
+			v.List = t.list(k)
 		case "string":
 			s, _, _ := t.do("GET", k)
-			v.list = s
+			v.List = s
 		}
 		out[k] = v
 	}
@@ -604,18 +462,18 @@ func (w *walker) jobIn(r *rand.Rand, want string) int {
 	}
 	// an active job is worth settling while its lease is live
 	live := func(id string) bool {
-		j := w.m.jobs[id]
-		if j == nil || j.state != want {
+		j := w.m.Jobs[id]
+		if j == nil || j.State != want {
 			return false
 		}
-		d, ok := w.m.active[id]
-		return want != "active" || ok && d.lo > w.hi+5
+		d, ok := w.m.Active[id]
+		return want != "active" || ok && d.Lo > w.hi+5
 	}
 	if want == "active" && r.IntN(6) == 0 {
 		// a zombie: its lease passed and no reap has run yet (A2: it must be refused)
 		var gone []int
 		for i, id := range w.ids {
-			if d, ok := w.m.active[id]; ok && d.hi <= w.hi {
+			if d, ok := w.m.Active[id]; ok && d.Hi <= w.hi {
 				gone = append(gone, i)
 			}
 		}
@@ -640,7 +498,7 @@ func (w *walker) jobIn(r *rand.Rand, want string) int {
 
 // weight scales an op's weight by whether the model's state gives it something to do, so that
 // most steps move a job rather than answer empty or stale (those still happen, less often).
-func (ws walkSpec) weight(k wkind, m *wmodel) int {
+func (ws walkSpec) weight(k wkind, m *model.Model) int {
 	busy := func(n int) int {
 		if n > 0 {
 			return 10 * k.weight
@@ -649,36 +507,36 @@ func (ws walkSpec) weight(k wkind, m *wmodel) int {
 	}
 	switch k.kind {
 	case "extend", "complete", "retry", "fail", "checkpoint", "reap":
-		return busy(len(m.active))
+		return busy(len(m.Active))
 	case "revive", "purge", "morgue":
-		return busy(len(m.dead))
+		return busy(len(m.Dead))
 	case "promote":
-		return busy(len(m.scheduled))
+		return busy(len(m.Scheduled))
 	case "claim":
-		if m.paused {
+		if m.Paused {
 			return busy(0)
 		}
-		return busy(len(m.pending))
+		return busy(len(m.Pending))
 	case "enqueue", "lane_enqueue":
 		// a short backlog lets a retried job come round again to the claims
-		return busy(max(0, 6-len(m.pending)-len(m.scheduled)-len(m.ring)))
+		return busy(max(0, 6-len(m.Pending)-len(m.Scheduled)-len(m.Ring)))
 	case "lane_claim":
-		if m.paused {
+		if m.Paused {
 			return busy(0)
 		}
-		return busy(len(m.ring))
+		return busy(len(m.Ring))
 	case "drain":
-		if m.wake {
+		if m.Wake {
 			return busy(1)
 		}
 		return busy(0)
 	case "resume":
-		if m.paused {
+		if m.Paused {
 			return busy(1)
 		}
 		return busy(0)
 	case "lane_resume":
-		return busy(len(m.lanePaused))
+		return busy(len(m.LanePaused))
 	}
 	return 10 * k.weight
 }

@@ -10,15 +10,14 @@ import (
 	"path/filepath"
 
 	"github.com/echomq/kit/drivers"
-	"github.com/echomq/kit/drivers/inproc"
 	"github.com/echomq/kit/internal/mutant"
 	"github.com/echomq/kit/lua"
 	"github.com/echomq/kit/reference/bus"
 )
 
 // referenceFactory is the in-process reference bus, or one of its mutants (internal/mutant).
-func referenceFactory(mutant string) (drivers.Factory, error) {
-	return inproc.New(inproc.Options{Mutant: mutant})
+func referenceFactory(name string) (drivers.Factory, error) {
+	return mutant.Factory(name)
 }
 
 // mutantScripts are the SHA1s of a mutant's edited scripts, by script name.

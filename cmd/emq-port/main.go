@@ -1,6 +1,7 @@
 // Command emq-port is the reference bus as a port binary: it speaks the port protocol
 // (contracts/PROTOCOL.md Part B) on standard input and output over drivers/inproc. A mutant of
-// the reference (internal/mutant) is selected with -mutant NAME or EMQ_MUTANT.
+// the reference (internal/mutant, built on drivers/inproc) is selected with -mutant NAME or
+// EMQ_MUTANT.
 //
 //	emq-port [-mutant NAME] [-list]
 package main
@@ -13,7 +14,6 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/echomq/kit/drivers/inproc"
 	"github.com/echomq/kit/internal/mutant"
 	"github.com/echomq/kit/internal/portserver"
 )
@@ -30,7 +30,7 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	f, err := inproc.New(inproc.Options{Mutant: *name})
+	f, err := mutant.Factory(*name)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "emq-port:", err)
 		os.Exit(2)

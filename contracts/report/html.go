@@ -46,36 +46,30 @@ type failure struct {
 	Stderr   string
 }
 
-// split cuts an h2spec-style message into its labelled parts.
-func split(msg string) (rule, expected, got, rest string) {
-	parts := map[string]*strings.Builder{}
-	var cur *strings.Builder
-	var restB strings.Builder
-	for _, l := range strings.Split(msg, "\n") {
-		label, body, ok := strings.Cut(l, ":")
-		if ok && (label == "RULE" || label == "EXPECTED" || label == "GOT" || label == "WIRE") {
-			cur = &strings.Builder{}
-			parts[label] = cur
-			cur.WriteString(strings.TrimSpace(body))
-			continue
+// failureOf lays a failed clause out for the page from its typed failures: the first one's
+// rule, expected and got, then its quoted wire lines and any further failures.
+func failureOf(contract string, cl contracts.Clause, verdict contracts.Status) failure {
+	fl := failure{Contract: contract, Clause: cl, Verdict: verdict.String()}
+	var rest []string
+	switch {
+	case cl.Status == contracts.StatusFail && len(cl.Failures) > 0:
+		f := cl.Failures[0]
+		fl.Rule, fl.Expected, fl.Got = f.Quote, f.Expected, f.Got
+		if len(f.Wire) > 0 {
+			rest = append(rest, "WIRE:\n  "+strings.Join(f.Wire, "\n  "))
 		}
-		if cur == nil {
-			restB.WriteString(l + "\n")
-			continue
+		for _, g := range cl.Failures[1:] {
+			rest = append(rest, g.Text())
 		}
-		cur.WriteString("\n" + l)
+	default:
+		rest = append(rest, cl.Message())
 	}
-	get := func(k string) string {
-		if b := parts[k]; b != nil {
-			return strings.TrimSpace(b.String())
-		}
-		return ""
+	fl.Rest = strings.Join(rest, "\n")
+	if ex := cl.Exchange; ex != nil {
+		fl.Exchange = strings.Join(ex.Lines, "\n")
+		fl.Stderr = ex.Stderr
 	}
-	rest = strings.TrimSpace(restB.String())
-	if w := get("WIRE"); w != "" {
-		rest = strings.TrimSpace(rest + "\nWIRE:\n" + w)
-	}
-	return get("RULE"), get("EXPECTED"), get("GOT"), rest
+	return fl
 }
 
 type pageData struct {
@@ -94,19 +88,10 @@ func writeHTML(w io.Writer, r *contracts.Result, f Facts) error {
 		d.Lines[c.ID] = status(c)
 		for _, cl := range c.Clauses {
 			switch {
-			case cl.Verdict == contracts.StatusNotRun && cl.Message != "":
-				d.NotRun = append(d.NotRun, failure{Contract: c.ID + " " + c.Name, Clause: cl, Rest: cl.Message})
-			case cl.Message != "" && cl.Verdict != contracts.StatusNotRun:
-				fl := failure{Contract: c.ID + " " + c.Name, Clause: cl, Verdict: cl.Verdict}
-				if c.Status == contracts.StatusKnownFailing {
-					fl.Verdict = contracts.StatusKnownFailing
-				}
-				fl.Rule, fl.Expected, fl.Got, fl.Rest = split(cl.Message)
-				if ex := cl.Exchange; ex != nil {
-					fl.Exchange = strings.Join(ex.Lines, "\n")
-					fl.Stderr = ex.Stderr
-				}
-				d.Failures = append(d.Failures, fl)
+			case cl.Status == contracts.StatusNotRun && cl.Reason != "":
+				d.NotRun = append(d.NotRun, failure{Contract: c.ID + " " + c.Name, Clause: cl, Rest: cl.Reason})
+			case cl.Failed() || cl.Status == contracts.StatusNotOffered:
+				d.Failures = append(d.Failures, failureOf(c.ID+" "+c.Name, cl, shownStatus(c, cl)))
 			}
 		}
 	}
@@ -169,10 +154,10 @@ ul{margin:.3em 0;padding-left:1.2em}li{margin:.15em 0;overflow-wrap:anywhere}
 {{range .NotRun}}<div class="card notrun" id="{{.Clause.ID}}"><h3><span class="st NOT">NOT RUN</span> <code>{{.Clause.ID}}</code></h3><pre>{{.Rest}}</pre></div>
 {{end}}{{end}}
 <h2>Contracts</h2>
-{{range .Result.Contracts}}{{if ne .Status "NOT RUN"}}
-<details class="c"{{if ne .Status "PASS"}} open{{end}}><summary><span class="st {{.Status}}">{{index $.Lines .ID}}</span> <b>{{.ID}} {{.Name}}</b></summary>
+{{range .Result.Contracts}}{{if ne .Status.String "NOT RUN"}}
+<details class="c"{{if ne .Status.String "PASS"}} open{{end}}><summary><span class="st {{.Status}}">{{index $.Lines .ID}}</span> <b>{{.ID}} {{.Name}}</b></summary>
 <div class="rule">{{.Rule}}</div>{{if .Note}}<div><b>note:</b> {{.Note}}</div>{{end}}
-<ul>{{range .Clauses}}<li><span class="{{.Verdict}}">{{.Verdict}}</span> {{if .Message}}<a href="#{{.ID}}"><code>{{.ID}}</code></a>{{else}}<code>{{.ID}}</code>{{end}}</li>{{end}}</ul></details>
+<ul>{{range .Clauses}}<li><span class="{{.Status}}">{{.Status}}</span> {{if .Message}}<a href="#{{.ID}}"><code>{{.ID}}</code></a>{{else}}<code>{{.ID}}</code>{{end}}</li>{{end}}</ul></details>
 {{end}}{{end}}
 </body></html>
 `))

@@ -51,7 +51,16 @@ func status(c contracts.ContractResult) string {
 	if c.Partial() && c.Status != contracts.StatusNotRun {
 		return fmt.Sprintf("%s (%d of %d clauses run)", c.Status, c.ClausesRun, c.ClausesTotal)
 	}
-	return c.Status
+	return c.Status.String()
+}
+
+// shownStatus is the status a failed clause is shown with: KNOWN FAILING in a contract listed
+// as known failing.
+func shownStatus(c contracts.ContractResult, cl contracts.Clause) contracts.Status {
+	if c.Status == contracts.StatusKnownFailing && cl.Status == contracts.StatusFail {
+		return contracts.StatusKnownFailing
+	}
+	return cl.Status
 }
 
 func dots(left, right string, width int) string {
@@ -111,19 +120,15 @@ func Transcript(r *contracts.Result, f Facts) string {
 			fmt.Fprintf(&b, "  note: %s\n", c.Note)
 		}
 		for _, cl := range c.Clauses {
-			if cl.Verdict == contracts.StatusNotRun && cl.Message == "" {
-				continue
+			if !cl.Ran() && cl.Reason == "" {
+				continue // filtered out: not part of this run
 			}
-			fmt.Fprintf(&b, "  %s\n", dots(cl.ID, cl.Verdict, 76))
-			if cl.Verdict == contracts.StatusNotRun || cl.Verdict == contracts.StatusNotOffered {
-				fmt.Fprintf(&b, "    %s\n", cl.Message)
-				continue
-			}
+			fmt.Fprintf(&b, "  %s\n", dots(cl.ID, cl.Status.String(), 76))
 			switch {
-			case cl.Message != "":
+			case cl.Status == contracts.StatusNotRun || cl.Status == contracts.StatusNotOffered:
+				fmt.Fprintf(&b, "    %s\n", cl.Reason)
+			case cl.Failed():
 				b.WriteString(indent(Failure(cl, 0), "    "))
-			case cl.Rule != "":
-				fmt.Fprintf(&b, "    rule: %s\n", cl.Rule)
 			}
 		}
 	}
@@ -140,7 +145,7 @@ func Transcript(r *contracts.Result, f Facts) string {
 // what was recorded.
 func Failure(cl contracts.Clause, max int) string {
 	var b strings.Builder
-	b.WriteString(strings.TrimRight(cl.Message, "\n") + "\n")
+	b.WriteString(strings.TrimRight(cl.Message(), "\n") + "\n")
 	if ex := cl.Exchange; ex != nil {
 		if len(ex.Lines) > 0 {
 			b.WriteString("EXCHANGE (JSON lines, → the kit's requests, ← the port's replies):\n")
@@ -164,14 +169,10 @@ func Failures(r *contracts.Result, max int) string {
 	for _, c := range r.Contracts {
 		for _, cl := range c.Clauses {
 			switch {
-			case cl.Verdict == contracts.StatusNotRun && cl.Message != "":
-				fmt.Fprintf(&b, "\n--- %s NOT RUN\n%s\n", cl.ID, cl.Message)
-			case cl.Message != "" && cl.Verdict != contracts.StatusNotRun:
-				verdict := cl.Verdict
-				if c.Status == contracts.StatusKnownFailing {
-					verdict = contracts.StatusKnownFailing
-				}
-				fmt.Fprintf(&b, "\n--- %s %s\n%s", cl.ID, verdict, Failure(cl, max))
+			case cl.Status == contracts.StatusNotRun && cl.Reason != "":
+				fmt.Fprintf(&b, "\n--- %s NOT RUN\n%s\n", cl.ID, cl.Reason)
+			case cl.Failed() || cl.Status == contracts.StatusNotOffered:
+				fmt.Fprintf(&b, "\n--- %s %s\n%s", cl.ID, shownStatus(c, cl), Failure(cl, max))
 			}
 		}
 	}
@@ -305,20 +306,20 @@ func writeJUnit(w io.Writer, r *contracts.Result, f Facts) error {
 		s := junitSuite{Name: c.ID + " " + c.Name}
 		var secs float64
 		for _, cl := range c.Clauses {
-			if cl.Verdict == contracts.StatusNotRun && cl.Message == "" {
+			if !cl.Ran() && cl.Reason == "" {
 				continue // filtered out: not part of this run
 			}
 			jc := junitCase{Name: cl.ID, Classname: c.ID, Time: fmt.Sprintf("%.3f", cl.Duration.Seconds())}
 			secs += cl.Duration.Seconds()
 			body := Failure(cl, 0)
-			switch cl.Verdict {
+			switch cl.Status {
 			case contracts.StatusFail:
 				failing := c.Status == contracts.StatusKnownFailing
 				if failing {
-					jc.Skipped = &junitMessage{Message: "known failing: " + cl.Rule, Body: body}
+					jc.Skipped = &junitMessage{Message: "known failing: " + cl.Rule(), Body: body}
 					s.Skipped++
 				} else {
-					jc.Failure = &junitMessage{Message: cl.Rule, Body: body}
+					jc.Failure = &junitMessage{Message: cl.Rule(), Body: body}
 					s.Failures++
 				}
 			case contracts.StatusHarnessError:
@@ -328,7 +329,7 @@ func writeJUnit(w io.Writer, r *contracts.Result, f Facts) error {
 				jc.Skipped = &junitMessage{Message: "not claimed by the port"}
 				s.Skipped++
 			case contracts.StatusNotRun:
-				jc.Skipped = &junitMessage{Message: "not run", Body: cl.Message}
+				jc.Skipped = &junitMessage{Message: "not run", Body: cl.Reason}
 				s.Skipped++
 			}
 			s.Tests++

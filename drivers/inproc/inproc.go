@@ -1,5 +1,6 @@
 // Package inproc is the drivers.Driver over the reference bus in this process: every op of the
-// port protocol, and any mutant of the reference (internal/mutant) selected by name.
+// port protocol. A variant of the reference (a mutant, built by internal/mutant on top of this
+// package) is given as bus options and a front over each session; this package knows none.
 package inproc
 
 import (
@@ -13,7 +14,6 @@ import (
 	"time"
 
 	"github.com/echomq/kit/drivers"
-	"github.com/echomq/kit/internal/mutant"
 	"github.com/echomq/kit/lua"
 	"github.com/echomq/kit/protocol"
 	"github.com/echomq/kit/reference/bus"
@@ -28,46 +28,41 @@ const maxMint = 100_000
 // Name is the driver's name in reports.
 const Name = "echomq-go-reference"
 
-// Options configure the factory. Bus is the base bus configuration; Mutant, when set, names a
-// mutant of the catalogue applied on top of it.
+// Options configure the factory: the bus configuration of every session, and for a variant of
+// the reference its name and the front each session goes through.
 type Options struct {
-	Mutant string
-	Bus    bus.Options
+	Bus bus.Options
+	// Variant names what Bus and Front change ("mutant:poll-park"): the factory is then named
+	// "echomq-go-reference+mutant:poll-park" in reports.
+	Variant string
+	// Front, if set, wraps every session (a variant's own front over the driver).
+	Front func(drivers.Driver) drivers.Driver
 }
 
 // Factory starts in-process reference sessions.
 type Factory struct {
-	opt  bus.Options
-	name string
-	wrap mutant.Wrap // the mutant's front of each session; nil without a mutant
+	opt   bus.Options
+	name  string
+	front func(drivers.Driver) drivers.Driver
 }
 
-// New builds a factory; an unknown mutant name is an error.
+// New builds a factory.
 func New(opt Options) (*Factory, error) {
-	f := &Factory{opt: opt.Bus, name: Name}
-	if opt.Mutant != "" {
-		spec, ok := mutant.Lookup(opt.Mutant)
-		if !ok {
-			return nil, fmt.Errorf("inproc: unknown mutant %q (have %v)", opt.Mutant, mutant.Names())
-		}
-		wrap, err := spec.Apply(&f.opt)
-		if err != nil {
-			return nil, fmt.Errorf("inproc: %w", err)
-		}
-		f.wrap = wrap
-		f.name = Name + "+mutant:" + spec.Name
+	f := &Factory{opt: opt.Bus, name: Name, front: opt.Front}
+	if opt.Variant != "" {
+		f.name = Name + "+" + opt.Variant
 	}
 	return f, nil
 }
 
-// Name identifies the reference (and its mutant).
+// Name identifies the reference (and its variant).
 func (f *Factory) Name() string { return f.name }
 
 // Start returns a fresh session; it connects at hello.
 func (f *Factory) Start(ctx context.Context) (drivers.Driver, error) {
 	d := &Driver{opt: f.opt, name: f.name}
-	if f.wrap != nil {
-		return f.wrap(d), nil
+	if f.front != nil {
+		return f.front(d), nil
 	}
 	return d, nil
 }

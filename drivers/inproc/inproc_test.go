@@ -141,13 +141,3 @@ func TestDriverPark(t *testing.T) {
 		t.Fatalf("idle park = %+v, %v", r2, err)
 	}
 }
-
-func TestUnknownMutant(t *testing.T) {
-	if _, err := inproc.New(inproc.Options{Mutant: "nope"}); err == nil {
-		t.Fatal("an unknown mutant was accepted")
-	}
-	f, err := inproc.New(inproc.Options{Mutant: "poll-park"})
-	if err != nil || f.Name() != inproc.Name+"+mutant:poll-park" {
-		t.Fatal(f, err)
-	}
-}

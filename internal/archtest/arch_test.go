@@ -34,7 +34,7 @@ func TestArrowsPointDown(t *testing.T) {
 		forbidden []string // prefixes pkg must not depend on
 	}{
 		{"drivers", []string{"contracts"}},
-		{"drivers/inproc", []string{"contracts"}},
+		{"drivers/inproc", []string{"contracts", "internal/mutant"}},
 		{"drivers/subprocess", []string{"contracts"}},
 		{"reference/bus", []string{"contracts", "drivers", "internal/mutant"}},
 		{"reference/resp", []string{"reference/emqerr", "reference/bus", "lua", "reference/keys"}},

@@ -15,7 +15,7 @@ import (
 	"strings"
 
 	"github.com/echomq/kit/drivers"
-
+	"github.com/echomq/kit/drivers/inproc"
 	"github.com/echomq/kit/lua"
 	"github.com/echomq/kit/reference/bus"
 )
@@ -63,6 +63,25 @@ func Lookup(name string) (Spec, bool) {
 		}
 	}
 	return Spec{}, false
+}
+
+// Factory is the in-process reference bus running the mutant name (drivers/inproc with the
+// mutant's seams installed and its front over every session); "" is the clean reference. An
+// unknown name is an error that lists the catalogue.
+func Factory(name string) (*inproc.Factory, error) {
+	if name == "" {
+		return inproc.New(inproc.Options{})
+	}
+	spec, ok := Lookup(name)
+	if !ok {
+		return nil, fmt.Errorf("mutant: unknown mutant %q (have %v)", name, Names())
+	}
+	var opt bus.Options
+	wrap, err := spec.Apply(&opt)
+	if err != nil {
+		return nil, err
+	}
+	return inproc.New(inproc.Options{Bus: opt, Variant: "mutant:" + spec.Name, Front: wrap})
 }
 
 // Names lists the mutants' names, sorted.

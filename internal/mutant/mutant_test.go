@@ -134,3 +134,18 @@ func TestEditedScriptsCompile(t *testing.T) {
 		t.Fatalf("payload %q", v.Str)
 	}
 }
+
+// TestFactory: a mutant is the reference driver with the mutant's seams and front, named for
+// reports; an unknown name is refused, "" is the clean reference.
+func TestFactory(t *testing.T) {
+	if _, err := mutant.Factory("nope"); err == nil {
+		t.Fatal("an unknown mutant was accepted")
+	}
+	f, err := mutant.Factory("poll-park")
+	if err != nil || f.Name() != inproc.Name+"+mutant:poll-park" {
+		t.Fatal(f, err)
+	}
+	if f, err := mutant.Factory(""); err != nil || f.Name() != inproc.Name {
+		t.Fatal(f, err)
+	}
+}

@@ -1,4 +1,4 @@
-package contracts
+package wire
 
 import (
 	"context"
@@ -37,6 +37,14 @@ func (l Line) Cmd() string {
 	return strings.ToUpper(l.Args[0])
 }
 
+// Arg is the i-th argument ("" past the end).
+func (l Line) Arg(i int) string {
+	if i < len(l.Args) {
+		return l.Args[i]
+	}
+	return ""
+}
+
 func (l Line) String() string {
 	var b strings.Builder
 	b.WriteString("[" + l.Client)
@@ -58,33 +66,33 @@ func clipArg(s string) string {
 	return s
 }
 
-// monitor captures the MONITOR streams of the servers under test (one, or every primary of a
+// Monitor captures the MONITOR streams of the servers under test (one, or every primary of a
 // cluster), each on a dedicated connection, into one capture.
-type monitor struct {
-	srcs  []*monSource
+type Monitor struct {
+	srcs  []*source
 	mu    sync.Mutex
 	lines []Line
 	err   error
 	cond  *sync.Cond
 }
 
-// monSource is one node's MONITOR stream.
-type monSource struct {
+// source is one node's MONITOR stream.
+type source struct {
 	mon   *connector.Monitor
 	node  string // Line.Node of its lines
 	local string
 	last  int // index of the node's most recent non-lua line that opened a script (EVALSHA/EVAL)
 }
 
-// startMonitor captures every command a standalone server runs, on the connector's MONITOR
+// StartMonitor captures every command a standalone server runs, on the connector's MONITOR
 // reader.
-func startMonitor(ctx context.Context, addr string) (*monitor, error) {
-	return startMonitors(ctx, []string{addr}, []string{""})
+func StartMonitor(ctx context.Context, addr string) (*Monitor, error) {
+	return StartMonitors(ctx, []string{addr}, []string{""})
 }
 
-// startMonitors captures the streams of addrs, their lines labelled with labels.
-func startMonitors(ctx context.Context, addrs, labels []string) (*monitor, error) {
-	m := &monitor{}
+// StartMonitors captures the streams of addrs, their lines labelled with labels.
+func StartMonitors(ctx context.Context, addrs, labels []string) (*Monitor, error) {
+	m := &Monitor{}
 	m.cond = sync.NewCond(&m.mu)
 	for i, addr := range addrs {
 		dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -94,7 +102,7 @@ func startMonitors(ctx context.Context, addrs, labels []string) (*monitor, error
 			m.Close()
 			return nil, err
 		}
-		m.srcs = append(m.srcs, &monSource{mon: mon, node: labels[i], local: mon.LocalAddr(), last: -1})
+		m.srcs = append(m.srcs, &source{mon: mon, node: labels[i], local: mon.LocalAddr(), last: -1})
 	}
 	for _, src := range m.srcs {
 		go m.read(src)
@@ -102,8 +110,8 @@ func startMonitors(ctx context.Context, addrs, labels []string) (*monitor, error
 	return m, nil
 }
 
-// locals are the monitor connections' own client addresses.
-func (m *monitor) locals() []string {
+// Locals are the monitor connections' own client addresses.
+func (m *Monitor) Locals() []string {
 	var out []string
 	for _, s := range m.srcs {
 		out = append(out, s.local)
@@ -111,7 +119,7 @@ func (m *monitor) locals() []string {
 	return out
 }
 
-func (m *monitor) read(src *monSource) {
+func (m *Monitor) read(src *source) {
 	for {
 		s, err := src.mon.Next(context.Background())
 		if err != nil {
@@ -142,15 +150,15 @@ func (m *monitor) read(src *monSource) {
 	}
 }
 
-// sync waits until a marker the harness sent on each of a's connections shows in that node's
+// Sync waits until a marker the harness sent on each of a's connections shows in that node's
 // stream: every command the servers ran before it has then been captured.
-func (m *monitor) sync(ctx context.Context, a *admin, n int) error {
+func (m *Monitor) Sync(ctx context.Context, a *Admin, n int) error {
 	mark := "emq-conform-sync-" + strconv.Itoa(n)
 	m.mu.Lock()
 	from := len(m.lines)
 	m.mu.Unlock()
-	for _, nd := range a.nodes {
-		if _, err := nd.c.do(ctx, "ECHO", mark); err != nil {
+	for _, nd := range a.Nodes {
+		if _, err := nd.C.Do(ctx, "ECHO", mark); err != nil {
 			return err
 		}
 	}
@@ -168,14 +176,14 @@ func (m *monitor) sync(ctx context.Context, a *admin, n int) error {
 		for ; i < len(m.lines); i++ {
 			l := m.lines[i]
 			if len(l.Args) == 2 && l.Args[1] == mark {
-				for _, nd := range a.nodes {
-					if l.Client == nd.c.local && l.Node == nd.label {
-						seen[nd.label] = true
+				for _, nd := range a.Nodes {
+					if l.Client == nd.C.Local() && l.Node == nd.Label {
+						seen[nd.Label] = true
 					}
 				}
 			}
 		}
-		if len(seen) == len(a.nodes) {
+		if len(seen) == len(a.Nodes) {
 			return nil
 		}
 		if m.err != nil {
@@ -188,20 +196,32 @@ func (m *monitor) sync(ctx context.Context, a *admin, n int) error {
 	}
 }
 
-// snapshot returns the lines captured so far.
-func (m *monitor) snapshot() []Line {
+// Snapshot returns the lines captured so far.
+func (m *Monitor) Snapshot() []Line {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return append([]Line(nil), m.lines...)
 }
 
-func (m *monitor) len() int {
+// Len is how many lines the capture holds.
+func (m *Monitor) Len() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return len(m.lines)
 }
 
-func (m *monitor) Close() error {
+// Own are the monitor connections as "node|client address" (their node's MONITOR label and
+// their own address), so the harness tells its own lines from the port's.
+func (m *Monitor) Own() []string {
+	var out []string
+	for _, s := range m.srcs {
+		out = append(out, s.node+"|"+s.local)
+	}
+	return out
+}
+
+// Close ends every MONITOR stream.
+func (m *Monitor) Close() error {
 	var errs []error
 	for _, s := range m.srcs {
 		errs = append(errs, s.mon.Close())

@@ -1,4 +1,4 @@
-package contracts
+package wire
 
 import (
 	"bufio"
@@ -11,29 +11,34 @@ import (
 	"github.com/echomq/kit/reference/resp"
 )
 
-// conn is the harness's own RESP2 connection to the server: FLUSHALL, reads of the keyspace,
+// Conn is the harness's own RESP2 connection to the server: FLUSHALL, reads of the keyspace,
 // TIME, CLIENT LIST, the kit's own enqueues. Its local address is known, so its lines are told
 // apart from the port's in the MONITOR stream.
-type conn struct {
+type Conn struct {
 	nc    net.Conn
 	r     *resp.Reader
 	local string
 }
 
-func dial(ctx context.Context, addr string) (*conn, error) {
+// Dial connects to addr.
+func Dial(ctx context.Context, addr string) (*Conn, error) {
 	d := net.Dialer{Timeout: 5 * time.Second}
 	nc, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return nil, err
 	}
-	return &conn{nc: nc, r: resp.NewReader(bufio.NewReader(nc), resp.DefaultLimits()), local: nc.LocalAddr().String()}, nil
+	return &Conn{nc: nc, r: resp.NewReader(bufio.NewReader(nc), resp.DefaultLimits()), local: nc.LocalAddr().String()}, nil
 }
 
-func (c *conn) Close() error { return c.nc.Close() }
+// Close closes the connection.
+func (c *Conn) Close() error { return c.nc.Close() }
 
-// pipeline sends every command, then reads every reply. A server error reply is returned in
+// Local is the connection's own address, as the server's MONITOR and CLIENT LIST show it.
+func (c *Conn) Local() string { return c.local }
+
+// Pipeline sends every command, then reads every reply. A server error reply is returned in
 // its Value, not as an error; the error is for the connection.
-func (c *conn) pipeline(ctx context.Context, cmds ...[]any) ([]resp.Value, error) {
+func (c *Conn) Pipeline(ctx context.Context, cmds ...[]any) ([]resp.Value, error) {
 	var buf []byte
 	for _, args := range cmds {
 		var err error
@@ -60,9 +65,9 @@ func (c *conn) pipeline(ctx context.Context, cmds ...[]any) ([]resp.Value, error
 	return out, nil
 }
 
-// do runs one command and turns an error reply into an error.
-func (c *conn) do(ctx context.Context, args ...any) (resp.Value, error) {
-	vs, err := c.pipeline(ctx, args)
+// Do runs one command and turns an error reply into an error.
+func (c *Conn) Do(ctx context.Context, args ...any) (resp.Value, error) {
+	vs, err := c.Pipeline(ctx, args)
 	if err != nil {
 		return resp.Value{}, err
 	}
@@ -72,9 +77,9 @@ func (c *conn) do(ctx context.Context, args ...any) (resp.Value, error) {
 	return vs[0], nil
 }
 
-// serverMS is the server's clock in ms (A2: sec*1000 + floor(usec/1000)).
-func (c *conn) serverMS(ctx context.Context) (int64, error) {
-	v, err := c.do(ctx, "TIME")
+// ServerMS is the server's clock in ms (A2: sec*1000 + floor(usec/1000)).
+func (c *Conn) ServerMS(ctx context.Context) (int64, error) {
+	v, err := c.Do(ctx, "TIME")
 	if err != nil {
 		return 0, err
 	}

@@ -1,4 +1,4 @@
-package contracts
+package wire
 
 import (
 	"strings"
@@ -30,7 +30,7 @@ func TestWireLaw(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := newLaw(b, nil, func(l Line) bool { return l.Client == "kit" }, func([]string) ([]string, error) { return nil, nil })
+	w := NewLaw(b, nil, func(l Line) bool { return l.Client == "kit" }, func([]string) ([]string, error) { return nil, nil })
 	fence := "p|EVALSHA " + b.MustScript(lua.Fence).SHA1 + " 1 {emq}:bundle " + lua.Version + " " + b.Digest()
 	claim := b.MustScript(lua.Claim).SHA1
 	claimCall := "p|EVALSHA " + claim + " 6 emq:{q}:pending emq:{q}:active emq:{q}:meta emq:{q}:wake emq:{q}:ckpt emq:{q}:ring 100"
@@ -41,7 +41,7 @@ func TestWireLaw(t *testing.T) {
 		{"kit|FLUSHALL", "kit|EVAL x 0", "p|HELLO 2", fence},
 	}
 	for i, c := range ok {
-		if vs := w.check(lines(c...)); len(vs) != 0 {
+		if vs := w.Check(lines(c...)); len(vs) != 0 {
 			t.Errorf("clean capture %d: %v", i, vs)
 		}
 	}
@@ -63,7 +63,7 @@ func TestWireLaw(t *testing.T) {
 		"answer different slots":     {"p|HELLO 2", fence, "p|EVALSHA " + claim + " 2 emq:{q}:pending emq:{r}:active"},
 	}
 	for want, c := range bad {
-		vs := w.check(lines(c...))
+		vs := w.Check(lines(c...))
 		found := false
 		for _, v := range vs {
 			found = found || strings.Contains(v.What, want)
@@ -103,7 +103,7 @@ func TestClusterWireLaw(t *testing.T) {
 	}
 	// Three primaries in equal slot runs, as the kit starts them: A, B, C.
 	owner := func(slot uint16) string { return string(rune('A' + int(slot)/5462)) }
-	w := newLaw(b, nil, func(l Line) bool { return l.Client == "kit" }, func([]string) ([]string, error) { return nil, nil })
+	w := NewLaw(b, nil, func(l Line) bool { return l.Client == "kit" }, func([]string) ([]string, error) { return nil, nil })
 	w.cluster = &clusterView{owner: owner}
 	emq := owner(keys.Slot(keys.Bundle()))
 	var other string // a primary that does not own {emq}
@@ -140,35 +140,35 @@ func TestClusterWireLaw(t *testing.T) {
 	// The capture's lua line belongs to node other.
 	clean[8] = other + "|" + clean[8]
 	lines := clusterLines(clean...)
-	if vs := w.check(lines); len(vs) != 0 {
+	if vs := w.Check(lines); len(vs) != 0 {
 		t.Fatalf("clean cluster capture: %v", vs)
 	}
-	if vs := w.redirectsLeft(lines, map[string]map[string]int64{emq: {}, other: {"MOVED": 1}}); len(vs) != 0 {
+	if vs := w.RedirectsLeft(lines, map[string]map[string]int64{emq: {}, other: {"MOVED": 1}}); len(vs) != 0 {
 		t.Fatalf("one redirected handshake fence: %v", vs)
 	}
 	bad := map[string]struct {
 		lines []string
-		rule  Rule
+		rule  RuleID
 	}{
-		"answer different slots":       {[]string{emq + "|p|HELLO 2", emq + "|p" + fence, emq + "|p|EVALSHA " + claim + " 2 emq:{" + qe + "}:pending emq:{" + qo + "}:active"}, ruleClusterOneSlot},
-		"outside the slot of its KEYS": {[]string{emq + "|p|HELLO 2", emq + "|p" + fence, emq + "|p" + call(qe), emq + "|lua|HGET emq:{" + qo + "}:job:JOB0000000000A state"}, ruleClusterOneSlot},
-		"which does not own it":        {[]string{emq + "|p|HELLO 2", emq + "|p" + fence, emq + "|p" + call(qo)}, ruleClusterOwner},
-		"no fence run on the {emq}":    {[]string{other + "|p|HELLO 2", other + "|p" + call(qo)}, ruleFence},
-		"CLUSTER RESET":                {[]string{other + "|p|HELLO 2", other + "|p|CLUSTER RESET"}, ruleA4},
+		"answer different slots":       {[]string{emq + "|p|HELLO 2", emq + "|p" + fence, emq + "|p|EVALSHA " + claim + " 2 emq:{" + qe + "}:pending emq:{" + qo + "}:active"}, RuleClusterOneSlot},
+		"outside the slot of its KEYS": {[]string{emq + "|p|HELLO 2", emq + "|p" + fence, emq + "|p" + call(qe), emq + "|lua|HGET emq:{" + qo + "}:job:JOB0000000000A state"}, RuleClusterOneSlot},
+		"which does not own it":        {[]string{emq + "|p|HELLO 2", emq + "|p" + fence, emq + "|p" + call(qo)}, RuleClusterOwner},
+		"no fence run on the {emq}":    {[]string{other + "|p|HELLO 2", other + "|p" + call(qo)}, RuleFence},
+		"CLUSTER RESET":                {[]string{other + "|p|HELLO 2", other + "|p|CLUSTER RESET"}, RuleCommands},
 	}
 	for want, c := range bad {
-		vs := w.check(clusterLines(c.lines...))
+		vs := w.Check(clusterLines(c.lines...))
 		found := false
 		for _, v := range vs {
 			found = found || (strings.Contains(v.What, want) && v.Rule == c.rule)
 		}
 		if !found {
-			t.Errorf("%q (%s): not reported; got %v", want, c.rule.ID, vs)
+			t.Errorf("%q (%s): not reported; got %v", want, c.rule, vs)
 		}
 	}
 	// One fence at the owner cannot stand for two redirected connections.
 	two := clusterLines(emq+"|p1|HELLO 2", emq+"|p1"+fence, emq+"|p1"+fence, other+"|p2|HELLO 2", other+"|p2"+call(qo), other+"|p3|HELLO 2", other+"|p3"+call(qo))
-	if vs := w.check(two); len(vs) != 1 || vs[0].Rule != ruleFence {
+	if vs := w.Check(two); len(vs) != 1 || vs[0].Rule != RuleFence {
 		t.Errorf("two redirected connections, one fence at the owner: %v", vs)
 	}
 	stats := map[string]map[string]map[string]int64{
@@ -178,14 +178,14 @@ func TestClusterWireLaw(t *testing.T) {
 		"MOVED 1":   {emq: {"MOVED": 1}},
 	}
 	for want, st := range stats {
-		vs := w.redirectsLeft(lines, st)
-		if len(vs) != 1 || vs[0].Rule != ruleClusterNoLeft || !strings.Contains(vs[0].What, strings.Fields(want)[0]) {
+		vs := w.RedirectsLeft(lines, st)
+		if len(vs) != 1 || vs[0].Rule != RuleClusterNoLeft || !strings.Contains(vs[0].What, strings.Fields(want)[0]) {
 			t.Errorf("errorstats %v: got %v", st, vs)
 		}
 	}
 	// A standalone law has no cluster rules.
 	w.cluster = nil
-	if vs := w.redirectsLeft(lines, stats["ASK"]); len(vs) != 0 {
+	if vs := w.RedirectsLeft(lines, stats["ASK"]); len(vs) != 0 {
 		t.Errorf("standalone: %v", vs)
 	}
 }

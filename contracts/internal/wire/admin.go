@@ -1,4 +1,4 @@
-package contracts
+package wire
 
 import (
 	"context"
@@ -13,42 +13,42 @@ import (
 	"github.com/echomq/kit/reference/resp"
 )
 
-// admin is the harness's own access to the server under test: one connection to a standalone
+// Admin is the harness's own access to the server under test: one connection to a standalone
 // Valkey, or one to every primary of a Valkey Cluster, with the slot map read when the clause
 // opens. Each harness command goes where the server would run it: a keyed command to the primary
 // owning its key's slot, FLUSHALL, SCRIPT and CONFIG to every primary, a keyless read (TIME,
-// COMMAND GETKEYS, CLIENT, ECHO) to any node, SCAN through scan (every primary in turn).
-type admin struct {
-	nodes []*adminNode
-	owner []int // cluster: slot → index in nodes; nil for a standalone server
+// COMMAND GETKEYS, CLIENT, ECHO) to any node, SCAN through Scan (every primary in turn).
+type Admin struct {
+	Nodes []*Node
+	owner []int // cluster: slot → index in Nodes; nil for a standalone server
 }
 
-// adminNode is one server the harness talks to.
-type adminNode struct {
-	addr  string // host:port
-	label string // what MONITOR lines of this node carry as Line.Node: "" standalone, addr in a cluster
-	c     *conn
+// Node is one server the harness talks to.
+type Node struct {
+	Addr  string // host:port
+	Label string // what MONITOR lines of this node carry as Line.Node: "" standalone, addr in a cluster
+	C     *Conn
 }
 
-// errClusterMap: the cluster's slot map could not be read or is not whole.
-var errClusterMap = errors.New("contracts: cluster slot map")
+// ErrClusterMap: the cluster's slot map could not be read or is not whole.
+var ErrClusterMap = errors.New("wire: cluster slot map")
 
-// dialAdmin connects to a standalone server.
-func dialAdmin(ctx context.Context, addr string) (*admin, error) {
-	c, err := dial(ctx, addr)
+// DialAdmin connects to a standalone server.
+func DialAdmin(ctx context.Context, addr string) (*Admin, error) {
+	c, err := Dial(ctx, addr)
 	if err != nil {
 		return nil, err
 	}
-	return &admin{nodes: []*adminNode{{addr: addr, c: c}}}, nil
+	return &Admin{Nodes: []*Node{{Addr: addr, C: c}}}, nil
 }
 
-// dialClusterAdmin reads CLUSTER SHARDS from the first node of seeds that answers and connects
+// DialCluster reads CLUSTER SHARDS from the first node of seeds that answers and connects
 // to every primary, ordered by the slots they own.
-func dialClusterAdmin(ctx context.Context, seeds []string) (*admin, error) {
+func DialCluster(ctx context.Context, seeds []string) (*Admin, error) {
 	var owner []string
 	var errs []error
 	for _, s := range seeds {
-		c, err := dial(ctx, s)
+		c, err := Dial(ctx, s)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -61,25 +61,25 @@ func dialClusterAdmin(ctx context.Context, seeds []string) (*admin, error) {
 		errs = append(errs, err)
 	}
 	if owner == nil {
-		return nil, fmt.Errorf("%w: %w", errClusterMap, errors.Join(errs...))
+		return nil, fmt.Errorf("%w: %w", ErrClusterMap, errors.Join(errs...))
 	}
-	a := &admin{owner: make([]int, keys.Slots)}
+	a := &Admin{owner: make([]int, keys.Slots)}
 	at := map[string]int{}
 	for slot, addr := range owner {
 		if addr == "" {
 			a.Close()
-			return nil, fmt.Errorf("%w: slot %d has no primary", errClusterMap, slot)
+			return nil, fmt.Errorf("%w: slot %d has no primary", ErrClusterMap, slot)
 		}
 		i, ok := at[addr]
 		if !ok {
-			c, err := dial(ctx, addr)
+			c, err := Dial(ctx, addr)
 			if err != nil {
 				a.Close()
 				return nil, fmt.Errorf("primary %s: %w", addr, err)
 			}
-			i = len(a.nodes)
+			i = len(a.Nodes)
 			at[addr] = i
-			a.nodes = append(a.nodes, &adminNode{addr: addr, label: addr, c: c})
+			a.Nodes = append(a.Nodes, &Node{Addr: addr, Label: addr, C: c})
 		}
 		a.owner[slot] = i
 	}
@@ -87,10 +87,10 @@ func dialClusterAdmin(ctx context.Context, seeds []string) (*admin, error) {
 }
 
 // readShards is the slot → primary host:port table of CLUSTER SHARDS.
-func readShards(ctx context.Context, c *conn) ([]string, error) {
-	v, err := c.do(ctx, "CLUSTER", "SHARDS")
+func readShards(ctx context.Context, c *Conn) ([]string, error) {
+	v, err := c.Do(ctx, "CLUSTER", "SHARDS")
 	if err != nil {
-		return nil, fmt.Errorf("%w: CLUSTER SHARDS: %w", errClusterMap, err)
+		return nil, fmt.Errorf("%w: CLUSTER SHARDS: %w", ErrClusterMap, err)
 	}
 	owner := make([]string, keys.Slots)
 	for _, shard := range v.Elems {
@@ -129,43 +129,44 @@ func respFields(v resp.Value) map[string]resp.Value {
 	return m
 }
 
-func (a *admin) Close() {
-	for _, n := range a.nodes {
-		n.c.Close()
+// Close closes every connection.
+func (a *Admin) Close() {
+	for _, n := range a.Nodes {
+		n.C.Close()
 	}
 }
 
-// cluster tells a cluster from a standalone server.
-func (a *admin) cluster() bool { return a.owner != nil }
+// Cluster tells a cluster from a standalone server.
+func (a *Admin) Cluster() bool { return a.owner != nil }
 
-// locals are the harness's own client addresses, told apart from the port's in MONITOR.
-func (a *admin) locals() []string {
+// Locals are the harness's own client addresses, told apart from the port's in MONITOR.
+func (a *Admin) Locals() []string {
 	var out []string
-	for _, n := range a.nodes {
-		out = append(out, n.c.local)
+	for _, n := range a.Nodes {
+		out = append(out, n.C.Local())
 	}
 	return out
 }
 
-// addrs are the nodes' addresses (the primaries, in slot order, in a cluster).
-func (a *admin) addrs() []string {
+// Addrs are the nodes' addresses (the primaries, in slot order, in a cluster).
+func (a *Admin) Addrs() []string {
 	var out []string
-	for _, n := range a.nodes {
-		out = append(out, n.addr)
+	for _, n := range a.Nodes {
+		out = append(out, n.Addr)
 	}
 	return out
 }
 
-// ownerOf is the label of the node owning slot ("" standalone).
-func (a *admin) ownerOf(slot uint16) string {
+// OwnerOf is the label of the node owning slot ("" standalone).
+func (a *Admin) OwnerOf(slot uint16) string {
 	if a.owner == nil {
 		return ""
 	}
-	return a.nodes[a.owner[slot]].label
+	return a.Nodes[a.owner[slot]].Label
 }
 
-// primaryOf is the index (in slot order) of the primary owning slot; 0 standalone.
-func (a *admin) primaryOf(slot uint16) int {
+// PrimaryOf is the index (in slot order) of the primary owning slot; 0 standalone.
+func (a *Admin) PrimaryOf(slot uint16) int {
 	if a.owner == nil {
 		return 0
 	}
@@ -188,7 +189,7 @@ func routeKey(args []any) (string, error) {
 	case adminKeyless[cmd] || adminBroadcast[cmd]:
 		return "", nil
 	case cmd == "SCAN":
-		return "", errors.New("SCAN on a cluster goes through admin.scan")
+		return "", errors.New("SCAN on a cluster goes through Admin.Scan")
 	case cmd == "EVAL" || cmd == "EVALSHA":
 		if len(args) < 3 {
 			return "", fmt.Errorf("%s without numkeys", cmd)
@@ -204,9 +205,9 @@ func routeKey(args []any) (string, error) {
 }
 
 // nodeFor is where a command runs: nil with all true for a broadcast one.
-func (a *admin) nodeFor(args []any) (n *adminNode, all bool, err error) {
+func (a *Admin) nodeFor(args []any) (n *Node, all bool, err error) {
 	if a.owner == nil {
-		return a.nodes[0], false, nil
+		return a.Nodes[0], false, nil
 	}
 	if len(args) > 0 && adminBroadcast[strings.ToUpper(fmt.Sprint(args[0]))] {
 		return nil, true, nil
@@ -216,19 +217,19 @@ func (a *admin) nodeFor(args []any) (n *adminNode, all bool, err error) {
 		return nil, false, err
 	}
 	if k == "" {
-		return a.nodes[0], false, nil
+		return a.Nodes[0], false, nil
 	}
-	return a.nodes[a.owner[keys.Slot(k)]], false, nil
+	return a.Nodes[a.owner[keys.Slot(k)]], false, nil
 }
 
-// pipeline sends every command to one node, then reads every reply (a server error reply is
+// Pipeline sends every command to one node, then reads every reply (a server error reply is
 // returned in its Value). In a cluster the pipeline goes to the owner of its first keyed
 // command; one whose keyed commands live on different primaries is the harness's mistake.
-func (a *admin) pipeline(ctx context.Context, cmds ...[]any) ([]resp.Value, error) {
+func (a *Admin) Pipeline(ctx context.Context, cmds ...[]any) ([]resp.Value, error) {
 	if a.owner == nil {
-		return a.nodes[0].c.pipeline(ctx, cmds...)
+		return a.Nodes[0].C.Pipeline(ctx, cmds...)
 	}
-	var to *adminNode
+	var to *Node
 	for _, cmd := range cmds {
 		n, all, err := a.nodeFor(cmd)
 		if err != nil {
@@ -242,31 +243,31 @@ func (a *admin) pipeline(ctx context.Context, cmds ...[]any) ([]resp.Value, erro
 			continue
 		}
 		if to != nil && n != to {
-			return nil, fmt.Errorf("a harness pipeline spans primaries %s and %s (key %s)", to.addr, n.addr, k)
+			return nil, fmt.Errorf("a harness pipeline spans primaries %s and %s (key %s)", to.Addr, n.Addr, k)
 		}
 		to = n
 	}
 	if to == nil {
-		to = a.nodes[0]
+		to = a.Nodes[0]
 	}
-	return to.c.pipeline(ctx, cmds...)
+	return to.C.Pipeline(ctx, cmds...)
 }
 
-// do runs one command where it belongs and turns an error reply into an error. A broadcast
+// Do runs one command where it belongs and turns an error reply into an error. A broadcast
 // command runs on every node; the first node's reply is returned.
-func (a *admin) do(ctx context.Context, args ...any) (resp.Value, error) {
+func (a *Admin) Do(ctx context.Context, args ...any) (resp.Value, error) {
 	n, all, err := a.nodeFor(args)
 	if err != nil {
 		return resp.Value{}, err
 	}
 	if !all {
-		return n.c.do(ctx, args...)
+		return n.C.Do(ctx, args...)
 	}
 	var first resp.Value
-	for i, n := range a.nodes {
-		v, err := n.c.do(ctx, args...)
+	for i, n := range a.Nodes {
+		v, err := n.C.Do(ctx, args...)
 		if err != nil {
-			return v, fmt.Errorf("%s: %w", n.addr, err)
+			return v, fmt.Errorf("%s: %w", n.Addr, err)
 		}
 		if i == 0 {
 			first = v
@@ -275,25 +276,25 @@ func (a *admin) do(ctx context.Context, args ...any) (resp.Value, error) {
 	return first, nil
 }
 
-// serverMS is the server's clock in ms (any node: they share the host's clock here).
-func (a *admin) serverMS(ctx context.Context) (int64, error) { return a.nodes[0].c.serverMS(ctx) }
+// ServerMS is the server's clock in ms (any node: they share the host's clock here).
+func (a *Admin) ServerMS(ctx context.Context) (int64, error) { return a.Nodes[0].C.ServerMS(ctx) }
 
-// scan lists the keys matching match ("" for all) on every node, sorted.
-func (a *admin) scan(ctx context.Context, match string) ([]string, error) {
+// Scan lists the keys matching match ("" for all) on every node, sorted.
+func (a *Admin) Scan(ctx context.Context, match string) ([]string, error) {
 	var out []string
-	for _, n := range a.nodes {
+	for _, n := range a.Nodes {
 		cursor := "0"
 		for {
 			args := []any{"SCAN", cursor}
 			if match != "" {
 				args = append(args, "MATCH", match)
 			}
-			v, err := n.c.do(ctx, append(args, "COUNT", "1000")...)
+			v, err := n.C.Do(ctx, append(args, "COUNT", "1000")...)
 			if err != nil {
-				return nil, fmt.Errorf("SCAN on %s: %w", n.addr, err)
+				return nil, fmt.Errorf("SCAN on %s: %w", n.Addr, err)
 			}
 			if len(v.Elems) != 2 {
-				return nil, fmt.Errorf("SCAN on %s: unexpected reply", n.addr)
+				return nil, fmt.Errorf("SCAN on %s: unexpected reply", n.Addr)
 			}
 			cursor = string(v.Elems[0].Str)
 			for _, e := range v.Elems[1].Elems {
@@ -308,15 +309,15 @@ func (a *admin) scan(ctx context.Context, match string) ([]string, error) {
 	return out, nil
 }
 
-// errorstats reads INFO errorstats of every node: node label → error kind → count.
-func (a *admin) errorstats(ctx context.Context) (map[string]map[string]int64, error) {
+// Errorstats reads INFO errorstats of every node: node label → error kind → count.
+func (a *Admin) Errorstats(ctx context.Context) (map[string]map[string]int64, error) {
 	out := map[string]map[string]int64{}
-	for _, n := range a.nodes {
-		v, err := n.c.do(ctx, "INFO", "errorstats")
+	for _, n := range a.Nodes {
+		v, err := n.C.Do(ctx, "INFO", "errorstats")
 		if err != nil {
-			return nil, fmt.Errorf("INFO errorstats on %s: %w", n.addr, err)
+			return nil, fmt.Errorf("INFO errorstats on %s: %w", n.Addr, err)
 		}
-		out[n.label] = parseErrorstats(v.Text())
+		out[n.Label] = parseErrorstats(v.Text())
 	}
 	return out, nil
 }
@@ -338,11 +339,11 @@ func parseErrorstats(info string) map[string]int64 {
 	return m
 }
 
-// primaryLabels are the nodes' MONITOR labels in slot order.
-func (a *admin) primaryLabels() []string {
+// PrimaryLabels are the nodes' MONITOR labels in slot order.
+func (a *Admin) PrimaryLabels() []string {
 	var out []string
-	for _, n := range a.nodes {
-		out = append(out, n.label)
+	for _, n := range a.Nodes {
+		out = append(out, n.Label)
 	}
 	return out
 }

@@ -1,4 +1,4 @@
-package contracts
+package wire
 
 import (
 	"cmp"
@@ -12,9 +12,31 @@ import (
 	"github.com/echomq/kit/reference/keys"
 )
 
+// RuleID names a rule of the wire law. The judge quotes each one (contracts.Rules); this
+// package only says which one a violation breaks.
+type RuleID string
+
+// The wire law's rules (canon §7, PROTOCOL.md A4/A5) and its additions on a Valkey Cluster.
+const (
+	RuleFence          RuleID = "wire-fence-first"
+	RuleEvalsha        RuleID = "wire-evalsha"
+	RuleCommands       RuleID = "wire-commands"
+	RuleKeysParse      RuleID = "wire-keys-parse"
+	RuleDeclared       RuleID = "wire-declared-keys"
+	RuleArgvID         RuleID = "wire-argv-id"
+	RuleClusterOneSlot RuleID = "cluster-one-slot"
+	RuleClusterOwner   RuleID = "cluster-owner"
+	RuleClusterNoLeft  RuleID = "cluster-no-redirect-left"
+)
+
+// RuleIDs lists every rule a violation may name.
+func RuleIDs() []RuleID {
+	return []RuleID{RuleFence, RuleEvalsha, RuleCommands, RuleKeysParse, RuleDeclared, RuleArgvID, RuleClusterOneSlot, RuleClusterOwner, RuleClusterNoLeft}
+}
+
 // Violation is one breach of the wire law, with the lines that show it.
 type Violation struct {
-	Rule  Rule
+	Rule  RuleID
 	What  string
 	Lines []Line
 }
@@ -28,8 +50,8 @@ func (v Violation) String() string {
 	return b.String()
 }
 
-// law checks captured lines against the wire law.
-type law struct {
+// Law checks captured lines against the wire law.
+type Law struct {
 	scripts map[string]lua.Script                 // by SHA1
 	fence   string                                // the fence's SHA1
 	own     func(l Line) bool                     // the harness's own lines
@@ -46,8 +68,10 @@ type clusterView struct {
 // stamped: every node stamps MONITOR lines with the host's clock, read when it runs the command.
 const fenceSlack = 5000 // µs
 
-func newLaw(b *lua.Bundle, admit map[string]string, own func(Line) bool, getkeys func([]string) ([]string, error)) *law {
-	w := &law{scripts: map[string]lua.Script{}, own: own, getkeys: getkeys}
+// NewLaw is the wire law of bundle b (and the admitted scripts: sha1 → name); own tells the
+// harness's own lines, getkeys asks the server for the keys of a command the law's table lacks.
+func NewLaw(b *lua.Bundle, admit map[string]string, own func(Line) bool, getkeys func([]string) ([]string, error)) *Law {
+	w := &Law{scripts: map[string]lua.Script{}, own: own, getkeys: getkeys}
 	for _, s := range b.Scripts() {
 		w.scripts[s.SHA1] = s
 	}
@@ -57,6 +81,12 @@ func newLaw(b *lua.Bundle, admit map[string]string, own func(Line) bool, getkeys
 	w.fence = b.MustScript(lua.Fence).SHA1
 	return w
 }
+
+// OnCluster adds the cluster rules: owner is the label (Line.Node) of the primary owning a slot.
+func (w *Law) OnCluster(owner func(slot uint16) string) { w.cluster = &clusterView{owner: owner} }
+
+// Scripts are the scripts the law admits, by SHA1 (read-only).
+func (w *Law) Scripts() map[string]lua.Script { return w.scripts }
 
 // Commands a port may send outside scripts that read grammar keys (A4).
 var readOnly = []string{"ZRANGE", "ZSCORE", "ZCARD", "HGET", "HMGET", "HGETALL", "LLEN", "LRANGE", "EXISTS", "TYPE"}
@@ -77,8 +107,8 @@ func init() {
 	}
 }
 
-// keysOf returns the keys a command names.
-func (w *law) keysOf(args []string) ([]string, error) {
+// KeysOf returns the keys a command names.
+func (w *Law) KeysOf(args []string) ([]string, error) {
 	if len(args) == 0 {
 		return nil, nil
 	}
@@ -98,14 +128,14 @@ func (w *law) keysOf(args []string) ([]string, error) {
 		}
 		return args[1 : len(args)-1], nil
 	case c == "EVALSHA" || c == "EVAL" || c == "EVALSHA_RO" || c == "EVAL_RO" || c == "FCALL" || c == "FCALL_RO":
-		ks, _, err := evalKeys(args)
+		ks, _, err := EvalKeys(args)
 		return ks, err
 	}
 	return w.getkeys(args)
 }
 
-// evalKeys splits EVALSHA sha numkeys k… a… into KEYS and ARGV.
-func evalKeys(args []string) (ks, argv []string, err error) {
+// EvalKeys splits EVALSHA sha numkeys k… a… into KEYS and ARGV.
+func EvalKeys(args []string) (ks, argv []string, err error) {
 	if len(args) < 3 {
 		return nil, nil, fmt.Errorf("EVALSHA without numkeys")
 	}
@@ -116,10 +146,10 @@ func evalKeys(args []string) (ks, argv []string, err error) {
 	return args[3 : 3+n], args[3+n:], nil
 }
 
-// check returns every violation in lines (the whole capture of one session).
-func (w *law) check(lines []Line) []Violation {
+// Check returns every violation in lines (the whole capture of one session).
+func (w *Law) Check(lines []Line) []Violation {
 	var out []Violation
-	add := func(rule Rule, what string, ls ...Line) {
+	add := func(rule RuleID, what string, ls ...Line) {
 		out = append(out, Violation{Rule: rule, What: what, Lines: ls})
 	}
 	emqOwner := ""
@@ -139,12 +169,12 @@ func (w *law) check(lines []Line) []Violation {
 		switch st := stage[conn]; {
 		case st == 0:
 			if cmd != "HELLO" {
-				add(ruleFence, fmt.Sprintf("connection %s: first command was %s, not HELLO 2", l.Client, cmd), l)
+				add(RuleFence, fmt.Sprintf("connection %s: first command was %s, not HELLO 2", l.Client, cmd), l)
 				stage[conn] = 2 // one report per connection
 				break
 			}
 			if len(l.Args) < 2 || l.Args[1] != "2" {
-				add(ruleFence, fmt.Sprintf("connection %s: HELLO without protocol 2", l.Client), l)
+				add(RuleFence, fmt.Sprintf("connection %s: HELLO without protocol 2", l.Client), l)
 			}
 			stage[conn] = 1
 		case st == 1:
@@ -161,7 +191,7 @@ func (w *law) check(lines []Line) []Violation {
 				hidden = append(hidden, l)
 				stage[conn] = 2
 			default:
-				add(ruleFence, fmt.Sprintf("connection %s: %s before the fence script ran", l.Client, cmd), l)
+				add(RuleFence, fmt.Sprintf("connection %s: %s before the fence script ran", l.Client, cmd), l)
 				stage[conn] = 2
 			}
 		}
@@ -189,10 +219,10 @@ func (w *law) check(lines []Line) []Violation {
 // order) with a distinct run of the fence by the port on the {emq} slot's owner, stamped no
 // later than that connection's first command; the fences that opened the owner's own
 // connections (owned, by Seq) are theirs.
-func (w *law) redirectedFences(lines []Line, emqOwner string, owned map[int]bool, hidden []Line) []Violation {
+func (w *Law) redirectedFences(lines []Line, emqOwner string, owned map[int]bool, hidden []Line) []Violation {
 	var fences []int64
 	for _, l := range lines {
-		if l.Client != "lua" && !w.own(l) && l.Node == emqOwner && l.Cmd() == "EVALSHA" && argAt(l, 1) == w.fence && !owned[l.Seq] {
+		if l.Client != "lua" && !w.own(l) && l.Node == emqOwner && l.Cmd() == "EVALSHA" && l.Arg(1) == w.fence && !owned[l.Seq] {
 			fences = append(fences, l.At)
 		}
 	}
@@ -205,16 +235,16 @@ func (w *law) redirectedFences(lines []Line, emqOwner string, owned map[int]bool
 			j++
 			continue
 		}
-		out = append(out, Violation{Rule: ruleFence, What: fmt.Sprintf("connection %s on %s: %s with no fence run on the {emq} slot's owner %s before it (the node redirects the fence; the port must run it at the owner)", l.Client, l.Node, l.Cmd(), emqOwner), Lines: []Line{l}})
+		out = append(out, Violation{Rule: RuleFence, What: fmt.Sprintf("connection %s on %s: %s with no fence run on the {emq} slot's owner %s before it (the node redirects the fence; the port must run it at the owner)", l.Client, l.Node, l.Cmd(), emqOwner), Lines: []Line{l}})
 	}
 	return out
 }
 
-// redirectsLeft checks INFO errorstats of every primary (reset when the clause opened): no
+// RedirectsLeft checks INFO errorstats of every primary (reset when the clause opened): no
 // CROSSSLOT and no ASK, and MOVED only on a node not owning the {emq} slot, at most once per
 // port connection to it (its handshake's fence, redirected to the owner); a connection that
 // only read the slot map (HELLO, CLUSTER) sent no fence.
-func (w *law) redirectsLeft(lines []Line, stats map[string]map[string]int64) []Violation {
+func (w *Law) RedirectsLeft(lines []Line, stats map[string]map[string]int64) []Violation {
 	if w.cluster == nil {
 		return nil
 	}
@@ -241,17 +271,17 @@ func (w *law) redirectsLeft(lines []Line, stats map[string]map[string]int64) []V
 	for _, node := range slices.Sorted(maps.Keys(stats)) {
 		st := stats[node]
 		if n := st["CROSSSLOT"]; n > 0 {
-			out = append(out, Violation{Rule: ruleClusterNoLeft, What: fmt.Sprintf("primary %s answered CROSSSLOT %d time(s): a call named keys of more than one slot", node, n)})
+			out = append(out, Violation{Rule: RuleClusterNoLeft, What: fmt.Sprintf("primary %s answered CROSSSLOT %d time(s): a call named keys of more than one slot", node, n)})
 		}
 		if n := st["ASK"]; n > 0 {
-			out = append(out, Violation{Rule: ruleClusterNoLeft, What: fmt.Sprintf("primary %s answered ASK %d time(s) with no slot moving: a call went to a node that does not own its slot", node, n)})
+			out = append(out, Violation{Rule: RuleClusterNoLeft, What: fmt.Sprintf("primary %s answered ASK %d time(s) with no slot moving: a call went to a node that does not own its slot", node, n)})
 		}
 		allowed := int64(used[node])
 		if node == emqOwner {
 			allowed = 0
 		}
 		if n := st["MOVED"]; n > allowed {
-			out = append(out, Violation{Rule: ruleClusterNoLeft, What: fmt.Sprintf("primary %s answered MOVED %d time(s), more than the %d handshake fence(s) it may redirect: calls went to a node that does not own their slot", node, n, allowed)})
+			out = append(out, Violation{Rule: RuleClusterNoLeft, What: fmt.Sprintf("primary %s answered MOVED %d time(s), more than the %d handshake fence(s) it may redirect: calls went to a node that does not own their slot", node, n, allowed)})
 		}
 	}
 	return out
@@ -259,31 +289,31 @@ func (w *law) redirectsLeft(lines []Line, stats map[string]map[string]int64) []V
 
 // command checks one command a port sent outside any script; asking says the connection's
 // previous command was ASKING.
-func (w *law) command(l Line, asking bool) []Violation {
+func (w *Law) command(l Line, asking bool) []Violation {
 	var out []Violation
-	add := func(rule Rule, what string) { out = append(out, Violation{Rule: rule, What: what, Lines: []Line{l}}) }
+	add := func(rule RuleID, what string) { out = append(out, Violation{Rule: rule, What: what, Lines: []Line{l}}) }
 	cmd := l.Cmd()
 	sub := ""
 	if len(l.Args) > 1 {
 		sub = strings.ToUpper(l.Args[1])
 	}
-	ks, err := w.keysOf(l.Args)
+	ks, err := w.KeysOf(l.Args)
 	if err != nil {
-		add(ruleA4, fmt.Sprintf("%s: cannot tell its keys: %v", cmd, err))
+		add(RuleCommands, fmt.Sprintf("%s: cannot tell its keys: %v", cmd, err))
 		return out
 	}
 	if w.cluster != nil && len(ks) > 0 {
 		if v := coLocated(ks); v != "" {
-			add(ruleClusterOneSlot, cmd+"'s keys "+v)
+			add(RuleClusterOneSlot, cmd+"'s keys "+v)
 		} else if owner := w.cluster.owner(keys.Slot(ks[0])); owner != l.Node && !asking {
-			add(ruleClusterOwner, fmt.Sprintf("%s on slot %d reached %s, which does not own it (%s does)", cmd, keys.Slot(ks[0]), l.Node, owner))
+			add(RuleClusterOwner, fmt.Sprintf("%s on slot %d reached %s, which does not own it (%s does)", cmd, keys.Slot(ks[0]), l.Node, owner))
 		}
 	}
 	var parsed []keys.Parsed
 	for _, k := range ks {
 		p, err := keys.Parse(k)
 		if err != nil {
-			add(ruleParse, fmt.Sprintf("%s touches %q, which does not parse: %v", cmd, k, err))
+			add(RuleKeysParse, fmt.Sprintf("%s touches %q, which does not parse: %v", cmd, k, err))
 			return out
 		}
 		parsed = append(parsed, p)
@@ -293,55 +323,55 @@ func (w *law) command(l Line, asking bool) []Violation {
 	case w.cluster != nil && cmd == "ASKING":
 	case w.cluster != nil && cmd == "CLUSTER":
 		if sub != "SHARDS" && sub != "SLOTS" && sub != "NODES" && sub != "INFO" && sub != "MYID" {
-			add(ruleA4, "CLUSTER "+sub+" is not among the commands a port may send (a port reads the slot map: SHARDS, SLOTS, NODES, INFO, MYID)")
+			add(RuleCommands, "CLUSTER "+sub+" is not among the commands a port may send (a port reads the slot map: SHARDS, SLOTS, NODES, INFO, MYID)")
 		}
 	case cmd == "SELECT":
 		if sub != "0" {
-			add(ruleA4, "SELECT of a database other than 0")
+			add(RuleCommands, "SELECT of a database other than 0")
 		}
 	case cmd == "CLIENT":
 		if sub != "SETNAME" && sub != "SETINFO" {
-			add(ruleA4, "CLIENT "+sub+" is not among the commands a port may send")
+			add(RuleCommands, "CLIENT "+sub+" is not among the commands a port may send")
 		}
 	case cmd == "SCRIPT":
 		if sub != "LOAD" {
-			add(ruleA4, "SCRIPT "+sub+" is not among the commands a port may send")
+			add(RuleCommands, "SCRIPT "+sub+" is not among the commands a port may send")
 		}
 	case cmd == "EVALSHA":
 		if len(l.Args) < 2 {
-			add(ruleEvalsha, "EVALSHA without a SHA1")
+			add(RuleEvalsha, "EVALSHA without a SHA1")
 			break
 		}
 		if _, ok := w.scripts[strings.ToLower(l.Args[1])]; !ok {
-			add(ruleEvalsha, fmt.Sprintf("EVALSHA %s is not a script of the bundle", l.Args[1]))
+			add(RuleEvalsha, fmt.Sprintf("EVALSHA %s is not a script of the bundle", l.Args[1]))
 		}
 		if v := coLocated(ks); v != "" {
-			add(ruleParse, "EVALSHA's KEYS "+v)
+			add(RuleKeysParse, "EVALSHA's KEYS "+v)
 		}
-		if _, argv, err := evalKeys(l.Args); err == nil {
+		if _, argv, err := EvalKeys(l.Args); err == nil {
 			for i, a := range argv {
 				if strings.HasPrefix(a, "emq:{") || strings.HasPrefix(a, "{emq}:") {
-					add(ruleDeclared, fmt.Sprintf("EVALSHA passes key material in ARGV[%d] = %q: a script could build an operand key from it", i+1, a))
+					add(RuleDeclared, fmt.Sprintf("EVALSHA passes key material in ARGV[%d] = %q: a script could build an operand key from it", i+1, a))
 				}
 			}
 		}
 	case cmd == "EVAL" || cmd == "EVAL_RO" || cmd == "EVALSHA_RO" || cmd == "FCALL" || cmd == "FCALL_RO" || cmd == "FUNCTION":
-		add(ruleEvalsha, cmd+" is never allowed: transitions are EVALSHA of bundle scripts")
+		add(RuleEvalsha, cmd+" is never allowed: transitions are EVALSHA of bundle scripts")
 	case cmd == "MULTI" || cmd == "EXEC" || cmd == "DISCARD" || cmd == "WATCH":
-		add(ruleEvalsha, cmd+": a transaction is a loose command sequence, not a bundle script")
+		add(RuleEvalsha, cmd+": a transaction is a loose command sequence, not a bundle script")
 	case cmd == "BLPOP":
 		for _, p := range parsed {
 			if p.Kind != keys.KindWake {
-				add(ruleA4, fmt.Sprintf("BLPOP on %s: the only blocking pop is on a wake key", p.Key()))
+				add(RuleCommands, fmt.Sprintf("BLPOP on %s: the only blocking pop is on a wake key", p.Key()))
 			}
 		}
 	case slices.Contains(readOnly, cmd):
 	case slices.Contains(minterCmds, cmd) && len(parsed) > 0 && allMinter(parsed):
 	default:
 		if len(ks) > 0 {
-			add(ruleEvalsha, fmt.Sprintf("loose %s on %s: a state change outside a bundle script, or a command outside A4", cmd, strings.Join(ks, " ")))
+			add(RuleEvalsha, fmt.Sprintf("loose %s on %s: a state change outside a bundle script, or a command outside A4", cmd, strings.Join(ks, " ")))
 		} else {
-			add(ruleA4, cmd+" is not among the commands a port may send")
+			add(RuleCommands, cmd+" is not among the commands a port may send")
 		}
 	}
 	return out
@@ -367,18 +397,18 @@ func coLocated(ks []string) string {
 }
 
 // scriptKey checks the keys one lua line of a port's script touches.
-func (w *law) scriptKey(outer, l Line) []Violation {
+func (w *Law) scriptKey(outer, l Line) []Violation {
 	var out []Violation
-	add := func(rule Rule, what string) {
+	add := func(rule RuleID, what string) {
 		out = append(out, Violation{Rule: rule, What: what, Lines: []Line{outer, l}})
 	}
-	declared, argv, err := evalKeys(outer.Args)
+	declared, argv, err := EvalKeys(outer.Args)
 	if err != nil {
 		return nil // the outer line's own check reports it
 	}
-	touched, err := w.keysOf(l.Args)
+	touched, err := w.KeysOf(l.Args)
 	if err != nil {
-		add(ruleDeclared, fmt.Sprintf("script line %s: cannot tell its keys: %v", l.Cmd(), err))
+		add(RuleDeclared, fmt.Sprintf("script line %s: cannot tell its keys: %v", l.Cmd(), err))
 		return out
 	}
 	name := "script"
@@ -387,30 +417,30 @@ func (w *law) scriptKey(outer, l Line) []Violation {
 	}
 	for _, k := range touched {
 		if w.cluster != nil && len(declared) > 0 && keys.Slot(k) != keys.Slot(declared[0]) {
-			add(ruleClusterOneSlot, fmt.Sprintf("%s touches %q (slot %d) outside the slot of its KEYS (%d)", name, k, keys.Slot(k), keys.Slot(declared[0])))
+			add(RuleClusterOneSlot, fmt.Sprintf("%s touches %q (slot %d) outside the slot of its KEYS (%d)", name, k, keys.Slot(k), keys.Slot(declared[0])))
 		}
 		if slices.Contains(declared, k) {
 			continue
 		}
 		p, err := keys.Parse(k)
 		if err != nil {
-			add(ruleParse, fmt.Sprintf("%s touches %q, which does not parse: %v", name, k, err))
+			add(RuleKeysParse, fmt.Sprintf("%s touches %q, which does not parse: %v", name, k, err))
 			continue
 		}
 		if len(declared) == 0 {
-			add(ruleDeclared, fmt.Sprintf("%s declares no KEYS but touches %q", name, k))
+			add(RuleDeclared, fmt.Sprintf("%s declares no KEYS but touches %q", name, k))
 			continue
 		}
 		dq, derr := keys.Parse(declared[0])
 		switch {
 		case p.Kind != keys.KindJob && p.Kind != keys.KindLane:
-			add(ruleDeclared, fmt.Sprintf("%s touches %q, a %s key it did not declare (only a job row or a lane key can be derived)", name, k, p.Kind))
+			add(RuleDeclared, fmt.Sprintf("%s touches %q, a %s key it did not declare (only a job row or a lane key can be derived)", name, k, p.Kind))
 		case derr != nil || dq.Queue != p.Queue:
-			add(ruleDeclared, fmt.Sprintf("%s touches %q, outside the queue of its declared keys", name, k))
+			add(RuleDeclared, fmt.Sprintf("%s touches %q, outside the queue of its declared keys", name, k))
 		case fromArgv(k, p, argv) != "":
-			rule := ruleDeclared
+			rule := RuleDeclared
 			if p.Kind == keys.KindJob && slices.Contains(argv, p.ID) {
-				rule = ruleArgvIDKey
+				rule = RuleArgvID
 			}
 			add(rule, fmt.Sprintf("%s touches %q, built from ARGV (%s) without declaring it in KEYS", name, k, fromArgv(k, p, argv)))
 		}

@@ -1,0 +1,267 @@
+package contracts
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/echomq/kit/drivers"
+	"github.com/echomq/kit/protocol"
+)
+
+// Status is the verdict of a clause or of a contract. Statuses are ordered by how much they
+// say against the port, so a contract's status is the greatest of its clauses' (with a clause
+// that was not offered counting as one that did not run), and a known-failing contract ranks
+// below one that fails for real.
+type Status uint8
+
+const (
+	// StatusNotRun: filtered out (-label, -focus), or the clause needs a server the run was not
+	// given. Never a pass: a contract with no clause run is not counted.
+	StatusNotRun Status = iota
+	// StatusNotOffered: the clause needs an optional test aid the port does not declare (e.g.
+	// the clock op); printed with the reason, it neither passes nor fails its contract.
+	StatusNotOffered
+	StatusPass
+	// StatusKnownFailing is a contract that failed and is listed as known failing; clauses are
+	// never this status themselves.
+	StatusKnownFailing
+	StatusNotClaimed
+	StatusFail
+	// StatusHarnessError: the kit itself could not do its part; nothing is said of the port.
+	StatusHarnessError
+)
+
+var statusNames = [...]string{
+	StatusNotRun:       "NOT RUN",
+	StatusNotOffered:   "NOT RUN (not offered)",
+	StatusPass:         "PASS",
+	StatusKnownFailing: "KNOWN FAILING",
+	StatusNotClaimed:   "NOT CLAIMED",
+	StatusFail:         "FAIL",
+	StatusHarnessError: "HARNESS ERROR",
+}
+
+// String is the status as the console, the transcript and report.json spell it.
+func (s Status) String() string {
+	if int(s) < len(statusNames) {
+		return statusNames[s]
+	}
+	return fmt.Sprintf("Status(%d)", uint8(s))
+}
+
+// MarshalText writes the status by name (report.json: "verdict": "PASS").
+func (s Status) MarshalText() ([]byte, error) {
+	if int(s) >= len(statusNames) {
+		return nil, fmt.Errorf("contracts: no status %d", uint8(s))
+	}
+	return []byte(s.String()), nil
+}
+
+// UnmarshalText reads a status by name.
+func (s *Status) UnmarshalText(b []byte) error {
+	for i, n := range statusNames {
+		if n == string(b) {
+			*s = Status(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("contracts: unknown status %q", b)
+}
+
+// Failure is one check a clause failed: the rule it breaks, what was expected, what the port
+// did, and the wire lines the check quoted. A failure the harness could not pin on a rule (a
+// clause that timed out) has only Got.
+type Failure struct {
+	Rule     string   `json:"rule,omitempty"`  // the rule's id (Rules, TRACEABILITY.md)
+	Quote    string   `json:"quote,omitempty"` // where the rule is written and what it says
+	Expected string   `json:"expected,omitempty"`
+	Got      string   `json:"got"`
+	Wire     []string `json:"wire,omitempty"`
+}
+
+// Text is the failure as h2spec prints one: RULE, EXPECTED, GOT, and the WIRE lines quoted.
+func (f Failure) Text() string {
+	if f.Quote == "" {
+		return f.Got
+	}
+	s := fmt.Sprintf("RULE:     %s\nEXPECTED: %s\nGOT:      %s", f.Quote, f.Expected, f.Got)
+	if len(f.Wire) > 0 {
+		s += "\nWIRE:\n  " + strings.Join(f.Wire, "\n  ")
+	}
+	return s
+}
+
+// Clause is one clause's verdict as the harness recorded it.
+type Clause struct {
+	ID     string `json:"id"`
+	Status Status `json:"verdict"`
+	// Reason says why a clause did not run, is not claimed or not offered, or what the harness
+	// could not do.
+	Reason string `json:"reason,omitempty"`
+	// Failures are the checks a failed clause failed, the first one first.
+	Failures []Failure `json:"failures,omitempty"`
+	// Rules are the ids of the rules the clause evaluated, pass or fail (TRACEABILITY.md).
+	Rules []string `json:"rules,omitempty"`
+	// Wire is the port's wire trace of a clause that failed.
+	Wire string `json:"wire,omitempty"`
+	// Exchange is what a failed clause's sessions exchanged with a subprocess port: the JSON
+	// lines both ways and the port's stderr tail.
+	Exchange *drivers.Exchange `json:"exchange,omitempty"`
+	// Queues (cluster runs) are the queues the port's calls touched and their primaries, and
+	// Primaries how many primaries the clause saw.
+	Queues    []QueueHome   `json:"queues,omitempty"`
+	Primaries int           `json:"primaries,omitempty"`
+	Duration  time.Duration `json:"duration_ns"`
+	// Hello is the port's hello in this clause (not written: the run's is Result.Hello).
+	Hello *protocol.HelloResult `json:"-"`
+}
+
+// Ran tells a clause that ran (whatever its verdict) from one that was filtered out or could
+// not run for want of a server.
+func (c Clause) Ran() bool { return c.Status != StatusNotRun }
+
+// Failed tells a clause whose failures, harness error or absence a reader must see.
+func (c Clause) Failed() bool { return c.Status == StatusFail || c.Status == StatusHarnessError }
+
+// Rule is the RULE line of the clause's first failure: what a one-line listing names.
+func (c Clause) Rule() string {
+	switch {
+	case c.Status == StatusHarnessError:
+		return "the harness could not run this clause"
+	case len(c.Failures) > 0 && c.Failures[0].Quote != "":
+		return c.Failures[0].Quote
+	}
+	return "the clause failed"
+}
+
+// Message is the clause's account for a reader: its failures in full, or the reason it did not
+// run, is not claimed or hit a harness error ("" for a pass and for a clause filtered out).
+func (c Clause) Message() string {
+	switch c.Status {
+	case StatusFail:
+		var ts []string
+		for _, f := range c.Failures {
+			ts = append(ts, f.Text())
+		}
+		return strings.Join(ts, "\n")
+	case StatusHarnessError:
+		return "HARNESS ERROR: " + c.Reason
+	}
+	return c.Reason
+}
+
+// ContractResult is one contract's outcome.
+type ContractResult struct {
+	ID      string   `json:"id"`
+	Name    string   `json:"name"`
+	Rule    string   `json:"rule"`
+	Status  Status   `json:"status"`
+	Note    string   `json:"note,omitempty"`
+	Clauses []Clause `json:"clauses"`
+	// ClausesRun of ClausesTotal clauses ran; the others were filtered out (-label, -focus) or
+	// needed a server the run was not given. A partial contract is never counted as passed.
+	ClausesRun   int `json:"clauses_run"`
+	ClausesTotal int `json:"clauses_total"`
+}
+
+// Partial tells a contract some of whose clauses did not run.
+func (c ContractResult) Partial() bool { return c.ClausesRun < c.ClausesTotal }
+
+// Result is a whole run.
+type Result struct {
+	Contracts []ContractResult      `json:"contracts"`
+	Hello     *protocol.HelloResult `json:"hello,omitempty"`
+	Passed    int                   `json:"passed"`
+	Total     int                   `json:"total"`
+	Certified bool                  `json:"certified"`
+	Filtered  bool                  `json:"filtered"`
+	// Stale lists known-failing contracts that passed: the list must be updated.
+	Stale    []string      `json:"stale_known_failing,omitempty"`
+	Duration time.Duration `json:"duration_ns"`
+	// ClausesRun of ClausesTotal clauses ran in the whole run.
+	ClausesRun   int `json:"clauses_run"`
+	ClausesTotal int `json:"clauses_total"`
+	// Spread (cluster runs) is how the run's queues fell on the primaries; a cluster run whose
+	// queues missed a primary certifies nothing.
+	Spread *Spread `json:"spread,omitempty"`
+}
+
+// contractStatus folds clause verdicts: the greatest wins (a harness error, then a failure,
+// then not claimed); a contract passes when at least one clause ran and none failed, and one
+// whose clauses were all filtered out or not offered did not run.
+func contractStatus(cls []Clause) Status {
+	st := StatusNotRun
+	for _, c := range cls {
+		st = max(st, c.Status)
+	}
+	if st == StatusNotOffered {
+		return StatusNotRun
+	}
+	return st
+}
+
+// Summarize folds clause verdicts, in canon order, into contract results and the run's
+// verdict; known lists the contracts that may fail.
+func Summarize(clauses []Clause, known []string) *Result {
+	all := All()
+	r := &Result{Total: len(all), Contracts: make([]ContractResult, len(all))}
+	byID := map[string]*ContractResult{}
+	var homes [][]QueueHome
+	primaries := 0
+	for i, c := range all {
+		r.Contracts[i] = ContractResult{ID: c.ID, Name: c.Name, Rule: c.Rule}
+		byID[c.ID] = &r.Contracts[i]
+	}
+	for _, cl := range clauses {
+		c := byID[contractOf(cl.ID)]
+		if c == nil {
+			continue
+		}
+		if r.Hello == nil && cl.Hello != nil {
+			r.Hello = cl.Hello
+		}
+		homes = append(homes, cl.Queues)
+		primaries = max(primaries, cl.Primaries)
+		c.Clauses = append(c.Clauses, cl)
+	}
+	for i := range r.Contracts {
+		c := &r.Contracts[i]
+		if fold(c, known) {
+			r.Stale = append(r.Stale, c.ID)
+		}
+		r.ClausesRun += c.ClausesRun
+		r.ClausesTotal += c.ClausesTotal
+		if c.Status == StatusPass && !c.Partial() {
+			r.Passed++
+		}
+	}
+	r.Spread = spreadOf(homes, primaries)
+	r.Certified = r.Passed == r.Total && len(r.Stale) == 0 && (r.Spread == nil || r.Spread.Covered())
+	return r
+}
+
+// fold sets a contract's status and counts from its clauses; a listed contract that fails is
+// known failing, one that passes is a stale entry of the list (fold then says true).
+func fold(c *ContractResult, known []string) (stale bool) {
+	c.Status = contractStatus(c.Clauses)
+	c.ClausesTotal = len(c.Clauses)
+	c.ClausesRun = 0
+	for _, cl := range c.Clauses {
+		if cl.Ran() {
+			c.ClausesRun++
+		}
+	}
+	if !slices.Contains(known, c.ID) {
+		return false
+	}
+	switch c.Status {
+	case StatusFail:
+		c.Status = StatusKnownFailing
+	case StatusPass:
+		c.Note = "listed as known failing but passed: remove it from the list"
+		return true
+	}
+	return false
+}
