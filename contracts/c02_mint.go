@@ -160,9 +160,14 @@ var c02 = Contract{ID: "C02", Name: "mint",
 			k, _ := keys.Minter(w)
 			mine := t.minterLeases()[w]
 			ttl := t.leaseTTL(w)
+			if t.hasCap(protocol.CapMinterTTL) {
+				t.check(ttl == leaseTTLForClauses, ruleAidTTL, fmt.Sprintf("a port declaring minter_ttl leases for hello's minter_ttl_ms, PX %d", leaseTTLForClauses), "PX %d", ttl)
+			}
 			if ttl > 1500 {
 				t.notRun("the port leases its worker id for %d ms and does not honour hello's minter_ttl_ms: renewal and loss take too long to observe", ttl)
 			}
+			t.check(t.renewalCadence(k, ttl), ruleLeaseRenewed,
+				fmt.Sprintf("renewals of %s about every ttl/3: their median gap on the wire at most ttl/2 (%d ms)", k, ttl/2), "renewals further apart")
 			t.check(t.renewalSeen(k, mine, ttl), ruleLeaseRenewed,
 				fmt.Sprintf("the lease renewed every ttl/3: within a %d ms lease, %s's PTTL grows back while it stays the port's", ttl, k),
 				"no renewal: PTTL %d, owner %q (was %q)", t.pttl(k), t.minterLeases()[w], mine)

@@ -17,13 +17,14 @@ import (
 // answered UNSUPPORTED, a second hello refused, the test aids answered as their capabilities say,
 // and hello's own fields held to their domains. C01 owns them: they are the session's handshake.
 
-var rulesConversation = []Rule{ruleSeqEcho, ruleUnknownOp, ruleSecondHello, ruleAidUnsupported, ruleAidIgnored}
+var rulesConversation = []Rule{ruleSeqEcho, ruleUnknownOp, ruleSecondHello, ruleAidUnsupported, ruleAidIgnored, ruleAidTTL}
 
 var (
 	ruleSeqEcho        = Rule{"seq-echo", `contracts/PROTOCOL.md Part B: "seq is echoed" — whatever the number the kit sends (not a count of the port's own), and "the reply to request n is the n-th line the port prints"`}
 	ruleUnknownOp      = Rule{"unknown-op", `contracts/PROTOCOL.md Part B: "A failed op answers ok: false with error.type one of … UNSUPPORTED (an op the port does not implement)" — an op the protocol does not have is one, and the session goes on`}
 	ruleSecondHello    = Rule{"second-hello", `contracts/PROTOCOL.md Part B: "a second hello on an open session is EMQARG" — and the open session goes on unchanged`}
 	ruleAidUnsupported = Rule{"aid-unsupported", `contracts/PROTOCOL.md Part B clock: "a test aid, only for a port declaring capability clock … Other ports answer UNSUPPORTED"`}
+	ruleAidTTL         = Rule{"aid-minter-ttl", `contracts/PROTOCOL.md Part B hello: "minter_ttl_ms (a test aid, capability minter_ttl): lease the worker id for that many ms instead of the port's default"`}
 	ruleAidIgnored     = Rule{"aid-ignored", `contracts/PROTOCOL.md Part B hello: "minter_ttl_ms (a test aid, capability minter_ttl) … a port without the capability ignores it"`}
 )
 

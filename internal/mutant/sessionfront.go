@@ -20,8 +20,9 @@ type sessionFront struct {
 	hide []string
 	// reHello answers a second hello with the open session's hello.
 	reHello bool
-	// refuseTTL refuses hello's minter_ttl_ms when the capability is hidden.
-	refuseTTL bool
+	// refuseTTL refuses hello's minter_ttl_ms when the capability is hidden; ignoreTTL drops it
+	// while the capability stays declared.
+	refuseTTL, ignoreTTL bool
 	// batch rewrites the batch ops (nil: they pass through).
 	enq   func(protocol.EnqueueBatchArgs, protocol.EnqueueBatchResult) (protocol.EnqueueBatchArgs, protocol.EnqueueBatchResult)
 	claim func(protocol.ClaimBatchResult) protocol.ClaimBatchResult
@@ -34,6 +35,9 @@ func (f *sessionFront) Hello(ctx context.Context, a protocol.HelloArgs) (protoco
 	}
 	if f.refuseTTL && a.MinterTTLMS != 0 {
 		return protocol.HelloResult{}, &emqerr.Error{Type: emqerr.TypeArg, Message: "minter_ttl_ms is not a field this port knows"}
+	}
+	if f.ignoreTTL {
+		a.MinterTTLMS = 0
 	}
 	h, err := f.Driver.Hello(ctx, a)
 	if err == nil {
@@ -101,6 +105,8 @@ var sessionMutants = []Spec{
 		Go: sessionWrap(func(f *sessionFront) { f.hide = []string{protocol.CapClock} })},
 	{Name: "ttl-undeclared-refused", Contract: "C01", Rule: "aid-ignored", Defect: "a port without the minter_ttl capability refuses hello's minter_ttl_ms instead of ignoring it",
 		Go: sessionWrap(func(f *sessionFront) { f.hide, f.refuseTTL = []string{protocol.CapMinterTTL}, true })},
+	{Name: "ttl-declared-ignored", Contract: "C02", Rule: "aid-minter-ttl", Defect: "the port declares the minter_ttl capability but leases for its own default, whatever hello's minter_ttl_ms",
+		Go: sessionWrap(func(f *sessionFront) { f.ignoreTTL = true })},
 	{Name: "batch-enqueue-ignores-delay", Contract: "C02", Rule: "A17-enqueue-batch", Defect: "enqueue_batch enqueues every job at once, ignoring its delay_ms",
 		Go: sessionWrap(func(f *sessionFront) {
 			f.enq = func(a protocol.EnqueueBatchArgs, r protocol.EnqueueBatchResult) (protocol.EnqueueBatchArgs, protocol.EnqueueBatchResult) {
