@@ -103,6 +103,7 @@ func (t *T) noPolling(from int, a protocol.ParkArgs) {
 var c14 = Contract{ID: "C14", Name: "park",
 	Rule: "an idle consumer sends nothing but one blocking pop on the wake key; an enqueue wakes it promptly; a burst wakes parked consumers one after another; the wake list never exceeds one",
 	specs: func(s spec) {
+		parkAtMaximumClause(s)
 		domainClause(s, fieldGroup{[]string{"park"}, ownField})
 		s.clause("idle-consumer-blocks-and-wakes-promptly", clauseOpts{}, func(t *T) {
 			q := t.q("orders")

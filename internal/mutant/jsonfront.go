@@ -3,6 +3,7 @@ package mutant
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/echomq/kit/protocol"
 	"github.com/echomq/kit/reference/bus"
 	"github.com/echomq/kit/reference/emqerr"
+	"github.com/echomq/kit/reference/keys"
 )
 
 // A JSON front is a port whose JSON layer mishandles some inputs: it rewrites a raw request's
@@ -190,6 +192,32 @@ var jsonMutants = []Spec{
 		Go: jsonWrap(when("payload_b64", unpadded, padded, "enqueue"))},
 	{Name: "json-b64-line-break", Contract: "C11", Rule: "field-b64", Defect: "checkpoint accepts base64 with a line break inside (as a MIME decoder does)",
 		Go: jsonWrap(when("data_b64", broken, unbroken, "checkpoint"))},
+	{Name: "json-names-before-shape", Contract: "C04", Rule: "shape-first", Defect: "a request's queue name is checked before its fields' shape: a bad name beside a null field is EMQKEY, not EMQARG",
+		Go: jsonWrap(func(op string, f map[string]json.RawMessage) (json.RawMessage, error) {
+			if q, ok := f["queue"]; ok && !keys.ValidName(str(q)) {
+				return nil, &emqerr.Error{Type: emqerr.TypeKey, Message: "bad queue name (checked first by the mutant)"}
+			}
+			return nil, nil
+		})},
+	{Name: "json-mint-over-bound-cut", Contract: "C02", Rule: "mint-bound", Defect: "a mint of more than 100000 ids in all is cut to fit (fewer callers) instead of EMQARG",
+		Go: jsonWrap(func(op string, f map[string]json.RawMessage) (json.RawMessage, error) {
+			var n, p int64
+			if op == "mint" && json.Unmarshal(f["n"], &n) == nil && json.Unmarshal(f["parallel"], &p) == nil && n > 0 && n*p > protocol.MaxMint {
+				f["parallel"] = json.RawMessage(fmt.Sprint(protocol.MaxMint / n))
+			}
+			return nil, nil
+		})},
+	{Name: "json-delay-absent-delays", Contract: "C02", Rule: "enqueue-defaults", Defect: "an enqueue without delay_ms is scheduled a second ahead instead of pending now (the default 0)",
+		Go: jsonWrap(absentAs("delay_ms", "1000", "enqueue"))},
+	{Name: "json-unknown-field-refused", Contract: "C09", Rule: "field-unknown", Defect: "a request with a field its op does not list is EMQARG instead of answered as if the field were not there",
+		Go: jsonWrap(func(op string, f map[string]json.RawMessage) (json.RawMessage, error) {
+			for k := range f {
+				if k != "seq" && k != "op" && !slices.ContainsFunc(protocol.Fields[op], func(fd protocol.Field) bool { return fd.Name == k }) {
+					return nil, &emqerr.Error{Type: emqerr.TypeArg, Message: "unknown field " + k}
+				}
+			}
+			return nil, nil
+		})},
 	{Name: "json-batch-too-long-cut", Contract: "C02", Rule: "field-range", Defect: "enqueue_batch of 1001 jobs enqueues the first 1000 instead of EMQARG",
 		Go: jsonWrap(func(op string, f map[string]json.RawMessage) (json.RawMessage, error) {
 			var jobs []json.RawMessage

@@ -3,12 +3,15 @@ package mutant
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 
 	"github.com/echomq/kit/drivers"
 	"github.com/echomq/kit/protocol"
 	"github.com/echomq/kit/reference/bus"
 	"github.com/echomq/kit/reference/emqerr"
+	"github.com/echomq/kit/reference/ids"
+	"github.com/echomq/kit/reference/keys"
 )
 
 // A session front breaks the port protocol's own rules (PROTOCOL.md Part B): what the port owes
@@ -23,6 +26,16 @@ type sessionFront struct {
 	// refuseTTL refuses hello's minter_ttl_ms when the capability is hidden; ignoreTTL drops it
 	// while the capability stays declared.
 	refuseTTL, ignoreTTL bool
+	// brandFirst checks an enqueue's id brand before its lane name (canon §2.4 has the lane first).
+	brandFirst bool
+	// keyReads makes the key op read the server first, as a builder that checks a queue exists.
+	keyReads bool
+	// clockStays ignores a clock op that returns to the real clock.
+	clockStays bool
+	// parkFromOne numbers the park op's consumers from 1.
+	parkFromOne bool
+	// capLimit caps reap, promote and morgue at this many (0: no cap).
+	capLimit int64
 	// batch rewrites the batch ops (nil: they pass through).
 	enq   func(protocol.EnqueueBatchArgs, protocol.EnqueueBatchResult) (protocol.EnqueueBatchArgs, protocol.EnqueueBatchResult)
 	claim func(protocol.ClaimBatchResult) protocol.ClaimBatchResult
@@ -48,7 +61,58 @@ func (f *sessionFront) Hello(ctx context.Context, a protocol.HelloArgs) (protoco
 }
 
 func (f *sessionFront) Clock(ctx context.Context, a protocol.ClockArgs) error {
+	if f.clockStays && a.SetMS == 0 {
+		return nil
+	}
 	return f.Driver.(drivers.Clocker).Clock(ctx, a)
+}
+
+func (f *sessionFront) Enqueue(ctx context.Context, a protocol.EnqueueArgs) (protocol.EnqueueResult, error) {
+	if _, err := ids.ParseJob(a.ID); f.brandFirst && a.ID != "" && errors.Is(err, emqerr.Kind) {
+		return protocol.EnqueueResult{}, err
+	}
+	return f.Driver.Enqueue(ctx, a)
+}
+
+func (f *sessionFront) Key(ctx context.Context, a protocol.KeyArgs) (protocol.KeyResult, error) {
+	if f.keyReads && keys.ValidName(a.Queue) {
+		if _, err := f.Driver.Morgue(ctx, protocol.MorgueArgs{Queue: a.Queue, Limit: 1}); err != nil {
+			return protocol.KeyResult{}, err
+		}
+	}
+	return f.Driver.Key(ctx, a)
+}
+
+func (f *sessionFront) Park(ctx context.Context, a protocol.ParkArgs) (protocol.ParkResult, error) {
+	r, err := f.Driver.Park(ctx, a)
+	for i := range r.Jobs {
+		if f.parkFromOne {
+			r.Jobs[i].Consumer++
+		}
+	}
+	return r, err
+}
+
+func (f *sessionFront) capped(n int64) int64 {
+	if f.capLimit > 0 && (n == 0 || n > f.capLimit) {
+		return f.capLimit
+	}
+	return n
+}
+
+func (f *sessionFront) Reap(ctx context.Context, a protocol.ReapArgs) (protocol.CountResult, error) {
+	a.Limit = f.capped(a.Limit)
+	return f.Driver.Reap(ctx, a)
+}
+
+func (f *sessionFront) Promote(ctx context.Context, a protocol.PromoteArgs) (protocol.CountResult, error) {
+	a.Limit = f.capped(a.Limit)
+	return f.Driver.Promote(ctx, a)
+}
+
+func (f *sessionFront) Morgue(ctx context.Context, a protocol.MorgueArgs) (protocol.MorgueResult, error) {
+	a.Limit = f.capped(a.Limit)
+	return f.Driver.Morgue(ctx, a)
 }
 
 func (f *sessionFront) EnqueueBatch(ctx context.Context, a protocol.EnqueueBatchArgs) (protocol.EnqueueBatchResult, error) {
@@ -107,6 +171,16 @@ var sessionMutants = []Spec{
 		Go: sessionWrap(func(f *sessionFront) { f.hide, f.refuseTTL = []string{protocol.CapMinterTTL}, true })},
 	{Name: "ttl-declared-ignored", Contract: "C02", Rule: "aid-minter-ttl", Defect: "the port declares the minter_ttl capability but leases for its own default, whatever hello's minter_ttl_ms",
 		Go: sessionWrap(func(f *sessionFront) { f.ignoreTTL = true })},
+	{Name: "brand-before-lane", Contract: "C04", Rule: "check-order", Defect: "an enqueue checks its id's brand before its lane name: a wrong-brand id into a bad lane is EMQKIND, not EMQKEY",
+		Go: sessionWrap(func(f *sessionFront) { f.brandFirst = true })},
+	{Name: "key-reads-server", Contract: "C02", Rule: "key-ops-offline", Defect: "the key op reads the queue on the server before it builds the key",
+		Go: sessionWrap(func(f *sessionFront) { f.keyReads = true })},
+	{Name: "clock-reset-ignored", Contract: "C05", Rule: "clock-real", Defect: "a clock op that returns to the real clock is ignored: the minter stays on the scripted one",
+		Go: sessionWrap(func(f *sessionFront) { f.clockStays = true })},
+	{Name: "park-consumers-from-one", Contract: "C14", Rule: "park-consumer", Defect: "the park op numbers its consumers from 1, so the last one is out of 0..consumers-1",
+		Go: sessionWrap(func(f *sessionFront) { f.parkFromOne = true })},
+	{Name: "reap-limit-capped", Contract: "C11", Rule: "A16-limit", Defect: "reap settles at most 1000 per call whatever its limit (10000 allowed)",
+		Go: sessionWrap(func(f *sessionFront) { f.capLimit = 1000 })},
 	{Name: "batch-enqueue-ignores-delay", Contract: "C02", Rule: "A17-enqueue-batch", Defect: "enqueue_batch enqueues every job at once, ignoring its delay_ms",
 		Go: sessionWrap(func(f *sessionFront) {
 			f.enq = func(a protocol.EnqueueBatchArgs, r protocol.EnqueueBatchResult) (protocol.EnqueueBatchArgs, protocol.EnqueueBatchResult) {
