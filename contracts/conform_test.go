@@ -197,6 +197,30 @@ func TestMisbehavingPortFailsCleanly(t *testing.T) {
 	}
 }
 
+// TestSessionsPerClause: the kit starts a fresh port process for every clause, and each
+// session's first request is hello (PROTOCOL.md Part B) — counted by the badport's log.
+func TestSessionsPerClause(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "sessions")
+	r := conform(t, []string{"BADPORT_CMD=" + realPort(t), "BADPORT_LOG=" + log}, "-port", bins["badport"], "-label", "C03")
+	c := r.status("C03")
+	if c.Status != contracts.StatusPass {
+		t.Fatalf("C03 %s\n%s", c.Status, r.stdout)
+	}
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	firsts := strings.Fields(string(b))
+	if len(firsts) < c.ClausesRun {
+		t.Errorf("%d sessions for %d clauses: want a fresh port per clause", len(firsts), c.ClausesRun)
+	}
+	for i, op := range firsts {
+		if op != "hello" {
+			t.Errorf("session %d began with %q, not hello", i+1, op)
+		}
+	}
+}
+
 // TestVerdicts covers the statuses and exit codes beyond PASS and FAIL: an unclaimed contract,
 // clauses not offered, a known-failing list (honoured, and stale), and a harness that cannot run.
 func TestVerdicts(t *testing.T) {

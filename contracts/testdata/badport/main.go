@@ -4,7 +4,7 @@
 // garbage (print a line that is not a reply); with BADPORT_OP "*" and mode count, every reply
 // carries the port's own count of requests instead of the seq it answers. BADPORT_CLAIMS, when set, replaces the claims of
 // the port's hello by this comma-separated list; BADPORT_HIDE_CAPS drops these capabilities
-// (comma-separated) from it.
+// (comma-separated) from it; BADPORT_LOG appends each session's first op to that file.
 package main
 
 import (
@@ -39,6 +39,17 @@ func main() {
 	count := 0
 	for reqs.Scan() {
 		count++
+		if log := os.Getenv("BADPORT_LOG"); count == 1 && log != "" {
+			// One line per session: its first op (PROTOCOL.md: a fresh process per clause, hello first).
+			var first struct {
+				Op string `json:"op"`
+			}
+			_ = json.Unmarshal(reqs.Bytes(), &first)
+			if f, err := os.OpenFile(log, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
+				fmt.Fprintln(f, first.Op)
+				f.Close()
+			}
+		}
 		var req struct {
 			Op string `json:"op"`
 		}
