@@ -17,6 +17,7 @@ import (
 var c01 = Contract{ID: "C01", Name: "fence",
 	Rule: "HELLO and the bundle fence precede any other command; wrong bundle version → EMQVERSION; wrong-kind server → EMQSERVER; the fence runs again after a reconnect",
 	specs: func(s spec) {
+		conversationClauses(s)
 		s.clause("hello-and-fence-first", clauseOpts{}, func(t *T) {
 			b := t.cfg.Bundle
 			t.check(t.Hello.Bundle == lua.Version && t.digestOK(t.Hello.Digest), ruleHello,

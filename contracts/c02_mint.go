@@ -16,6 +16,10 @@ import (
 var c02 = Contract{ID: "C02", Name: "mint",
 	Rule: "enqueue writes exactly the three-field row (pending, 0, payload) under a 14-byte JOB id from a leased minter; every key written parses and co-locates (slot vectors of §2)",
 	specs: func(s spec) {
+		mintEdgeClauses(s)
+		leaseOwnClockClause(s)
+		enqueueBatchClause(s)
+		domainClause(s, fieldGroup{[]string{"mint", "enqueue", "enqueue_batch"}, ownField})
 		s.clause("three-field-row", clauseOpts{}, func(t *T) {
 			q := t.q("orders")
 			payload := "pay\x00load\xff\n"
@@ -72,6 +76,7 @@ var c02 = Contract{ID: "C02", Name: "mint",
 		s.clause("keys-parse-and-co-locate", clauseOpts{}, func(t *T) {
 			vectors := map[string]int{"orders": 105, "fills": 4165, "payments": 8507}
 			id := jobID(1 << 40)
+			m := t.mark()
 			for qn, slot := range vectors {
 				q := t.q(qn)
 				for _, typ := range []string{"pending", "active", "scheduled", "dead", "errors", "ckpt", "meta", "wake", "ring", "lanes", "laneof", "job", "lane"} {
@@ -94,6 +99,17 @@ var c02 = Contract{ID: "C02", Name: "mint",
 			s, err := t.D.Slot(t.ctx, protocol.SlotArgs{Key: "123456789"})
 			t.ok(err, ruleGrammar, "slot")
 			t.check(s.Slot == 12739, ruleGrammar, "slot(123456789) = CRC16 12739", "%d", s.Slot)
+			// The deployment keys share the tag emq (canon §2.3); a key is its bytes, non-ASCII too.
+			for key, want := range map[string]int{"{emq}:bundle": 9051, "{emq}:minter:7": 9051, "é": 10180} {
+				s, err := t.D.Slot(t.ctx, protocol.SlotArgs{Key: key})
+				t.ok(err, ruleGrammar, "slot")
+				t.check(s.Slot == want, ruleGrammar, fmt.Sprintf("slot(%s) = %d", key, want), "%d", s.Slot)
+			}
+			// The key builder and the slot function are the port's own: no byte reaches the server.
+			t.cover(ruleKeyOpsOffline)
+			if ls := t.portCommands(m); len(ls) > 0 {
+				t.fail(ruleKeyOpsOffline, "key and slot send nothing to the server", fmt.Sprintf("%d command(s) reached it", len(ls)), ls...)
+			}
 			t.enqueue("orders", "one")
 			t.enqueue("fills", "two")
 		})
@@ -139,14 +155,19 @@ var c02 = Contract{ID: "C02", Name: "mint",
 		})
 		s.clause("lease-renewed-and-lost", clauseOpts{noHello: true}, func(t *T) {
 			t.helloWith(protocol.HelloArgs{MinterTTLMS: leaseTTLForClauses})
-			t.mintN(1, ruleLeaseRenewed)
+			prev := t.mintN(1, ruleLeaseRenewed)[0]
 			w := t.portWorker(ruleLeaseRenewed)
 			k, _ := keys.Minter(w)
 			mine := t.minterLeases()[w]
 			ttl := t.leaseTTL(w)
+			if t.hasCap(protocol.CapMinterTTL) {
+				t.check(ttl == leaseTTLForClauses, ruleAidTTL, fmt.Sprintf("a port declaring minter_ttl leases for hello's minter_ttl_ms, PX %d", leaseTTLForClauses), "PX %d", ttl)
+			}
 			if ttl > 1500 {
 				t.notRun("the port leases its worker id for %d ms and does not honour hello's minter_ttl_ms: renewal and loss take too long to observe", ttl)
 			}
+			t.check(t.renewalCadence(k, ttl), ruleLeaseRenewed,
+				fmt.Sprintf("renewals of %s about every ttl/3: their median gap on the wire at most ttl/2 (%d ms)", k, ttl/2), "renewals further apart")
 			t.check(t.renewalSeen(k, mine, ttl), ruleLeaseRenewed,
 				fmt.Sprintf("the lease renewed every ttl/3: within a %d ms lease, %s's PTTL grows back while it stays the port's", ttl, k),
 				"no renewal: PTTL %d, owner %q (was %q)", t.pttl(k), t.minterLeases()[w], mine)
@@ -161,12 +182,17 @@ var c02 = Contract{ID: "C02", Name: "mint",
 			m, err := t.D.Mint(t.ctx, protocol.MintArgs{N: 5})
 			t.cover(ruleLeaseLost)
 			if err == nil {
+				// It leased another free worker id itself (canon §3.4): every id is under a lease
+				// the port holds now, and above every id it minted before.
+				leases := t.minterLeases()
 				for _, l := range m.IDs {
 					for _, id := range l {
-						if _, got, _ := ids.Split(t.validJob(id)); got == w {
-							t.fail(ruleLeaseLost, fmt.Sprintf("after losing worker %d, the minter mints no id under it (a mint fails INTERNAL or uses another leased id)", w),
-								fmt.Sprintf("%s minted under worker %d", id, w))
+						_, got, _ := ids.Split(t.validJob(id))
+						if got == w || leases[got] == "" || leases[got] == harnessOwner || id <= prev {
+							t.fail(ruleLeaseLost, fmt.Sprintf("after losing worker %d, the minter mints no id under it: a mint fails INTERNAL, or its ids are under a worker id it leased since, above %s", w, prev),
+								fmt.Sprintf("%s minted under worker %d (lease %q)", id, got, leases[got]))
 						}
+						prev = id
 					}
 				}
 			}

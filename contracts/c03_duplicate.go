@@ -11,6 +11,7 @@ import (
 var c03 = Contract{ID: "C03", Name: "duplicate",
 	Rule: "a second enqueue of the same id answers duplicate and changes nothing, byte for byte",
 	specs: func(s spec) {
+		duplicateBatchClause(s)
 		dup := func(t *T, id string, delay int64) {
 			t.dupUnchanged("orders", id, "", delay)
 		}

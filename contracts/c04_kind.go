@@ -14,6 +14,8 @@ import (
 var c04 = Contract{ID: "C04", Name: "kind",
 	Rule: "a wrong-kind id (EMQKIND), a malformed id, a bad queue or lane name (EMQKEY) is refused before any command reaches the server",
 	specs: func(s spec) {
+		orderClauses(s)
+		domainClause(s, fieldGroup{namedOps, nameField}, fieldGroup{[]string{"key", "slot"}, ownField})
 		// noWire checks that nothing but minter upkeep reached the server since m.
 		noWire := func(t *T, m int, what string) {
 			t.cover(ruleKeyBuilder)

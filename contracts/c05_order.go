@@ -13,6 +13,8 @@ import (
 var c05 = Contract{ID: "C05", Name: "order",
 	Rule: "ids minted in sequence, even within one millisecond and across a pool of connections, sort in mint order; claims come oldest first",
 	specs: func(s spec) {
+		clockRealClause(s)
+		domainClause(s, fieldGroup{[]string{"clock"}, ownField})
 		increasing := func(t *T, list []string, what string) {
 			t.cover(ruleMintOrder)
 			for i, id := range list {
@@ -40,6 +42,7 @@ var c05 = Contract{ID: "C05", Name: "order",
 		s.clause("parallel-callers", clauseOpts{}, func(t *T) {
 			m, err := t.D.Mint(t.ctx, protocol.MintArgs{N: 1000, Parallel: 4})
 			t.ok(err, ruleMintOrder, "mint")
+			worker := t.portWorker(ruleMinter)
 			t.check(len(m.IDs) == 4, ruleMintOrder, "four lists, one per caller", "%d lists", len(m.IDs))
 			seen := map[string]bool{}
 			for i, l := range m.IDs {
@@ -48,6 +51,9 @@ var c05 = Contract{ID: "C05", Name: "order",
 				for _, id := range l {
 					t.check(!seen[id], ruleMintOrder, "ids never repeat across callers", "%s minted twice", id)
 					seen[id] = true
+					// One minter, one leased worker id, whatever the callers (Part B mint).
+					_, w, _ := ids.Split(t.validJob(id))
+					t.check(w == worker, ruleMinter, fmt.Sprintf("every caller's ids under the port's one leased worker id %d", worker), "%s under worker %d", id, w)
 				}
 			}
 		})

@@ -15,6 +15,8 @@ import (
 var c06 = Contract{ID: "C06", Name: "claim",
 	Rule: "token 1 on first claim; payload returned; state active; lease = server TIME + lease_ms in active; empty or paused queue → empty reply; after SCRIPT FLUSH the claim still happens exactly once",
 	specs: func(s spec) {
+		claimBatchClause(s)
+		domainClause(s, fieldGroup{[]string{"claim", "claim_batch"}, ownField})
 		s.clause("first-claim-token-1", clauseOpts{}, func(t *T) {
 			q := t.q("orders")
 			id := t.enqueue("orders", "the payload")

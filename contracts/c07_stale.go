@@ -12,6 +12,8 @@ import (
 var c07 = Contract{ID: "C07", Name: "stale",
 	Rule: "a wrong token, or a lease that has passed, is refused EMQSTALE and the row survives untouched; the live token still settles; extend moves the deadline",
 	specs: func(s spec) {
+		completeBatchClause(s, true)
+		domainClause(s, fieldGroup{fencedOps, tokenField}, fieldGroup{[]string{"extend"}, ownField})
 		s.clause("wrong-token-refused", clauseOpts{}, func(t *T) {
 			id := t.enqueue("orders", "x")
 			c := t.mustClaim("orders", 30000)
@@ -200,25 +202,40 @@ var c07 = Contract{ID: "C07", Name: "stale",
 		// A16's edges are inside the ranges: accepted, with their ordinary effect.
 		s.clause("range-edges-accepted", clauseOpts{}, func(t *T) {
 			q := t.q("orders")
+			// The largest durations are stored exactly: TIME + 1e14, not a value that overflowed
+			// on the way (a time.Duration holds only about 9.2e12 ms).
+			before := t.now()
 			far := t.enqueueWith(protocol.EnqueueArgs{Queue: "orders", PayloadB64: b64("far"), DelayMS: maxMS})
-			t.in(q.Scheduled(), far, true, ruleRangeDuration)
+			lanefar := t.enqueueWith(protocol.EnqueueArgs{Queue: "orders", Lane: "east", PayloadB64: b64("far lane"), DelayMS: maxMS})
+			after := t.now()
+			t.leaseWithin(q.Scheduled(), far, before, after, maxMS, ruleRangeDuration)
+			t.leaseWithin(q.Scheduled(), lanefar, before, after, maxMS, ruleRangeDuration)
 			id := t.enqueue("orders", "edges")
+			before = t.now()
 			c, err := t.D.Claim(t.ctx, protocol.ClaimArgs{Queue: "orders", LeaseMS: maxMS})
+			after = t.now()
 			t.ok(err, ruleRangeDuration, "claim with lease_ms 1e14")
 			t.check(c != nil && c.ID == id, ruleRangeDuration, "claim with lease_ms 1e14 takes "+id, "%+v", c)
+			t.leaseWithin(q.Active(), id, before, after, maxMS, ruleRangeDuration)
 			t.refused(t.D.Complete(t.ctx, fa("orders", id, maxMS)), emqerr.Stale, ruleArgRanges, "complete with token 1e14 (in range, not the live token)")
 			for _, lease := range []int64{maxMS, 30000} {
-				_, err := t.D.Extend(t.ctx, protocol.ExtendArgs{FenceArgs: fa("orders", id, c.Token), LeaseMS: lease})
+				before := t.now()
+				e, err := t.D.Extend(t.ctx, protocol.ExtendArgs{FenceArgs: fa("orders", id, c.Token), LeaseMS: lease})
+				after := t.now()
 				t.ok(err, ruleRangeDuration, fmt.Sprintf("extend with lease_ms %d", lease))
+				got := t.leaseWithin(q.Active(), id, before, after, lease, ruleRangeDuration)
+				t.check(e.DeadlineMS == got, ruleExtendReply, fmt.Sprintf("extend answers the new deadline %d", got), "deadline_ms %d", e.DeadlineMS)
 			}
 			r, err := t.D.Retry(t.ctx, protocol.RetryArgs{FenceArgs: fa("orders", id, c.Token), MaxAttempts: 1_000_000_000, DelayMS: 0, Error: "edge"})
 			t.ok(err, ruleRangeDuration, "retry with delay_ms 0 and max_attempts 1e9")
 			t.check(r.Outcome == "retried", ruleRangeMaxAttempts, "retried", "%q", r.Outcome)
 			t.in(q.Pending(), id, true, ruleRangeDuration)
 			c = t.mustClaim("orders", 30000)
+			before = t.now()
 			r, err = t.D.Retry(t.ctx, protocol.RetryArgs{FenceArgs: fa("orders", id, c.Token), MaxAttempts: 1_000_000_000, DelayMS: maxMS, Error: "edge"})
+			after = t.now()
 			t.ok(err, ruleRangeDuration, "retry with delay_ms 1e14")
-			t.in(q.Scheduled(), id, true, ruleRangeDuration)
+			t.leaseWithin(q.Scheduled(), id, before, after, maxMS, ruleRangeDuration)
 			last := t.enqueue("orders", "shortest lease")
 			cs := t.mustClaim("orders", 30000)
 			t.check(cs.ID == last, ruleClaim, "the claim takes "+last, "%s", cs.ID)

@@ -13,6 +13,8 @@ import (
 var c08 = Contract{ID: "C08", Name: "complete",
 	Rule: "the right token retires the job everywhere: no row, no set membership, no error, no checkpoint, no lane count left",
 	specs: func(s spec) {
+		domainClause(s, fieldGroup{[]string{"complete_batch"}, ownField})
+		completeBatchClause(s, false)
 		gone := func(t *T, qn, id string) {
 			q := t.q(qn)
 			t.check(!t.exists(jobKey(q, id)), ruleComplete, "no row", "the row %s is still there", jobKey(q, id))

@@ -11,6 +11,8 @@ import (
 var c09 = Contract{ID: "C09", Name: "retry",
 	Rule: "retry with backoff parks the job in scheduled with its last error; promote on the server clock returns it; the next claim mints token 2",
 	specs: func(s spec) {
+		scanLimitClause(s, "promote")
+		domainClause(s, fieldGroup{[]string{"retry", "promote"}, ownField})
 		s.clause("backoff-parks-in-scheduled", clauseOpts{}, func(t *T) {
 			q := t.q("orders")
 			id := t.enqueue("orders", "x")

@@ -13,6 +13,8 @@ import (
 var c10 = Contract{ID: "C10", Name: "dead",
 	Rule: "at max attempts the job goes to the morgue with its last error, browsable; revive returns it to pending; purge removes it",
 	specs: func(s spec) {
+		scanLimitClause(s, "morgue")
+		domainClause(s, fieldGroup{[]string{"fail", "morgue"}, ownField})
 		// bury claims a fresh job and fails it; it returns the id and the token it died with.
 		bury := func(t *T, payload, why string) (string, int64) {
 			id := t.enqueue("orders", payload)

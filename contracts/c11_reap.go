@@ -12,6 +12,8 @@ import (
 var c11 = Contract{ID: "C11", Name: "reap",
 	Rule: "an expired lease is returned by one server-clock scan; the zombie's complete is EMQSTALE; a checkpoint written before the crash is read by the redelivery, and the new holder's complete succeeds (one job, two lives, one counter)",
 	specs: func(s spec) {
+		scanLimitClause(s, "reap")
+		domainClause(s, fieldGroup{[]string{"checkpoint", "reap"}, ownField})
 		// expire claims a job with a short lease and a checkpoint, claims another with a long one,
 		// and waits until the short lease has passed on the server clock.
 		expire := func(t *T) (id, live string, tok int64) {

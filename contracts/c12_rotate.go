@@ -48,6 +48,7 @@ func (t *T) ringIsServiceable(qn string, lanes []string, step string) {
 var c12 = Contract{ID: "C12", Name: "rotate",
 	Rule: "lane claims rotate strictly across serviceable lanes; after every step the ring equals the serviceable set; starvation ≤ N−1",
 	specs: func(s spec) {
+		domainClause(s, fieldGroup{[]string{"lane_claim"}, ownField})
 		s.clause("strict-rotation", clauseOpts{}, func(t *T) {
 			lanes := []string{"east", "north", "west"}
 			jobs := map[string][]string{}

@@ -13,6 +13,7 @@ import (
 var c13 = Contract{ID: "C13", Name: "pause & limit",
 	Rule: "a paused lane keeps its backlog and leaves the ring, resume returns it; a lane at its ceiling answers empty and reopens on complete; a queue-wide pause is atomic with the claim",
 	specs: func(s spec) {
+		domainClause(s, fieldGroup{[]string{"lane_ceiling"}, ownField})
 		s.clause("paused-lane-keeps-backlog", clauseOpts{}, func(t *T) {
 			q := t.q("orders")
 			lanes := []string{"east", "west"}

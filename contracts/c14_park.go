@@ -43,9 +43,10 @@ func (t *T) waitBlocked(n int) {
 }
 
 type parked struct {
-	res protocol.ParkResult
-	err error
-	at  time.Time
+	res       protocol.ParkResult
+	err       error
+	at        time.Time
+	consumers int
 }
 
 // park runs the park op in the background.
@@ -57,7 +58,7 @@ func (t *T) park(a protocol.ParkArgs) <-chan parked {
 		defer GinkgoRecover()
 		defer close(finished)
 		r, err := t.D.Park(t.ctx, a)
-		ch <- parked{r, err, time.Now()}
+		ch <- parked{r, err, time.Now(), a.Consumers}
 	}()
 	return ch
 }
@@ -102,6 +103,8 @@ func (t *T) noPolling(from int, a protocol.ParkArgs) {
 var c14 = Contract{ID: "C14", Name: "park",
 	Rule: "an idle consumer sends nothing but one blocking pop on the wake key; an enqueue wakes it promptly; a burst wakes parked consumers one after another; the wake list never exceeds one",
 	specs: func(s spec) {
+		parkAtMaximumClause(s)
+		domainClause(s, fieldGroup{[]string{"park"}, ownField})
 		s.clause("idle-consumer-blocks-and-wakes-promptly", clauseOpts{}, func(t *T) {
 			q := t.q("orders")
 			m0 := t.mark()

@@ -206,6 +206,7 @@ func TestMisbehavingPortFailsCleanly(t *testing.T) {
 		{"crash", "claim", "", "without answering", []string{"C06", "C07", "C11", "C14"}, []string{"C01", "C02"}},
 		{"hang", "retry", "C09,C02", "within 700ms", []string{"C09"}, []string{"C02"}},
 		{"garbage", "reap", "C11", "not JSON", []string{"C11"}, nil},
+		{"count", "*", "C01,C02", "out of sequence", []string{"C01"}, []string{"C02"}},
 	}
 	for _, c := range cases {
 		t.Run(c.mode, func(t *testing.T) {
@@ -228,7 +229,7 @@ func TestMisbehavingPortFailsCleanly(t *testing.T) {
 				}
 				found := false
 				for _, cl := range s.Clauses {
-					found = found || (strings.Contains(cl.Message(), c.reason) && strings.Contains(cl.Message(), "badport: sabotaging "+c.op))
+					found = found || (strings.Contains(cl.Message(), c.reason) && strings.Contains(cl.Message(), "badport: sabotaging "+strings.TrimPrefix(c.op, "*")))
 				}
 				if !found {
 					t.Errorf("%s: no clause's failure says %q with the port's stderr tail", id, c.reason)
@@ -258,8 +259,32 @@ func TestMisbehavingPortFailsCleanly(t *testing.T) {
 	}
 }
 
+// TestSessionsPerClause: the kit starts a fresh port process for every clause, and each
+// session's first request is hello (PROTOCOL.md Part B) — counted by the badport's log.
+func TestSessionsPerClause(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "sessions")
+	r := conform(t, []string{"BADPORT_CMD=" + realPort(t), "BADPORT_LOG=" + log}, "-port", bins["badport"], "-label", "C03")
+	c := r.status("C03")
+	if c.Status != contracts.StatusPass {
+		t.Fatalf("C03 %s\n%s", c.Status, r.stdout)
+	}
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	firsts := strings.Fields(string(b))
+	if len(firsts) < c.ClausesRun {
+		t.Errorf("%d sessions for %d clauses: want a fresh port per clause", len(firsts), c.ClausesRun)
+	}
+	for i, op := range firsts {
+		if op != "hello" {
+			t.Errorf("session %d began with %q, not hello", i+1, op)
+		}
+	}
+}
+
 // TestVerdicts covers the statuses and exit codes beyond PASS and FAIL: an unclaimed contract,
-// a known-failing list (honoured, and stale), and a harness that cannot run.
+// clauses not offered, a known-failing list (honoured, and stale), and a harness that cannot run.
 func TestVerdicts(t *testing.T) {
 	port := realPort(t)
 	known := filepath.Join(t.TempDir(), "known-failing")
@@ -273,6 +298,21 @@ func TestVerdicts(t *testing.T) {
 		}
 		if !strings.Contains(r.stdout, "C02 mint") || !strings.Contains(r.stdout, "NOT CLAIMED") {
 			t.Errorf("console:\n%s", r.stdout)
+		}
+	})
+	t.Run("not-offered", func(t *testing.T) {
+		// A port without the clock aid: its clock clauses are NOT RUN (not offered), and C05
+		// still passes (canon §7, PROTOCOL.md Part B Capabilities).
+		r := conform(t, []string{"BADPORT_CMD=" + port, "BADPORT_HIDE_CAPS=clock"}, "-port", bins["badport"], "-label", "C05")
+		c := r.status("C05")
+		offered := 0
+		for _, cl := range c.Clauses {
+			if cl.Status == contracts.StatusNotOffered {
+				offered++
+			}
+		}
+		if c.Status != contracts.StatusPass || c.Partial() || offered < 3 {
+			t.Fatalf("C05 %s (partial %v), %d clauses not offered; want PASS, not partial, the clock clauses not offered\n%s", c.Status, c.Partial(), offered, r.stdout)
 		}
 	})
 	t.Run("known-failing", func(t *testing.T) {

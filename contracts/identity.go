@@ -112,6 +112,29 @@ func (t *T) leaseTTL(worker int) int64 {
 	return 0
 }
 
+// renewalCadence watches the port's renewals of key (SET … IFEQ) for about four lease times and
+// tells whether their median gap is at most ttl/2: a port renews every ttl/3 (canon §3.4). The
+// median, read from the server's MONITOR times, stands a busy machine's late timer or two.
+func (t *T) renewalCadence(key string, ttl int64) bool {
+	m := t.mark()
+	time.Sleep(time.Duration(4*ttl) * time.Millisecond)
+	var at []int64 // µs, the server's
+	for _, l := range t.portLines(m) {
+		if l.Cmd() == "SET" && argAt(l, 1) == key && slices.ContainsFunc(l.Args, func(a string) bool { return strings.EqualFold(a, "IFEQ") }) {
+			at = append(at, l.At)
+		}
+	}
+	if len(at) < 3 {
+		return false
+	}
+	gaps := make([]int64, 0, len(at)-1)
+	for i := 1; i < len(at); i++ {
+		gaps = append(gaps, at[i]-at[i-1])
+	}
+	slices.Sort(gaps)
+	return gaps[len(gaps)/2] <= ttl*1000/2
+}
+
 // pttl is the remaining time of a key in ms (-2: no key).
 func (t *T) pttl(key string) int64 {
 	_, n, _ := t.do("PTTL", key)

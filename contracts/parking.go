@@ -50,6 +50,8 @@ func (t *T) completed(r parked, start time.Time, within time.Duration, ids []str
 	for _, j := range r.res.Jobs {
 		got = append(got, j.ID)
 		t.check(j.Token == 1, rulePark, "each job claimed once, token 1", "%s token %d", j.ID, j.Token)
+		t.check(j.Consumer >= 0 && j.Consumer < r.consumers, ruleParkConsumer,
+			fmt.Sprintf("each job names the consumer that completed it, 0..%d", r.consumers-1), "%s by consumer %d", j.ID, j.Consumer)
 	}
 	sort.Strings(got)
 	t.check(strings.Join(got, ",") == strings.Join(ids, ","), rulePark, fmt.Sprintf("all %d jobs, each once", len(ids)), "%v", got)

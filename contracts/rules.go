@@ -68,7 +68,7 @@ var wireRules = []Rule{ruleFence, ruleEvalsha, ruleA4, ruleParse, ruleDeclared, 
 // Rules lists every rule the contracts quote, sorted by id: the core ones here and those each
 // area declares beside its checks (rules_*.go).
 func Rules() []Rule {
-	rs := slices.Concat(coreRules, rulesTime, rulesIdentity, rulesRefusals, rulesLifecycle, rulesLanes, rulesWake, rulesWalk)
+	rs := slices.Concat(coreRules, rulesTime, rulesIdentity, rulesRefusals, rulesLifecycle, rulesLanes, rulesWake, rulesWalk, rulesDomains, rulesConversation, rulesBatch, rulesEdges)
 	slices.SortFunc(rs, func(a, b Rule) int { return cmp.Compare(a.ID, b.ID) })
 	return rs
 }

@@ -95,3 +95,12 @@ func (e *UnsupportedError) Error() string { return "op " + e.Op + " unsupported:
 type Clocker interface {
 	Clock(ctx context.Context, a protocol.ClockArgs) error
 }
+
+// Batcher is a Driver that offers the batch ops (capability protocol.CapBatch, A17): many jobs
+// per script call, each with exactly its single-job op's effect. Only ports that declare the
+// capability are asked.
+type Batcher interface {
+	EnqueueBatch(ctx context.Context, a protocol.EnqueueBatchArgs) (protocol.EnqueueBatchResult, error)
+	ClaimBatch(ctx context.Context, a protocol.ClaimBatchArgs) (protocol.ClaimBatchResult, error)
+	CompleteBatch(ctx context.Context, a protocol.CompleteBatchArgs) (protocol.CompleteBatchResult, error)
+}

@@ -309,4 +309,65 @@ var Ops = []string{
 	"hello", "mint", "key", "slot", "enqueue", "claim", "lane_claim", "extend", "complete",
 	"retry", "fail", "checkpoint", "reap", "promote", "morgue", "revive", "purge",
 	"pause", "resume", "lane_pause", "lane_resume", "lane_ceiling", "park", "reconnect", "close", "clock",
+	"enqueue_batch", "claim_batch", "complete_batch",
+}
+
+// CapBatch: the port implements the batch ops enqueue_batch, claim_batch and complete_batch
+// (A17): the contracts that own the single-job ops drive them too.
+const CapBatch = "batch"
+
+// BatchOps are the optional batch ops, offered by a port declaring CapBatch.
+var BatchOps = []string{"enqueue_batch", "claim_batch", "complete_batch"}
+
+// BatchJob is one job of an enqueue_batch: as enqueue, without a lane.
+type BatchJob struct {
+	ID         string `json:"id,omitempty"`
+	PayloadB64 string `json:"payload_b64"`
+	DelayMS    int64  `json:"delay_ms"`
+}
+
+// EnqueueBatchArgs enqueues Jobs (1..1000) in order, each exactly as enqueue would.
+type EnqueueBatchArgs struct {
+	Queue string     `json:"queue"`
+	Jobs  []BatchJob `json:"jobs"`
+}
+
+// EnqueueBatchResult has one enqueue result per job, in request order.
+type EnqueueBatchResult struct {
+	Jobs []EnqueueResult `json:"jobs"`
+}
+
+// ClaimBatchArgs claims up to N (1..1000) of the oldest pending jobs, each exactly as claim.
+type ClaimBatchArgs struct {
+	Queue   string `json:"queue"`
+	LeaseMS int64  `json:"lease_ms"`
+	N       int64  `json:"n"`
+}
+
+// ClaimBatchResult lists the claimed jobs, oldest first (empty when none was claimable).
+type ClaimBatchResult struct {
+	Jobs []ClaimResult `json:"jobs"`
+}
+
+// Pair names one claimed job of a complete_batch.
+type Pair struct {
+	ID    string `json:"id"`
+	Token int64  `json:"token"`
+}
+
+// CompleteBatchArgs settles Jobs (1..1000) in order, each fenced on its own pair.
+type CompleteBatchArgs struct {
+	Queue string `json:"queue"`
+	Jobs  []Pair `json:"jobs"`
+}
+
+// PairResult is one pair's outcome: OK, or the error complete would have answered (EMQSTALE).
+type PairResult struct {
+	OK    bool       `json:"ok"`
+	Error *WireError `json:"error,omitempty"`
+}
+
+// CompleteBatchResult has one outcome per pair, in request order.
+type CompleteBatchResult struct {
+	Results []PairResult `json:"results"`
 }

@@ -118,7 +118,7 @@ func (d *Driver) Hello(ctx context.Context, a protocol.HelloArgs) (protocol.Hell
 	d.b = b
 	claims := append([]string(nil), protocol.ContractIDs...)
 	return protocol.HelloResult{Name: d.name, Runtime: runtime.Version(), Bundle: lua.Version, Digest: b.Digest(), Claims: claims,
-		Capabilities: []string{protocol.CapClock, protocol.CapMinterTTL, protocol.CapCluster}}, nil
+		Capabilities: []string{protocol.CapClock, protocol.CapMinterTTL, protocol.CapCluster, protocol.CapBatch}}, nil
 }
 
 // Mint mints N ids from each of Parallel concurrent callers sharing the session's minter.

@@ -16,7 +16,6 @@ import (
 
 	"github.com/echomq/kit/drivers"
 	"github.com/echomq/kit/protocol"
-	"github.com/echomq/kit/reference/emqerr"
 )
 
 // line is one line of the port's stdout, or the reason reading stopped.
@@ -230,21 +229,13 @@ func encode(seq uint64, op string, args any) ([]byte, error) {
 
 // call sends one request and returns its result, enforcing the deadline and the schema.
 func (d *driver) call(ctx context.Context, op string, args any, timeout time.Duration) (json.RawMessage, error) {
-	if d.failed != nil {
-		return nil, &drivers.PortError{Port: d.f.name, Op: op, Reason: "the session already failed: " + d.failed.Reason, Stderr: d.failed.Stderr}
-	}
-	if d.closed {
-		return nil, &drivers.PortError{Port: d.f.name, Op: op, Reason: "session is closed"}
+	if err := d.usable(op); err != nil {
+		return nil, err
 	}
 	if !slices.Contains(protocol.Ops, op) {
 		return nil, &drivers.PortError{Port: d.f.name, Op: op, Reason: "unknown op: not in the port protocol"}
 	}
-	if d.seq == 0 && timeout < d.f.opt.StartDeadline && !d.f.warm.Load() {
-		timeout = d.f.opt.StartDeadline
-	}
-	d.seq++
-	seq := d.seq
-	req, err := encode(seq, op, args)
+	req, err := encode(d.seq+1, op, args)
 	if err != nil {
 		return nil, fmt.Errorf("subprocess: %s: %w", op, err)
 	}
@@ -252,12 +243,69 @@ func (d *driver) call(ctx context.Context, op string, args any, timeout time.Dur
 		// The kit built a request its own schema refuses: a harness bug, not the port's.
 		return nil, fmt.Errorf("subprocess: request %s does not match the protocol schema: %v", req, err)
 	}
+	return d.send(ctx, op, req, timeout)
+}
+
+// Raw sends a request built field by field as it is (drivers.RawCaller): no schema check on the
+// request, the reply checked as any other.
+func (d *driver) Raw(ctx context.Context, op string, fields map[string]json.RawMessage) (json.RawMessage, error) {
+	if err := d.usable(op); err != nil {
+		return nil, err
+	}
+	seq := d.seq + 1
+	if raw, ok := fields["seq"]; ok {
+		// The harness chose the seq (the echo is the port's duty, whatever the number).
+		if err := json.Unmarshal(raw, &seq); err != nil {
+			return nil, fmt.Errorf("subprocess: %s: seq %s: %w", op, raw, err)
+		}
+	}
+	req, err := drivers.RawLine(seq, op, fields)
+	if err != nil {
+		return nil, fmt.Errorf("subprocess: %s: %w", op, err)
+	}
+	return d.sendSeq(ctx, op, req, seq, d.f.opt.Deadline)
+}
+
+// usable refuses a call on a failed or closed session.
+func (d *driver) usable(op string) error {
+	if d.failed != nil {
+		return &drivers.PortError{Port: d.f.name, Op: op, Reason: "the session already failed: " + d.failed.Reason, Stderr: d.failed.Stderr}
+	}
+	if d.closed {
+		return &drivers.PortError{Port: d.f.name, Op: op, Reason: "session is closed"}
+	}
+	return nil
+}
+
+// send writes req (whose seq is d.seq+1) and reads its reply within timeout (the start deadline
+// for a session's first request).
+func (d *driver) send(ctx context.Context, op string, req []byte, timeout time.Duration) (json.RawMessage, error) {
+	return d.sendSeq(ctx, op, req, d.seq+1, timeout)
+}
+
+// sendSeq is send for a request whose seq is seq.
+func (d *driver) sendSeq(ctx context.Context, op string, req []byte, seq uint64, timeout time.Duration) (json.RawMessage, error) {
+	if d.seq == 0 && timeout < d.f.opt.StartDeadline && !d.f.warm.Load() {
+		timeout = d.f.opt.StartDeadline
+	}
+	d.seq++
 	deadline := time.Now().Add(timeout)
 	_ = d.stdin.SetWriteDeadline(deadline)
 	d.f.rec.add("→ ", req)
 	if _, err := d.stdin.Write(append(req, '\n')); err != nil {
 		return nil, d.fail(op, fmt.Sprintf("could not write the request (%v); the port %s", err, d.exitStatus(time.Second)), nil)
 	}
+	l, err := d.await(ctx, op, seq, timeout, deadline)
+	if err != nil {
+		return nil, err
+	}
+	d.f.rec.add("← ", l.text)
+	d.f.warm.Store(true)
+	return d.decode(op, seq, l.text)
+}
+
+// await reads the line that answers seq, or fails the session.
+func (d *driver) await(ctx context.Context, op string, seq uint64, timeout time.Duration, deadline time.Time) (line, error) {
 	timer := time.NewTimer(time.Until(deadline))
 	defer timer.Stop()
 	var l line
@@ -269,25 +317,23 @@ func (d *driver) call(ctx context.Context, op string, args any, timeout time.Dur
 		select {
 		case l, ok = <-d.lines:
 		case <-time.After(200 * time.Millisecond):
-			return nil, d.fail(op, fmt.Sprintf("exited (%s) without answering seq %d", d.exitStatus(0), seq), nil)
+			return l, d.fail(op, fmt.Sprintf("exited (%s) without answering seq %d", d.exitStatus(0), seq), nil)
 		}
 	case <-timer.C:
-		return nil, d.fail(op, fmt.Sprintf("no reply to seq %d within %s (deadline); the port was killed", seq, timeout), nil)
+		return l, d.fail(op, fmt.Sprintf("no reply to seq %d within %s (deadline); the port was killed", seq, timeout), nil)
 	case <-ctx.Done():
 		d.fail(op, "the harness gave up: "+ctx.Err().Error(), nil)
-		return nil, fmt.Errorf("subprocess: %s: %w", op, ctx.Err())
+		return l, fmt.Errorf("subprocess: %s: %w", op, ctx.Err())
 	}
 	switch {
 	case !ok || errors.Is(l.err, io.EOF):
-		return nil, d.fail(op, fmt.Sprintf("closed its standard output without answering seq %d (%s)", seq, d.exitStatus(time.Second)), nil)
+		return l, d.fail(op, fmt.Sprintf("closed its standard output without answering seq %d (%s)", seq, d.exitStatus(time.Second)), nil)
 	case errors.Is(l.err, bufio.ErrTooLong):
-		return nil, d.fail(op, fmt.Sprintf("printed a line longer than %d bytes (the limit); it begins %q", d.f.opt.MaxLine, l.text), l.text)
+		return l, d.fail(op, fmt.Sprintf("printed a line longer than %d bytes (the limit); it begins %q", d.f.opt.MaxLine, l.text), l.text)
 	case l.err != nil:
-		return nil, d.fail(op, "reading its standard output: "+l.err.Error(), nil)
+		return l, d.fail(op, "reading its standard output: "+l.err.Error(), nil)
 	}
-	d.f.rec.add("← ", l.text)
-	d.f.warm.Store(true)
-	return d.decode(op, seq, l.text)
+	return l, nil
 }
 
 // decode checks one reply line against the envelope, the sequence and the op's result schema.
@@ -306,17 +352,16 @@ func (d *driver) decode(op string, seq uint64, text []byte) (json.RawMessage, er
 		return nil, d.fail(op, fmt.Sprintf("answered out of sequence: expected seq %d, got %d", seq, r.Seq), text)
 	}
 	if !r.OK {
-		t := emqerr.Type(r.Error.Type)
-		switch {
-		case emqerr.Known(t):
-			return nil, &emqerr.Error{Type: t, Message: r.Error.Message}
-		case r.Error.Type == protocol.ErrTypeUnsupported:
-			return nil, &drivers.UnsupportedError{Op: op, Message: r.Error.Message}
-		case r.Error.Type == protocol.ErrTypeInternal:
-			// The port is alive and says it failed; the contract fails, the session may go on.
-			return nil, &drivers.PortError{Port: d.f.name, Op: op, Reason: "answered INTERNAL: " + r.Error.Message, Line: clip(text), Stderr: d.stderr.String()}
+		err, known := drivers.ReplyError(d.f.name, op, r.Error)
+		if !known {
+			return nil, d.fail(op, "unknown error type "+r.Error.Type, text)
 		}
-		return nil, d.fail(op, "unknown error type "+r.Error.Type, text)
+		var pe *drivers.PortError
+		if errors.As(err, &pe) {
+			// INTERNAL: the port is alive and says it failed; the contract fails, the session may go on.
+			pe.Line, pe.Stderr = clip(text), d.stderr.String()
+		}
+		return nil, err
 	}
 	if err := check(d.f.v.results[op], r.Result); err != nil {
 		return nil, d.fail(op, "result does not match the protocol schema for "+op+": "+err.Error(), text)
@@ -423,6 +468,18 @@ func (d *driver) Park(ctx context.Context, a protocol.ParkArgs) (protocol.ParkRe
 		return out, d.fail("park", "result does not decode: "+err.Error(), raw)
 	}
 	return out, nil
+}
+
+// EnqueueBatch, ClaimBatch and CompleteBatch are the optional batch ops (drivers.Batcher); a
+// port without them answers UNSUPPORTED.
+func (d *driver) EnqueueBatch(ctx context.Context, a protocol.EnqueueBatchArgs) (protocol.EnqueueBatchResult, error) {
+	return do[protocol.EnqueueBatchResult](ctx, d, "enqueue_batch", a)
+}
+func (d *driver) ClaimBatch(ctx context.Context, a protocol.ClaimBatchArgs) (protocol.ClaimBatchResult, error) {
+	return do[protocol.ClaimBatchResult](ctx, d, "claim_batch", a)
+}
+func (d *driver) CompleteBatch(ctx context.Context, a protocol.CompleteBatchArgs) (protocol.CompleteBatchResult, error) {
+	return do[protocol.CompleteBatchResult](ctx, d, "complete_batch", a)
 }
 
 // Clock is the optional clock test op (drivers.Clocker); a port without it answers UNSUPPORTED.

@@ -106,6 +106,23 @@ func TestMisbehavingPorts(t *testing.T) {
 	}
 }
 
+// TestStartDeadline: a session's first request (hello) waits the start deadline, not the
+// request deadline, so an interpreter has time to come up (PROTOCOL.md Part B); later requests
+// keep the short one.
+func TestStartDeadline(t *testing.T) {
+	d := session(t, fakePort(t), "slow-start", "none", Options{Deadline: 200 * time.Millisecond, StartDeadline: 10 * time.Second})
+	if _, err := d.Mint(context.Background(), protocol.MintArgs{N: 1}); err != nil {
+		t.Fatalf("mint after a slow start: %v", err)
+	}
+	d = session(t, fakePort(t), "hang", "mint", Options{Deadline: 200 * time.Millisecond, StartDeadline: 10 * time.Second})
+	start := time.Now()
+	_, err := d.Mint(context.Background(), protocol.MintArgs{N: 1})
+	portError(t, err, "deadline")
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("a later request waited %s, the start deadline, not its own 200ms", took)
+	}
+}
+
 func TestTwiceIsOutOfSequence(t *testing.T) {
 	d := session(t, fakePort(t), "twice", "mint", Options{Deadline: time.Second})
 	if _, err := d.Mint(context.Background(), protocol.MintArgs{N: 1}); err != nil {

@@ -249,7 +249,7 @@ func (m *faultyMinter) usable() error {
 		return ids.ErrClosed
 	case m.lost != nil:
 		return m.lost
-	case !m.defect.NoRenew && !m.defect.Guess && !time.Now().Before(m.validTo):
+	case !m.defect.NoRenew && !m.defect.Guess && !m.defect.NoLocalExpiry && !time.Now().Before(m.validTo):
 		m.lost = fmt.Errorf("%w: worker %d lease expired unrenewed", ids.ErrLeaseLost, m.worker)
 		return m.lost
 	}
@@ -309,6 +309,9 @@ type minterDefects struct {
 	Squat      bool // a nil reply to SET … NX is taken for success: the minter mints under a taken worker id
 	NoRenew    bool // the lease is never renewed, and the minter mints on after it lapsed
 	IgnoreLoss bool // a refused renewal is not noticed: the minter mints on under a lost worker id
+	// NoLocalExpiry: the minter keeps no clock of its own on the lease; a lease whose renewals
+	// hang is trusted until the server refuses one.
+	NoLocalExpiry bool
 }
 
 // lowerFirst is the LowerFirst defect's alphabet: not in ASCII order.

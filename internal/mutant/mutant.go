@@ -8,6 +8,8 @@
 package mutant
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 
 	"slices"
@@ -17,6 +19,7 @@ import (
 	"github.com/echomq/kit/drivers"
 	"github.com/echomq/kit/drivers/inproc"
 	"github.com/echomq/kit/lua"
+	"github.com/echomq/kit/protocol"
 	"github.com/echomq/kit/reference/bus"
 )
 
@@ -81,7 +84,7 @@ func Factory(name string) (*inproc.Factory, error) {
 	if err != nil {
 		return nil, err
 	}
-	return inproc.New(inproc.Options{Bus: opt, Variant: "mutant:" + spec.Name, Front: wrap})
+	return inproc.New(inproc.Options{Bus: opt, Variant: "mutant:" + spec.Name, Front: withAids(wrap)})
 }
 
 // Names lists the mutants' names, sorted.
@@ -147,4 +150,64 @@ func (s Spec) Apply(opt *bus.Options) (Wrap, error) {
 
 // catalogue is every mutant: the Go-side ones, then the Lua ones contract by contract (one file
 // each, catalogue_cNN.go).
-var catalogue = slices.Concat(goMutants, c01, c02, c03, c04, c05, c06, c07, c08, c09, c10, c11, c12, c13, c14, walk, clusterMutants)
+var catalogue = slices.Concat(goMutants, jsonMutants, sessionMutants, c01, c02, c03, c04, c05, c06, c07, c08, c09, c10, c11, c12, c13, c14, walk, clusterMutants)
+
+// withAids gives a front the optional ops its port offers. A front written against the Driver
+// interface alone would hide the clock and the batch ops, and the contracts would meet a port
+// that declares capabilities it cannot serve: a defect the mutant does not mean.
+func withAids(w Wrap) Wrap {
+	if w == nil {
+		return nil
+	}
+	return func(d drivers.Driver) drivers.Driver {
+		f := w(d)
+		return aided{aidedOps{Driver: f, inner: d}}
+	}
+}
+
+// aidedOps is a front with its port's clock and batch ops; aided adds the raw requests, which
+// go to the front's own JSON layer when it has one, else through drivers.Dispatch over the
+// front's typed ops.
+type aidedOps struct {
+	drivers.Driver
+	inner drivers.Driver
+}
+
+type aided struct{ aidedOps }
+
+func (a aided) Raw(ctx context.Context, op string, fields map[string]json.RawMessage) (json.RawMessage, error) {
+	if r, ok := a.Driver.(drivers.RawCaller); ok {
+		return r.Raw(ctx, op, fields)
+	}
+	return drivers.Raw(ctx, a.aidedOps, op, fields)
+}
+
+func (a aidedOps) clocker() drivers.Clocker {
+	if c, ok := a.Driver.(drivers.Clocker); ok {
+		return c
+	}
+	return a.inner.(drivers.Clocker)
+}
+
+func (a aidedOps) batcher() drivers.Batcher {
+	if b, ok := a.Driver.(drivers.Batcher); ok {
+		return b
+	}
+	return a.inner.(drivers.Batcher)
+}
+
+func (a aidedOps) Clock(ctx context.Context, c protocol.ClockArgs) error {
+	return a.clocker().Clock(ctx, c)
+}
+
+func (a aidedOps) EnqueueBatch(ctx context.Context, b protocol.EnqueueBatchArgs) (protocol.EnqueueBatchResult, error) {
+	return a.batcher().EnqueueBatch(ctx, b)
+}
+
+func (a aidedOps) ClaimBatch(ctx context.Context, b protocol.ClaimBatchArgs) (protocol.ClaimBatchResult, error) {
+	return a.batcher().ClaimBatch(ctx, b)
+}
+
+func (a aidedOps) CompleteBatch(ctx context.Context, b protocol.CompleteBatchArgs) (protocol.CompleteBatchResult, error) {
+	return a.batcher().CompleteBatch(ctx, b)
+}

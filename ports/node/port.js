@@ -10,19 +10,15 @@ const { Consumer } = require('./lib/consumer');
 const keys = require('./lib/keys');
 const { slot } = require('./lib/slot');
 const errors = require('./lib/errors');
+const fields = require('./lib/fields');
 
 const NAME = 'echomq-node';
 const CLAIMS = Array.from({ length: 14 }, (_, i) => `C${String(i + 1).padStart(2, '0')}`);
 
 const log = (msg) => process.stderr.write(`[${NAME} ${new Date().toISOString()}] ${msg}\n`);
 
-const b64in = (what, s) => {
-  if (s === undefined || s === null) return Buffer.alloc(0);
-  if (typeof s !== 'string' || !/^[A-Za-z0-9+/]*={0,2}$/.test(s) || s.length % 4 !== 0) {
-    throw errors.arg(`${what} is not standard padded base64`);
-  }
-  return Buffer.from(s, 'base64');
-};
+// b64in decodes a base64 field the field check (lib/fields.js) already held to its domain.
+const b64in = (s) => Buffer.from(s, 'base64');
 const b64out = (b) => (b === null || b === undefined ? null : Buffer.from(b).toString('base64'));
 
 function claimReply(job) {
@@ -51,14 +47,10 @@ class Port {
 
   async hello(r) {
     if (this.bus) throw errors.arg('hello: the session is already open');
-    if (typeof r.valkey !== 'string') throw errors.arg('hello: valkey (host:port) is required');
     this.bundle = this.bundle ?? Bundle.load();
     const admitEngine = process.env.EMQ_NODE_ADMIT_ENGINE === '1';
     if (admitEngine) log('EMQ_NODE_ADMIT_ENGINE=1: a non-canon engine will be admitted (experiments only)');
     const ttl = r.minter_ttl_ms;
-    if (ttl !== undefined && (!Number.isSafeInteger(ttl) || ttl < 3 || ttl > 1e9)) {
-      throw errors.arg(`hello: minter_ttl_ms ${JSON.stringify(ttl)} out of range`);
-    }
     this.bus = await Bus.connect(r.valkey, { bundle: this.bundle, admitEngine, minterTtlMs: ttl, log });
     log(`fenced ${r.valkey} (bundle ${this.bundle.version} ${this.bundle.digest}), minter worker ${this.bus.minter.worker}`);
     return {
@@ -69,22 +61,13 @@ class Port {
 
   // clock scripts the minter's snowflake clock (a test aid; capability "clock").
   clock(r) {
-    const setMs = r.set_ms ?? 0;
-    const scale = r.scale ?? 0;
-    for (const [k, v] of [['set_ms', setMs], ['scale', scale]]) {
-      if (!Number.isSafeInteger(v) || v < 0) throw errors.arg(`clock: ${k} ${JSON.stringify(v)} out of range`);
-    }
-    this.need().minter.setClock(setMs, scale);
+    this.need().minter.setClock(r.set_ms, r.scale);
     return {};
   }
 
   async mint(r) {
     const bus = this.need();
-    const n = r.n ?? 1;
-    const parallel = r.parallel ?? 1;
-    for (const [k, v] of [['n', n], ['parallel', parallel]]) {
-      if (!Number.isSafeInteger(v) || v < 1 || v > 1e6) throw errors.arg(`mint: ${k} ${JSON.stringify(v)} out of range`);
-    }
+    const { n, parallel } = r;
     const caller = async () => {
       const out = [];
       for (let i = 0; i < n; i++) out.push(await bus.mint());
@@ -98,13 +81,11 @@ class Port {
   }
 
   slot(r) {
-    if (typeof r.key !== 'string') throw errors.arg('slot: key is required');
     return { slot: slot(r.key) };
   }
 
   async enqueue(r) {
-    return this.need().enqueue(r.queue, b64in('payload_b64', r.payload_b64),
-      { id: r.id ?? undefined, delayMs: r.delay_ms ?? 0, lane: r.lane || undefined });
+    return this.need().enqueue(r.queue, b64in(r.payload_b64), { id: r.id, delayMs: r.delay_ms, lane: r.lane });
   }
 
   async claim(r) {
@@ -126,30 +107,30 @@ class Port {
 
   async retry(r) {
     const outcome = await this.need().retry(r.queue, r.id, r.token,
-      { maxAttempts: r.max_attempts, delayMs: r.delay_ms ?? 0, error: r.error ?? '' });
+      { maxAttempts: r.max_attempts, delayMs: r.delay_ms, error: r.error });
     return { outcome };
   }
 
   async fail(r) {
-    await this.need().fail(r.queue, r.id, r.token, r.error ?? '');
+    await this.need().fail(r.queue, r.id, r.token, r.error);
     return {};
   }
 
   async checkpoint(r) {
-    await this.need().checkpoint(r.queue, r.id, r.token, b64in('data_b64', r.data_b64));
+    await this.need().checkpoint(r.queue, r.id, r.token, b64in(r.data_b64));
     return {};
   }
 
   async reap(r) {
-    return { count: await this.need().reap(r.queue, r.max_attempts, r.limit || 1000) };
+    return { count: await this.need().reap(r.queue, r.max_attempts, r.limit) };
   }
 
   async promote(r) {
-    return { count: await this.need().promote(r.queue, r.limit || 1000) };
+    return { count: await this.need().promote(r.queue, r.limit) };
   }
 
   async morgue(r) {
-    const jobs = await this.need().morgue(r.queue, r.limit || 100);
+    const jobs = await this.need().morgue(r.queue, r.limit);
     return {
       jobs: jobs.map((j) => ({
         id: j.id, attempts: j.attempts, payload_b64: b64out(j.payload), error: j.error, died_ms: j.diedMs,
@@ -186,7 +167,7 @@ class Port {
   }
 
   async lane_ceiling(r) {
-    await this.need().laneCeiling(r.queue, r.lane, r.ceiling ?? 0);
+    await this.need().laneCeiling(r.queue, r.lane, r.ceiling);
     return {};
   }
 
@@ -194,13 +175,7 @@ class Port {
   // or timeout_ms passed; the reply lists completions in order.
   async park(r) {
     const bus = this.need();
-    const consumers = r.consumers ?? 1;
-    const want = r.jobs ?? 1;
-    const timeout = r.timeout_ms ?? 10000;
-    for (const [k, v] of [['consumers', consumers], ['jobs', want], ['timeout_ms', timeout]]) {
-      if (!Number.isSafeInteger(v) || v < 0) throw errors.arg(`park: ${k} ${JSON.stringify(v)}: want an integer >= 0`);
-    }
-    if (consumers < 1) throw errors.arg('park: consumers must be >= 1');
+    const { consumers, jobs: want, timeout_ms: timeout } = r;
     const done = [];
     let reserved = 0;
     const deadline = Date.now() + timeout;
@@ -209,7 +184,7 @@ class Port {
     const finished = new Promise((res) => { finish = res; });
     for (let i = 0; i < consumers; i++) {
       group.push(new Consumer(bus, r.queue, {
-        name: `emq-park-${i}`, leaseMs: r.lease_ms ?? 30000, parkMs: r.park_ms ?? 1000, log,
+        name: `emq-park-${i}`, leaseMs: r.lease_ms, parkMs: r.park_ms, log,
         reserve: () => (reserved < want ? (reserved++, true) : false),
         unreserve: () => { reserved--; },
         onSettled: (job) => {
@@ -247,26 +222,6 @@ class Port {
 const OPS = new Set(['hello', 'mint', 'key', 'slot', 'enqueue', 'claim', 'lane_claim', 'extend', 'complete',
   'retry', 'fail', 'checkpoint', 'reap', 'promote', 'morgue', 'revive', 'purge', 'pause', 'resume',
   'lane_pause', 'lane_resume', 'lane_ceiling', 'park', 'reconnect', 'close', 'clock']);
-
-// REQUIRED is the op table's required fields (contracts/PROTOCOL.md Part B, and `required` in
-// protocol/port-protocol.schema.json): a request without one is EMQARG, even where a default
-// would do (`lane_ceiling` without `ceiling` must not mean "remove the ceiling").
-const FENCE = ['queue', 'id', 'token'];
-const REQUIRED = {
-  hello: ['valkey'], mint: ['n'], key: ['queue', 'type'], slot: ['key'], enqueue: ['queue', 'payload_b64'],
-  claim: ['queue', 'lease_ms'], lane_claim: ['queue', 'lease_ms'], extend: [...FENCE, 'lease_ms'],
-  complete: FENCE, retry: [...FENCE, 'max_attempts', 'delay_ms', 'error'], fail: [...FENCE, 'error'],
-  checkpoint: [...FENCE, 'data_b64'], reap: ['queue', 'max_attempts'], promote: ['queue'], morgue: ['queue'],
-  revive: ['queue', 'id'], purge: ['queue', 'id'], pause: ['queue'], resume: ['queue'],
-  lane_pause: ['queue', 'lane'], lane_resume: ['queue', 'lane'], lane_ceiling: ['queue', 'lane', 'ceiling'],
-  park: ['queue', 'consumers', 'jobs', 'lease_ms', 'park_ms', 'timeout_ms'], reconnect: [], close: [],
-};
-
-function checkRequired(op, req) {
-  for (const f of REQUIRED[op] ?? []) {
-    if (req[f] === undefined || req[f] === null) throw errors.arg(`${op}: missing required field ${f}`);
-  }
-}
 
 function wireError(err) {
   if (err instanceof errors.EmqError) return { type: err.type, message: err.detail };
@@ -307,8 +262,7 @@ async function main() {
       reply = { seq, ok: false, error: { type: 'UNSUPPORTED', message: `op ${JSON.stringify(op)}` } };
     } else {
       try {
-        checkRequired(op, req);
-        reply = { seq, ok: true, result: await port[op](req) };
+        reply = { seq, ok: true, result: await port[op](fields.check(op, req)) };
       } catch (err) {
         if (!(err instanceof errors.EmqError)) log(`${op}: ${err.stack ?? err}`);
         reply = { seq, ok: false, error: wireError(err) };

@@ -12,6 +12,7 @@ import (
 
 	"github.com/echomq/kit/reference/connector"
 	"github.com/echomq/kit/reference/emqerr"
+	"github.com/echomq/kit/reference/wait"
 )
 
 // Handler runs one job. Returning nil completes it; an error retries it with backoff (or buries
@@ -408,16 +409,7 @@ func backoffErr(fails int) time.Duration {
 // since up was taken (before the call that failed): what failed may work now. False when ctx
 // ends.
 func pause(ctx, up context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-up.Done():
-		return true
-	case <-t.C:
-		return true
-	}
+	return wait.SleepOr(ctx, up.Done(), d) == nil
 }
 
 // parkSlot is one place to park: a connection for the blocking pop, dialled at first use, and

@@ -1,8 +1,10 @@
 // Command badport wraps a real port and sabotages one op, for the harness's robustness tests:
 // BADPORT_CMD is the real port (split on blanks), BADPORT_OP the op to sabotage and
 // BADPORT_MODE what happens there: crash (exit 3 without answering), hang (never answer) or
-// garbage (print a line that is not a reply). BADPORT_CLAIMS, when set, replaces the claims of
-// the port's hello by this comma-separated list.
+// garbage (print a line that is not a reply); with BADPORT_OP "*" and mode count, every reply
+// carries the port's own count of requests instead of the seq it answers. BADPORT_CLAIMS, when set, replaces the claims of
+// the port's hello by this comma-separated list; BADPORT_HIDE_CAPS drops these capabilities
+// (comma-separated) from it; BADPORT_LOG appends each session's first op to that file.
 package main
 
 import (
@@ -34,7 +36,20 @@ func main() {
 	replies.Buffer(nil, 64<<20)
 	reqs := bufio.NewScanner(os.Stdin)
 	reqs.Buffer(nil, 64<<20)
+	count := 0
 	for reqs.Scan() {
+		count++
+		if log := os.Getenv("BADPORT_LOG"); count == 1 && log != "" {
+			// One line per session: its first op (PROTOCOL.md: a fresh process per clause, hello first).
+			var first struct {
+				Op string `json:"op"`
+			}
+			_ = json.Unmarshal(reqs.Bytes(), &first)
+			if f, err := os.OpenFile(log, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
+				fmt.Fprintln(f, first.Op)
+				f.Close()
+			}
+		}
 		var req struct {
 			Op string `json:"op"`
 		}
@@ -57,10 +72,35 @@ func main() {
 			os.Exit(4)
 		}
 		reply := replies.Bytes()
+		if hide := os.Getenv("BADPORT_HIDE_CAPS"); req.Op == "hello" && hide != "" {
+			var r map[string]any
+			if json.Unmarshal(reply, &r) == nil && r["ok"] == true {
+				res := r["result"].(map[string]any)
+				caps, _ := res["capabilities"].([]any)
+				var kept []any
+				for _, c := range caps {
+					if !strings.Contains(","+hide+",", ","+fmt.Sprint(c)+",") {
+						kept = append(kept, c)
+					}
+				}
+				res["capabilities"] = kept
+				reply, _ = json.Marshal(r)
+			}
+		}
 		if claims := os.Getenv("BADPORT_CLAIMS"); req.Op == "hello" && claims != "" {
 			var r map[string]any
 			if json.Unmarshal(reply, &r) == nil && r["ok"] == true {
 				r["result"].(map[string]any)["claims"] = strings.Split(claims, ",")
+				reply, _ = json.Marshal(r)
+			}
+		}
+		if op == "*" && mode == "count" {
+			var r map[string]any
+			if json.Unmarshal(reply, &r) == nil {
+				if r["seq"] != float64(count) {
+					fmt.Fprintf(os.Stderr, "badport: sabotaging %s with %s\n", req.Op, mode)
+				}
+				r["seq"] = count
 				reply, _ = json.Marshal(r)
 			}
 		}

@@ -89,8 +89,9 @@ class Bus {
   async enqueue(queue, payload, { id, delayMs = 0, lane } = {}) {
     const q = this.queue(queue);
     const delay = int('delay_ms', delayMs, { dflt: 0 });
-    if (id !== undefined && id !== null) q.job(id);
+    // Canon §2.4's order: the queue (above), then the lane name, then the id.
     const laneKey = lane !== undefined && lane !== null ? q.lane(lane) : null;
+    if (id !== undefined && id !== null) q.job(id);
     const jid = id ?? (await this.mint());
     let r;
     if (laneKey) {

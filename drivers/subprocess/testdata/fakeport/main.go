@@ -20,6 +20,10 @@ func main() {
 	in := bufio.NewScanner(os.Stdin)
 	out := bufio.NewWriter(os.Stdout)
 	reply := func(s string) { out.WriteString(s + "\n"); out.Flush() }
+	if mode == "slow-start" {
+		// An interpreter that takes its time to come up: the first request waits for it.
+		time.Sleep(time.Second)
+	}
 	for in.Scan() {
 		var req map[string]any
 		if err := json.Unmarshal(in.Bytes(), &req); err != nil {

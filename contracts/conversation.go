@@ -1,0 +1,110 @@
+package contracts
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/echomq/kit/drivers"
+	"github.com/echomq/kit/protocol"
+	"github.com/echomq/kit/reference/emqerr"
+)
+
+// The port protocol's own rules (contracts/PROTOCOL.md Part B): what a port owes the
+// conversation itself, beside each op's effect — the seq echoed whatever its value, an unknown op
+// answered UNSUPPORTED, a second hello refused, the test aids answered as their capabilities say,
+// and hello's own fields held to their domains. C01 owns them: they are the session's handshake.
+
+var rulesConversation = []Rule{ruleSeqEcho, ruleUnknownOp, ruleSecondHello, ruleAidUnsupported, ruleAidIgnored, ruleAidTTL}
+
+var (
+	ruleSeqEcho        = Rule{"seq-echo", `contracts/PROTOCOL.md Part B: "seq is echoed" — whatever the number the kit sends (not a count of the port's own), and "the reply to request n is the n-th line the port prints"`}
+	ruleUnknownOp      = Rule{"unknown-op", `contracts/PROTOCOL.md Part B: "A failed op answers ok: false with error.type one of … UNSUPPORTED (an op the port does not implement)" — an op the protocol does not have is one, and the session goes on`}
+	ruleSecondHello    = Rule{"second-hello", `contracts/PROTOCOL.md Part B: "a second hello on an open session is EMQARG" — and the open session goes on unchanged`}
+	ruleAidUnsupported = Rule{"aid-unsupported", `contracts/PROTOCOL.md Part B clock: "a test aid, only for a port declaring capability clock … Other ports answer UNSUPPORTED"`}
+	ruleAidTTL         = Rule{"aid-minter-ttl", `contracts/PROTOCOL.md Part B hello: "minter_ttl_ms (a test aid, capability minter_ttl): lease the worker id for that many ms instead of the port's default"`}
+	ruleAidIgnored     = Rule{"aid-ignored", `contracts/PROTOCOL.md Part B hello: "minter_ttl_ms (a test aid, capability minter_ttl) … a port without the capability ignores it"`}
+)
+
+// conversationClauses are C01's clauses of the port protocol's own rules.
+func conversationClauses(s spec) {
+	s.clause("seq-echoed-unknown-op-second-hello", clauseOpts{}, func(t *T) {
+		for _, seq := range []uint64{1<<53 - 1, 7, 1_000_000, 2} {
+			t.cover(ruleSeqEcho)
+			_, err := drivers.Raw(t.ctx, t.D, "slot", map[string]json.RawMessage{"seq": rawOf(seq), "key": rawOf("emq:{orders}:pending")})
+			t.ok(err, ruleSeqEcho, fmt.Sprintf("slot sent with seq %d", seq))
+		}
+		_, err := drivers.Raw(t.ctx, t.D, "frobnicate", map[string]json.RawMessage{"queue": rawOf("orders")})
+		var ue *drivers.UnsupportedError
+		t.check(errors.As(err, &ue), ruleUnknownOp, "the op frobnicate, which the protocol does not have, is answered UNSUPPORTED", "%v", errText(err))
+		before := t.snapshot()
+		_, err = t.D.Hello(t.ctx, t.helloArgs())
+		t.refused(err, emqerr.Arg, ruleSecondHello, "a second hello on the open session")
+		t.check(diff(before, t.snapshot()) == "", ruleSecondHello, "a refused second hello changes nothing", "%s", diff(before, t.snapshot()))
+		t.enqueue("orders", "after the second hello") // the session goes on
+	})
+	s.clause("test-aids-as-declared", clauseOpts{}, func(t *T) {
+		caps := t.Hello.Capabilities
+		if !slices.Contains(caps, protocol.CapClock) {
+			_, err := drivers.Raw(t.ctx, t.D, "clock", map[string]json.RawMessage{"set_ms": rawOf(protocol.EpochMS + 1000)})
+			var ue *drivers.UnsupportedError
+			t.check(errors.As(err, &ue), ruleAidUnsupported, "clock, from a port that does not declare the capability, is answered UNSUPPORTED", "%v", errText(err))
+		}
+		if !slices.Contains(caps, protocol.CapMinterTTL) {
+			d := t.start()
+			_, err := d.Hello(t.ctx, protocol.HelloArgs{Valkey: t.cfg.Valkey, Cluster: t.cluster(), MinterTTLMS: 1})
+			t.ok(err, ruleAidIgnored, "hello with minter_ttl_ms, from a port that does not declare the capability")
+		}
+		t.cover(ruleAidUnsupported, ruleAidIgnored)
+	})
+	s.clause("hello-fields", clauseOpts{}, func(t *T) { t.domainsFail(t.helloDomains()) })
+}
+
+// helloDomains sends every input of hello's fields, each to a fresh session (a hello that
+// succeeds opens it), and returns the mismatches.
+func (t *T) helloDomains() []string {
+	var bad []string
+	base := map[string]any{"valkey": t.cfg.Valkey}
+	if t.cluster() {
+		base["cluster"] = true
+	}
+	for _, f := range protocol.Fields["hello"] {
+		if f.Name == "minter_ttl_ms" && !slices.Contains(t.Hello.Capabilities, protocol.CapMinterTTL) {
+			continue // a port without the aid ignores the field (test-aids-as-declared)
+		}
+		for _, in := range inputsOf(f) {
+			t.cover(in.rule)
+			d := t.start()
+			before, m := t.snapshot(), t.mark()
+			_, err := drivers.Raw(t.ctx, d, "hello", rawRequest(base, f.Name, in.raw))
+			if miss := t.judgeOn(in, err, m, before, withoutLeases); miss != "" {
+				bad = append(bad, fmt.Sprintf("[%s] hello %s %s: %s", in.rule.ID, f.Name, in.label, miss))
+			}
+			if err == nil {
+				// Its minter lease goes now, not by its TTL under the next input's snapshot.
+				t.ok(d.Close(t.ctx), ruleClose, "close after an accepted hello")
+			}
+		}
+	}
+	return bad
+}
+
+// withoutLeases drops the minter leases from a snapshot: they come and go with the sessions the
+// hello inputs open and close (a released lease lives one more millisecond).
+func withoutLeases(snap map[string]string) map[string]string {
+	for k := range snap {
+		if strings.HasPrefix(k, "{emq}:minter:") {
+			delete(snap, k)
+		}
+	}
+	return snap
+}
+
+func errText(err error) string {
+	if err == nil {
+		return "it succeeded"
+	}
+	return err.Error()
+}

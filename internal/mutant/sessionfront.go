@@ -1,0 +1,229 @@
+package mutant
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+
+	"github.com/echomq/kit/drivers"
+	"github.com/echomq/kit/protocol"
+	"github.com/echomq/kit/reference/bus"
+	"github.com/echomq/kit/reference/emqerr"
+	"github.com/echomq/kit/reference/ids"
+	"github.com/echomq/kit/reference/keys"
+)
+
+// A session front breaks the port protocol's own rules (PROTOCOL.md Part B): what the port owes
+// the conversation beside each op's effect, and the batch ops' duties (A17).
+type sessionFront struct {
+	drivers.Driver
+	opened *protocol.HelloResult
+	// hide drops capabilities from hello's answer while the port still answers for them.
+	hide []string
+	// reHello answers a second hello with the open session's hello.
+	reHello bool
+	// refuseTTL refuses hello's minter_ttl_ms when the capability is hidden; ignoreTTL drops it
+	// while the capability stays declared.
+	refuseTTL, ignoreTTL bool
+	// brandFirst checks an enqueue's id brand before its lane name (canon §2.4 has the lane first).
+	brandFirst bool
+	// keyReads makes the key op read the server first, as a builder that checks a queue exists.
+	keyReads bool
+	// clockStays ignores a clock op that returns to the real clock.
+	clockStays bool
+	// parkFromOne numbers the park op's consumers from 1.
+	parkFromOne bool
+	// capLimit caps reap, promote and morgue at this many (0: no cap).
+	capLimit int64
+	// batch rewrites the batch ops (nil: they pass through).
+	enq   func(protocol.EnqueueBatchArgs, protocol.EnqueueBatchResult) (protocol.EnqueueBatchArgs, protocol.EnqueueBatchResult)
+	claim func(protocol.ClaimBatchResult) protocol.ClaimBatchResult
+	done  func(protocol.CompleteBatchArgs, protocol.CompleteBatchResult) (protocol.CompleteBatchArgs, protocol.CompleteBatchResult)
+}
+
+func (f *sessionFront) Hello(ctx context.Context, a protocol.HelloArgs) (protocol.HelloResult, error) {
+	if f.opened != nil && f.reHello {
+		return *f.opened, nil
+	}
+	if f.refuseTTL && a.MinterTTLMS != 0 {
+		return protocol.HelloResult{}, &emqerr.Error{Type: emqerr.TypeArg, Message: "minter_ttl_ms is not a field this port knows"}
+	}
+	if f.ignoreTTL {
+		a.MinterTTLMS = 0
+	}
+	h, err := f.Driver.Hello(ctx, a)
+	if err == nil {
+		h.Capabilities = slices.DeleteFunc(h.Capabilities, func(c string) bool { return slices.Contains(f.hide, c) })
+		f.opened = &h
+	}
+	return h, err
+}
+
+func (f *sessionFront) Clock(ctx context.Context, a protocol.ClockArgs) error {
+	if f.clockStays && a.SetMS == 0 {
+		return nil
+	}
+	return f.Driver.(drivers.Clocker).Clock(ctx, a)
+}
+
+func (f *sessionFront) Enqueue(ctx context.Context, a protocol.EnqueueArgs) (protocol.EnqueueResult, error) {
+	if _, err := ids.ParseJob(a.ID); f.brandFirst && a.ID != "" && errors.Is(err, emqerr.Kind) {
+		return protocol.EnqueueResult{}, err
+	}
+	return f.Driver.Enqueue(ctx, a)
+}
+
+func (f *sessionFront) Key(ctx context.Context, a protocol.KeyArgs) (protocol.KeyResult, error) {
+	if f.keyReads && keys.ValidName(a.Queue) {
+		if _, err := f.Driver.Morgue(ctx, protocol.MorgueArgs{Queue: a.Queue, Limit: 1}); err != nil {
+			return protocol.KeyResult{}, err
+		}
+	}
+	return f.Driver.Key(ctx, a)
+}
+
+func (f *sessionFront) Park(ctx context.Context, a protocol.ParkArgs) (protocol.ParkResult, error) {
+	r, err := f.Driver.Park(ctx, a)
+	for i := range r.Jobs {
+		if f.parkFromOne {
+			r.Jobs[i].Consumer++
+		}
+	}
+	return r, err
+}
+
+func (f *sessionFront) capped(n int64) int64 {
+	if f.capLimit > 0 && (n == 0 || n > f.capLimit) {
+		return f.capLimit
+	}
+	return n
+}
+
+func (f *sessionFront) Reap(ctx context.Context, a protocol.ReapArgs) (protocol.CountResult, error) {
+	a.Limit = f.capped(a.Limit)
+	return f.Driver.Reap(ctx, a)
+}
+
+func (f *sessionFront) Promote(ctx context.Context, a protocol.PromoteArgs) (protocol.CountResult, error) {
+	a.Limit = f.capped(a.Limit)
+	return f.Driver.Promote(ctx, a)
+}
+
+func (f *sessionFront) Morgue(ctx context.Context, a protocol.MorgueArgs) (protocol.MorgueResult, error) {
+	a.Limit = f.capped(a.Limit)
+	return f.Driver.Morgue(ctx, a)
+}
+
+func (f *sessionFront) EnqueueBatch(ctx context.Context, a protocol.EnqueueBatchArgs) (protocol.EnqueueBatchResult, error) {
+	if f.enq != nil {
+		a, _ = f.enq(a, protocol.EnqueueBatchResult{})
+	}
+	r, err := f.Driver.(drivers.Batcher).EnqueueBatch(ctx, a)
+	if f.enq != nil && err == nil {
+		_, r = f.enq(a, r)
+	}
+	return r, err
+}
+
+func (f *sessionFront) ClaimBatch(ctx context.Context, a protocol.ClaimBatchArgs) (protocol.ClaimBatchResult, error) {
+	r, err := f.Driver.(drivers.Batcher).ClaimBatch(ctx, a)
+	if f.claim != nil && err == nil {
+		r = f.claim(r)
+	}
+	return r, err
+}
+
+func (f *sessionFront) CompleteBatch(ctx context.Context, a protocol.CompleteBatchArgs) (protocol.CompleteBatchResult, error) {
+	if f.done != nil {
+		a, _ = f.done(a, protocol.CompleteBatchResult{})
+	}
+	r, err := f.Driver.(drivers.Batcher).CompleteBatch(ctx, a)
+	if f.done != nil && err == nil {
+		_, r = f.done(a, r)
+	}
+	return r, err
+}
+
+// sessionWrap is a Go mutant of a session front configured by set.
+func sessionWrap(set func(*sessionFront)) func(*bus.Options) Wrap {
+	return front(func(d drivers.Driver) drivers.Driver {
+		f := &sessionFront{Driver: d}
+		set(f)
+		return f
+	})
+}
+
+// sessionMutants break the port protocol's own rules and the batch ops' duties.
+var sessionMutants = []Spec{
+	{Name: "unknown-op-accepted", Contract: "C01", Rule: "unknown-op", Defect: "an op the protocol does not have is answered ok with an empty result, not UNSUPPORTED",
+		Go: jsonWrap(func(op string, _ map[string]json.RawMessage) (json.RawMessage, error) {
+			if !slices.Contains(protocol.Ops, op) {
+				return json.RawMessage("{}"), nil
+			}
+			return nil, nil
+		})},
+	{Name: "second-hello-accepted", Contract: "C01", Rule: "second-hello", Defect: "a second hello on the open session answers the first hello again instead of EMQARG",
+		Go: sessionWrap(func(f *sessionFront) { f.reHello = true })},
+	{Name: "clock-undeclared-answers", Contract: "C01", Rule: "aid-unsupported", Defect: "the port does not declare the clock capability, yet answers the clock op ok instead of UNSUPPORTED",
+		Go: sessionWrap(func(f *sessionFront) { f.hide = []string{protocol.CapClock} })},
+	{Name: "ttl-undeclared-refused", Contract: "C01", Rule: "aid-ignored", Defect: "a port without the minter_ttl capability refuses hello's minter_ttl_ms instead of ignoring it",
+		Go: sessionWrap(func(f *sessionFront) { f.hide, f.refuseTTL = []string{protocol.CapMinterTTL}, true })},
+	{Name: "ttl-declared-ignored", Contract: "C02", Rule: "aid-minter-ttl", Defect: "the port declares the minter_ttl capability but leases for its own default, whatever hello's minter_ttl_ms",
+		Go: sessionWrap(func(f *sessionFront) { f.ignoreTTL = true })},
+	{Name: "brand-before-lane", Contract: "C04", Rule: "check-order", Defect: "an enqueue checks its id's brand before its lane name: a wrong-brand id into a bad lane is EMQKIND, not EMQKEY",
+		Go: sessionWrap(func(f *sessionFront) { f.brandFirst = true })},
+	{Name: "key-reads-server", Contract: "C02", Rule: "key-ops-offline", Defect: "the key op reads the queue on the server before it builds the key",
+		Go: sessionWrap(func(f *sessionFront) { f.keyReads = true })},
+	{Name: "clock-reset-ignored", Contract: "C05", Rule: "clock-real", Defect: "a clock op that returns to the real clock is ignored: the minter stays on the scripted one",
+		Go: sessionWrap(func(f *sessionFront) { f.clockStays = true })},
+	{Name: "park-consumers-from-one", Contract: "C14", Rule: "park-consumer", Defect: "the park op numbers its consumers from 1, so the last one is out of 0..consumers-1",
+		Go: sessionWrap(func(f *sessionFront) { f.parkFromOne = true })},
+	{Name: "reap-limit-capped", Contract: "C11", Rule: "A16-limit", Defect: "reap settles at most 1000 per call whatever its limit (10000 allowed)",
+		Go: sessionWrap(func(f *sessionFront) { f.capLimit = 1000 })},
+	{Name: "batch-enqueue-ignores-delay", Contract: "C02", Rule: "A17-enqueue-batch", Defect: "enqueue_batch enqueues every job at once, ignoring its delay_ms",
+		Go: sessionWrap(func(f *sessionFront) {
+			f.enq = func(a protocol.EnqueueBatchArgs, r protocol.EnqueueBatchResult) (protocol.EnqueueBatchArgs, protocol.EnqueueBatchResult) {
+				a.Jobs = slices.Clone(a.Jobs)
+				for i := range a.Jobs {
+					a.Jobs[i].DelayMS = 0
+				}
+				return a, r
+			}
+		})},
+	{Name: "batch-duplicate-created", Contract: "C03", Rule: "A17-enqueue-batch", Defect: "enqueue_batch answers created: true for a duplicate id",
+		Go: sessionWrap(func(f *sessionFront) {
+			f.enq = func(a protocol.EnqueueBatchArgs, r protocol.EnqueueBatchResult) (protocol.EnqueueBatchArgs, protocol.EnqueueBatchResult) {
+				for i := range r.Jobs {
+					r.Jobs[i].Created = true
+				}
+				return a, r
+			}
+		})},
+	{Name: "claim-batch-newest-first", Contract: "C06", Rule: "A17-claim-batch", Defect: "claim_batch lists its claims newest first",
+		Go: sessionWrap(func(f *sessionFront) {
+			f.claim = func(r protocol.ClaimBatchResult) protocol.ClaimBatchResult { slices.Reverse(r.Jobs); return r }
+		})},
+	{Name: "complete-batch-drops-last", Contract: "C08", Rule: "A17-complete-batch", Defect: "complete_batch settles all pairs but the last, and answers ok for it",
+		Go: sessionWrap(func(f *sessionFront) {
+			f.done = func(a protocol.CompleteBatchArgs, r protocol.CompleteBatchResult) (protocol.CompleteBatchArgs, protocol.CompleteBatchResult) {
+				if r.Results == nil && len(a.Jobs) > 1 {
+					a.Jobs = a.Jobs[:len(a.Jobs)-1]
+					return a, r
+				}
+				if len(r.Results) > 0 {
+					r.Results = append(r.Results, protocol.PairResult{OK: true})
+				}
+				return a, r
+			}
+		})},
+	{Name: "complete-batch-stale-ok", Contract: "C07", Rule: "A17-stale-pair", Defect: "complete_batch answers ok for a stale pair",
+		Go: sessionWrap(func(f *sessionFront) {
+			f.done = func(a protocol.CompleteBatchArgs, r protocol.CompleteBatchResult) (protocol.CompleteBatchArgs, protocol.CompleteBatchResult) {
+				for i := range r.Results {
+					r.Results[i] = protocol.PairResult{OK: true}
+				}
+				return a, r
+			}
+		})},
+}

@@ -1,0 +1,184 @@
+package protocol
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// FieldError is a request field outside its domain. Type is the error a port answers: EMQARG
+// (absent when required, null, the wrong JSON type, out of range, bad base64) or EMQKEY (an
+// empty name or id: canon §2.1 admits no empty name).
+type FieldError struct {
+	Op, Field string
+	Type      string
+	Reason    string
+}
+
+func (e *FieldError) Error() string { return e.Op + ": " + e.Field + ": " + e.Reason }
+
+// Check holds one request's fields (the request object's members, seq and op among them) to
+// its op's domains (Fields) and returns them with every integer in plain decimal, so that a
+// decoder into Go integers reads 1e3 as the 1000 it is. Fields the op does not list are left
+// as they are. It is the port protocol's shape check, run before any name reaches a key
+// builder and before any value reaches a script: a shape fault is EMQARG whatever else the
+// request holds.
+func Check(op string, fields map[string]json.RawMessage) (map[string]json.RawMessage, error) {
+	out := make(map[string]json.RawMessage, len(fields))
+	for k, v := range fields {
+		out[k] = v
+	}
+	ints := map[string]int64{}
+	for _, f := range Fields[op] {
+		raw, present := fields[f.Name]
+		if !present {
+			if f.Required || f.requiredBy(fields) {
+				return nil, &FieldError{op, f.Name, "EMQARG", "missing required field " + f.Name}
+			}
+			continue
+		}
+		if f.Kind == KindList {
+			list, err := f.checkList(op, raw)
+			if err != nil {
+				return nil, err
+			}
+			out[f.Name] = list
+			continue
+		}
+		n, err := f.check(op, raw)
+		if err != nil {
+			return nil, err
+		}
+		if f.Kind == KindInt {
+			ints[f.Name] = n
+			out[f.Name] = json.RawMessage(strconv.FormatInt(n, 10))
+		}
+	}
+	if op == "mint" {
+		if n, p := ints["n"], max(ints["parallel"], 1); n*p > MaxMint {
+			return nil, &FieldError{op, "n", "EMQARG", fmt.Sprintf("n %d × parallel %d is over %d ids", n, p, MaxMint)}
+		}
+	}
+	return out, nil
+}
+
+// checkList holds a list field to its length and each of its objects to f.Items, and returns
+// the list with every integer in plain decimal.
+func (f Field) checkList(op string, raw json.RawMessage) (json.RawMessage, error) {
+	var items []map[string]json.RawMessage
+	if len(raw) == 0 || raw[0] != '[' || json.Unmarshal(raw, &items) != nil {
+		return nil, &FieldError{op, f.Name, "EMQARG", fmt.Sprintf("%s is %.40s: want a list of objects", f.Name, raw)}
+	}
+	if n := int64(len(items)); n < f.Min || n > f.Max {
+		return nil, &FieldError{op, f.Name, "EMQARG", fmt.Sprintf("%s holds %d objects: want %d..%d", f.Name, n, f.Min, f.Max)}
+	}
+	for i, obj := range items {
+		if obj == nil {
+			return nil, &FieldError{op, fmt.Sprintf("%s[%d]", f.Name, i), "EMQARG", "null: want an object"}
+		}
+		for _, sub := range f.Items {
+			v, present := obj[sub.Name]
+			at := sub
+			at.Name = fmt.Sprintf("%s[%d].%s", f.Name, i, sub.Name)
+			if !present {
+				if sub.Required {
+					return nil, &FieldError{op, at.Name, "EMQARG", "missing required field " + at.Name}
+				}
+				continue
+			}
+			n, err := at.check(op, v)
+			if err != nil {
+				return nil, err
+			}
+			if sub.Kind == KindInt {
+				obj[sub.Name] = json.RawMessage(strconv.FormatInt(n, 10))
+			}
+		}
+	}
+	return json.Marshal(items)
+}
+
+// requiredBy tells a field required by another field's value (When "type=job").
+func (f Field) requiredBy(fields map[string]json.RawMessage) bool {
+	other, want, ok := strings.Cut(f.When, "=")
+	if !ok {
+		return false
+	}
+	var v string
+	return json.Unmarshal(fields[other], &v) == nil && v == want
+}
+
+// check holds one present value to the field's kind; for an integer it returns the value.
+func (f Field) check(op string, raw json.RawMessage) (int64, error) {
+	bad := func(format string, a ...any) error {
+		return &FieldError{op, f.Name, "EMQARG", fmt.Sprintf(format, a...)}
+	}
+	raw = bytes.TrimSpace(raw)
+	if string(raw) == "null" {
+		return 0, bad("%s is null: want a %s", f.Name, f.Kind)
+	}
+	switch f.Kind {
+	case KindInt:
+		n, ok := integer(raw)
+		switch {
+		case !ok:
+			return 0, bad("%s is %s: want an integer", f.Name, raw)
+		case n == 0 && f.Zero != "":
+			return 0, nil
+		case n < f.Min || n > f.Max:
+			return 0, bad("%s %d: want %d..%d", f.Name, n, f.Min, f.Max)
+		}
+		return n, nil
+	case KindBool:
+		if string(raw) != "true" && string(raw) != "false" {
+			return 0, bad("%s is %s: want true or false", f.Name, raw)
+		}
+		return 0, nil
+	}
+	var s string
+	if len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &s) != nil {
+		return 0, bad("%s is %s: want a string", f.Name, raw)
+	}
+	switch {
+	case f.Kind == KindB64:
+		if !IsB64(s) {
+			return 0, bad("%s is not standard padded base64", f.Name)
+		}
+	case f.Kind == KindAddr && s == "":
+		return 0, bad("%s is empty: want host:port", f.Name)
+	case (f.Kind == KindName || f.Kind == KindJobID) && s == "":
+		return 0, &FieldError{op, f.Name, "EMQKEY", f.Name + " is empty"}
+	}
+	return 0, nil
+}
+
+// integer reads a JSON number with an integral value that fits in an int64 (1000, 1e3, 1000.0);
+// a fraction, a string or any other JSON value is not one.
+func integer(raw json.RawMessage) (int64, bool) {
+	if len(raw) == 0 || (raw[0] != '-' && (raw[0] < '0' || raw[0] > '9')) {
+		return 0, false
+	}
+	var num json.Number
+	if json.Unmarshal(raw, &num) != nil {
+		return 0, false
+	}
+	if n, err := num.Int64(); err == nil {
+		return n, true
+	}
+	x, err := num.Float64()
+	if err != nil || x != math.Trunc(x) || math.Abs(x) >= 1<<63 {
+		return 0, false
+	}
+	return int64(x), true
+}
+
+// b64 is standard base64 with padding, the schema's $defs/b64: groups of four, the last one
+// padded. Go's decoder alone would also take line breaks inside the text.
+var b64re = regexp.MustCompile(`^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$`)
+
+// IsB64 tells standard padded base64 (the empty string is zero bytes).
+func IsB64(s string) bool { return b64re.MatchString(s) }
