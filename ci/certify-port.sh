@@ -3,7 +3,8 @@
 # provision every server a certification needs into the cache without root — Valkey 8.1.1 (the
 # server under test, one per parallel worker), Redis 7.0 (the wrong-kind server C01 must refuse),
 # Valkey 8.0.1 (too old: refused) and a Valkey 8.1.1 started with --cluster-enabled yes (a
-# cluster node: refused by a port not in cluster mode) — start them on free loopback ports, run
+# cluster node: refused by a port not in cluster mode) and one started with HELLO renamed away (a
+# server that rejects HELLO: refused) — start them on free loopback ports, run
 # the fourteen contracts against the port, stop the servers, and keep the certification folder
 # (transcript, JUnit, JSON, report.html, badge.svg).
 #
@@ -76,10 +77,11 @@ start redis "$redis/bin/redis-server" >"$work/port"; wrong=127.0.0.1:$(cat "$wor
 start valkey80 "$valkey80/bin/valkey-server" >"$work/port"; old=127.0.0.1:$(cat "$work/port")
 start cluster-node "$valkey/bin/valkey-server" --cluster-enabled yes --cluster-config-file "$work/nodes.conf" >"$work/port"
 node=127.0.0.1:$(cat "$work/port")
+start no-hello "$valkey/bin/valkey-server" --rename-command HELLO "" >"$work/port"; nohello=127.0.0.1:$(cat "$work/port")
 all=$(IFS=,; echo "${valkeys[*]}")
-echo "certify-port: Valkey 8.1 on $all; Redis 7 on $wrong, Valkey 8.0 on $old, a cluster node on $node" >&2
+echo "certify-port: Valkey 8.1 on $all; Redis 7 on $wrong, Valkey 8.0 on $old, a cluster node on $node, a Valkey that rejects HELLO on $nohello" >&2
 
-args=(-port "$PORT_CMD" -valkey "$all" -parallel "$PARALLEL" -wrong-kind "$wrong" -valkey80 "$old" -cluster-node "$node" -out "$OUT")
+args=(-port "$PORT_CMD" -valkey "$all" -parallel "$PARALLEL" -wrong-kind "$wrong" -valkey80 "$old" -cluster-node "$node" -no-hello "$nohello" -out "$OUT")
 [ -z "${KNOWN_FAILING:-}" ] || args+=(-known-failing "$KNOWN_FAILING")
 status=0
 "$work/emq-conform" "${args[@]}" || status=$?

@@ -80,6 +80,9 @@ var c01 = Contract{ID: "C01", Name: "fence",
 		s.clause("old-valkey-refused", clauseOpts{noHello: true}, func(t *T) {
 			t.refusedServer(ServerOldValkey, t.cfg.OldValkey, "a Valkey 8.0.1 (older than 8.1.0)", ruleServerVersion)
 		})
+		s.clause("hello-rejecting-server-refused", clauseOpts{noHello: true}, func(t *T) {
+			t.refusedServer(ServerNoHello, t.cfg.NoHello, "a Valkey 8.1 that rejects HELLO", ruleServer)
+		})
 		if len(s.cfg.Cluster) == 0 {
 			s.clause("cluster-valkey-refused", clauseOpts{noHello: true}, func(t *T) {
 				t.refusedServer(ServerClusterValkey, t.cfg.ClusterValkey, "a Valkey 8.1 in cluster mode", ruleServerStandalone)

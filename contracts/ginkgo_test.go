@@ -33,7 +33,8 @@ func TestConformance(t *testing.T) {
 	contracts.Register(&contracts.Config{Factory: f, Valkey: vk.Addr, Bundle: b,
 		WrongKind:     engines.Starter(engines.ValkeyOptions{Kind: engines.KindRedis}),
 		OldValkey:     engines.Starter(engines.ValkeyOptions{Kind: engines.KindValkey80}),
-		ClusterValkey: engines.ClusterStarter()})
+		ClusterValkey: engines.ClusterStarter(),
+		NoHello:       engines.Starter(engines.ValkeyOptions{Args: engines.NoHelloArgs()})})
 	sc, rc := GinkgoConfiguration()
 	if testing.Short() && sc.LabelFilter == "" && len(sc.FocusStrings) == 0 {
 		sc.LabelFilter = "C03"

@@ -40,6 +40,8 @@ type Config struct {
 	// Valkey 8.1 started with --cluster-enabled yes, for C01's server checks beyond the name
 	// (A12). Nil: the clause is NOT RUN, saying how to give one.
 	OldValkey, ClusterValkey Starter
+	// NoHello starts a Valkey 8.1 that rejects HELLO, for C01 (A12). Nil: that clause is NOT RUN.
+	NoHello Starter
 	// StandaloneValkey starts a standalone Valkey 8.1 for a cluster run's C01 (a port in cluster
 	// mode refuses it). Nil: that clause is NOT RUN.
 	StandaloneValkey Starter

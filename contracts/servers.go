@@ -42,6 +42,14 @@ var ServerClusterValkey = Server{
 	What: "host:port of a Valkey 8.1 started with --cluster-enabled yes (make conform starts one)",
 }
 
+// ServerNoHello is a Valkey 8.1 that rejects HELLO (started with --rename-command HELLO ""), for
+// C01 (A12, canon §5.1: a server that rejects HELLO is refused with EMQSERVER).
+var ServerNoHello = Server{
+	Name: "no-hello",
+	Flag: "-no-hello",
+	What: `host:port of a Valkey 8.1 started with --rename-command HELLO "" (a server that rejects HELLO; make conform starts one)`,
+}
+
 // ServerStandaloneValkey is a standalone Valkey 8.1 for a cluster run's C01: a port in cluster
 // mode refuses it (EMQSERVER).
 var ServerStandaloneValkey = Server{
@@ -54,7 +62,7 @@ var ServerStandaloneValkey = Server{
 // it here, give Config a starter for it, wire it in SetServer, and call t.needServer in the
 // clause.
 func Servers() []Server {
-	return []Server{ServerWrongKind, ServerOldValkey, ServerClusterValkey, ServerStandaloneValkey}
+	return []Server{ServerWrongKind, ServerOldValkey, ServerClusterValkey, ServerNoHello, ServerStandaloneValkey}
 }
 
 // Starter starts (or hands out) a server and returns its address and a stop function.
@@ -74,6 +82,8 @@ func (c *Config) SetServer(name string, start Starter) error {
 		c.OldValkey = start
 	case ServerClusterValkey.Name:
 		c.ClusterValkey = start
+	case ServerNoHello.Name:
+		c.NoHello = start
 	case ServerStandaloneValkey.Name:
 		c.StandaloneValkey = start
 	default:

@@ -169,6 +169,7 @@ var traceCanon = map[string][]string{
 	"§5-1":    {"wire-fence-first", "reconnect"},
 	"§5.1-1":  {"wire-fence-first"},
 	"§5.1-2":  {"server", "A12-server-version", "A12-server-standalone"},
+	"§5.1-3":  {"server", "A12-server-version", "A12-server-standalone"},
 	"§5.1-4":  {"server", "A12-server-version", "A12-server-standalone"},
 	"§5.1-5":  {"A12-server-standalone", "cluster-server"},
 	"§5.2-1":  {"wire-fence-first", "hello", "version"},

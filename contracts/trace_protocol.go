@@ -18,6 +18,7 @@ var traceProtocol = map[string][]string{
 	"A11-2": {"A11-sequence-overflow"},
 	"A11-3": {"A11-clock-steps-back", "A11-sequence-overflow", "mint-order"},
 	"A12-1": {"server", "A12-server-version", "A12-server-standalone"},
+	"A12-2": {"server", "A12-server-version", "A12-server-standalone"},
 	"A12-3": {"server", "A12-server-version", "A12-server-standalone"},
 	"A13-1": {"A13-wake-enqueue", "A13-wake-lane-enqueue", "A13-wake-retry", "A13-wake-reap", "A13-wake-promote", "A13-wake-revive", "A13-revive-arms", "A13-wake-resume"},
 	"A13-2": {"A13-wake-claim-rearm", "A13-wake-lane-claim-rearm", "lanes-A13-claim-rearms"},

@@ -149,6 +149,7 @@ func (e *Engines) Servers() map[string]contracts.Starter {
 		contracts.ServerWrongKind.Name:     e.Starter("redis"),
 		contracts.ServerOldValkey.Name:     e.Starter("valkey8.0"),
 		contracts.ServerClusterValkey.Name: e.Starter("", "-cluster-node"),
+		contracts.ServerNoHello.Name:       e.Starter("", "-no-hello"),
 	}
 }
 

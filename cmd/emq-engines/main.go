@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/echomq/kit/contracts"
 	"github.com/echomq/kit/internal/engines"
 )
 
@@ -39,9 +40,10 @@ func run() error {
 		postgresOnly = flag.Bool("postgres-only", false, "start only PostgreSQL")
 		kind         = flag.String("valkey-kind", "", `Valkey kind: "" or valkey (8.1.1), redis (Redis 7.0), valkey8.0`)
 		clusterNode  = flag.Bool("cluster-node", false, "start Valkey as a lone cluster-enabled node (what a port without cluster mode must refuse)")
+		noHello      = flag.Bool("no-hello", false, `start Valkey with HELLO renamed away (--rename-command HELLO ""): a server that rejects HELLO, which every port must refuse`)
 		vargs, pgset multi
 		cluster      = flag.Bool("cluster", false, "also start a 3-primary Valkey Cluster and print its node addresses")
-		certify      = flag.Bool("certify", false, "start every server a certification needs — Valkey 8.1, Redis 7, Valkey 8.0, a cluster-enabled Valkey 8.1 — each printed under the variable emq-conform reads for it (implies -valkey-only)")
+		certify      = flag.Bool("certify", false, "start every server a certification needs — Valkey 8.1, Redis 7, Valkey 8.0, a cluster-enabled Valkey 8.1, a Valkey 8.1 that rejects HELLO — each printed under the variable emq-conform reads for it (implies -valkey-only)")
 	)
 	flag.Var(&vargs, "valkey-arg", "extra valkey-server argument (repeatable), e.g. -valkey-arg=--appendonly -valkey-arg=yes")
 	flag.Var(&pgset, "pg-set", "PostgreSQL setting k=v (repeatable), e.g. -pg-set synchronous_commit=off")
@@ -75,9 +77,9 @@ func run() error {
 			}
 		}
 	}()
-	servers := []server{{*kind, *clusterNode}}
+	servers := []server{{*kind, *clusterNode, *noHello}}
 	if *certify { // every server a certification needs, each under its own variable
-		servers = []server{{"", false}, {engines.KindRedis, false}, {engines.KindValkey80, false}, {"", true}}
+		servers = []server{{kind: ""}, {kind: engines.KindRedis}, {kind: engines.KindValkey80}, {clusterNode: true}, {noHello: true}}
 	}
 	for _, s := range servers {
 		if *postgresOnly {
@@ -126,6 +128,7 @@ func run() error {
 type server struct {
 	kind        string
 	clusterNode bool
+	noHello     bool
 }
 
 // startServer starts one Valkey (or a server of another kind) and prints its export line.
@@ -138,11 +141,14 @@ func startServer(ctx context.Context, s server, vargs []string) (func() error, e
 		}
 		args = append(args, more...)
 	}
+	if s.noHello {
+		args = append(args, engines.NoHelloArgs()...)
+	}
 	v, err := engines.StartValkey(ctx, engines.ValkeyOptions{Kind: s.kind, Args: args})
 	if err != nil {
 		return nil, err
 	}
-	fmt.Printf("export %s=%s\n", addrVar(s.kind, s.clusterNode), v.Addr)
+	fmt.Printf("export %s=%s\n", addrVar(s), v.Addr)
 	fmt.Fprintf(os.Stderr, "# %s %s (%s mode)", v.Server, v.Version, v.Mode)
 	if v.PID() != 0 {
 		fmt.Fprintf(os.Stderr, ", pid %d, log %s", v.PID(), v.LogPath())
@@ -156,14 +162,16 @@ func startServer(ctx context.Context, s server, vargs []string) (func() error, e
 // addrVar names the server emq-engines prints, each kind by its own variable — the one
 // emq-conform reads for that server (-wrong-kind is EMQ_WRONG_KIND_ADDR, …) — so that
 // `eval "$(emq-engines …)"` hands every server to the run it is for.
-func addrVar(kind string, clusterNode bool) string {
+func addrVar(s server) string {
 	switch {
-	case clusterNode:
-		return "EMQ_CLUSTER_NODE_ADDR"
-	case kind == engines.KindRedis:
-		return "EMQ_WRONG_KIND_ADDR"
-	case kind == engines.KindValkey80:
-		return "EMQ_VALKEY80_ADDR"
+	case s.clusterNode:
+		return contracts.ServerClusterValkey.Env()
+	case s.noHello:
+		return contracts.ServerNoHello.Env()
+	case s.kind == engines.KindRedis:
+		return contracts.ServerWrongKind.Env()
+	case s.kind == engines.KindValkey80:
+		return contracts.ServerOldValkey.Env()
 	}
 	return engines.EnvValkeyAddr
 }

@@ -11,17 +11,17 @@ import (
 // emq-conform reads for it.
 func TestEachServerItsOwnVariable(t *testing.T) {
 	for _, c := range []struct {
-		kind        string
-		clusterNode bool
-		want        string
+		s    server
+		want string
 	}{
-		{"", false, engines.EnvValkeyAddr},
-		{engines.KindRedis, false, contracts.ServerWrongKind.Env()},
-		{engines.KindValkey80, false, contracts.ServerOldValkey.Env()},
-		{"", true, contracts.ServerClusterValkey.Env()},
+		{server{}, engines.EnvValkeyAddr},
+		{server{kind: engines.KindRedis}, contracts.ServerWrongKind.Env()},
+		{server{kind: engines.KindValkey80}, contracts.ServerOldValkey.Env()},
+		{server{clusterNode: true}, contracts.ServerClusterValkey.Env()},
+		{server{noHello: true}, contracts.ServerNoHello.Env()},
 	} {
-		if got := addrVar(c.kind, c.clusterNode); got != c.want {
-			t.Errorf("kind %q cluster-node %v: printed as %s, emq-conform reads %s", c.kind, c.clusterNode, got, c.want)
+		if got := addrVar(c.s); got != c.want {
+			t.Errorf("%+v: printed as %s, emq-conform reads %s", c.s, got, c.want)
 		}
 	}
 }

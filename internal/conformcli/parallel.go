@@ -76,7 +76,7 @@ func startAll(ctx context.Context, engines *runner.Engines, n int, given map[str
 		jobs = append(jobs, job{name: "valkey-" + strconv.Itoa(i)})
 	}
 	for _, s := range []job{{contracts.ServerWrongKind.Name, "redis", nil}, {contracts.ServerOldValkey.Name, "valkey8.0", nil},
-		{contracts.ServerClusterValkey.Name, "", []string{"-cluster-node"}}} {
+		{contracts.ServerClusterValkey.Name, "", []string{"-cluster-node"}}, {contracts.ServerNoHello.Name, "", []string{"-no-hello"}}} {
 		if given[s.name] == "" {
 			jobs = append(jobs, s)
 		}

@@ -32,6 +32,10 @@ func ClusterStarter() ServerStarter {
 	}
 }
 
+// NoHelloArgs are the valkey-server arguments of a Valkey that rejects HELLO (the command renamed
+// away): the wrong-kind server that answers everything else as a Valkey 8.1 does.
+func NoHelloArgs() []string { return []string{"--rename-command", "HELLO", ""} }
+
 // ClusterNodeArgs are the valkey-server arguments of a lone cluster-enabled node: cluster mode
 // on, its cluster bus on a free port of its own rather than the default port+10000.
 func ClusterNodeArgs() ([]string, error) {

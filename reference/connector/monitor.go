@@ -27,7 +27,7 @@ type Monitor struct {
 	err error
 }
 
-// NewMonitor dials addr, speaks HELLO 2 and enters MONITOR mode.
+// NewMonitor dials addr and enters MONITOR mode.
 func NewMonitor(ctx context.Context, addr string) (*Monitor, error) {
 	var d net.Dialer
 	nc, err := d.DialContext(ctx, "tcp", addr)
@@ -48,17 +48,11 @@ func NewMonitor(ctx context.Context, addr string) (*Monitor, error) {
 		_ = nc.Close()
 		return nil, fmt.Errorf("connector: monitor: %w", err)
 	}
-	wire, _ := resp.AppendCommand(nil, "HELLO", "2")
-	wire, _ = resp.AppendCommand(wire, "MONITOR")
+	// No HELLO: a fresh connection speaks RESP2 already, and a monitor must also attach to a
+	// server that rejects HELLO (the kit watches what a port sends to one).
+	wire, _ := resp.AppendCommand(nil, "MONITOR")
 	if _, err := nc.Write(wire); err != nil {
 		return fail(err)
-	}
-	h, err := rd.Read()
-	if err != nil {
-		return fail(err)
-	}
-	if err := h.Err(); err != nil {
-		return fail(fmt.Errorf("%w: %w", ErrHello, err))
 	}
 	ok, err := rd.Read()
 	if err != nil {
