@@ -18,7 +18,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/echomq/kit/contracts"
 	"github.com/echomq/kit/internal/engines"
 )
 
@@ -165,13 +164,13 @@ func startServer(ctx context.Context, s server, vargs []string) (func() error, e
 func addrVar(s server) string {
 	switch {
 	case s.clusterNode:
-		return contracts.ServerClusterValkey.Env()
+		return "EMQ_CLUSTER_NODE_ADDR"
 	case s.noHello:
-		return contracts.ServerNoHello.Env()
+		return "EMQ_NO_HELLO_ADDR"
 	case s.kind == engines.KindRedis:
-		return contracts.ServerWrongKind.Env()
+		return "EMQ_WRONG_KIND_ADDR"
 	case s.kind == engines.KindValkey80:
-		return contracts.ServerOldValkey.Env()
+		return "EMQ_VALKEY80_ADDR"
 	}
 	return engines.EnvValkeyAddr
 }
