@@ -131,14 +131,17 @@ func frozen(t *testing.T, path, fresh string) {
 // TestReferenceSubprocess: the reference's port binary, driven through the subprocess driver on
 // three Valkeys at once (-parallel 3), is certified too, and its transcript is byte for byte the
 // frozen one of the in-process reference run one clause at a time: the same verdicts, and a
-// parallel run's reports are a serial run's.
+// parallel run's reports are a serial run's. Every request the kit sent it matches the protocol
+// schema (requestsMatchSchema), the input domains' deliberate probes aside.
 func TestReferenceSubprocess(t *testing.T) {
 	bin := bins["emq-port"]
 	if bin == "" {
 		t.Fatal("cmd/emq-port is missing: the reference port binary is needed")
 	}
-	r := conform(t, nil, "-port", bin, "-parallel", "3")
+	dir := t.TempDir()
+	r := conform(t, nil, "-port", teePort(bin, dir), "-parallel", "3")
 	certified(t, r, "the reference port binary")
+	requestsMatchSchema(t, dir)
 	if want, err := os.ReadFile("../transcripts/conformance-reference.out"); err != nil {
 		t.Fatal(err)
 	} else if d := golden.Diff("transcripts/conformance-reference.out (serial, in-process)", "-parallel 3, emq-port", string(want), r.transcript); d != "" {
