@@ -10,7 +10,7 @@ import (
 )
 
 // ruleClaimExact is claim's effect and nothing more.
-var ruleClaimExact = Rule{"claim-exact", `canon §4 claim: "ZPOPMIN pending … HINCRBY attempts 1, state active, ZADD active at TIME+lease_ms; re-arm wake" — and nothing else: the checkpoint and last error of an earlier attempt stay (A3: removed only by complete and purge), no other key changes`}
+var ruleClaimExact = Rule{"claim-exact", `canon §4.2 claim: "pops the oldest pending id, adds 1 to attempts, sets active, puts the id in active at TIME + lease_ms; re-arms the wake while work remains" — and nothing else: the checkpoint and last error of an earlier attempt stay (A3: removed only by complete and purge), no other key changes`}
 
 // claimExact claims from qn (lane_claim when lane) and requires exactly the claim's effect: the
 // oldest id of pending (of the lane at the ring's head) is popped, its row becomes exactly

@@ -5,31 +5,31 @@ var (
 	ruleCkptRead           = Rule{"A3-ckpt-read", `contracts/PROTOCOL.md A3: "claim and lane_claim reply a fourth element: the checkpoint bytes of the earlier attempt, or a nil bulk when there is none"`}
 	ruleCkptRetry          = Rule{"A3-ckpt-survives-retry", `contracts/PROTOCOL.md A3: "The checkpoint survives retry and reap" (retry with delay 0, and with a delay then promote)`}
 	ruleCkptReap           = Rule{"A3-ckpt-survives-reap", `contracts/PROTOCOL.md A3: "The checkpoint survives retry and reap"`}
-	ruleCkptRemoved        = Rule{"A3-ckpt-removed", `contracts/PROTOCOL.md A3: "[the checkpoint] is removed by complete and purge"`}
-	ruleCkptReplace        = Rule{"ckpt-current-attempt", `canon §2 / §4: "emq:{q}:ckpt | hash | id → checkpoint bytes of the current attempt"; "checkpoint | fenced; store bytes in ckpt for the current attempt" (a new checkpoint replaces the old)`}
-	ruleCkptBytes          = Rule{"A3-ckpt-bytes", `canon §4 checkpoint: "store bytes in ckpt"; §6: "Bytes (payloads, checkpoints) travel base64 as *_b64" (0x00, 0x80–0xFF and invalid UTF-8 come back exactly)`}
-	ruleRetryScheduled     = Rule{"retry-delay-scheduled", `canon §4 retry: "else back to pending (delay 0) or scheduled"; §2: "scheduled | zset | score = due time (server ms)"; §1.4: due times come from TIME (TIME+delay_ms)`}
-	ruleRetryPending       = Rule{"retry-zero-delay-pending", `canon §4 retry: "back to pending (delay 0)"; §2: "pending | zset | ids ready to claim, all score 0"`}
-	ruleRetryError         = Rule{"retry-keeps-error", `canon §4 retry: "last error kept"; A15: "retry and fail keep the last error in errors"`}
-	ruleRetryWake          = Rule{"retry-arms-wake", `canon §4 retry: "arm wake"; A13: "retry (retried) … arm the wake"`}
+	ruleCkptRemoved        = Rule{"A3-ckpt-removed", `contracts/PROTOCOL.md A3: "The checkpoint … is removed by complete and purge"`}
+	ruleCkptReplace        = Rule{"ckpt-current-attempt", `canon §2.2 / §4.2: "emq:{q}:ckpt | hash | id → checkpoint bytes written by the current or an earlier attempt"; "checkpoint | fenced; stores bytes in ckpt for the job" (a new checkpoint replaces the old)`}
+	ruleCkptBytes          = Rule{"A3-ckpt-bytes", `canon §4.2 checkpoint: "stores bytes in ckpt for the job"; contracts/PROTOCOL.md Part B: "Bytes travel as standard base64 with padding in fields named *_b64" (0x00, 0x80–0xFF and invalid UTF-8 come back exactly)`}
+	ruleRetryScheduled     = Rule{"retry-delay-scheduled", `canon §4.2 retry: "otherwise back to pending (delay 0) or scheduled at TIME + delay"; §2.2: "emq:{q}:scheduled | zset | delayed or backed-off ids; score = when they are due, server ms"; §1.4: due times come from TIME (TIME+delay_ms)`}
+	ruleRetryPending       = Rule{"retry-zero-delay-pending", `canon §4.2 retry: "back to pending (delay 0)"; §2.2: "emq:{q}:pending | zset | ids ready to claim; every score is 0"`}
+	ruleRetryError         = Rule{"retry-keeps-error", `canon §4.2 retry: "the error kept as the last error"; A15: "retry and fail keep the last error in errors"`}
+	ruleRetryWake          = Rule{"retry-arms-wake", `canon §4.2 retry: "wake armed"; §4.5: "retry (when retried) … arm it"; A13: "retry (retried)"`}
 	ruleRetryAtMax         = Rule{"A8-retry-at-max", `contracts/PROTOCOL.md A8: "attempts ≥ max_attempts → exactly the effect of fail with the given error; reply dead" (and below it: retried)`}
-	rulePromoteDue         = Rule{"promote-due-only", `canon §4 promote: "ids in scheduled due ≤ TIME → pending (or their lane)" (a job due later stays scheduled)`}
+	rulePromoteDue         = Rule{"promote-due-only", `canon §4.2 promote: "every id in scheduled due ≤ TIME (up to limit) goes to pending or its lane" (a job due later stays scheduled)`}
 	rulePromoteLimit       = Rule{"promote-limit", `contracts/PROTOCOL.md Part B promote: "optional limit (default 1000)"; lua promote: "A bounded scan" (at most limit ids move)`}
-	rulePromoteCount       = Rule{"promote-count", `canon §4 promote: "reply the count"`}
+	rulePromoteCount       = Rule{"promote-count", `canon §4.2 promote: reply "the count"`}
 	rulePromoteWake        = Rule{"promote-arms-when-moved", `contracts/PROTOCOL.md A13: "reap and promote (when they moved anything)" arm the wake; an idle promote leaves it empty`}
-	ruleFailDeath          = Rule{"fail-dead-at-time", `canon §4 fail: "fenced; state dead, ZADD dead at TIME, last error kept"; §2: "dead | zset | score = death time (server ms)"`}
+	ruleFailDeath          = Rule{"fail-dead-at-time", `canon §4.2 fail: "fenced; state dead, into dead at TIME, the error kept as the last error"; §2.2: "emq:{q}:dead | zset | the morgue; score = time of death, server ms"`}
 	ruleMorgueOp           = Rule{"morgue-op", `contracts/PROTOCOL.md Part B morgue: "optional limit (default 100) | jobs: id, attempts, payload_b64, error, died_ms, oldest death first | reads only"`}
-	ruleReviveClears       = Rule{"A15-revive-clears-error", `contracts/PROTOCOL.md A15: "revive clears it [the last error] and returns the job (attempts intact) to pending or its lane"`}
+	ruleReviveClears       = Rule{"A15-revive-clears-error", `contracts/PROTOCOL.md A15: of the last error, "revive clears it and returns the job (attempts intact) to pending or its lane"`}
 	ruleReviveWake         = Rule{"A13-revive-arms", `contracts/PROTOCOL.md A13: "Which scripts arm the wake? … revive"`}
-	ruleNotDead            = Rule{"revive-purge-not-dead", `contracts/PROTOCOL.md Part B revive, purge: "changed: false when the id is not dead" (and nothing changes)`}
-	rulePurgeRemoves       = Rule{"A15-purge-removes", `contracts/PROTOCOL.md A15: "purge removes row, error, checkpoint and lane membership"; canon §4: "or gone for good"`}
-	ruleReapExpired        = Rule{"reap-expired-only", `canon §4 reap: "ids in active whose lease ≤ TIME" (a live lease is untouched)`}
+	ruleNotDead            = Rule{"revive-purge-not-dead", `contracts/PROTOCOL.md Part B revive, purge: result "changed", "false when the id is not dead" (and nothing changes)`}
+	rulePurgeRemoves       = Rule{"A15-purge-removes", `contracts/PROTOCOL.md A15: "purge removes row, error, checkpoint and lane membership"; canon §4.2 purge: "a dead job gone for good: row, dead entry, error, checkpoint, laneof"`}
+	ruleReapExpired        = Rule{"reap-expired-only", `canon §4.2 reap: "every id in active whose deadline ≤ TIME" (a live lease is untouched)`}
 	ruleReapLimit          = Rule{"reap-limit", `contracts/PROTOCOL.md Part B reap: "optional limit (default 1000)"; lua reap: "A bounded scan of at most limit ids"`}
-	ruleReapReturn         = Rule{"reap-back-to-pending", `canon §4 reap: "else back to pending or their lane; attempts unchanged; reply the count"; §2: pending "all score 0"`}
-	ruleReapDead           = Rule{"reap-dead-lease-expired", `canon §4 reap: "attempts ≥ max_attempts → dead (error lease expired)"; §2: "dead | zset | score = death time (server ms)"`}
+	ruleReapReturn         = Rule{"reap-back-to-pending", `canon §4.2 reap: "otherwise it returns to pending or its lane; attempts unchanged"; reply "the count"; §2.2: pending "every score is 0"`}
+	ruleReapDead           = Rule{"reap-dead-lease-expired", `canon §4.2 reap: "at max_attempts or more it dies with the error lease expired"; §2.2: "emq:{q}:dead | zset | the morgue; score = time of death, server ms"`}
 	ruleReapWake           = Rule{"reap-arms-when-moved", `contracts/PROTOCOL.md A13: "reap and promote (when they moved anything)" arm the wake; an idle reap leaves it empty`}
-	ruleStaleCheckpoint    = Rule{"fenced-checkpoint", `canon §4: "every transition out of active (and extend, checkpoint) names (id, token) and is refused with EMQSTALE unless … its attempts equals the token … A refused transition changes nothing" (a zombie's checkpoint does not overwrite the new holder's)`}
-	ruleCompleteRemovesAll = Rule{"complete-after-retry", `canon §4 complete: "removes row, active entry, checkpoint, last error, lane bookkeeping" (after a retry left an error and a checkpoint)`}
+	ruleStaleCheckpoint    = Rule{"fenced-checkpoint", `canon §4.1: "every op on a claimed job (complete, retry, fail, extend, checkpoint) names (id, token). Such an op is refused with EMQSTALE unless … its attempts equals the token … A refused op changes nothing, byte for byte" (a zombie's checkpoint does not overwrite the new holder's)`}
+	ruleCompleteRemovesAll = Rule{"complete-after-retry", `canon §4.2 complete: "deletes the row, the active entry, the checkpoint, the last error and the lane bookkeeping" (after a retry left an error and a checkpoint)`}
 )
 
 // rulesLifecycle are the rules of retry, promote, fail, the morgue, reap and the checkpoint (C09, C10, C11), beside their checks.

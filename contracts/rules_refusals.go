@@ -9,17 +9,17 @@ var rulesRefusals = []Rule{
 }
 
 var (
-	ruleDupLane              = Rule{"dup-lane-enqueue", `contracts/PROTOCOL.md enqueue: "created: false for a duplicate (nothing changed). With lane: the lane enqueue script" — canon §4 enqueue: "if the row exists: reply 0, change nothing (idempotent by id)", whatever lane or delay the second enqueue names`}
-	ruleDupWake              = Rule{"dup-no-wake", `canon §4 enqueue: "if the row exists: reply 0, change nothing" — the wake included: only a new row arms the wake`}
+	ruleDupLane              = Rule{"dup-lane-enqueue", `contracts/PROTOCOL.md enqueue: "created: false for a duplicate (nothing changed). With lane: the lane enqueue script" — canon §4.2 enqueue: "if the row exists, changes nothing (idempotent by id)", whatever lane or delay the second enqueue names`}
+	ruleDupWake              = Rule{"dup-no-wake", `canon §4.2 enqueue: "if the row exists, changes nothing" — the wake included: only a new row arms the wake`}
 	ruleClaimBytes           = Rule{"claim-payload-bytes", `canon §1.5: "A job carries its id and an opaque payload"; contracts/PROTOCOL.md claim/lane_claim: reply "payload_b64" — the exact bytes enqueued (0x00, 0x80–0xFF, invalid UTF-8, empty, 64 KiB), and the row's payload field holds them`}
 	ruleClaimCheckpointBytes = Rule{"claim-checkpoint-bytes", `contracts/PROTOCOL.md A3: "claim and lane_claim reply a fourth element: the checkpoint bytes of the earlier attempt, or a nil bulk when there is none"`}
-	ruleFencedToken          = Rule{"fenced-token", `canon §4: "refused with EMQSTALE unless … its attempts equals the token" — a token below or above the live one is refused by every fenced op`}
-	ruleFencedLease          = Rule{"fenced-lease", `canon §4: "refused with EMQSTALE unless … its lease has not passed on the server's clock — an expired lease confers no right even before the reaper runs"`}
-	ruleFencedNoChange       = Rule{"fenced-refusal-changes-nothing", `canon §4: "A refused transition changes nothing" — not the row, not the last error, not the checkpoint, not a lease`}
+	ruleFencedToken          = Rule{"fenced-token", `canon §4.1: "refused with EMQSTALE unless … its attempts equals the token" — a token below or above the live one is refused by every fenced op`}
+	ruleFencedLease          = Rule{"fenced-lease", `canon §4.1: "refused with EMQSTALE unless … its lease has not passed: its score in active is strictly greater than server TIME in ms … An expired lease gives no rights even before the reaper has run"`}
+	ruleFencedNoChange       = Rule{"fenced-refusal-changes-nothing", `canon §4.1: "A refused op changes nothing, byte for byte" — not the row, not the last error, not the checkpoint, not a lease`}
 	ruleRangeDuration        = Rule{"A16-durations", `contracts/PROTOCOL.md A16: "durations (lease_ms 1..1e14, delay_ms 0..1e14) … anything else is EMQARG and changes nothing" — both edges of each range are accepted`}
 	ruleRangeMaxAttempts     = Rule{"A16-max-attempts", `contracts/PROTOCOL.md A16: "max_attempts 1..1e9 … anything else is EMQARG and changes nothing"`}
 	ruleRangeLimit           = Rule{"A16-limit", `contracts/PROTOCOL.md A16: "limit 1..10000 … anything else is EMQARG and changes nothing"`}
-	ruleExtendReply          = Rule{"extend-deadline", `canon §4 extend: "fenced; move the lease deadline to TIME+lease_ms" — the new deadline is the server's TIME of the extend plus lease_ms (not the old deadline plus lease_ms), and the reply deadline_ms is that score`}
-	ruleCompleteLane         = Rule{"complete-lane", `canon §4 complete: "removes row, active entry, checkpoint, last error, lane bookkeeping" — for a lane job: its laneof entry and its count in active:<g>`}
-	ruleCompleteError        = Rule{"complete-error", `canon §4 complete: "removes … last error" — the error a retry left is gone after the redelivery completes`}
+	ruleExtendReply          = Rule{"extend-deadline", `canon §4.2 extend: "fenced; moves the deadline to TIME + lease_ms"; reply "the new deadline, ms" — the new deadline is the server's TIME of the extend plus lease_ms (not the old deadline plus lease_ms), and the reply deadline_ms is that score`}
+	ruleCompleteLane         = Rule{"complete-lane", `canon §4.2 complete: "deletes the row, the active entry, the checkpoint, the last error and the lane bookkeeping (laneof, the lane's active count)" — for a lane job: its laneof entry and its count in active:<g>`}
+	ruleCompleteError        = Rule{"complete-error", `canon §4.2 complete: "deletes … the last error" — the error a retry left is gone after the redelivery completes`}
 )

@@ -4,9 +4,9 @@ package contracts
 // effect only shows after a path of several ops (a lane job back through retry or promote, a
 // revived job's last error). The walk also evaluates the table's per-op rules (rules.go).
 var (
-	ruleWalkModel      = Rule{"walk-model", `canon §4: "Row states: pending, scheduled, active, dead. A completed job leaves nothing behind" — every op, from every state, has exactly its row's effect in the state table, on the reply and on the whole queue keyspace (the model-checked walk)`}
-	ruleWalkRevive     = Rule{"walk-revive", `contracts/PROTOCOL.md A15: "revive clears it [the last error] and returns the job (attempts intact) to pending or its lane"`}
-	ruleWalkLaneReturn = Rule{"walk-lane-return", `canon §4 promote: "ids in scheduled due ≤ TIME → pending (or their lane)"; reap: "back to pending or their lane" — a lane job returns to its lane on every path back (retry, reap, promote, revive) and its lane rejoins the ring`}
+	ruleWalkModel      = Rule{"walk-model", `canon §4.1: "state is one of pending, scheduled, active, dead; a completed job leaves nothing behind at all" — every op, from every state, has exactly its row's effect in the state table, on the reply and on the whole queue keyspace (the model-checked walk)`}
+	ruleWalkRevive     = Rule{"walk-revive", `contracts/PROTOCOL.md A15: of the last error, "revive clears it and returns the job (attempts intact) to pending or its lane"`}
+	ruleWalkLaneReturn = Rule{"walk-lane-return", `canon §4.2 promote: "every id in scheduled due ≤ TIME (up to limit) goes to pending or its lane"; reap: "otherwise it returns to pending or its lane" — a lane job returns to its lane on every path back (retry, reap, promote, revive) and its lane rejoins the ring`}
 	ruleWalkLaneCount  = Rule{"walk-lane-count", `contracts/PROTOCOL.md A14: "active:<g> is deleted when it reaches 0, so a finished lane leaves no count"; A7: "A lane at its ceiling leaves the ring and rejoins on the complete, retry, fail or reap that brings it below"`}
 )
 

@@ -119,7 +119,7 @@ func (f Field) check(op string, raw json.RawMessage) (int64, error) {
 	}
 	raw = bytes.TrimSpace(raw)
 	if string(raw) == "null" {
-		return 0, bad("%s is null: want a %s", f.Name, f.Kind)
+		return 0, bad("%s is null: want %s", f.Name, withArticle(f.Kind.String()))
 	}
 	switch f.Kind {
 	case KindInt:
@@ -154,6 +154,14 @@ func (f Field) check(op string, raw json.RawMessage) (int64, error) {
 		return 0, &FieldError{op, f.Name, "EMQKEY", f.Name + " is empty"}
 	}
 	return 0, nil
+}
+
+// withArticle puts "a" or "an" before a kind's name: "an integer", "a string".
+func withArticle(noun string) string {
+	if noun != "" && strings.ContainsRune("aeiou", rune(noun[0])) {
+		return "an " + noun
+	}
+	return "a " + noun
 }
 
 // integer reads a JSON number with an integral value that fits in an int64 (1000, 1e3, 1000.0);

@@ -434,7 +434,7 @@ func (w *Law) scriptKey(outer, l Line) []Violation {
 		dq, derr := keys.Parse(declared[0])
 		switch {
 		case p.Kind != keys.KindJob && p.Kind != keys.KindLane:
-			add(RuleDeclared, fmt.Sprintf("%s touches %q, a %s key it did not declare (only a job row or a lane key can be derived)", name, k, p.Kind))
+			add(RuleDeclared, fmt.Sprintf("%s touches %q (the queue's %s key), a key it did not declare (only a job row or a lane key can be derived)", name, k, p.Kind))
 		case derr != nil || dq.Queue != p.Queue:
 			add(RuleDeclared, fmt.Sprintf("%s touches %q, outside the queue of its declared keys", name, k))
 		case fromArgv(k, p, argv) != "":
