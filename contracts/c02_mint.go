@@ -153,6 +153,13 @@ var c02 = Contract{ID: "C02", Name: "mint",
 			after := t.minterLeases()[free]
 			t.check(after == mine, ruleLeaseFree, fmt.Sprintf("the first session's lease on worker %d left as it was", free), "{emq}:minter:%d holds %q, was %q", free, after, mine)
 		})
+		s.clause("lease-range-ends", clauseOpts{noHello: true}, func(t *T) {
+			// The scan covers 0–1023 (canon §3.4): with only an end of the range free, a fresh
+			// session leases that end and mints under it.
+			for _, free := range []int{ids.MaxWorker, 0} {
+				t.leaseOnlyFree(free)
+			}
+		})
 		s.clause("lease-renewed-and-lost", clauseOpts{noHello: true}, func(t *T) {
 			t.helloWith(protocol.HelloArgs{MinterTTLMS: leaseTTLForClauses})
 			prev := t.mintN(1, ruleLeaseRenewed)[0]

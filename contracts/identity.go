@@ -70,6 +70,44 @@ func (t *T) takeWorkers(workers []int) {
 	}
 }
 
+// leaseOnlyFree leases every worker id but free to the harness, then has a fresh session mint
+// under free, the one id left, and closes it (releasing its lease).
+func (t *T) leaseOnlyFree(free int) {
+	var taken []int
+	for w := range ids.MaxWorker + 1 {
+		if w != free {
+			taken = append(taken, w)
+		}
+	}
+	t.takeWorkers(taken)
+	t.freeWorkers([]int{free}) // an earlier call may have leased it
+	expected := fmt.Sprintf("with only worker id %d free, a fresh session leases it and mints under it", free)
+	d := t.start()
+	defer d.Close(t.ctx)
+	if _, err := d.Hello(t.ctx, t.helloArgs()); err != nil {
+		t.failErr(ruleLeaseFree, expected, "hello", err)
+		return
+	}
+	m, err := d.Mint(t.ctx, protocol.MintArgs{N: 20})
+	if err != nil {
+		t.failErr(ruleLeaseFree, expected, "mint n=20", err)
+		return
+	}
+	if len(m.IDs) != 1 || len(m.IDs[0]) != 20 {
+		t.fail(ruleLeaseFree, expected, fmt.Sprintf("mint n=20 answered %d lists", len(m.IDs)))
+		return
+	}
+	t.cover(ruleLeaseFree)
+	for _, id := range m.IDs[0] {
+		if _, w, _ := ids.Split(t.validJob(id)); w != free {
+			t.fail(ruleLeaseFree, expected, fmt.Sprintf("%s minted under worker %d, leased by another minter", id, w))
+			return
+		}
+	}
+	mine := t.minterLeases()[free]
+	t.check(mine != "" && mine != harnessOwner, ruleLeaseFree, expected, "{emq}:minter:%d holds %q", free, mine)
+}
+
 // freeWorkers drops the harness's leases on these worker ids, pipelined.
 func (t *T) freeWorkers(workers []int) {
 	var cmds [][]any

@@ -80,8 +80,12 @@ func newFaultyMinter(ctx context.Context, leaser ids.Leaser, opts ids.Options, d
 	if m.defect.Guess {
 		m.worker, m.validTo = start, time.Now().Add(m.ttl)
 	}
+	span := ids.MaxWorker + 1
+	if m.defect.ShortScan {
+		span = ids.MaxWorker
+	}
 	for i := 0; i <= ids.MaxWorker && m.worker < 0; i++ {
-		w := (start + i) % (ids.MaxWorker + 1)
+		w := (start + i) % span
 		asked := time.Now()
 		ok, err := leaser.Acquire(ctx, w, m.owner, m.ttl)
 		if err != nil {
@@ -312,6 +316,9 @@ type minterDefects struct {
 	// NoLocalExpiry: the minter keeps no clock of its own on the lease; a lease whose renewals
 	// hang is trusted until the server refuses one.
 	NoLocalExpiry bool
+	// ShortScan: the scan for a free worker id wraps modulo 1023, so worker id 1023 is never
+	// tried (an off-by-one in the range 0–1023).
+	ShortScan bool
 }
 
 // lowerFirst is the LowerFirst defect's alphabet: not in ASCII order.
