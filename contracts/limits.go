@@ -2,6 +2,7 @@ package contracts
 
 import (
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/echomq/kit/protocol"
@@ -10,37 +11,64 @@ import (
 // Limits exercised where they bite: every bound a document states, once at its maximum with
 // enough data to fill it (the fields clauses send max and max+1, but on a nearly empty queue).
 
-// scanLimitClause is the clause of one scan op (reap, promote, morgue): limit 10000 over 10001
-// entries settles exactly 10000 and leaves one (morgue lists the oldest deaths first).
+// scanLimitClause adds the clauses of one scan op (reap, promote, morgue): limit 10000 over
+// 10001 entries settles exactly 10000 and leaves one, and limit absent settles exactly the
+// field's default (Part B's fields table) over one more than that (morgue lists the oldest
+// deaths first).
 func scanLimitClause(s spec, op string) {
 	s.clause(op+"-limit-at-its-maximum", clauseOpts{}, func(t *T) {
-		const n = protocol.MaxLimit + 1
-		q := t.q("orders")
-		state := map[string]string{"reap": "active", "promote": "scheduled", "morgue": "dead"}[op]
-		ids := t.lcPlant("orders", state, 1, t.now()-60_000, n, func(int) string { return "p" })
-		var got int
-		switch op {
-		case "reap":
-			r, err := t.D.Reap(t.ctx, protocol.ReapArgs{Queue: "orders", MaxAttempts: 5, Limit: protocol.MaxLimit})
-			t.ok(err, ruleRangeLimit, "reap with limit 10000 over 10001 expired leases")
-			got = int(r.Count)
-			t.check(t.lcZcard(q.Active()) == 1 && t.lcZcard(q.Pending()) == protocol.MaxLimit, ruleReap,
-				"10000 leases back in pending, one left in active", "active %d, pending %d", t.lcZcard(q.Active()), t.lcZcard(q.Pending()))
-		case "promote":
-			r, err := t.D.Promote(t.ctx, protocol.PromoteArgs{Queue: "orders", Limit: protocol.MaxLimit})
-			t.ok(err, ruleRangeLimit, "promote with limit 10000 over 10001 due jobs")
-			got = int(r.Count)
-			t.check(t.lcZcard(q.Scheduled()) == 1 && t.lcZcard(q.Pending()) == protocol.MaxLimit, rulePromote,
-				"10000 due jobs pending, one left scheduled", "scheduled %d, pending %d", t.lcZcard(q.Scheduled()), t.lcZcard(q.Pending()))
-		case "morgue":
-			m, err := t.D.Morgue(t.ctx, protocol.MorgueArgs{Queue: "orders", Limit: protocol.MaxLimit})
-			t.ok(err, ruleRangeLimit, "morgue with limit 10000 over 10001 dead jobs")
-			got = len(m.Jobs)
-			ordered := got == protocol.MaxLimit && m.Jobs[0].ID == ids[0] && m.Jobs[got-1].ID == ids[got-1]
-			t.check(ordered, ruleMorgue, "the 10000 oldest deaths, oldest first", "%d jobs", got)
-		}
-		t.check(got == protocol.MaxLimit, ruleRangeLimit, fmt.Sprintf("%s with limit 10000 settles exactly 10000 of 10001", op), "%d", got)
+		t.scanOver(op, protocol.MaxLimit, protocol.MaxLimit, ruleRangeLimit)
 	})
+	s.clause(op+"-limit-absent-is-its-default", clauseOpts{}, func(t *T) {
+		t.scanOver(op, 0, fieldDefault(op, "limit"), ruleFieldDefault)
+	})
+}
+
+// fieldDefault is the integer default of an op's optional field in protocol.Fields.
+func fieldDefault(op, field string) int {
+	for _, f := range protocol.Fields[op] {
+		if f.Name == field {
+			if n, err := strconv.Atoi(f.Default); err == nil {
+				return n
+			}
+		}
+	}
+	panic(fmt.Sprintf("contracts: %s.%s has no integer default", op, field))
+}
+
+// scanOver plants want+1 entries for op, calls it with limit (0: the field absent) and checks
+// that exactly want were settled (or listed) and one left.
+func (t *T) scanOver(op string, limit int64, want int, rule Rule) {
+	n := want + 1
+	q := t.q("orders")
+	state := map[string]string{"reap": "active", "promote": "scheduled", "morgue": "dead"}[op]
+	ids := t.lcPlant("orders", state, 1, t.now()-60_000, n, func(int) string { return "p" })
+	call := fmt.Sprintf("%s with limit %d over %d entries", op, limit, n)
+	if limit == 0 {
+		call = fmt.Sprintf("%s with limit absent over %d entries", op, n)
+	}
+	var got int
+	switch op {
+	case "reap":
+		r, err := t.D.Reap(t.ctx, protocol.ReapArgs{Queue: "orders", MaxAttempts: 5, Limit: limit})
+		t.ok(err, rule, call)
+		got = int(r.Count)
+		t.check(t.lcZcard(q.Active()) == 1 && t.lcZcard(q.Pending()) == int64(want), ruleReap,
+			fmt.Sprintf("%d leases back in pending, one left in active", want), "active %d, pending %d", t.lcZcard(q.Active()), t.lcZcard(q.Pending()))
+	case "promote":
+		r, err := t.D.Promote(t.ctx, protocol.PromoteArgs{Queue: "orders", Limit: limit})
+		t.ok(err, rule, call)
+		got = int(r.Count)
+		t.check(t.lcZcard(q.Scheduled()) == 1 && t.lcZcard(q.Pending()) == int64(want), rulePromote,
+			fmt.Sprintf("%d due jobs pending, one left scheduled", want), "scheduled %d, pending %d", t.lcZcard(q.Scheduled()), t.lcZcard(q.Pending()))
+	case "morgue":
+		m, err := t.D.Morgue(t.ctx, protocol.MorgueArgs{Queue: "orders", Limit: limit})
+		t.ok(err, rule, call)
+		got = len(m.Jobs)
+		ordered := got == want && m.Jobs[0].ID == ids[0] && m.Jobs[got-1].ID == ids[got-1]
+		t.check(ordered, ruleMorgue, fmt.Sprintf("the %d oldest deaths, oldest first", want), "%d jobs", got)
+	}
+	t.check(got == want, rule, fmt.Sprintf("%s settles exactly %d", call, want), "%d", got)
 }
 
 // parkAtMaximumClause is C14's: the most consumers the park op takes, each with a job.

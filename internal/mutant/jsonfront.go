@@ -158,6 +158,8 @@ func nullOptional(op string, f map[string]json.RawMessage) (json.RawMessage, err
 // jsonMutants break the port protocol's field domains (PROTOCOL.md Part B, "Fields and their
 // domains") in the port's JSON layer.
 var jsonMutants = []Spec{
+	{Name: "morgue-default-1000", Contract: "C10", Rule: "field-default", Defect: "morgue without limit lists up to 1000 dead jobs instead of the default 100",
+		Go: front(func(d drivers.Driver) drivers.Driver { return &morgueDefault{d} })},
 	{Name: "json-reap-limit-zero-default", Contract: "C11", Rule: "field-range", Defect: `reap reads "limit": 0 as absent (the default 1000) instead of EMQARG`,
 		Go: jsonWrap(when("limit", is("0"), drop, "reap"))},
 	{Name: "json-promote-limit-zero-default", Contract: "C09", Rule: "field-range", Defect: `promote reads "limit": 0 as absent instead of EMQARG`,
@@ -226,4 +228,14 @@ var jsonMutants = []Spec{
 			}
 			return nil, nil
 		})},
+}
+
+// morgueDefault gives an absent morgue limit the wrong default, on the typed op.
+type morgueDefault struct{ drivers.Driver }
+
+func (m *morgueDefault) Morgue(ctx context.Context, a protocol.MorgueArgs) (protocol.MorgueResult, error) {
+	if a.Limit == 0 {
+		a.Limit = 1000
+	}
+	return m.Driver.Morgue(ctx, a)
 }
