@@ -94,8 +94,20 @@ func inputsOf(f protocol.Field) []input {
 		for _, bad := range []string{"bogus", "Pending", "pendings", "minter", "bundle", "job "} {
 			in = append(in, input{"the type " + strconvQuote(bad), rawOf(bad), refuseKey, ruleKeyBuilder})
 		}
-	case protocol.KindName, protocol.KindJobID:
-		in = append(in, input{"empty", rawOf(""), refuseKey, ruleFieldEmptyName})
+	case protocol.KindName:
+		// canon §2.1: 1–64 bytes of a–z 0–9 _ . - ; the edge inside, and one of each way out.
+		in = append(in, input{"empty", rawOf(""), refuseKey, ruleFieldEmptyName},
+			input{"64 bytes", rawOf(strings.Repeat("n", 63) + "-"), accept, ruleKeyBuilder},
+			input{"65 bytes", rawOf(strings.Repeat("n", 65)), refuseKey, ruleKeyBuilder},
+			input{"upper case", rawOf("Orders"), refuseKey, ruleKeyBuilder},
+			input{"non-ASCII", rawOf("ordérs"), refuseKey, ruleKeyBuilder},
+			input{"a brace", rawOf("or{ders}"), refuseKey, ruleKeyBuilder})
+	case protocol.KindJobID:
+		// canon §3: 14 bytes, a brand and 11 base62 characters.
+		in = append(in, input{"empty", rawOf(""), refuseKey, ruleFieldEmptyName},
+			input{"13 bytes", rawOf("JOB0000000001"), refuseKey, ruleKeyBuilder},
+			input{"15 bytes", rawOf("JOB000000000001"), refuseKey, ruleKeyBuilder},
+			input{"outside base62", rawOf("JOB00000000-01"), refuseKey, ruleKeyBuilder})
 	case protocol.KindAddr:
 		in = append(in, input{"empty", rawOf(""), refuseArg, ruleFieldType})
 	case protocol.KindB64:
