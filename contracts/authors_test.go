@@ -104,10 +104,6 @@ func reportFile(t *testing.T, r *run, name string) string {
 	return string(b)
 }
 
-// TestEveryRequestMatchesTheSchema certifies the reference port with every request line the kit
-// writes copied aside (tee), then checks each one against its op's request shape in
-// protocol/port-protocol.schema.json — the envelope, no unknown field, and every required field
-// present even when its value is 0 (issue 11: lane_ceiling's ceiling 0 used to be left out).
 // outsideTable: the request carries a field its op's table (protocol.Fields) does not list, as
 // the probe of unknown fields does on purpose (Part B: they are ignored); the schema, which
 // describes the kit's own requests, refuses them.
@@ -131,7 +127,9 @@ func teePort(bin, dir string) string {
 }
 
 // requestsMatchSchema: every request the kit sent (the copies teePort kept under dir) matches
-// the protocol schema, except the input domains' deliberate probes.
+// its op's request shape in protocol/port-protocol.schema.json — the envelope, no unknown field,
+// every required field present even when its value is 0 (issue 11: lane_ceiling's ceiling 0 used
+// to be left out) — except the input domains' deliberate probes.
 func requestsMatchSchema(t *testing.T, dir string) {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join(dir, "requests.*"))

@@ -57,12 +57,13 @@ func (t *T) complete(q, id string, token int64) {
 	t.ok(t.D.Complete(t.ctx, fa(q, id, token)), ruleComplete, "complete with the live token")
 }
 
-// portCommands are the port's own commands after from, without its minter lease traffic
-// (a minter renews in the background, A9) and without lua lines.
+// portCommands are the port's own commands after from, without its background upkeep — the
+// minter lease traffic (a minter renews in the background, A9) and PING (a connection's health
+// check, A4) — and without lua lines.
 func (t *T) portCommands(from int) []Line {
 	var out []Line
 	for _, l := range t.portLines(from) {
-		if l.Client == "lua" {
+		if l.Client == "lua" || l.Cmd() == "PING" {
 			continue
 		}
 		if len(l.Args) > 1 && strings.HasPrefix(l.Args[1], "{emq}:minter:") {

@@ -350,6 +350,6 @@ var notCheckedProtocol = map[string]string{
 	"B-252": "a duty of the kit's verdict, not of a port: TestVerdicts/not-offered holds it (a port without the clock aid passes C05 with its clock clauses not offered)",
 	"B-31":  "a duty of the kit, not of a port: each clause's session says hello first; TestSessionsPerClause reads every session's first request",
 	"B-37":  "in a cluster run a port that does not declare the capability has every clause reported NOT CLAIMED whatever its hello answers (TestNodePortOnCluster), so its answer certifies nothing",
-	"B-5":   "a duty of the kit, not of a port: the shape of its requests (TestEncodeMatchesSchema, TestEveryRequestMatchesTheSchema)",
-	"B-6":   "a duty of the kit: the subprocess driver refuses to send a typed request its schema refuses, and TestEveryRequestMatchesTheSchema holds every in-domain request of a certification to the schema",
+	"B-5":   "a duty of the kit, not of a port: the shape of its requests (TestEncodeMatchesSchema, TestReferenceSubprocess)",
+	"B-6":   "a duty of the kit: the subprocess driver refuses to send a typed request its schema refuses, and TestReferenceSubprocess holds every in-domain request of a certification to the schema",
 }
