@@ -24,6 +24,9 @@ import (
 // own, to the clauses of that run; a mutant of a cluster rule (Spec.Cluster) is checked against
 // that run's clauses.
 func TestTraceability(t *testing.T) {
+	// The statements first (TestStatements, also run on its own offline): an untraced statement
+	// or one without an id fails traceability too, and the counts are printed.
+	t.Run("statements", TestStatements)
 	r := shared(t)
 	certified(t, r, "the reference")
 	rc := shared(t, "-cluster", "start")
