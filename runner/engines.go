@@ -142,15 +142,28 @@ func (e *Engines) Starter(kind string, extra ...string) contracts.Starter {
 	}
 }
 
-// Servers are starters, through emq-engines, of every server a clause may need besides the
-// Valkey under test.
+// ServerKind says how emq-engines starts one server a clause may need besides the Valkey under
+// test: its -valkey-kind and any further flags.
+type ServerKind struct {
+	Name, Kind string
+	Extra      []string
+}
+
+// ServerKinds are the servers emq-engines starts for a certification, by contracts.Server name.
+var ServerKinds = []ServerKind{
+	{contracts.ServerWrongKind.Name, "redis", nil},
+	{contracts.ServerOldValkey.Name, "valkey8.0", nil},
+	{contracts.ServerClusterValkey.Name, "", []string{"-cluster-node"}},
+	{contracts.ServerNoHello.Name, "", []string{"-no-hello"}},
+}
+
+// Servers are starters, through emq-engines, of every server in ServerKinds.
 func (e *Engines) Servers() map[string]contracts.Starter {
-	return map[string]contracts.Starter{
-		contracts.ServerWrongKind.Name:     e.Starter("redis"),
-		contracts.ServerOldValkey.Name:     e.Starter("valkey8.0"),
-		contracts.ServerClusterValkey.Name: e.Starter("", "-cluster-node"),
-		contracts.ServerNoHello.Name:       e.Starter("", "-no-hello"),
+	out := make(map[string]contracts.Starter, len(ServerKinds))
+	for _, s := range ServerKinds {
+		out[s.Name] = e.Starter(s.Kind, s.Extra...)
 	}
+	return out
 }
 
 // binary finds or builds emq-engines, once.

@@ -67,17 +67,12 @@ func (f flags) parallelServers(ctx context.Context, engines *runner.Engines, o *
 // startAll starts n Valkeys and, into given, every other server a clause needs that was not
 // given, all at once through emq-engines.
 func startAll(ctx context.Context, engines *runner.Engines, n int, given map[string]string) ([]string, []func(), error) {
-	type job struct {
-		name, kind string
-		extra      []string
-	}
-	var jobs []job
+	var jobs []runner.ServerKind
 	for i := range n {
-		jobs = append(jobs, job{name: "valkey-" + strconv.Itoa(i)})
+		jobs = append(jobs, runner.ServerKind{Name: "valkey-" + strconv.Itoa(i)})
 	}
-	for _, s := range []job{{contracts.ServerWrongKind.Name, "redis", nil}, {contracts.ServerOldValkey.Name, "valkey8.0", nil},
-		{contracts.ServerClusterValkey.Name, "", []string{"-cluster-node"}}, {contracts.ServerNoHello.Name, "", []string{"-no-hello"}}} {
-		if given[s.name] == "" {
+	for _, s := range runner.ServerKinds {
+		if given[s.Name] == "" {
 			jobs = append(jobs, s)
 		}
 	}
@@ -87,9 +82,9 @@ func startAll(ctx context.Context, engines *runner.Engines, n int, given map[str
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			e, err := engines.Start(ctx, j.kind, j.extra...)
+			e, err := engines.Start(ctx, j.Kind, j.Extra...)
 			if err != nil {
-				errs[i] = fmt.Errorf("%s: %w", j.name, err)
+				errs[i] = fmt.Errorf("%s: %w", j.Name, err)
 				return
 			}
 			addrs[i], stops[i] = e.Addr, e.Stop
@@ -108,7 +103,7 @@ func startAll(ctx context.Context, engines *runner.Engines, n int, given map[str
 		}
 	}
 	for i, j := range jobs[n:] {
-		given[j.name] = addrs[n+i]
+		given[j.Name] = addrs[n+i]
 	}
 	return addrs[:n], live, nil
 }
