@@ -211,7 +211,8 @@ func (e *env) waitHandled(ctx context.Context, n int) {
 	}
 }
 
-// waitAll waits until every id was handled and the queue holds nothing pending or leased.
+// waitAll waits until every id was handled and the queue holds nothing pending, leased or
+// scheduled.
 func (e *env) waitAll(ctx context.Context, ids []string) bool {
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) && ctx.Err() == nil {
@@ -224,7 +225,7 @@ func (e *env) waitAll(ctx context.Context, ids []string) bool {
 			}
 		}
 		e.mu.Unlock()
-		if all && e.card(ctx, "pending") == 0 && e.card(ctx, "active") == 0 {
+		if all && e.unsettled(ctx) == 0 {
 			return true
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -232,8 +233,14 @@ func (e *env) waitAll(ctx context.Context, ids []string) bool {
 	return false
 }
 
-func (e *env) card(ctx context.Context, kind string) int64 {
-	v, err := e.in.Do(ctx, "ZCARD", "emq:{"+e.queue+"}:"+kind)
+// unsettled counts the queue's jobs still pending, leased or scheduled, in one atomic read
+// (-1 when it cannot be read). Read one set at a time, a reap landing between two reads moved
+// jobs from a set not yet read into one already read as empty, and the drain stopped with
+// them pending.
+func (e *env) unsettled(ctx context.Context) int64 {
+	const sum = "local n = 0 for _, k in ipairs(KEYS) do n = n + redis.call('ZCARD', k) end return n"
+	p := "emq:{" + e.queue + "}:"
+	v, err := e.in.Do(ctx, "EVAL", sum, 3, p+"pending", p+"active", p+"scheduled")
 	if err != nil {
 		return -1
 	}
@@ -287,7 +294,7 @@ func (e *env) account(ctx context.Context, r *Result) {
 		for _, el := range v.Elems {
 			id := strings.TrimPrefix(string(el.Str), "emq:{"+e.queue+"}:job:")
 			if !dead[id] {
-				r.Lost = append(r.Lost, id)
+				r.Lost = append(r.Lost, e.where(ctx, id))
 			}
 		}
 	}
@@ -299,6 +306,26 @@ func (e *env) account(ctx context.Context, r *Result) {
 		}
 	}
 	r.NothingLeft = e.nothingLeft(ctx)
+}
+
+// where describes a lost job for the failure log: its row and the sets that hold it.
+func (e *env) where(ctx context.Context, id string) string {
+	p := "emq:{" + e.queue + "}:"
+	desc := id
+	if v, err := e.in.Do(ctx, "HMGET", p+"job:"+id, "state", "attempts"); err == nil && len(v.Elems) == 2 {
+		desc += fmt.Sprintf(" (state %s, attempts %s; in", v.Elems[0].Text(), v.Elems[1].Text())
+	}
+	in := false
+	for _, set := range []string{"pending", "active", "scheduled", "dead"} {
+		if v, err := e.in.Do(ctx, "ZSCORE", p+set, id); err == nil && !v.Null {
+			desc += " " + set
+			in = true
+		}
+	}
+	if !in {
+		desc += " no set"
+	}
+	return desc + ")"
 }
 
 // nothingLeft: the bus closed every connection, those a fault left behind included (read to
