@@ -47,6 +47,7 @@ type parked struct {
 	err       error
 	at        time.Time
 	consumers int
+	from      int // the wire's mark when the park was sent
 }
 
 // park runs the park op in the background.
@@ -54,11 +55,12 @@ func (t *T) park(a protocol.ParkArgs) <-chan parked {
 	ch := make(chan parked, 1)
 	finished := make(chan struct{})
 	t.parking = finished
+	from := t.mark()
 	go func() {
 		defer GinkgoRecover()
 		defer close(finished)
 		r, err := t.D.Park(t.ctx, a)
-		ch <- parked{r, err, time.Now(), a.Consumers}
+		ch <- parked{r, err, time.Now(), a.Consumers, from}
 	}()
 	return ch
 }

@@ -53,8 +53,60 @@ func (t *T) completed(r parked, start time.Time, within time.Duration, ids []str
 		t.check(j.Consumer >= 0 && j.Consumer < r.consumers, ruleParkConsumer,
 			fmt.Sprintf("each job names the consumer that completed it, 0..%d", r.consumers-1), "%s by consumer %d", j.ID, j.Consumer)
 	}
+	t.completionOrder(r.from, got)
 	sort.Strings(got)
 	t.check(strings.Join(got, ",") == strings.Join(ids, ","), rulePark, fmt.Sprintf("all %d jobs, each once", len(ids)), "%v", got)
+}
+
+// orderSlack is how much later than another a completion may run on the server and still be
+// listed before it: a port learns of completions on different connections as their replies
+// arrive, not in the server's order, so only completions further apart than this are ordered.
+const orderSlack = 100 * time.Millisecond
+
+// completionOrder checks that a park's reply lists its jobs (got) in completion order: no job
+// is listed before one whose completion the server ran more than orderSlack earlier.
+func (t *T) completionOrder(from int, got []string) {
+	at := t.completions(from)
+	for i, a := range got {
+		for _, b := range got[i+1:] {
+			ta, okA := at[a]
+			tb, okB := at[b]
+			if okA && okB && ta-tb > orderSlack.Microseconds() {
+				t.fail(ruleParkConsumer, "the jobs in completion order (the server's, within "+orderSlack.String()+")",
+					fmt.Sprintf("%s is listed before %s, which completed %s earlier", a, b, time.Duration(ta-tb)*time.Microsecond))
+				return
+			}
+		}
+	}
+	t.cover(ruleParkConsumer)
+}
+
+// completions are the server times (µs) of the port's complete and complete_batch calls since
+// from, by the id each names (its first completion).
+func (t *T) completions(from int) map[string]int64 {
+	one := t.cfg.Bundle.MustScript(lua.Complete).SHA1
+	batch := t.cfg.Bundle.MustScript(lua.CompleteBatch).SHA1
+	at := map[string]int64{}
+	add := func(id string, us int64) {
+		if _, seen := at[id]; id != "" && !seen {
+			at[id] = us
+		}
+	}
+	for _, l := range t.portCommands(from) {
+		nk, err := strconv.Atoi(l.Arg(2))
+		if l.Cmd() != "EVALSHA" || err != nil {
+			continue
+		}
+		switch strings.ToLower(l.Arg(1)) {
+		case one: // KEYS[1..8], then id, token
+			add(l.Arg(3+nk), l.At)
+		case batch: // KEYS[1..7] and one row per pair, then the pairs
+			for k := range nk - 7 {
+				add(l.Arg(3+nk+2*k), l.At)
+			}
+		}
+	}
+	return at
 }
 
 // parking are C14's clauses for the consumer's host-side duties (A10): claim before parking, a
@@ -101,7 +153,7 @@ func parking(s spec) {
 		start := time.Now()
 		for _, id := range ids {
 			t.kitEnqueue("orders", []string{id})
-			time.Sleep(10 * time.Millisecond)
+			time.Sleep(40 * time.Millisecond) // spread wider than orderSlack: the reply order is checked
 		}
 		t.completed(<-done, start, 2*time.Second, ids, "eight enqueues one at a time while three consumers park lose no wake")
 		t.check(t.llen(q.Wake()) <= 1, ruleWakeOne, "the wake list never exceeds one", "length %d", t.llen(q.Wake()))

@@ -2,6 +2,8 @@ package mutant
 
 // c10 are the Lua mutants contract C10 must kill.
 var c10 = []Spec{
+	{Name: "reap-death-keeps-earlier-error", Contract: "C10", Rule: "reap-dead-lease-expired", Defect: `reap's death keeps a failed attempt's error (HSETNX) instead of writing "lease expired"`,
+		Edits: []Edit{{"reap", "redis.call('HSET', KEYS[4], id, 'lease expired')", "redis.call('HSETNX', KEYS[4], id, 'lease expired')"}}},
 	{Name: "retry-never-buries", Contract: "C10", Rule: "retry", Defect: "retry at max attempts retries instead of burying",
 		Edits: []Edit{{"retry", "if token >= max then", "if false then"}}},
 	{Name: "revive-resets-attempts", Contract: "C10", Rule: "tokens", Defect: "revive resets attempts to 0, so a token is issued twice",

@@ -51,6 +51,8 @@ var goMutants = []Spec{
 		Go: payloadUTF8},
 	{Name: "morgue-limit-unbounded", Contract: "C07", Rule: "A16-limit", Defect: "morgue takes any limit: 10001 lists the first 10000 dead jobs instead of EMQARG",
 		Go: morgueAnyLimit},
+	{Name: "park-by-consumer", Contract: "C14", Rule: "park-consumer", Defect: "park lists its completions grouped by consumer (each consumer's list in turn) instead of in completion order",
+		Go: parkByConsumer},
 	{Name: "claim-after-timeout", Contract: "C14", Rule: "park", Defect: "a parked consumer goes back to claim when its blocking pop times out, not only on a wake token",
 		Go: seams(func(s *bus.Seams) { s.Park = claimAfterTimeout })},
 }

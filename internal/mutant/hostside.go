@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -267,4 +268,18 @@ type morgueFront struct{ drivers.Driver }
 func (f morgueFront) Morgue(ctx context.Context, a protocol.MorgueArgs) (protocol.MorgueResult, error) {
 	a.Limit = min(a.Limit, 10000)
 	return f.Driver.Morgue(ctx, a)
+}
+
+// parkByConsumer is a port whose park reply groups the completions by consumer: each
+// consumer's own list in turn, as if concatenated, instead of one list in completion order.
+func parkByConsumer(*bus.Options) Wrap {
+	return func(d drivers.Driver) drivers.Driver { return parkFront{d} }
+}
+
+type parkFront struct{ drivers.Driver }
+
+func (f parkFront) Park(ctx context.Context, a protocol.ParkArgs) (protocol.ParkResult, error) {
+	r, err := f.Driver.Park(ctx, a)
+	slices.SortStableFunc(r.Jobs, func(x, y protocol.Parked) int { return x.Consumer - y.Consumer })
+	return r, err
 }
