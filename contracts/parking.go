@@ -68,10 +68,12 @@ const orderSlack = 100 * time.Millisecond
 func (t *T) completionOrder(from int, got []string) {
 	at := t.completions(from)
 	for i, a := range got {
+		ta, ok := at[a]
+		if !ok {
+			continue
+		}
 		for _, b := range got[i+1:] {
-			ta, okA := at[a]
-			tb, okB := at[b]
-			if okA && okB && ta-tb > orderSlack.Microseconds() {
+			if tb, ok := at[b]; ok && ta-tb > orderSlack.Microseconds() {
 				t.fail(ruleParkConsumer, "the jobs in completion order (the server's, within "+orderSlack.String()+")",
 					fmt.Sprintf("%s is listed before %s, which completed %s earlier", a, b, time.Duration(ta-tb)*time.Microsecond))
 				return
@@ -82,10 +84,9 @@ func (t *T) completionOrder(from int, got []string) {
 }
 
 // completions are the server times (µs) of the port's complete and complete_batch calls since
-// from, by the id each names (its first completion).
+// from, by the id each names (its first completion). SHA1s resolve as in scriptsRun, so an
+// admitted edit of either script counts as it.
 func (t *T) completions(from int) map[string]int64 {
-	one := t.cfg.Bundle.MustScript(lua.Complete).SHA1
-	batch := t.cfg.Bundle.MustScript(lua.CompleteBatch).SHA1
 	at := map[string]int64{}
 	add := func(id string, us int64) {
 		if _, seen := at[id]; id != "" && !seen {
@@ -94,13 +95,14 @@ func (t *T) completions(from int) map[string]int64 {
 	}
 	for _, l := range t.portCommands(from) {
 		nk, err := strconv.Atoi(l.Arg(2))
-		if l.Cmd() != "EVALSHA" || err != nil {
+		s, known := t.law.scripts[argAt(l, 1)]
+		if l.Cmd() != "EVALSHA" || err != nil || !known {
 			continue
 		}
-		switch strings.ToLower(l.Arg(1)) {
-		case one: // KEYS[1..8], then id, token
+		switch s.Name {
+		case lua.Complete: // KEYS[1..8], then id, token
 			add(l.Arg(3+nk), l.At)
-		case batch: // KEYS[1..7] and one row per pair, then the pairs
+		case lua.CompleteBatch: // KEYS[1..7] and one row per pair, then the pairs
 			for k := range nk - 7 {
 				add(l.Arg(3+nk+2*k), l.At)
 			}
