@@ -326,6 +326,33 @@ func TestVerdicts(t *testing.T) {
 			t.Errorf("console:\n%s", r.stdout)
 		}
 	})
+	t.Run("fail-fast", func(t *testing.T) {
+		// A mutation test stops at its first failing clause, serial or parallel, and is never a
+		// certification; with nothing failing it exits 0 and still says it certified nothing.
+		for _, extra := range [][]string{{"-first", "^C07/"}, {"-parallel", "2"}} {
+			r := selftest(t, nil, append([]string{"-mutant", "complete-any-token", "-admit-mutant-scripts", "-fail-fast"}, extra...)...)
+			failed := 0
+			for _, c := range r.report.Result.Contracts {
+				for _, cl := range c.Clauses {
+					if cl.Failed() {
+						failed++
+					}
+				}
+			}
+			res := r.report.Result
+			if r.exit != 1 || failed == 0 || failed > 2 || res.Certified || !res.FailFast || res.ClausesRun >= res.ClausesTotal {
+				t.Fatalf("%v: exit %d, %d failed, certified %v, %d of %d run; want 1, one failure (two workers: at most two), not certified, fewer run\n%s",
+					extra, r.exit, failed, res.Certified, res.ClausesRun, res.ClausesTotal, r.stdout)
+			}
+			if !strings.Contains(r.stdout, "fail-fast run") || !strings.Contains(r.stdout, "not a certification") {
+				t.Errorf("%v: console:\n%s", extra, r.stdout)
+			}
+		}
+		r := conform(t, nil, "-fail-fast", "-label", "C03")
+		if r.exit != 0 || r.report.Result.Certified || !strings.Contains(r.stdout, "not a certification") {
+			t.Fatalf("exit %d, certified %v; want 0, not certified\n%s", r.exit, r.report.Result.Certified, r.stdout)
+		}
+	})
 	t.Run("stale-known-failing", func(t *testing.T) {
 		r := conform(t, nil, "-known-failing", known, "-label", "C04")
 		if r.exit != 1 || !strings.Contains(r.stdout, "known-failing list is stale: C04") {

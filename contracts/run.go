@@ -2,6 +2,7 @@ package contracts
 
 import (
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/echomq/kit/drivers"
@@ -25,6 +26,12 @@ type RunOptions struct {
 	// result holds only the clauses run here. Each receives its verdict in OnClause.
 	Claim    func(id string) bool
 	OnClause func(Clause)
+	// FailFast stops the run at its first failing clause: the clauses after it are NOT RUN and
+	// the run is never a certification (a mutation test needs one failure to kill).
+	FailFast bool
+	// First, if set, picks the clauses that run before the others (a mutation test runs the
+	// clauses that execute the mutated code first).
+	First func(id string) bool
 }
 
 type testingT struct{ failed bool }
@@ -47,14 +54,15 @@ func Run(cfg *Config, opt RunOptions) (*Result, error) {
 	for _, id := range selected {
 		picked[id] = true
 	}
-	var first func(string) bool
-	if opt.Claim != nil { // a parallel worker: the model-checked walks, the longest, first
+	first := opt.First
+	if first == nil && opt.Claim != nil { // a parallel worker: the model-checked walks, the longest, first
 		first = func(id string) bool { return strings.Contains(id, "/walk-") }
 	}
 	led, _ := register(cfg, first)
 	here := map[string]bool{} // the selected clauses this process runs
+	var stopped atomic.Bool   // FailFast: a clause failed
 	led.gate = func(id string) bool {
-		if !picked[id] || (opt.Claim != nil && !opt.Claim(id)) {
+		if !picked[id] || stopped.Load() || (opt.Claim != nil && !opt.Claim(id)) {
 			return false
 		}
 		here[id] = true
@@ -76,6 +84,9 @@ func Run(cfg *Config, opt RunOptions) (*Result, error) {
 		cl := led.finish(sr)
 		if opt.Claim != nil && !here[cl.ID] {
 			return // another worker's, or not selected: the run that merges says
+		}
+		if opt.FailFast && cl.Failed() {
+			stopped.Store(true)
 		}
 		if rec != nil && cl.Failed() {
 			if ex := rec.Exchange(); len(ex.Lines) > 0 || ex.Stderr != "" {
@@ -105,7 +116,8 @@ func Run(cfg *Config, opt RunOptions) (*Result, error) {
 	RunSpecs(&testingT{}, "EchoMQ conformance", sc, rc)
 	r := Summarize(clauses, opt.KnownFailing)
 	r.Duration = time.Since(start)
-	r.Filtered = len(selected) < len(Clauses(len(cfg.Cluster) > 0))
+	r.Filtered = len(selected) < len(Clauses(len(cfg.Cluster) > 0)) || opt.FailFast
+	r.FailFast = opt.FailFast
 	return r, nil
 }
 

@@ -178,6 +178,9 @@ type Result struct {
 	Total     int                   `json:"total"`
 	Certified bool                  `json:"certified"`
 	Filtered  bool                  `json:"filtered"`
+	// FailFast: the run stopped at its first failing clause (a mutation test), never a
+	// certification; Filtered is set too.
+	FailFast bool `json:"fail_fast,omitempty"`
 	// Stale lists known-failing contracts that passed: the list must be updated.
 	Stale    []string      `json:"stale_known_failing,omitempty"`
 	Duration time.Duration `json:"duration_ns"`

@@ -61,6 +61,8 @@ func (o *Options) parallel(ctx context.Context, vk server, facts report.Facts, o
 		switch {
 		case !slices.Contains(selected, id):
 			cl = contracts.Clause{ID: id, Status: contracts.StatusNotRun}
+		case !ok && o.FailFast:
+			cl = contracts.Clause{ID: id, Status: contracts.StatusNotRun, Reason: "fail-fast: the run stopped at a failing clause"}
 		case !ok:
 			cl = contracts.Clause{ID: id, Status: contracts.StatusHarnessError, Reason: "the worker that claimed it ended before its verdict (its log is in " + out + ")"}
 		}
@@ -68,7 +70,8 @@ func (o *Options) parallel(ctx context.Context, vk server, facts report.Facts, o
 	}
 	r := contracts.Summarize(clauses, o.KnownFailing)
 	r.Duration = time.Since(start)
-	r.Filtered = len(selected) < len(all)
+	r.Filtered = len(selected) < len(all) || o.FailFast
+	r.FailFast = o.FailFast
 	r.Hello = hello
 	return r, nil
 }
@@ -171,6 +174,9 @@ func Work(ctx context.Context, o Options, claims string) error {
 	}
 	var mu sync.Mutex
 	emit := func(cl contracts.Clause) {
+		if o.FailFast && cl.Failed() {
+			stopAll(claims) // the other workers claim nothing more
+		}
 		b, err := json.Marshal(cl)
 		if err != nil {
 			b, _ = json.Marshal(contracts.Clause{ID: cl.ID, Status: contracts.StatusHarnessError, Reason: "its verdict does not encode: " + err.Error()})
@@ -180,7 +186,8 @@ func Work(ctx context.Context, o Options, claims string) error {
 		_, _ = io.WriteString(console, clauseLine+string(b)+"\n")
 	}
 	_, err = contracts.Run(cfg, contracts.RunOptions{Labels: o.Labels, Focus: o.Focus, KnownFailing: o.KnownFailing,
-		Claim: func(id string) bool { return claim(claims, index[id]) }, OnClause: emit})
+		Claim: func(id string) bool { return !stopped(claims) && claim(claims, index[id]) }, OnClause: emit,
+		FailFast: o.FailFast, First: o.first()})
 	if err != nil {
 		return harness("%v", err)
 	}
@@ -195,6 +202,18 @@ func claim(dir string, i int) bool {
 	}
 	f.Close()
 	return true
+}
+
+// stopAll tells every worker of a fail-fast run to claim no more clauses; stopped reads it.
+func stopAll(dir string) {
+	if f, err := os.Create(filepath.Join(dir, "stop")); err == nil {
+		f.Close()
+	}
+}
+
+func stopped(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, "stop"))
+	return err == nil
 }
 
 // contractID is "C09" for "C09/retry/…".

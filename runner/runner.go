@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"time"
 
@@ -52,6 +53,10 @@ type Options struct {
 	Labels, Focus, KnownFailing []string
 	// Seed replays the model-checked walks; 0 is the fixed default.
 	Seed int64
+	// FailFast stops at the first failing clause (a mutation test): never a certification.
+	// First, if set, is a regular expression of clause ids that run before the others.
+	FailFast bool
+	First    *regexp.Regexp
 	// Admit and AdmitDigest admit edited scripts beside the bundle's (AdmitScripts): only
 	// behaviour is judged, and the run never certifies. Note says so in the reports.
 	Admit       map[string]string
@@ -229,12 +234,21 @@ func (o *Options) run(cfg *contracts.Config, vk server, facts report.Facts, out 
 	}
 	fmt.Fprintf(console, "EchoMQ conformance: %s against %s (bundle %s)\n", facts.Port, against, lua.Version)
 	ropt := contracts.RunOptions{Labels: o.Labels, Focus: o.Focus, KnownFailing: o.KnownFailing,
-		Progress: func(c contracts.ContractResult) { fmt.Fprintln(console, report.Line(c)) }}
+		Progress: func(c contracts.ContractResult) { fmt.Fprintln(console, report.Line(c)) },
+		FailFast: o.FailFast, First: o.first()}
 	res, err := contracts.Run(cfg, ropt)
 	if err != nil {
 		return nil, harness("%v", err)
 	}
 	return res, nil
+}
+
+// first is the First option as a clause picker (nil: declaration order).
+func (o *Options) first() func(string) bool {
+	if o.First == nil {
+		return nil
+	}
+	return o.First.MatchString
 }
 
 // finish prints what failed and the verdict, and writes the certification folder.

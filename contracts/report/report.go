@@ -76,6 +76,8 @@ func dots(left, right string, width int) string {
 func Summary(r *contracts.Result) string {
 	s := fmt.Sprintf("CONFORMANCE %d/%d", r.Passed, r.Total)
 	switch {
+	case r.FailFast:
+		s += fmt.Sprintf(" (fail-fast run: %d of %d clauses run%s; not a certification)", r.ClausesRun, r.ClausesTotal, firstFailed(r))
 	case r.Filtered:
 		s += fmt.Sprintf(" (filtered run: %d of %d clauses run; not a certification)", r.ClausesRun, r.ClausesTotal)
 	case r.ClausesRun < r.ClausesTotal:
@@ -84,6 +86,22 @@ func Summary(r *contracts.Result) string {
 		s += " (the run's queues did not land on every primary: not a certification)"
 	}
 	return s
+}
+
+// firstFailed names a fail-fast run's failing clause(s): ", stopped at C07/stale/…".
+func firstFailed(r *contracts.Result) string {
+	var ids []string
+	for _, c := range r.Contracts {
+		for _, cl := range c.Clauses {
+			if cl.Failed() {
+				ids = append(ids, cl.ID)
+			}
+		}
+	}
+	if len(ids) == 0 {
+		return ""
+	}
+	return ", stopped at " + strings.Join(ids, ", ")
 }
 
 // SpreadLine is a cluster run's line on where its queues landed ("" for a standalone run).

@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"regexp"
 	"strings"
 	"syscall"
 	"time"
@@ -42,7 +43,8 @@ type flags struct {
 	parallel                                                      int
 	worker                                                        string
 	port, valkey, cluster, out, knownFile, label, focus, admitDir string
-	list, version                                                 bool
+	list, version, failFast                                       bool
+	first                                                         string
 	deadline, startDeadline                                       time.Duration
 	servers                                                       map[string]*string // by contracts.Server name
 	seed                                                          int64
@@ -60,6 +62,8 @@ func parse(name string, args []string, stderr io.Writer, ext Extension) (flags, 
 	fs.StringVar(&f.knownFile, "known-failing", env("EMQ_KNOWN_FAILING"), "file of contract ids allowed to fail, one per line, # comments [EMQ_KNOWN_FAILING]")
 	fs.StringVar(&f.label, "label", env("EMQ_LABEL"), "run only these contracts, e.g. C09 or C09,C10 [EMQ_LABEL]")
 	fs.StringVar(&f.focus, "focus", env("EMQ_FOCUS"), "run only clauses whose id matches this regular expression [EMQ_FOCUS]")
+	fs.BoolVar(&f.failFast, "fail-fast", false, "stop at the first failing clause and report it (a mutation test: a kill needs one failure); never a certification")
+	fs.StringVar(&f.first, "first", "", "run the clauses whose id matches this regular expression before the others")
 	fs.BoolVar(&f.list, "list", false, "print the contracts and clauses without running")
 	fs.BoolVar(&f.version, "version", false, "print the kit's version, the bundle version and its digest")
 	fs.StringVar(&f.admitDir, "admit-scripts", "", "admit DIR/<name>.lua (a port's edited copy of lua/) as the bundle's scripts, and their bundle's digest, so that only behaviour is judged (never certifies)")
@@ -170,6 +174,14 @@ func (f flags) options(ctx context.Context, engines *runner.Engines, ext Extensi
 	}
 	if f.focus != "" {
 		o.Focus = []string{f.focus}
+	}
+	o.FailFast = f.failFast
+	if f.first != "" {
+		re, err := regexp.Compile(f.first)
+		if err != nil {
+			return o, cleanup, fmt.Errorf("-first: %w", err)
+		}
+		o.First = re
 	}
 	// A selection that picks nothing is said before any server starts.
 	if _, err := contracts.Select(f.cluster != "", o.Labels, o.Focus); err != nil {
