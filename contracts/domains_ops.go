@@ -80,7 +80,7 @@ var fixtures = map[string]fixture{
 		return map[string]any{"queue": q, "lane": "east", "ceiling": 2}
 	}},
 	"park": {base: func(t *T, q string) map[string]any {
-		return map[string]any{"queue": q, "consumers": 1, "jobs": 0, "lease_ms": 30000, "park_ms": 100, "timeout_ms": 2000}
+		return map[string]any{"queue": q, "consumers": 1, "jobs": 0, "lease_ms": 30000, "park_ms": 50, "timeout_ms": 100}
 	}},
 	"clock": {base: func(t *T, _ string) map[string]any { return map[string]any{} }},
 	"enqueue_batch": {base: func(t *T, q string) map[string]any {

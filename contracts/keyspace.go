@@ -11,6 +11,7 @@ import (
 	"github.com/echomq/kit/lua"
 	"github.com/echomq/kit/reference/ids"
 	"github.com/echomq/kit/reference/keys"
+	"github.com/echomq/kit/reference/resp"
 )
 
 func b64(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
@@ -164,38 +165,90 @@ func (t *T) allKeys() []string {
 }
 
 // snapshot renders the whole keyspace canonically: every key, its type and content (not TTLs).
+// It costs a SCAN and two pipelined rounds (types, then contents), whatever the keyspace holds.
 func (t *T) snapshot() map[string]string {
-	out := map[string]string{}
-	for _, k := range t.allKeys() {
-		typ, _, _ := t.do("TYPE", k)
-		var content string
-		switch typ[0] {
-		case "hash":
-			h := t.hash(k)
-			var fs []string
-			for f, v := range h {
-				fs = append(fs, strconv.Quote(f)+"="+strconv.Quote(v))
-			}
-			sort.Strings(fs)
-			content = strings.Join(fs, " ")
-		case "zset":
-			ms, sc := t.zset(k)
-			var fs []string
-			for _, m := range ms {
-				fs = append(fs, fmt.Sprintf("%q@%d", m, sc[m]))
-			}
-			content = strings.Join(fs, " ")
-		case "list":
-			content = fmt.Sprintf("%q", t.list(k))
-		case "string":
-			v, _, _ := t.do("GET", k)
-			content = strconv.Quote(strings.Join(v, ""))
-		default:
-			content = "(" + typ[0] + ")"
-		}
-		out[k] = typ[0] + " " + content
+	ks := t.allKeys()
+	types, vals := t.readKeys(ks)
+	out := make(map[string]string, len(ks))
+	for i, k := range ks {
+		out[k] = types[i] + " " + content(types[i], vals[i])
 	}
 	return out
+}
+
+// readKeys reads every key of ks in two pipelined rounds: each one's type, then its whole
+// content (HGETALL, ZRANGE WITHSCORES, LRANGE or GET; a key of another type, or gone, is
+// read again with TYPE).
+func (t *T) readKeys(ks []string) ([]string, []resp.Value) {
+	typeCmds := make([][]any, len(ks))
+	for i, k := range ks {
+		typeCmds[i] = []any{"TYPE", k}
+	}
+	types := make([]string, len(ks))
+	readCmds := make([][]any, len(ks))
+	for i, v := range t.spread("TYPE", typeCmds) {
+		k := ks[i]
+		types[i] = v.Text()
+		switch types[i] {
+		case "hash":
+			readCmds[i] = []any{"HGETALL", k}
+		case "zset":
+			readCmds[i] = []any{"ZRANGE", k, "0", "-1", "WITHSCORES"}
+		case "list":
+			readCmds[i] = []any{"LRANGE", k, "0", "-1"}
+		case "string":
+			readCmds[i] = []any{"GET", k}
+		default:
+			readCmds[i] = []any{"TYPE", k}
+		}
+	}
+	return types, t.spread("read", readCmds)
+}
+
+// spread runs cmds where they belong, pipelined; a server error reply is the harness's.
+func (t *T) spread(what string, cmds [][]any) []resp.Value {
+	if len(cmds) == 0 {
+		return nil
+	}
+	vs, err := t.admin.spread(t.ctx, cmds...)
+	if err != nil {
+		t.harness("keyspace %s: %v", what, err)
+	}
+	for i, v := range vs {
+		if e := v.Err(); e != nil {
+			t.harness("keyspace %s %v: %v", what, cmds[i], e)
+		}
+	}
+	return vs
+}
+
+// content is one key's content in a snapshot, from its type and its read reply.
+func content(typ string, v resp.Value) string {
+	switch typ {
+	case "hash":
+		var fs []string
+		for i := 0; i+1 < len(v.Elems); i += 2 {
+			fs = append(fs, strconv.Quote(string(v.Elems[i].Str))+"="+strconv.Quote(string(v.Elems[i+1].Str)))
+		}
+		sort.Strings(fs)
+		return strings.Join(fs, " ")
+	case "zset":
+		var fs []string
+		for i := 0; i+1 < len(v.Elems); i += 2 {
+			f, _ := strconv.ParseFloat(string(v.Elems[i+1].Str), 64)
+			fs = append(fs, fmt.Sprintf("%q@%d", string(v.Elems[i].Str), int64(f)))
+		}
+		return strings.Join(fs, " ")
+	case "list":
+		var out []string
+		for _, e := range v.Elems {
+			out = append(out, string(e.Str))
+		}
+		return fmt.Sprintf("%q", out)
+	case "string":
+		return strconv.Quote(string(v.Str))
+	}
+	return "(" + typ + ")"
 }
 
 // diff describes how two snapshots differ ("" when equal).

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -319,24 +320,29 @@ func (w *walker) step(o wop) *walkFailure {
 
 // walkKeyspace reads every key under prefix with exact scores.
 func (t *T) walkKeyspace(prefix string) map[string]model.Val {
-	out := map[string]model.Val{}
-	for _, k := range t.keysUnder(prefix) {
-		typ, _, _ := t.do("TYPE", k)
-		v := model.Val{Typ: typ[0]}
+	ks := t.keysUnder(prefix)
+	types, vals := t.readKeys(ks)
+	out := make(map[string]model.Val, len(ks))
+	for i, k := range ks {
+		v, r := model.Val{Typ: types[i]}, vals[i]
 		switch v.Typ {
 		case "hash":
-			v.Hash = t.hash(k)
+			v.Hash = map[string]string{}
+			for j := 0; j+1 < len(r.Elems); j += 2 {
+				v.Hash[string(r.Elems[j].Str)] = string(r.Elems[j+1].Str)
+			}
 		case "zset":
-			ms, sc := t.zset(k)
 			v.Zset = map[string]model.Span{}
-			for _, m := range ms {
-				v.Zset[m] = model.Span{Lo: sc[m], Hi: sc[m]}
+			for j := 0; j+1 < len(r.Elems); j += 2 {
+				f, _ := strconv.ParseFloat(string(r.Elems[j+1].Str), 64)
+				v.Zset[string(r.Elems[j].Str)] = model.Span{Lo: int64(f), Hi: int64(f)}
 			}
 		case "list":
-			v.List = t.list(k)
+			for _, e := range r.Elems {
+				v.List = append(v.List, string(e.Str))
+			}
 		case "string":
-			s, _, _ := t.do("GET", k)
-			v.List = s
+			v.List = []string{r.Text()}
 		}
 		out[k] = v
 	}

@@ -253,6 +253,41 @@ func (a *Admin) Pipeline(ctx context.Context, cmds ...[]any) ([]resp.Value, erro
 	return to.C.Pipeline(ctx, cmds...)
 }
 
+// Spread runs every command where it belongs — one pipeline per node, so the round trips do
+// not grow with the commands — and returns the replies in the commands' order (a server error
+// reply in its Value). Broadcast commands are the caller's to send alone.
+func (a *Admin) Spread(ctx context.Context, cmds ...[]any) ([]resp.Value, error) {
+	if a.owner == nil {
+		return a.Nodes[0].C.Pipeline(ctx, cmds...)
+	}
+	byNode := map[*Node][]int{}
+	for i, cmd := range cmds {
+		n, all, err := a.nodeFor(cmd)
+		if err != nil {
+			return nil, err
+		}
+		if all {
+			return nil, fmt.Errorf("%v in a spread pipeline: broadcast commands go alone", cmd[0])
+		}
+		byNode[n] = append(byNode[n], i)
+	}
+	out := make([]resp.Value, len(cmds))
+	for n, at := range byNode {
+		part := make([][]any, len(at))
+		for j, i := range at {
+			part[j] = cmds[i]
+		}
+		vs, err := n.C.Pipeline(ctx, part...)
+		if err != nil {
+			return nil, fmt.Errorf("pipeline on %s: %w", n.Addr, err)
+		}
+		for j, i := range at {
+			out[i] = vs[j]
+		}
+	}
+	return out, nil
+}
+
 // Do runs one command where it belongs and turns an error reply into an error. A broadcast
 // command runs on every node; the first node's reply is returned.
 func (a *Admin) Do(ctx context.Context, args ...any) (resp.Value, error) {
