@@ -17,7 +17,8 @@
 #   KIT_VERSION    if set, the kit version emq-conform must report (emq-conform -version): a
 #                  workflow pins the kit it certifies with
 #   OUT            the certification folder (default: ./certification)
-#   PARALLEL       clauses run on this many Valkeys at once (default 4; 1: one at a time)
+#   PARALLEL       clauses run on this many Valkeys at once (default: the cores + 1, at most 4,
+#                  as emq-conform chooses; 1: one at a time)
 #   KNOWN_FAILING  a known-failing file (optional; see the kit's README)
 #   EMQ_CACHE      where engines are cached (default: ~/.cache/echomq-kit)
 # Exit status: emq-conform's (0 certified, 1 a contract failed or did not run, 2 harness error).
@@ -26,7 +27,7 @@ set -euo pipefail
 : "${PORT_CMD:?set PORT_CMD to the command that runs your port}"
 KIT=${KIT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
 OUT=${OUT:-certification}
-PARALLEL=${PARALLEL:-4}
+PARALLEL=${PARALLEL:-$(( $(nproc) + 1 > 4 ? 4 : $(nproc) + 1 ))}
 work=$(mktemp -d "${TMPDIR:-/tmp}/emq-certify.XXXXXX")
 pids=()
 cleanup() {

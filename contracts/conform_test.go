@@ -353,6 +353,17 @@ func TestVerdicts(t *testing.T) {
 			t.Fatalf("exit %d, certified %v; want 0, not certified\n%s", r.exit, r.report.Result.Certified, r.stdout)
 		}
 	})
+	t.Run("close-after-hello", func(t *testing.T) {
+		// A port that answers hello but stays after close is a failing port (B-24), not a
+		// harness error: the run goes on and the clauses fail on their close.
+		r := conform(t, []string{"BADPORT_CMD=" + port, "BADPORT_OP=close", "BADPORT_MODE=linger"}, "-port", bins["badport"], "-label", "C03", "-deadline", "2s")
+		if r.exit != 1 || r.status("C03").Status != contracts.StatusFail {
+			t.Fatalf("exit %d, C03 %s; want 1, FAIL\nstdout:\n%s\nstderr:\n%s", r.exit, r.status("C03").Status, r.stdout, r.stderr)
+		}
+		if !strings.Contains(r.stderr, "did not end cleanly") {
+			t.Errorf("stderr does not say the probe's close failed:\n%s", r.stderr)
+		}
+	})
 	t.Run("stale-known-failing", func(t *testing.T) {
 		r := conform(t, nil, "-known-failing", known, "-label", "C04")
 		if r.exit != 1 || !strings.Contains(r.stdout, "known-failing list is stale: C04") {
@@ -370,6 +381,9 @@ func TestVerdicts(t *testing.T) {
 			{nil, []string{"-valkey", "127.0.0.1:1"}}, {nil, []string{"-label", "C99"}}, {nil, []string{"-nonsense"}},
 			{nil, []string{"-focus", "no-such-clause"}},
 			{hang, []string{"-port", bins["badport"], "-deadline", "1s", "-start-deadline", "1s"}},
+			// A mute port (it read its hello, then sat idle) is told from a slow start within
+			// seconds, under the default 60 s start deadline.
+			{hang, []string{"-port", bins["badport"]}},
 		} {
 			cmd := exec.Command(bins["emq-conform"], append([]string{"-out", t.TempDir()}, c.args...)...)
 			cmd.Env = append(os.Environ(), c.env...)
@@ -383,6 +397,9 @@ func TestVerdicts(t *testing.T) {
 			}
 			if took := time.Since(start); took > 30*time.Second {
 				t.Errorf("%v: exit 2 took %s", c.args, took)
+			}
+			if len(c.args) == 2 && c.args[0] == "-port" && !strings.Contains(stderr.String(), "a mute port") {
+				t.Errorf("%v: the mute port is not named as one:\n%s", c.args, stderr.String())
 			}
 			if l := strings.TrimSpace(stderr.String()); c.args[0] != "-nonsense" && strings.Count(l, "\n") > 0 {
 				t.Errorf("%v: the harness error is not one line:\n%s", c.args, l)

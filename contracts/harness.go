@@ -45,7 +45,8 @@ type Config struct {
 	// StandaloneValkey starts a standalone Valkey 8.1 for a cluster run's C01 (a port in cluster
 	// mode refuses it). Nil: that clause is NOT RUN.
 	StandaloneValkey Starter
-	// ClauseTimeout bounds one clause (default 60 s).
+	// ClauseTimeout bounds one clause (default 5 min): a safety net for the harness, since every
+	// request to a port is bounded by its own deadline, which grows with the work it names.
 	ClauseTimeout time.Duration
 	// Admit names extra script SHA1s (sha1 → script name) the wire law accepts as the bundle's.
 	// It is a self-test aid of the kit, never for certification: with a mutant's edited scripts
@@ -97,7 +98,7 @@ func (s spec) clause(name string, opt clauseOpts, body func(t *T)) {
 	}
 	timeout := cfg.ClauseTimeout
 	if timeout <= 0 {
-		timeout = 60 * time.Second
+		timeout = 5 * time.Minute
 	}
 	_, file, line, _ := runtime.Caller(1)
 	// Ginkgo runs specs in the order of their code locations; the clause's rank in front of its

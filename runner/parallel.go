@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -27,6 +28,11 @@ import (
 // dealt out as the workers come free. Each worker prints the verdict of every clause it ran as
 // one line on its standard output; the parent prints a contract's line once all its clauses are
 // in, and writes the reports from the verdicts as a run in one process would.
+
+// DefaultParallel is how many workers a run takes when the kit starts its own Valkeys: one more
+// than the cores (many clauses wait on the server's clock, not the CPU), at most 4. The reports
+// are those of a serial run whatever it is.
+func DefaultParallel() int { return min(4, runtime.NumCPU()+1) }
 
 // clauseLine starts a worker's verdict line; anything else on its stdout is ignored.
 const clauseLine = "emq-clause "

@@ -285,8 +285,11 @@ func (d *driver) send(ctx context.Context, op string, req []byte, timeout time.D
 
 // sendSeq is send for a request whose seq is seq.
 func (d *driver) sendSeq(ctx context.Context, op string, req []byte, seq uint64, timeout time.Duration) (json.RawMessage, error) {
-	if d.seq == 0 && timeout < d.f.opt.StartDeadline && !d.f.warm.Load() {
-		timeout = d.f.opt.StartDeadline
+	startup := d.seq == 0 && !d.f.warm.Load()
+	if startup {
+		timeout = d.f.opt.StartDeadline // the start-up's, shorter or longer than a request's
+	} else if op != "park" {
+		timeout += workItems(op, req) * d.f.opt.PerItem
 	}
 	d.seq++
 	deadline := time.Now().Add(timeout)
@@ -295,7 +298,11 @@ func (d *driver) sendSeq(ctx context.Context, op string, req []byte, seq uint64,
 	if _, err := d.stdin.Write(append(req, '\n')); err != nil {
 		return nil, d.fail(op, fmt.Sprintf("could not write the request (%v); the port %s", err, d.exitStatus(time.Second)), nil)
 	}
-	l, err := d.await(ctx, op, seq, timeout, deadline)
+	var mute *muteWatch
+	if startup {
+		mute = d.watchMute()
+	}
+	l, err := d.await(ctx, op, seq, timeout, deadline, mute)
 	if err != nil {
 		return nil, err
 	}
@@ -304,26 +311,41 @@ func (d *driver) sendSeq(ctx context.Context, op string, req []byte, seq uint64,
 	return d.decode(op, seq, l.text)
 }
 
-// await reads the line that answers seq, or fails the session.
-func (d *driver) await(ctx context.Context, op string, seq uint64, timeout time.Duration, deadline time.Time) (line, error) {
+// await reads the line that answers seq, or fails the session; mute, if set, ends the wait
+// early for a port that read the request and then sat idle.
+func (d *driver) await(ctx context.Context, op string, seq uint64, timeout time.Duration, deadline time.Time, mute *muteWatch) (line, error) {
 	timer := time.NewTimer(time.Until(deadline))
 	defer timer.Stop()
 	var l line
 	var ok bool
-	select {
-	case l, ok = <-d.lines:
-	case <-d.exited:
-		// The port ended; a reply it printed first may still be in the pipe.
+	var tick <-chan time.Time
+	if mute != nil {
+		t := time.NewTicker(mutePoll)
+		defer t.Stop()
+		tick = t.C
+	}
+	for got := false; !got; {
 		select {
 		case l, ok = <-d.lines:
-		case <-time.After(200 * time.Millisecond):
-			return l, d.fail(op, fmt.Sprintf("exited (%s) without answering seq %d", d.exitStatus(0), seq), nil)
+			got = true
+		case <-d.exited:
+			// The port ended; a reply it printed first may still be in the pipe.
+			select {
+			case l, ok = <-d.lines:
+				got = true
+			case <-time.After(200 * time.Millisecond):
+				return l, d.fail(op, fmt.Sprintf("exited (%s) without answering seq %d", d.exitStatus(0), seq), nil)
+			}
+		case <-timer.C:
+			return l, d.fail(op, fmt.Sprintf("no reply to seq %d within %s (deadline); the port was killed", seq, timeout), nil)
+		case now := <-tick:
+			if mute.silent(now) {
+				return l, d.fail(op, fmt.Sprintf("read seq %d and then sat idle for %s: no reply, and no CPU used by its processes (a port still starting up has not read its first request, or is using the CPU); a mute port, killed", seq, d.f.opt.MuteAfter), nil)
+			}
+		case <-ctx.Done():
+			d.fail(op, "the harness gave up: "+ctx.Err().Error(), nil)
+			return l, fmt.Errorf("subprocess: %s: %w", op, ctx.Err())
 		}
-	case <-timer.C:
-		return l, d.fail(op, fmt.Sprintf("no reply to seq %d within %s (deadline); the port was killed", seq, timeout), nil)
-	case <-ctx.Done():
-		d.fail(op, "the harness gave up: "+ctx.Err().Error(), nil)
-		return l, fmt.Errorf("subprocess: %s: %w", op, ctx.Err())
 	}
 	switch {
 	case !ok || errors.Is(l.err, io.EOF):
@@ -510,10 +532,17 @@ func (d *driver) Close(ctx context.Context) error {
 		d.kill()
 		return err
 	}
+	wait := d.f.opt.Deadline
+	if d.f.lingers.Load() {
+		// A session of this port already stayed after close: that failure is on record, and
+		// every clause waiting out a whole deadline for it again would only slow the run.
+		wait = min(wait, lingerWait)
+	}
 	select {
 	case <-d.exited:
-	case <-time.After(d.f.opt.Deadline):
-		return d.fail("close", fmt.Sprintf("did not exit within %s after close; the port was killed", d.f.opt.Deadline), nil)
+	case <-time.After(wait):
+		d.f.lingers.Store(true)
+		return d.fail("close", fmt.Sprintf("did not exit within %s after close; the port was killed", wait), nil)
 	case <-ctx.Done():
 		d.kill()
 		return ctx.Err()

@@ -23,8 +23,12 @@ const (
 	DefaultDeadline      = 10 * time.Second
 	DefaultParkSlack     = 5 * time.Second
 	DefaultStartDeadline = 60 * time.Second
-	DefaultStderrTail    = 8 << 10
-	DefaultMaxLine       = 16 << 20
+	DefaultMuteAfter     = 3 * time.Second
+	// lingerWait is how long a session waits to exit after close once one of its port's has
+	// stayed after close for a whole deadline.
+	lingerWait        = time.Second
+	DefaultStderrTail = 8 << 10
+	DefaultMaxLine    = 16 << 20
 )
 
 // Options configure a Factory. The zero value takes the defaults.
@@ -35,8 +39,11 @@ type Options struct {
 	Env []string
 	// Name names the port in reports; default: the command line.
 	Name string
-	// Deadline bounds every request (default 10 s); park gets its own timeout_ms + ParkSlack.
+	// Deadline bounds every request (default 10 s), plus PerItem (default 2 ms) for each item
+	// the request names (mint's n × parallel, a limit, a batch's jobs); park gets its own
+	// timeout_ms + ParkSlack.
 	Deadline  time.Duration
+	PerItem   time.Duration
 	ParkSlack time.Duration
 	// StartDeadline bounds the first request of the factory's sessions (hello) until one of
 	// them has answered, which also pays for the port's first start-up (an interpreter, a
@@ -44,6 +51,10 @@ type Options struct {
 	// every later one has Deadline like any other: a port that hangs costs a deadline per
 	// session, never a minute.
 	StartDeadline time.Duration
+	// MuteAfter ends the start deadline early for a mute port: one that read its first request
+	// and then used no CPU for this long (default 3 s; Linux only — elsewhere a mute port waits
+	// out StartDeadline). A start-up that is loading or compiling uses the CPU, or has not read.
+	MuteAfter time.Duration
 	// StderrTail is how many bytes of stderr are kept for reports (default 8 KiB).
 	StderrTail int
 	// MaxLine bounds one reply line (default 16 MiB): a longer line fails the session as soon
@@ -59,11 +70,17 @@ func (o Options) withDefaults() Options {
 	if o.Deadline <= 0 {
 		o.Deadline = DefaultDeadline
 	}
+	if o.PerItem <= 0 {
+		o.PerItem = DefaultPerItem
+	}
 	if o.ParkSlack <= 0 {
 		o.ParkSlack = DefaultParkSlack
 	}
 	if o.StartDeadline <= 0 {
 		o.StartDeadline = DefaultStartDeadline
+	}
+	if o.MuteAfter <= 0 {
+		o.MuteAfter = DefaultMuteAfter
 	}
 	if o.StderrTail <= 0 {
 		o.StderrTail = DefaultStderrTail
@@ -82,6 +99,8 @@ type Factory struct {
 	v    *validator
 	rec  *recorder
 	warm atomic.Bool // a session has answered: start-up is paid
+	// lingers: a session did not exit after close; later ones get lingerWait to exit.
+	lingers atomic.Bool
 
 	mu    sync.Mutex
 	spare *driver // Prestart: the next session's process, started ahead

@@ -68,7 +68,7 @@ func parse(name string, args []string, stderr io.Writer, ext Extension) (flags, 
 	fs.BoolVar(&f.version, "version", false, "print the kit's version, the bundle version and its digest")
 	fs.StringVar(&f.admitDir, "admit-scripts", "", "admit DIR/<name>.lua (a port's edited copy of lua/) as the bundle's scripts, and their bundle's digest, so that only behaviour is judged (never certifies)")
 	fs.Int64Var(&f.seed, "seed", 0, "replay the model-checked walks from this seed (a walk failure prints it); 0: the fixed default")
-	fs.IntVar(&f.parallel, "parallel", 1, "run the clauses on N Valkey servers at once (-valkey a,b,… gives N; without -valkey emq-engines starts them): every clause keeps its fresh keyspace, port process and MONITOR capture, and the reports are those of a serial run")
+	fs.IntVar(&f.parallel, "parallel", 0, "run the clauses on N Valkey servers at once (-valkey a,b,… gives N; without -valkey emq-engines starts them): every clause keeps its fresh keyspace, port process and MONITOR capture, and the reports are those of a serial run; 0: as many as -valkey lists, or without -valkey runner.DefaultParallel (the cores + 1, at most 4); a cluster run is serial")
 	fs.StringVar(&f.worker, "worker", "", "internal: run as a worker of a -parallel run, claiming clauses in `DIR`")
 	fs.DurationVar(&f.deadline, "deadline", subprocess.DefaultDeadline, "per-request deadline for a subprocess port")
 	fs.DurationVar(&f.startDeadline, "start-deadline", subprocess.DefaultStartDeadline, "deadline of a subprocess port's first hello, which pays its start-up; a port that misses it is a harness error (exit 2)")
@@ -86,7 +86,25 @@ func parse(name string, args []string, stderr io.Writer, ext Extension) (flags, 
 	if fs.NArg() > 0 {
 		return f, fmt.Errorf("unexpected arguments: %q", fs.Args())
 	}
+	if f.parallel < 0 {
+		return f, fmt.Errorf("-parallel %d: want 0 (the kit chooses) or more", f.parallel)
+	}
+	if f.parallel == 0 {
+		f.parallel = f.defaultParallel()
+	}
 	return f, nil
+}
+
+// defaultParallel is -parallel 0: a worker and a cluster run are serial, given Valkeys each take
+// a worker, and the servers emq-engines starts are as many as the machine runs well at once.
+func (f flags) defaultParallel() int {
+	switch {
+	case f.worker != "" || f.cluster != "":
+		return 1
+	case f.valkey != "":
+		return max(1, len(runner.SplitList(f.valkey)))
+	}
+	return runner.DefaultParallel()
 }
 
 // Main runs the shell named name on args and returns the exit status.

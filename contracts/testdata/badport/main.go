@@ -1,10 +1,11 @@
 // Command badport wraps a real port and sabotages one op, for the harness's robustness tests:
 // BADPORT_CMD is the real port (split on blanks), BADPORT_OP the op to sabotage and
-// BADPORT_MODE what happens there: crash (exit 3 without answering), hang (never answer) or
-// garbage (print a line that is not a reply); with BADPORT_OP "*" and mode count, every reply
+// BADPORT_MODE what happens there: crash (exit 3 without answering), hang (never answer),
+// garbage (print a line that is not a reply) or linger (answer, then never exit); with BADPORT_OP "*" and mode count, every reply
 // carries the port's own count of requests instead of the seq it answers. BADPORT_CLAIMS, when set, replaces the claims of
 // the port's hello by this comma-separated list; BADPORT_HIDE_CAPS drops these capabilities
-// (comma-separated) from it; BADPORT_LOG appends each session's first op to that file.
+// (comma-separated) from it; BADPORT_LOG appends each session's first op to that file;
+// BADPORT_LATE (a duration, e.g. 1ms) holds back every reply that long: a slower runtime.
 package main
 
 import (
@@ -17,6 +18,15 @@ import (
 	"time"
 )
 
+// seq is a request's seq.
+func seq(req []byte) uint64 {
+	var r struct {
+		Seq uint64 `json:"seq"`
+	}
+	_ = json.Unmarshal(req, &r)
+	return r.Seq
+}
+
 func main() {
 	argv := strings.Fields(os.Getenv("BADPORT_CMD"))
 	op, mode := os.Getenv("BADPORT_OP"), os.Getenv("BADPORT_MODE")
@@ -24,6 +34,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "badport: BADPORT_CMD is empty")
 		os.Exit(2)
 	}
+	late, _ := time.ParseDuration(os.Getenv("BADPORT_LATE"))
 	real := exec.Command(argv[0], argv[1:]...)
 	real.Stderr = os.Stderr
 	in, _ := real.StdinPipe()
@@ -65,6 +76,9 @@ func main() {
 			case "garbage":
 				fmt.Println("Segmentation fault (not really)")
 				continue
+			case "linger":
+				fmt.Printf("{\"seq\":%d,\"ok\":true,\"result\":{}}\n", seq(reqs.Bytes()))
+				time.Sleep(time.Hour)
 			}
 		}
 		fmt.Fprintf(in, "%s\n", reqs.Bytes())
@@ -104,6 +118,7 @@ func main() {
 				reply, _ = json.Marshal(r)
 			}
 		}
+		time.Sleep(late)
 		fmt.Printf("%s\n", reply)
 		if req.Op == "close" {
 			break

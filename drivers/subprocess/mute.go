@@ -1,0 +1,34 @@
+package subprocess
+
+import "time"
+
+// mutePoll is how often a session's first request looks at the port's process group.
+const mutePoll = 250 * time.Millisecond
+
+// muteWatch tells a mute port from a slow start while the first request waits its start
+// deadline: a port that has read the request and whose processes use no CPU for MuteAfter will
+// never answer (an interpreter coming up has not read its input yet, or is busy).
+type muteWatch struct {
+	probe idleProbe
+	after time.Duration
+	cpu   int64
+	since time.Time // idle since
+}
+
+func (d *driver) watchMute() *muteWatch {
+	p, ok := newIdleProbe(d.stdin, d.cmd.Process.Pid)
+	if !ok || d.f.opt.MuteAfter <= 0 {
+		return nil
+	}
+	return &muteWatch{probe: p, after: d.f.opt.MuteAfter, cpu: p.cpu(), since: time.Now()}
+}
+
+// silent samples the port at now: true once it has been drained and idle for the whole window.
+func (m *muteWatch) silent(now time.Time) bool {
+	c := m.probe.cpu()
+	if !m.probe.drained() || c-m.cpu > 1 { // a tick of bookkeeping is not work
+		m.cpu, m.since = c, now
+		return false
+	}
+	return now.Sub(m.since) >= m.after
+}

@@ -1,0 +1,54 @@
+package subprocess
+
+import (
+	"encoding/json"
+	"math"
+	"time"
+)
+
+// DefaultPerItem is what a request's deadline grows by for each item it names
+// (contracts/PROTOCOL.md Part B [B-20]): a limit of 10000 entries or a batch of 1000 jobs is more
+// work than one enqueue, and a slower runtime doing one round trip an item must not be failed
+// for the kit's choice of a flat deadline.
+const DefaultPerItem = 2 * time.Millisecond
+
+// maxItems bounds the count a request can claim (an input far out of range, sent to see it
+// refused, must not buy a deadline of days).
+const maxItems = 200_000
+
+// workItems counts the items a request names: mint's n × parallel, reap's, promote's and
+// morgue's limit (absent: its default), claim_batch's n, a batch's jobs. A field that is not a
+// count (the fields clauses send every wrong type) counts nothing.
+func workItems(op string, req []byte) time.Duration {
+	var f map[string]json.RawMessage
+	if json.Unmarshal(req, &f) != nil {
+		return 0
+	}
+	count := func(name string, absent float64) float64 {
+		raw, ok := f[name]
+		if !ok {
+			return absent
+		}
+		var n float64
+		if json.Unmarshal(raw, &n) == nil && n > 0 {
+			return n
+		}
+		var list []json.RawMessage
+		if json.Unmarshal(raw, &list) == nil {
+			return float64(len(list))
+		}
+		return 0
+	}
+	var n float64
+	switch op {
+	case "mint":
+		n = count("n", 0) * max(count("parallel", 1), 1)
+	case "reap", "promote", "morgue":
+		n = count("limit", 1000)
+	case "claim_batch":
+		n = count("n", 0)
+	case "enqueue_batch", "complete_batch":
+		n = count("jobs", 0)
+	}
+	return time.Duration(math.Min(n, maxItems))
+}
