@@ -87,6 +87,7 @@ var c01 = Contract{ID: "C01", Name: "fence",
 			s.clause("cluster-valkey-refused", clauseOpts{noHello: true}, func(t *T) {
 				t.refusedServer(ServerClusterValkey, t.cfg.ClusterValkey, "a Valkey 8.1 in cluster mode", ruleServerStandalone)
 			})
+			s.clause("server-versions-compared", clauseOpts{noHello: true}, serverVersionsCompared)
 		} else {
 			// A cluster run's counterpart: the port is in cluster mode, where a cluster node is
 			// what it wants and a standalone server is the wrong mode.

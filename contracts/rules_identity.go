@@ -9,7 +9,7 @@ var rulesIdentity = []Rule{
 }
 
 var (
-	ruleServerVersion    = Rule{"A12-server-version", `A12 / canon §5.1: "HELLO 2 must answer … version ≥ 8.1.0 …; a server that … answers anything else is refused with EMQSERVER, before the fence runs and before any other command"`}
+	ruleServerVersion    = Rule{"A12-server-version", `A12 / canon §5.1: "HELLO 2 must answer … version ≥ 8.1.0 …; a server that … answers anything else is refused with EMQSERVER, before the fence runs and before any other command"; canon §5.1: "A version is compared component by component as integers, major first: 8.1.10, 8.10.0, 9.0.0 and 10.0.0 are at least 8.1.0, and 8.0.99 is not; a server other than valkey is refused whatever its version"`}
 	ruleServerStandalone = Rule{"A12-server-standalone", `A12 / canon §5.1: "HELLO 2 must answer … mode = standalone; a server that … answers anything else is refused with EMQSERVER, before the fence runs and before any other command" (a port that has not declared cluster support)`}
 
 	ruleLeaseFree     = Rule{"A9-lease-free-worker", `canon §3.4: "two live minters never hold the same one — a guessed worker id could collide … A minter tries the worker ids 0–1023 (the reference starts at a random offset and tries each once); NX makes the first free one its own"; A9: "worker ids 0–1023, leased with SET {emq}:minter:<w> <owner> NX PX <ttl>"`}

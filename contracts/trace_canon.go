@@ -172,6 +172,7 @@ var traceCanon = map[string][]string{
 	"§5.1-3":  {"server", "A12-server-version", "A12-server-standalone"},
 	"§5.1-4":  {"server", "A12-server-version", "A12-server-standalone"},
 	"§5.1-5":  {"A12-server-standalone", "cluster-server"},
+	"§5.1-6":  {"A12-server-version"},
 	"§5.2-1":  {"wire-fence-first", "hello", "version"},
 	"§5.2-2":  {"version", "refusal-clean"},
 	"§5.2-3":  {"version", "wire-evalsha"},

@@ -10,6 +10,12 @@ import (
 var c01 = []Spec{
 	{Name: "old-valkey-accepted", Contract: "C01", Rule: "A12-server-version", Defect: "the server check reads the name but not the version: a Valkey 8.0 is admitted",
 		Go: seams(func(s *bus.Seams) { s.Handshake = nameOnly(true, false) })},
+	{Name: "version-compared-as-text", Contract: "C01", Rule: "A12-server-version", Defect: "the server's version is compared as a string: a Valkey 10.0.0 sorts before 8.1.0 and is refused",
+		Go: seams(func(s *bus.Seams) { s.Handshake = versionBy(versionAsText) })},
+	{Name: "version-major-eight", Contract: "C01", Rule: "A12-server-version", Defect: "the server check wants major 8 and minor at least 1: a Valkey 9.0.0 is refused",
+		Go: seams(func(s *bus.Seams) { s.Handshake = versionBy(versionMajorEight) })},
+	{Name: "version-major-only", Contract: "C01", Rule: "A12-server-version", Defect: "the server check reads the major alone: a Valkey 8.0.99 is admitted (8.0.1, the kit's real old server, too)",
+		Go: seams(func(s *bus.Seams) { s.Handshake = versionBy(versionMajorOnly) })},
 	{Name: "cluster-accepted", Contract: "C01", Rule: "A12-server-standalone", Defect: "the server check ignores the mode: a cluster-enabled Valkey is admitted by a port that has not declared cluster support",
 		Go: seams(func(s *bus.Seams) { s.Handshake = nameOnly(false, true) })},
 	{Name: "version-refusal-ignored", Contract: "C01", Rule: "version", Defect: "the fence's EMQVERSION is logged as a warning and the session goes on against another bundle's deployment",

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/echomq/kit/lua"
 	"github.com/echomq/kit/reference/connector"
@@ -34,6 +36,45 @@ func nameOnly(skipVersion, skipMode bool) func(*lua.Bundle, fence.Options) func(
 			return err
 		}
 	}
+}
+
+// versionBy admits a Valkey by a plausible wrong reading of its version (admit) instead of the
+// canon's component-by-component comparison, then checks the rest and runs the fence.
+func versionBy(admit func(version string) bool) func(*lua.Bundle, fence.Options) func(context.Context, *connector.Conn) error {
+	return func(canon *lua.Bundle, opt fence.Options) func(context.Context, *connector.Conn) error {
+		return func(ctx context.Context, c *connector.Conn) error {
+			info := c.Server()
+			if info.Server == "valkey" {
+				if !admit(info.Version) {
+					return &emqerr.Error{Type: emqerr.TypeServer, Message: fmt.Sprintf("valkey %s: want >= %s", info.Version, fence.MinVersion)}
+				}
+				info.Version = fence.MinVersion
+			}
+			if err := fence.Check(info, opt); err != nil {
+				return err
+			}
+			_, err := fence.Run(ctx, c, canon)
+			return err
+		}
+	}
+}
+
+// versionAsText compares versions as strings ("10.0.0" sorts before "8.1.0").
+func versionAsText(v string) bool { return v >= fence.MinVersion }
+
+// versionMajorEight wants major 8 and minor 1 or more (a Valkey 9 is refused).
+func versionMajorEight(v string) bool {
+	major, minor, _ := strings.Cut(v, ".")
+	m, _, _ := strings.Cut(minor, ".")
+	n, _ := strconv.Atoi(m)
+	return major == "8" && n >= 1
+}
+
+// versionMajorOnly reads the major alone (a Valkey 8.0 passes).
+func versionMajorOnly(v string) bool {
+	major, _, _ := strings.Cut(v, ".")
+	n, _ := strconv.Atoi(major)
+	return n >= 8
 }
 
 // versionWarns logs the fence's EMQVERSION and goes on against another bundle's deployment.

@@ -1,0 +1,55 @@
+package contracts
+
+import (
+	"slices"
+
+	"github.com/echomq/kit/contracts/internal/wire"
+	"github.com/echomq/kit/protocol"
+	"github.com/echomq/kit/reference/emqerr"
+)
+
+// presentedServer is a server identity the kit presents to a port, and whether canon §5.1
+// admits it.
+type presentedServer struct {
+	server, version string
+	admitted        bool
+}
+
+// presentedServers tell a version compared as the canon says (component by component, as
+// integers) from the plausible wrong ones: as strings ("10.0.0" < "8.1.0"), by the major alone
+// (8.0.99 passes), by "major is 8" (9.0.0 fails), by a float of major.minor (8.10 = 8.1), or by
+// the version while the server is not Valkey.
+var presentedServers = []presentedServer{
+	{"valkey", "8.0.99", false}, {"valkey", "8.0.10", false}, {"valkey", "7.10.0", false}, {"redis", "8.2.0", false},
+	{"valkey", "8.1.0", true}, {"valkey", "8.1.10", true}, {"valkey", "8.10.0", true}, {"valkey", "9.0.0", true}, {"valkey", "10.0.0", true},
+}
+
+// serverVersionsCompared presents each identity through a proxy in front of the run's own
+// Valkey (the server behind it is the real one): a refused one answers EMQSERVER with nothing
+// but HELLO sent, an admitted one completes the hello and serves an enqueue.
+func serverVersionsCompared(t *T) {
+	t.cover(ruleServerVersion)
+	for _, ps := range presentedServers {
+		p, err := wire.StartVersionProxy(t.cfg.Valkey, ps.server, ps.version)
+		if err != nil {
+			t.harness("%v", err)
+		}
+		t.stops = append(t.stops, p.Close)
+		what := "a " + ps.server + " " + ps.version + " (a Valkey 8.1 behind a proxy that says so)"
+		d := t.start()
+		m := t.mark()
+		_, err = d.Hello(t.ctx, protocol.HelloArgs{Valkey: p.Addr()})
+		if !ps.admitted {
+			t.refused(err, emqerr.Server, ruleServerVersion, "hello against "+what)
+			for _, l := range t.portLines(m) {
+				if slices.Contains(p.Clients(), l.Client) && l.Cmd() != "HELLO" {
+					t.fail(ruleServerVersion, "nothing but HELLO reaches "+what, "the port sent "+l.String())
+				}
+			}
+			continue
+		}
+		t.ok(err, ruleServerVersion, "hello against "+what)
+		_, err = d.Enqueue(t.ctx, protocol.EnqueueArgs{Queue: "versions", PayloadB64: b64(ps.version)})
+		t.ok(err, ruleServerVersion, "enqueue on a session opened against "+what)
+	}
+}
