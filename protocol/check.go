@@ -3,6 +3,7 @@ package protocol
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"regexp"
@@ -33,6 +34,7 @@ func Check(op string, fields map[string]json.RawMessage) (map[string]json.RawMes
 		out[k] = v
 	}
 	ints := map[string]int64{}
+	var keyErr error // an empty name: EMQKEY, unless a shape fault elsewhere makes it EMQARG
 	for _, f := range Fields[op] {
 		raw, present := fields[f.Name]
 		if !present {
@@ -43,20 +45,23 @@ func Check(op string, fields map[string]json.RawMessage) (map[string]json.RawMes
 		}
 		if f.Kind == KindList {
 			list, err := f.checkList(op, raw)
-			if err != nil {
+			if keyErr, err = deferKey(keyErr, err); err != nil {
 				return nil, err
 			}
 			out[f.Name] = list
 			continue
 		}
 		n, err := f.check(op, raw)
-		if err != nil {
+		if keyErr, err = deferKey(keyErr, err); err != nil {
 			return nil, err
 		}
 		if f.Kind == KindInt {
 			ints[f.Name] = n
 			out[f.Name] = json.RawMessage(strconv.FormatInt(n, 10))
 		}
+	}
+	if keyErr != nil {
+		return nil, keyErr
 	}
 	if op == "mint" {
 		if n, p := ints["n"], max(ints["parallel"], 1); n*p > MaxMint {
@@ -76,6 +81,7 @@ func (f Field) checkList(op string, raw json.RawMessage) (json.RawMessage, error
 	if n := int64(len(items)); n < f.Min || n > f.Max {
 		return nil, &FieldError{op, f.Name, "EMQARG", fmt.Sprintf("%s holds %d objects: want %d..%d", f.Name, n, f.Min, f.Max)}
 	}
+	var keyErr error
 	for i, obj := range items {
 		if obj == nil {
 			return nil, &FieldError{op, fmt.Sprintf("%s[%d]", f.Name, i), "EMQARG", "null: want an object"}
@@ -91,7 +97,7 @@ func (f Field) checkList(op string, raw json.RawMessage) (json.RawMessage, error
 				continue
 			}
 			n, err := at.check(op, v)
-			if err != nil {
+			if keyErr, err = deferKey(keyErr, err); err != nil {
 				return nil, err
 			}
 			if sub.Kind == KindInt {
@@ -99,7 +105,25 @@ func (f Field) checkList(op string, raw json.RawMessage) (json.RawMessage, error
 			}
 		}
 	}
-	return json.Marshal(items)
+	b, err := json.Marshal(items)
+	if err == nil && keyErr != nil {
+		return b, keyErr
+	}
+	return b, err
+}
+
+// deferKey keeps the first empty-name refusal (EMQKEY) aside in keyErr, so that a shape fault
+// found after it still answers EMQARG (PROTOCOL.md Part B, "Order" [B-100]); any other error is
+// returned as it is.
+func deferKey(keyErr, err error) (error, error) {
+	var fe *FieldError
+	if errors.As(err, &fe) && fe.Type == "EMQKEY" {
+		if keyErr == nil {
+			keyErr = err
+		}
+		return keyErr, nil
+	}
+	return keyErr, err
 }
 
 // requiredBy tells a field required by another field's value (When "type=job").

@@ -62,15 +62,14 @@ const FIELDS = {
 
 const B64_RE = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
-// checkValue holds one present value to its field's kind.
-function checkValue(op, f, v) {
+// shape holds one present value to its field's JSON type (and a base64 field to its alphabet):
+// a request whose shape is wrong is EMQARG whatever else is wrong with it (Part B, "Order").
+function shape(op, f, v) {
   const where = `${op}: ${f.name}`;
   if (v === null) throw errors.arg(`${where} is null`);
   switch (f.kind) {
     case INT:
       if (typeof v !== 'number' || !Number.isInteger(v)) throw errors.arg(`${where} ${JSON.stringify(v)}: want an integer`);
-      if (v === 0 && f.zero) return;
-      if (v < f.lo || v > f.hi) throw errors.arg(`${where} ${v}: want ${f.lo}..${f.hi}`);
       return;
     case BOOL:
       if (typeof v !== 'boolean') throw errors.arg(`${where} ${JSON.stringify(v)}: want true or false`);
@@ -79,23 +78,37 @@ function checkValue(op, f, v) {
       if (typeof v !== 'string') throw errors.arg(`${where} ${JSON.stringify(v)}: want a string`);
   }
   if (f.kind === B64 && !B64_RE.test(v)) throw errors.arg(`${where} is not standard padded base64`);
+}
+
+// domain holds a value of the right shape to its field's range: an integer out of range or an
+// empty host:port is EMQARG, an empty name or id EMQKEY (a non-empty bad one is left to the key
+// builder, which refuses it before any byte).
+function domain(op, f, v) {
+  const where = `${op}: ${f.name}`;
+  if (f.kind === INT) {
+    if (v === 0 && f.zero) return;
+    if (v < f.lo || v > f.hi) throw errors.arg(`${where} ${v}: want ${f.lo}..${f.hi}`);
+  }
   if (f.kind === ADDR && v === '') throw errors.arg(`${where} is empty: want host:port`);
   if ((f.kind === NAME || f.kind === ID || f.kind === TYPE) && v === '') throw errors.key(`${where} is empty`);
 }
 
-// check holds request r of op to the table and returns it with every absent default filled in.
+// check holds request r of op to the table and returns it with every absent default filled in:
+// every field's shape first, then every field's domain.
 function check(op, r) {
   const out = { ...r };
+  const present = [];
   for (const f of FIELDS[op] ?? []) {
-    const present = Object.prototype.hasOwnProperty.call(r, f.name);
-    if (!present) {
+    if (!Object.prototype.hasOwnProperty.call(r, f.name)) {
       const needed = f.required || (f.when && r[f.when[0]] === f.when[1]);
       if (needed) throw errors.arg(`${op}: missing required field ${f.name}`);
       if (f.dflt !== undefined) out[f.name] = f.dflt;
       continue;
     }
-    checkValue(op, f, r[f.name]);
+    shape(op, f, r[f.name]);
+    present.push(f);
   }
+  for (const f of present) domain(op, f, r[f.name]);
   if (op === 'mint' && out.n * out.parallel > 100000) {
     throw errors.arg(`mint: n ${out.n} × parallel ${out.parallel} is over 100000 ids`);
   }
