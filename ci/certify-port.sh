@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Certify an EchoMQ 2.0 port, as an ordinary user, in plain shell: build emq-conform from the kit,
 # provision every server a certification needs into the cache without root — Valkey 8.1.1 (the
-# server under test, one per parallel worker), Redis 7.0 (the wrong-kind server C01 must refuse),
+# server under test, one per parallel lane), Redis 7.0 (the wrong-kind server C01 must refuse),
 # Valkey 8.0.1 (too old: refused) and a Valkey 8.1.1 started with --cluster-enabled yes (a
 # cluster node: refused by a port not in cluster mode) and one started with HELLO renamed away (a
 # server that rejects HELLO: refused) — start them on free loopback ports, run

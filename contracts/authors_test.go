@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/echomq/kit/contracts"
+	"github.com/echomq/kit/contracts/verdict"
 	"github.com/echomq/kit/internal/enginestest"
 	"github.com/echomq/kit/protocol"
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -41,10 +41,10 @@ func TestFailureShowsTheExchange(t *testing.T) {
 	if !strings.Contains(r.transcript, retry) || !strings.Contains(r.transcript, "EXPECTED:") {
 		t.Errorf("the transcript lacks the failure's exchange:\n%s", r.transcript)
 	}
-	var cl contracts.Clause
+	var cl verdict.Clause
 	for _, c := range r.report.Result.Contracts {
 		for _, x := range c.Clauses {
-			if x.Status == contracts.StatusFail {
+			if x.Status == verdict.StatusFail {
 				cl = x
 			}
 		}
@@ -67,19 +67,19 @@ func TestPartialRunsSayHowMuchRan(t *testing.T) {
 	vk := enginestest.Valkey(t)
 	r := conform(t, nil, "-valkey", vk.Addr, "-label", "C01")
 	c := r.status("C01")
-	if c.Status != contracts.StatusPass || c.ClausesRun != c.ClausesTotal-4 { // the four servers C01 refuses are not given
+	if c.Status != verdict.StatusPass || c.ClausesRun != c.ClausesTotal-4 { // the four servers C01 refuses are not given
 		t.Fatalf("C01: %s, %d of %d clauses run:\n%s", c.Status, c.ClausesRun, c.ClausesTotal, r.stdout)
 	}
 	if r.report.Result.Passed != 0 {
 		t.Errorf("a partial contract was counted as passed")
 	}
-	var notRun contracts.Clause
+	var notRun verdict.Clause
 	for _, cl := range c.Clauses {
 		if strings.HasSuffix(cl.ID, "/wrong-kind-server-refused") {
 			notRun = cl
 		}
 	}
-	if notRun.Status != contracts.StatusNotRun || !strings.Contains(notRun.Reason, "-wrong-kind") {
+	if notRun.Status != verdict.StatusNotRun || !strings.Contains(notRun.Reason, "-wrong-kind") {
 		t.Errorf("the wrong-kind clause without a server: %s %q", notRun.Status, notRun.Reason)
 	}
 	for _, l := range strings.Split(r.stdout, "\n") {

@@ -35,153 +35,145 @@ func (t *T) batcher() drivers.Batcher {
 	return b
 }
 
-// enqueueBatchClauses are C02's and C03's batch clauses.
-func enqueueBatchClause(s spec) {
-	s.clause("enqueue-batch-rows", clauseOpts{}, func(t *T) {
-		b := t.batcher()
-		q := t.q("orders")
-		own := jobID(1 << 40)
-		before := t.now()
-		r, err := b.EnqueueBatch(t.ctx, protocol.EnqueueBatchArgs{Queue: "orders", Jobs: []protocol.BatchJob{
-			{PayloadB64: b64("first")}, {ID: own, PayloadB64: b64("own id")}, {PayloadB64: b64("later"), DelayMS: 60000}, {PayloadB64: b64("")},
-		}})
-		after := t.now()
-		t.ok(err, ruleBatchEnqueue, "enqueue_batch of four jobs")
-		t.check(len(r.Jobs) == 4, ruleBatchEnqueue, "one result per job", "%d results", len(r.Jobs))
-		for i, j := range r.Jobs {
-			t.check(j.Created, ruleBatchEnqueue, fmt.Sprintf("job %d created", i), "created: false")
-			t.validJob(j.ID)
-		}
-		t.check(r.Jobs[1].ID == own, ruleBatchEnqueue, "the job given an id keeps it: "+own, "%s", r.Jobs[1].ID)
-		t.check(r.Jobs[0].ID < r.Jobs[2].ID && r.Jobs[2].ID < r.Jobs[3].ID, ruleMintOrder, "the minted ids in batch order", "%s %s %s", r.Jobs[0].ID, r.Jobs[2].ID, r.Jobs[3].ID)
-		for i, want := range []map[string]string{
-			{"state": "pending", "attempts": "0", "payload": "first"}, {"state": "pending", "attempts": "0", "payload": "own id"},
-			{"state": "scheduled", "attempts": "0", "payload": "later"}, {"state": "pending", "attempts": "0", "payload": ""},
-		} {
-			row := t.hash(jobKey(q, r.Jobs[i].ID))
-			t.check(fmt.Sprint(row) == fmt.Sprint(want), ruleBatchEnqueue, fmt.Sprintf("job %d's row %q, as enqueue writes it", i, want), "%q", row)
-		}
-		for _, i := range []int{0, 1, 3} {
-			sc, ok := t.zscore(q.Pending(), r.Jobs[i].ID)
-			t.check(ok && sc == 0, ruleBatchEnqueue, fmt.Sprintf("job %d in pending with score 0", i), "in pending %v, score %d", ok, sc)
-		}
-		due, ok := t.zscore(q.Scheduled(), r.Jobs[2].ID)
-		t.check(ok && due >= before+60000 && due <= after+60000, ruleBatchEnqueue,
-			fmt.Sprintf("the delayed job in scheduled within [%d, %d]", before+60000, after+60000), "in scheduled %v, due %d", ok, due)
-		t.check(t.llen(q.Wake()) == 1, ruleBatchEnqueue, "the wake armed once (one token)", "wake length %d", t.llen(q.Wake()))
-	})
+// enqueueBatchRows is C02's and C03's batch clauses.
+func enqueueBatchRows(t *T) {
+	b := t.batcher()
+	q := t.q("orders")
+	own := jobID(1 << 40)
+	before := t.now()
+	r, err := b.EnqueueBatch(t.ctx, protocol.EnqueueBatchArgs{Queue: "orders", Jobs: []protocol.BatchJob{
+		{PayloadB64: b64("first")}, {ID: own, PayloadB64: b64("own id")}, {PayloadB64: b64("later"), DelayMS: 60000}, {PayloadB64: b64("")},
+	}})
+	after := t.now()
+	t.ok(err, ruleBatchEnqueue, "enqueue_batch of four jobs")
+	t.check(len(r.Jobs) == 4, ruleBatchEnqueue, "one result per job", "%d results", len(r.Jobs))
+	for i, j := range r.Jobs {
+		t.check(j.Created, ruleBatchEnqueue, fmt.Sprintf("job %d created", i), "created: false")
+		t.validJob(j.ID)
+	}
+	t.check(r.Jobs[1].ID == own, ruleBatchEnqueue, "the job given an id keeps it: "+own, "%s", r.Jobs[1].ID)
+	t.check(r.Jobs[0].ID < r.Jobs[2].ID && r.Jobs[2].ID < r.Jobs[3].ID, ruleMintOrder, "the minted ids in batch order", "%s %s %s", r.Jobs[0].ID, r.Jobs[2].ID, r.Jobs[3].ID)
+	for i, want := range []map[string]string{
+		{"state": "pending", "attempts": "0", "payload": "first"}, {"state": "pending", "attempts": "0", "payload": "own id"},
+		{"state": "scheduled", "attempts": "0", "payload": "later"}, {"state": "pending", "attempts": "0", "payload": ""},
+	} {
+		row := t.hash(jobKey(q, r.Jobs[i].ID))
+		t.check(fmt.Sprint(row) == fmt.Sprint(want), ruleBatchEnqueue, fmt.Sprintf("job %d's row %q, as enqueue writes it", i, want), "%q", row)
+	}
+	for _, i := range []int{0, 1, 3} {
+		sc, ok := t.zscore(q.Pending(), r.Jobs[i].ID)
+		t.check(ok && sc == 0, ruleBatchEnqueue, fmt.Sprintf("job %d in pending with score 0", i), "in pending %v, score %d", ok, sc)
+	}
+	due, ok := t.zscore(q.Scheduled(), r.Jobs[2].ID)
+	t.check(ok && due >= before+60000 && due <= after+60000, ruleBatchEnqueue,
+		fmt.Sprintf("the delayed job in scheduled within [%d, %d]", before+60000, after+60000), "in scheduled %v, due %d", ok, due)
+	t.check(t.llen(q.Wake()) == 1, ruleBatchEnqueue, "the wake armed once (one token)", "wake length %d", t.llen(q.Wake()))
 }
 
-// duplicateBatchClause is C03's: a batch's duplicates change nothing, whether the id was already
+// enqueueBatchDuplicates is C03's: a batch's duplicates change nothing, whether the id was already
 // there or came earlier in the same batch.
-func duplicateBatchClause(s spec) {
-	s.clause("enqueue-batch-duplicates", clauseOpts{}, func(t *T) {
-		b := t.batcher()
-		q := t.q("orders")
-		old := t.enqueue("orders", "the original")
-		c := t.mustClaim("orders", 30000)
-		t.lcClearWake("orders")
-		before := t.hash(jobKey(q, old))
-		fresh := jobID(1 << 40)
-		r, err := b.EnqueueBatch(t.ctx, protocol.EnqueueBatchArgs{Queue: "orders", Jobs: []protocol.BatchJob{
-			{ID: old, PayloadB64: b64("a second payload")}, {ID: fresh, PayloadB64: b64("new")}, {ID: fresh, PayloadB64: b64("repeat"), DelayMS: 5000},
-		}})
-		t.ok(err, ruleBatchEnqueue, "enqueue_batch with duplicates")
-		t.check(len(r.Jobs) == 3 && !r.Jobs[0].Created && r.Jobs[1].Created && !r.Jobs[2].Created, ruleBatchEnqueue,
-			"created false, true, false (the id already there, the new one, its repeat)", "%+v", r.Jobs)
-		after := t.hash(jobKey(q, old))
-		t.check(fmt.Sprint(before) == fmt.Sprint(after), ruleBatchEnqueue, "the claimed job's row unchanged by its duplicate", "%q → %q", before, after)
-		row := t.hash(jobKey(q, fresh))
-		t.check(row["payload"] == "new" && row["state"] == "pending", ruleBatchEnqueue, "the first of the repeated ids wins: pending, payload new", "%q", row)
-		t.in(q.Scheduled(), fresh, false, ruleBatchEnqueue)
-		t.complete("orders", old, c.Token)
-	})
+func enqueueBatchDuplicates(t *T) {
+	b := t.batcher()
+	q := t.q("orders")
+	old := t.enqueue("orders", "the original")
+	c := t.mustClaim("orders", 30000)
+	t.lcClearWake("orders")
+	before := t.hash(jobKey(q, old))
+	fresh := jobID(1 << 40)
+	r, err := b.EnqueueBatch(t.ctx, protocol.EnqueueBatchArgs{Queue: "orders", Jobs: []protocol.BatchJob{
+		{ID: old, PayloadB64: b64("a second payload")}, {ID: fresh, PayloadB64: b64("new")}, {ID: fresh, PayloadB64: b64("repeat"), DelayMS: 5000},
+	}})
+	t.ok(err, ruleBatchEnqueue, "enqueue_batch with duplicates")
+	t.check(len(r.Jobs) == 3 && !r.Jobs[0].Created && r.Jobs[1].Created && !r.Jobs[2].Created, ruleBatchEnqueue,
+		"created false, true, false (the id already there, the new one, its repeat)", "%+v", r.Jobs)
+	after := t.hash(jobKey(q, old))
+	t.check(fmt.Sprint(before) == fmt.Sprint(after), ruleBatchEnqueue, "the claimed job's row unchanged by its duplicate", "%q → %q", before, after)
+	row := t.hash(jobKey(q, fresh))
+	t.check(row["payload"] == "new" && row["state"] == "pending", ruleBatchEnqueue, "the first of the repeated ids wins: pending, payload new", "%q", row)
+	t.in(q.Scheduled(), fresh, false, ruleBatchEnqueue)
+	t.complete("orders", old, c.Token)
 }
 
-// claimBatchClause is C06's: the n oldest, each as claim leases it.
-func claimBatchClause(s spec) {
-	s.clause("claim-batch", clauseOpts{}, func(t *T) {
-		b := t.batcher()
-		q := t.q("orders")
-		var want []string
-		for i := range 5 {
-			want = append(want, t.enqueue("orders", fmt.Sprintf("job %d", i)))
-		}
-		before := t.now()
-		r, err := b.ClaimBatch(t.ctx, protocol.ClaimBatchArgs{Queue: "orders", LeaseMS: 30000, N: 3})
-		after := t.now()
-		t.ok(err, ruleBatchClaim, "claim_batch n 3")
-		t.check(len(r.Jobs) == 3, ruleBatchClaim, "three jobs", "%d", len(r.Jobs))
-		for i, j := range r.Jobs {
-			t.check(j.ID == want[i] && j.Token == 1 && unb64(j.PayloadB64) == fmt.Sprintf("job %d", i) && j.CheckpointB64 == nil, ruleBatchClaim,
-				fmt.Sprintf("claim %d: %s, token 1, its payload, no checkpoint", i, want[i]), "%s token %d payload %q", j.ID, j.Token, unb64(j.PayloadB64))
-			t.state("orders", j.ID, "active", 1, ruleBatchClaim)
-			t.leaseWithin(q.Active(), j.ID, before, after, 30000, ruleBatchClaim)
-		}
-		for _, id := range want[3:] {
-			t.state("orders", id, "pending", 0, ruleBatchClaim)
-		}
-		r, err = b.ClaimBatch(t.ctx, protocol.ClaimBatchArgs{Queue: "orders", LeaseMS: 30000, N: 1000})
-		t.ok(err, ruleBatchClaim, "claim_batch n 1000")
-		t.check(len(r.Jobs) == 2, ruleBatchClaim, "the two left", "%d", len(r.Jobs))
-		r, err = b.ClaimBatch(t.ctx, protocol.ClaimBatchArgs{Queue: "orders", LeaseMS: 30000, N: 5})
-		t.ok(err, ruleBatchClaim, "claim_batch on an empty queue")
-		t.check(len(r.Jobs) == 0, ruleBatchClaim, "an empty list from an empty queue", "%d jobs", len(r.Jobs))
-		// Paused: nothing, the backlog kept; the limit bites at 1000.
-		t.kitEnqueue("held", kitIDs(1001, 1<<41))
-		t.ok(t.D.Pause(t.ctx, protocol.QueueArgs{Queue: "held"}), ruleQueuePause, "pause")
-		snap := t.snapshot()
-		r, err = b.ClaimBatch(t.ctx, protocol.ClaimBatchArgs{Queue: "held", LeaseMS: 30000, N: 10})
-		t.ok(err, ruleBatchClaim, "claim_batch on a paused queue")
-		t.check(len(r.Jobs) == 0 && diff(snap, t.snapshot()) == "", ruleBatchClaim, "a paused queue: an empty list, nothing changed", "%d jobs; %s", len(r.Jobs), diff(snap, t.snapshot()))
-		t.ok(t.D.Resume(t.ctx, protocol.QueueArgs{Queue: "held"}), ruleQueuePause, "resume")
-		r, err = b.ClaimBatch(t.ctx, protocol.ClaimBatchArgs{Queue: "held", LeaseMS: 30000, N: protocol.MaxBatch})
-		t.ok(err, ruleBatchClaim, "claim_batch n 1000 of 1001")
-		t.check(len(r.Jobs) == protocol.MaxBatch && t.lcZcard(t.q("held").Pending()) == 1, ruleBatchClaim,
-			"1000 claimed, the 1001st left pending", "%d claimed, %d pending", len(r.Jobs), t.lcZcard(t.q("held").Pending()))
-	})
+// claimBatch is C06's: the n oldest, each as claim leases it.
+func claimBatch(t *T) {
+	b := t.batcher()
+	q := t.q("orders")
+	var want []string
+	for i := range 5 {
+		want = append(want, t.enqueue("orders", fmt.Sprintf("job %d", i)))
+	}
+	before := t.now()
+	r, err := b.ClaimBatch(t.ctx, protocol.ClaimBatchArgs{Queue: "orders", LeaseMS: 30000, N: 3})
+	after := t.now()
+	t.ok(err, ruleBatchClaim, "claim_batch n 3")
+	t.check(len(r.Jobs) == 3, ruleBatchClaim, "three jobs", "%d", len(r.Jobs))
+	for i, j := range r.Jobs {
+		t.check(j.ID == want[i] && j.Token == 1 && unb64(j.PayloadB64) == fmt.Sprintf("job %d", i) && j.CheckpointB64 == nil, ruleBatchClaim,
+			fmt.Sprintf("claim %d: %s, token 1, its payload, no checkpoint", i, want[i]), "%s token %d payload %q", j.ID, j.Token, unb64(j.PayloadB64))
+		t.state("orders", j.ID, "active", 1, ruleBatchClaim)
+		t.leaseWithin(q.Active(), j.ID, before, after, 30000, ruleBatchClaim)
+	}
+	for _, id := range want[3:] {
+		t.state("orders", id, "pending", 0, ruleBatchClaim)
+	}
+	r, err = b.ClaimBatch(t.ctx, protocol.ClaimBatchArgs{Queue: "orders", LeaseMS: 30000, N: 1000})
+	t.ok(err, ruleBatchClaim, "claim_batch n 1000")
+	t.check(len(r.Jobs) == 2, ruleBatchClaim, "the two left", "%d", len(r.Jobs))
+	r, err = b.ClaimBatch(t.ctx, protocol.ClaimBatchArgs{Queue: "orders", LeaseMS: 30000, N: 5})
+	t.ok(err, ruleBatchClaim, "claim_batch on an empty queue")
+	t.check(len(r.Jobs) == 0, ruleBatchClaim, "an empty list from an empty queue", "%d jobs", len(r.Jobs))
+	// Paused: nothing, the backlog kept; the limit bites at 1000.
+	t.kitEnqueue("held", kitIDs(1001, 1<<41))
+	t.ok(t.D.Pause(t.ctx, protocol.QueueArgs{Queue: "held"}), ruleQueuePause, "pause")
+	snap := t.snapshot()
+	r, err = b.ClaimBatch(t.ctx, protocol.ClaimBatchArgs{Queue: "held", LeaseMS: 30000, N: 10})
+	t.ok(err, ruleBatchClaim, "claim_batch on a paused queue")
+	t.check(len(r.Jobs) == 0 && diff(snap, t.snapshot()) == "", ruleBatchClaim, "a paused queue: an empty list, nothing changed", "%d jobs; %s", len(r.Jobs), diff(snap, t.snapshot()))
+	t.ok(t.D.Resume(t.ctx, protocol.QueueArgs{Queue: "held"}), ruleQueuePause, "resume")
+	r, err = b.ClaimBatch(t.ctx, protocol.ClaimBatchArgs{Queue: "held", LeaseMS: 30000, N: protocol.MaxBatch})
+	t.ok(err, ruleBatchClaim, "claim_batch n 1000 of 1001")
+	t.check(len(r.Jobs) == protocol.MaxBatch && t.lcZcard(t.q("held").Pending()) == 1, ruleBatchClaim,
+		"1000 claimed, the 1001st left pending", "%d claimed, %d pending", len(r.Jobs), t.lcZcard(t.q("held").Pending()))
 }
 
-// completeBatchClauses are C07's and C08's: every pair fenced on its own, every settled job
-// retired everywhere.
-func completeBatchClause(s spec, stale bool) {
-	name := map[bool]string{false: "complete-batch-retires", true: "complete-batch-stale-pair"}[stale]
-	s.clause(name, clauseOpts{}, func(t *T) {
-		b := t.batcher()
-		q := t.q("orders")
-		a := t.enqueue("orders", "a")
-		ca := t.mustClaim("orders", 30000)
-		t.lcCheckpoint("orders", a, ca.Token, "ckpt")
-		t.retried("orders", a, ca.Token, 0) // leaves a last error
-		ca = t.mustClaim("orders", 30000)
-		bj := t.enqueue("orders", "b")
-		cb := t.mustClaim("orders", 30000)
-		lj := t.laneEnqueue("orders", "east", "lane")
-		cl := t.laneClaim("orders", 30000)
-		t.check(cl != nil && cl.ID == lj, ruleLanes, "lane_claim takes the lane's job", "%+v", cl)
-		pairs := []protocol.Pair{{ID: a, Token: ca.Token}, {ID: bj, Token: cb.Token + 1}, {ID: lj, Token: cl.Token}, {ID: a, Token: ca.Token}}
-		rowB := t.hash(jobKey(q, bj))
-		r, err := b.CompleteBatch(t.ctx, protocol.CompleteBatchArgs{Queue: "orders", Jobs: pairs})
-		t.ok(err, ruleBatchComplete, "complete_batch")
-		t.check(len(r.Results) == 4, ruleBatchComplete, "one result per pair", "%d", len(r.Results))
-		okAt := func(i int) bool { return i < len(r.Results) && r.Results[i].OK }
-		staleAt := func(i int) bool {
-			return i < len(r.Results) && !r.Results[i].OK && r.Results[i].Error != nil && r.Results[i].Error.Type == string(emqerr.TypeStale)
-		}
-		t.check(okAt(0) && okAt(2), ruleBatchComplete, "the live pairs settle", "%+v", r.Results)
-		t.check(staleAt(1) && staleAt(3), ruleBatchStale, "the wrong token and the repeated pair are EMQSTALE", "%+v", r.Results)
-		t.check(fmt.Sprint(rowB) == fmt.Sprint(t.hash(jobKey(q, bj))), ruleBatchStale, "the stale pair's row unchanged", "%q", t.hash(jobKey(q, bj)))
-		t.in(q.Active(), bj, true, ruleBatchStale)
-		for _, id := range []string{a, lj} {
-			t.check(!t.exists(jobKey(q, id)), ruleBatchComplete, id+"'s row gone", "still there")
-			t.in(q.Active(), id, false, ruleBatchComplete)
-			_, hasCk := t.hget(q.Ckpt(), id)
-			_, hasErr := t.hget(q.Errors(), id)
-			_, hasLane := t.hget(q.LaneOf(), id)
-			t.check(!hasCk && !hasErr && !hasLane, ruleBatchComplete, id+": no checkpoint, no last error, no laneof", "checkpoint %v error %v laneof %v", hasCk, hasErr, hasLane)
-		}
-		_, counted := t.hget(q.Lanes(), "active:east")
-		t.check(!counted, ruleBatchComplete, "the lane's active count gone at zero", "active:east still there")
-		t.complete("orders", bj, cb.Token)
-	})
+// completeBatchPairsFenced is C07's and C08's clause of complete_batch (C07 names it for the stale
+// pair, C08 for the retired ones): every pair fenced on its own, every settled job retired
+// everywhere.
+func completeBatchPairsFenced(t *T) {
+	b := t.batcher()
+	q := t.q("orders")
+	a := t.enqueue("orders", "a")
+	ca := t.mustClaim("orders", 30000)
+	t.lcCheckpoint("orders", a, ca.Token, "ckpt")
+	t.retried("orders", a, ca.Token, 0) // leaves a last error
+	ca = t.mustClaim("orders", 30000)
+	bj := t.enqueue("orders", "b")
+	cb := t.mustClaim("orders", 30000)
+	lj := t.laneEnqueue("orders", "east", "lane")
+	cl := t.laneClaim("orders", 30000)
+	t.check(cl != nil && cl.ID == lj, ruleLanes, "lane_claim takes the lane's job", "%+v", cl)
+	pairs := []protocol.Pair{{ID: a, Token: ca.Token}, {ID: bj, Token: cb.Token + 1}, {ID: lj, Token: cl.Token}, {ID: a, Token: ca.Token}}
+	rowB := t.hash(jobKey(q, bj))
+	r, err := b.CompleteBatch(t.ctx, protocol.CompleteBatchArgs{Queue: "orders", Jobs: pairs})
+	t.ok(err, ruleBatchComplete, "complete_batch")
+	t.check(len(r.Results) == 4, ruleBatchComplete, "one result per pair", "%d", len(r.Results))
+	okAt := func(i int) bool { return i < len(r.Results) && r.Results[i].OK }
+	staleAt := func(i int) bool {
+		return i < len(r.Results) && !r.Results[i].OK && r.Results[i].Error != nil && r.Results[i].Error.Type == string(emqerr.TypeStale)
+	}
+	t.check(okAt(0) && okAt(2), ruleBatchComplete, "the live pairs settle", "%+v", r.Results)
+	t.check(staleAt(1) && staleAt(3), ruleBatchStale, "the wrong token and the repeated pair are EMQSTALE", "%+v", r.Results)
+	t.check(fmt.Sprint(rowB) == fmt.Sprint(t.hash(jobKey(q, bj))), ruleBatchStale, "the stale pair's row unchanged", "%q", t.hash(jobKey(q, bj)))
+	t.in(q.Active(), bj, true, ruleBatchStale)
+	for _, id := range []string{a, lj} {
+		t.check(!t.exists(jobKey(q, id)), ruleBatchComplete, id+"'s row gone", "still there")
+		t.in(q.Active(), id, false, ruleBatchComplete)
+		_, hasCk := t.hget(q.Ckpt(), id)
+		_, hasErr := t.hget(q.Errors(), id)
+		_, hasLane := t.hget(q.LaneOf(), id)
+		t.check(!hasCk && !hasErr && !hasLane, ruleBatchComplete, id+": no checkpoint, no last error, no laneof", "checkpoint %v error %v laneof %v", hasCk, hasErr, hasLane)
+	}
+	_, counted := t.hget(q.Lanes(), "active:east")
+	t.check(!counted, ruleBatchComplete, "the lane's active count gone at zero", "active:east still there")
+	t.complete("orders", bj, cb.Token)
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/echomq/kit/contracts/internal/wire"
 	"github.com/echomq/kit/lua"
 	"github.com/echomq/kit/protocol"
 	"github.com/echomq/kit/reference/emqerr"
@@ -16,123 +17,110 @@ import (
 // c01 is contract C01: fence.
 var c01 = Contract{ID: "C01", Name: "fence",
 	Rule: "HELLO and the bundle fence precede any other command; wrong bundle version → EMQVERSION; wrong-kind server → EMQSERVER; the fence runs again after a reconnect",
-	specs: func(s spec) {
-		conversationClauses(s)
-		s.clause("hello-and-fence-first", clauseOpts{}, func(t *T) {
-			b := t.cfg.Bundle
-			t.check(t.Hello.Bundle == lua.Version && t.digestOK(t.Hello.Digest), ruleHello,
-				fmt.Sprintf("hello names bundle %s with digest %s", lua.Version, b.Digest()),
-				"bundle %q digest %q", t.Hello.Bundle, t.Hello.Digest)
-			t.enqueue("orders", "after the fence")
-			order, conns := byClient(t.portLines(0))
-			t.check(len(order) > 0, ruleFence, "the port's connections show on the wire", "no command from the port at all")
-			t.cover(ruleFence)
-			for _, c := range order {
-				ls := conns[c]
-				t.check(ls[0].Cmd() == "HELLO", ruleFence, "HELLO 2 is the first command of every connection", "connection %s began with %s", c, ls[0])
-				if !t.fenceShown(ls) {
-					continue
-				}
-				fenced := false
-				for _, l := range ls[1:] {
-					if l.Cmd() == "SCRIPT" {
-						continue
-					}
-					fenced = l.Cmd() == "EVALSHA" && len(l.Args) == 6 && l.Args[1] == b.MustScript(lua.Fence).SHA1 &&
-						l.Args[2] == "1" && l.Args[3] == keys.Bundle() && l.Args[4] == lua.Version && t.digestOK(l.Args[5])
-					if !fenced {
-						t.fail(ruleFence, "the fence script (KEYS {emq}:bundle, ARGV version and digest) right after HELLO", "connection "+c+" sent "+l.String(), ls[:min(len(ls), 4)]...)
-					}
-					break
-				}
-			}
-			got := t.hash(keys.Bundle())
-			t.check(got["version"] == lua.Version && t.digestOK(got["digest"]) && len(got) == 2, ruleVersion,
-				"the fence installed {emq}:bundle = {version, digest}", "%v", got)
-		})
+	clauses: slices.Concat(conversationClauses, []clause{
+		{name: "hello-and-fence-first", body: helloAndFenceFirst},
+		{name: "wrong-bundle-version-refused", body: wrongBundleVersionRefused, noHello: true},
+		{name: "wrong-bundle-digest-refused", body: wrongBundleDigestRefused, noHello: true},
+		{name: "wrong-kind-server-refused", body: wrongKindServerRefused, noHello: true},
+		{name: "old-valkey-refused", body: oldValkeyRefused, noHello: true},
+		{name: "hello-rejecting-server-refused", body: helloRejectingServerRefused, noHello: true},
+		{name: "cluster-valkey-refused", body: clusterValkeyRefused, noHello: true, only: standaloneOnly},
+		{name: "server-versions-compared", body: serverVersionsCompared, noHello: true, only: standaloneOnly},
+		{name: "fence-again-after-reconnect", body: fenceAgainAfterReconnect},
+		{name: "standalone-valkey-refused", body: standaloneValkeyRefused, noHello: true, only: clusterOnly},
+	}),
+}
 
-		refusedFence := func(t *T, version, digest string) {
-			t.do("HSET", keys.Bundle(), "version", version, "digest", digest)
-			before := t.snapshot()
-			_, err := t.D.Hello(t.ctx, t.helloArgs())
-			t.refused(err, emqerr.Version, ruleVersion, fmt.Sprintf("hello against a deployment of %s/%s", version, digest[:8]))
-			d := diff(before, t.snapshot())
-			t.check(d == "", ruleVersion, "a refused fence changes nothing", "%s", d)
-			fence := t.cfg.Bundle.MustScript(lua.Fence).SHA1
-			t.cover(ruleRefusal)
-			for _, l := range t.portCommands(0) {
-				if c := l.Cmd(); c == "HELLO" || (c == "SCRIPT" && strings.EqualFold(l.Args[1], "load")) || (c == "EVALSHA" && l.Args[1] == fence) || (c == "CLUSTER" && t.cluster()) {
-					continue
-				}
-				t.fail(ruleRefusal, "nothing but HELLO and the fence from a refused port", "the port sent "+l.String())
+func helloAndFenceFirst(t *T) {
+	b := t.cfg.Bundle
+	t.check(t.Hello.Bundle == lua.Version && t.digestOK(t.Hello.Digest), ruleHello,
+		fmt.Sprintf("hello names bundle %s with digest %s", lua.Version, b.Digest()),
+		"bundle %q digest %q", t.Hello.Bundle, t.Hello.Digest)
+	t.enqueue("orders", "after the fence")
+	order, conns := byClient(t.portLines(0))
+	t.check(len(order) > 0, ruleFence, "the port's connections show on the wire", "no command from the port at all")
+	t.cover(ruleFence)
+	for _, c := range order {
+		ls := conns[c]
+		t.check(ls[0].Cmd() == "HELLO", ruleFence, "HELLO 2 is the first command of every connection", "connection %s began with %s", c, ls[0])
+		if !t.fenceShown(ls) {
+			continue
+		}
+		fenced := false
+		for _, l := range ls[1:] {
+			if l.Cmd() == "SCRIPT" {
+				continue
 			}
+			fenced = l.Cmd() == "EVALSHA" && len(l.Args) == 6 && l.Args[1] == b.MustScript(lua.Fence).SHA1 &&
+				l.Args[2] == "1" && l.Args[3] == keys.Bundle() && l.Args[4] == lua.Version && t.digestOK(l.Args[5])
+			if !fenced {
+				t.fail(ruleFence, "the fence script (KEYS {emq}:bundle, ARGV version and digest) right after HELLO", "connection "+c+" sent "+l.String(), ls[:min(len(ls), 4)]...)
+			}
+			break
 		}
-		s.clause("wrong-bundle-version-refused", clauseOpts{noHello: true}, func(t *T) {
-			refusedFence(t, "echomq:1.9.0", t.cfg.Bundle.Digest())
-		})
-		s.clause("wrong-bundle-digest-refused", clauseOpts{noHello: true}, func(t *T) {
-			sum := sha1.Sum([]byte("another bundle"))
-			refusedFence(t, lua.Version, hex.EncodeToString(sum[:]))
-		})
-		s.clause("wrong-kind-server-refused", clauseOpts{noHello: true}, func(t *T) {
-			t.refusedServer(ServerWrongKind, t.cfg.WrongKind, "a Redis 7 server", ruleServer)
-		})
-		s.clause("old-valkey-refused", clauseOpts{noHello: true}, func(t *T) {
-			t.refusedServer(ServerOldValkey, t.cfg.OldValkey, "a Valkey 8.0.1 (older than 8.1.0)", ruleServerVersion)
-		})
-		s.clause("hello-rejecting-server-refused", clauseOpts{noHello: true}, func(t *T) {
-			t.refusedServer(ServerNoHello, t.cfg.NoHello, "a Valkey 8.1 that rejects HELLO", ruleServer)
-		})
-		if len(s.cfg.Cluster) == 0 {
-			s.clause("cluster-valkey-refused", clauseOpts{noHello: true}, func(t *T) {
-				t.refusedServer(ServerClusterValkey, t.cfg.ClusterValkey, "a Valkey 8.1 in cluster mode", ruleServerStandalone)
-			})
-			s.clause("server-versions-compared", clauseOpts{noHello: true}, serverVersionsCompared)
-		} else {
-			// A cluster run's counterpart: the port is in cluster mode, where a cluster node is
-			// what it wants and a standalone server is the wrong mode.
-			s.clause("standalone-valkey-refused", clauseOpts{noHello: true}, func(t *T) {
-				t.refusedServer(ServerStandaloneValkey, t.cfg.StandaloneValkey, "a standalone Valkey 8.1 (to a port in cluster mode)", ruleClusterServer)
-			})
-		}
-		s.clause("fence-again-after-reconnect", clauseOpts{}, func(t *T) {
-			t.enqueue("orders", "before")
-			m := t.mark()
-			before, _ := byClient(t.portLines(0))
-			t.ok(t.D.Reconnect(t.ctx), ruleReconnect, "reconnect")
-			t.enqueue("orders", "after")
-			order, conns := byClient(t.portLines(m))
-			fence := t.cfg.Bundle.MustScript(lua.Fence).SHA1
-			fresh := 0
-			t.cover(ruleReconnect)
-			for _, c := range order {
-				ls := conns[c]
-				if slices.Contains(before, c) {
-					// An old connection may only finish a pending blocking pop or minter upkeep;
-					// every line it sends after the reconnect is checked, not only its first.
-					for _, l := range ls {
-						if l.Cmd() != "BLPOP" && !strings.HasPrefix(argAt(l, 1), "{emq}:minter:") {
-							t.fail(ruleReconnect, "reconnect drops every connection", "connection "+c+" from before the reconnect still sent "+l.String())
-						}
-					}
-					continue
-				}
-				fresh++
-				t.check(ls[0].Cmd() == "HELLO", ruleReconnect, "HELLO 2 first on a reconnected connection", "connection %s began with %s", c, ls[0])
-				if !t.fenceShown(ls) {
-					continue
-				}
-				for _, l := range ls[1:] {
-					if l.Cmd() == "SCRIPT" {
-						continue
-					}
-					t.check(l.Cmd() == "EVALSHA" && argAt(l, 1) == fence, ruleReconnect, "the fence right after HELLO on a reconnected connection", "connection %s sent %s", c, l)
-					break
+	}
+	got := t.hash(keys.Bundle())
+	t.check(got["version"] == lua.Version && t.digestOK(got["digest"]) && len(got) == 2, ruleVersion,
+		"the fence installed {emq}:bundle = {version, digest}", "%v", got)
+}
+
+func wrongBundleVersionRefused(t *T) {
+	refusedFence(t, "echomq:1.9.0", t.cfg.Bundle.Digest())
+}
+
+func wrongBundleDigestRefused(t *T) {
+	sum := sha1.Sum([]byte("another bundle"))
+	refusedFence(t, lua.Version, hex.EncodeToString(sum[:]))
+}
+
+func wrongKindServerRefused(t *T) {
+	t.refusedServer(ServerWrongKind, t.cfg.WrongKind, "a Redis 7 server", ruleServer)
+}
+
+func oldValkeyRefused(t *T) {
+	t.refusedServer(ServerOldValkey, t.cfg.OldValkey, "a Valkey 8.0.1 (older than 8.1.0)", ruleServerVersion)
+}
+
+func helloRejectingServerRefused(t *T) {
+	t.refusedServer(ServerNoHello, t.cfg.NoHello, "a Valkey 8.1 that rejects HELLO", ruleServer)
+}
+
+func fenceAgainAfterReconnect(t *T) {
+	t.enqueue("orders", "before")
+	m := t.mark()
+	before, _ := byClient(t.portLines(0))
+	t.ok(t.D.Reconnect(t.ctx), ruleReconnect, "reconnect")
+	t.enqueue("orders", "after")
+	order, conns := byClient(t.portLines(m))
+	fence := t.cfg.Bundle.MustScript(lua.Fence).SHA1
+	fresh := 0
+	t.cover(ruleReconnect)
+	for _, c := range order {
+		ls := conns[c]
+		if slices.Contains(before, c) {
+			// An old connection may only finish a pending blocking pop or minter upkeep;
+			// every line it sends after the reconnect is checked, not only its first.
+			for _, l := range ls {
+				if l.Cmd() != "BLPOP" && !strings.HasPrefix(argAt(l, 1), "{emq}:minter:") {
+					t.fail(ruleReconnect, "reconnect drops every connection", "connection "+c+" from before the reconnect still sent "+l.String())
 				}
 			}
-			t.check(fresh > 0, ruleReconnect, "new connections after reconnect, each fenced", "no new connection showed on the wire")
-		})
-	},
+			continue
+		}
+		fresh++
+		t.check(ls[0].Cmd() == "HELLO", ruleReconnect, "HELLO 2 first on a reconnected connection", "connection %s began with %s", c, ls[0])
+		if !t.fenceShown(ls) {
+			continue
+		}
+		for _, l := range ls[1:] {
+			if l.Cmd() == "SCRIPT" {
+				continue
+			}
+			t.check(l.Cmd() == "EVALSHA" && argAt(l, 1) == fence, ruleReconnect, "the fence right after HELLO on a reconnected connection", "connection %s sent %s", c, l)
+			break
+		}
+	}
+	t.check(fresh > 0, ruleReconnect, "new connections after reconnect, each fenced", "no new connection showed on the wire")
 }
 
 // refusedServer presents a server the canon does not admit (A12) to a fresh session: hello must
@@ -144,19 +132,19 @@ func (t *T) refusedServer(srv Server, start Starter, what string, rule Rule) {
 		t.harness("connect to %s: %v", what, err)
 	}
 	defer admin.Close()
-	mon, err := startMonitor(t.ctx, addr)
+	mon, err := wire.StartMonitor(t.ctx, addr)
 	if err != nil {
 		t.harness("MONITOR on %s: %v", what, err)
 	}
 	defer mon.Close()
 	_, err = t.D.Hello(t.ctx, protocol.HelloArgs{Valkey: addr, Cluster: t.cluster()})
 	t.refused(err, emqerr.Server, rule, "hello against "+what)
-	if err := mon.sync(t.ctx, admin, 1); err != nil {
+	if err := mon.Sync(t.ctx, admin.Admin, 1); err != nil {
 		t.harness("%v", err)
 	}
 	t.cover(rule)
-	for _, l := range mon.snapshot() {
-		if slices.Contains(admin.locals(), l.Client) || slices.Contains(mon.locals(), l.Client) || l.Client == "lua" || l.Cmd() == "HELLO" {
+	for _, l := range mon.Snapshot() {
+		if slices.Contains(admin.Locals(), l.Client) || slices.Contains(mon.Locals(), l.Client) || l.Client == "lua" || l.Cmd() == "HELLO" {
 			continue
 		}
 		t.fail(rule, "nothing but HELLO reaches "+what, "the port sent "+l.String())
@@ -166,4 +154,31 @@ func (t *T) refusedServer(srv Server, start Starter, what string, rule Rule) {
 // digestOK: d is the kit's bundle digest (or the admitted edited bundle's, in a self-test).
 func (t *T) digestOK(d string) bool {
 	return d == t.cfg.Bundle.Digest() || (t.cfg.AdmitDigest != "" && d == t.cfg.AdmitDigest)
+}
+
+func refusedFence(t *T, version, digest string) {
+	t.do("HSET", keys.Bundle(), "version", version, "digest", digest)
+	before := t.snapshot()
+	_, err := t.D.Hello(t.ctx, t.helloArgs())
+	t.refused(err, emqerr.Version, ruleVersion, fmt.Sprintf("hello against a deployment of %s/%s", version, digest[:8]))
+	d := diff(before, t.snapshot())
+	t.check(d == "", ruleVersion, "a refused fence changes nothing", "%s", d)
+	fence := t.cfg.Bundle.MustScript(lua.Fence).SHA1
+	t.cover(ruleRefusal)
+	for _, l := range t.portCommands(0) {
+		if c := l.Cmd(); c == "HELLO" || (c == "SCRIPT" && strings.EqualFold(l.Args[1], "load")) || (c == "EVALSHA" && l.Args[1] == fence) || (c == "CLUSTER" && t.cluster()) {
+			continue
+		}
+		t.fail(ruleRefusal, "nothing but HELLO and the fence from a refused port", "the port sent "+l.String())
+	}
+}
+
+func clusterValkeyRefused(t *T) {
+	t.refusedServer(ServerClusterValkey, t.cfg.ClusterValkey, "a Valkey 8.1 in cluster mode", ruleServerStandalone)
+}
+
+// standaloneValkeyRefused is a cluster run's counterpart of clusterValkeyRefused: the port is in
+// cluster mode, where a cluster node is what it wants and a standalone server is the wrong mode.
+func standaloneValkeyRefused(t *T) {
+	t.refusedServer(ServerStandaloneValkey, t.cfg.StandaloneValkey, "a standalone Valkey 8.1 (to a port in cluster mode)", ruleClusterServer)
 }

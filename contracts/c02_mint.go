@@ -15,283 +15,305 @@ import (
 // c02 is contract C02: mint.
 var c02 = Contract{ID: "C02", Name: "mint",
 	Rule: "enqueue writes exactly the three-field row (pending, 0, payload) under a 14-byte JOB id from a leased minter; every key written parses and co-locates (slot vectors of §2)",
-	specs: func(s spec) {
-		mintEdgeClauses(s)
-		leaseOwnClockClause(s)
-		enqueueBatchClause(s)
-		domainClause(s, fieldGroup{[]string{"mint", "enqueue", "enqueue_batch"}, ownField})
-		s.clause("three-field-row", clauseOpts{}, func(t *T) {
-			q := t.q("orders")
-			payload := "pay\x00load\xff\n"
-			before := t.now()
-			id := t.enqueue("orders", payload)
-			t.validJob(id)
-			row := t.hash(jobKey(q, id))
-			want := map[string]string{"state": "pending", "attempts": "0", "payload": payload}
-			t.check(fmt.Sprint(row) == fmt.Sprint(want), ruleRow, fmt.Sprintf("row %q", want), "row %q", row)
-			score, ok := t.zscore(q.Pending(), id)
-			t.check(ok && score == 0, ruleEnqueue, "the id in pending with score 0", "in pending: %v, score %d", ok, score)
-			t.check(t.llen(q.Wake()) == 1, ruleWake, "the enqueue armed the wake (one token)", "wake length %d", t.llen(q.Wake()))
-			t.cover(ruleEnqueue)
-			for _, k := range t.allKeys() {
-				p, _ := keys.Parse(k)
-				if p.Queue == "orders" && k != jobKey(q, id) && k != q.Pending() && k != q.Wake() {
-					t.fail(ruleEnqueue, "enqueue writes the row, pending and the wake, nothing else", "it also wrote "+k)
-				}
+	clauses: []clause{
+		{name: "mint-bound-and-defaults", body: mintBoundAndDefaults},
+		{name: "lease-lost-by-own-clock", body: leaseLostByOwnClock, noHello: true},
+		{name: "enqueue-batch-rows", body: enqueueBatchRows},
+		fieldsClause(fieldGroup{[]string{"mint", "enqueue", "enqueue_batch"}, ownField}),
+		{name: "three-field-row", body: threeFieldRow},
+		{name: "leased-minter", body: leasedMinter},
+		{name: "keys-parse-and-co-locate", body: keysParseAndCoLocate},
+		{name: "ids-decode", body: idsDecode},
+		{name: "lease-contended", body: leaseContended, noHello: true},
+		{name: "lease-range-ends", body: leaseRangeEnds, noHello: true},
+		{name: "lease-renewed-and-lost", body: leaseRenewedAndLost, noHello: true},
+		{name: "reconnect-after-lost-lease", body: reconnectAfterLostLease, noHello: true},
+		{name: "close-spares-a-taken-lease", body: closeSparesATakenLease},
+		{name: "owner-tokens-differ", body: ownerTokensDiffer},
+		{name: "lease-released-on-close", body: leaseReleasedOnClose},
+	},
+}
+
+func threeFieldRow(t *T) {
+	q := t.q("orders")
+	payload := "pay\x00load\xff\n"
+	before := t.now()
+	id := t.enqueue("orders", payload)
+	t.validJob(id)
+	row := t.hash(jobKey(q, id))
+	want := map[string]string{"state": "pending", "attempts": "0", "payload": payload}
+	t.check(fmt.Sprint(row) == fmt.Sprint(want), ruleRow, fmt.Sprintf("row %q", want), "row %q", row)
+	score, ok := t.zscore(q.Pending(), id)
+	t.check(ok && score == 0, ruleEnqueue, "the id in pending with score 0", "in pending: %v, score %d", ok, score)
+	t.check(t.llen(q.Wake()) == 1, ruleWake, "the enqueue armed the wake (one token)", "wake length %d", t.llen(q.Wake()))
+	t.cover(ruleEnqueue)
+	for _, k := range t.allKeys() {
+		p, _ := keys.Parse(k)
+		if p.Queue == "orders" && k != jobKey(q, id) && k != q.Pending() && k != q.Wake() {
+			t.fail(ruleEnqueue, "enqueue writes the row, pending and the wake, nothing else", "it also wrote "+k)
+		}
+	}
+	// A delayed enqueue: scheduled at server TIME + delay_ms.
+	m := t.mark()
+	id2 := t.enqueueWith(protocol.EnqueueArgs{Queue: "orders", PayloadB64: b64("later"), DelayMS: 60000})
+	after := t.now()
+	row2 := t.hash(jobKey(q, id2))
+	t.check(row2["state"] == "scheduled" && row2["attempts"] == "0" && row2["payload"] == "later" && len(row2) == 3, ruleRow,
+		"a delayed job's row {state: scheduled, attempts: 0, payload}", "%q", row2)
+	due, ok := t.zscore(q.Scheduled(), id2)
+	t.check(ok && due >= before+60000 && due <= after+60000, ruleEnqueue,
+		fmt.Sprintf("due time in scheduled within [%d, %d] (server TIME + 60000)", before+60000, after+60000), "in scheduled: %v, due %d", ok, due)
+	t.durationOnWire(m, lua.Enqueue, 60000)
+}
+
+func leasedMinter(t *T) {
+	id := t.enqueue("orders", "x")
+	sf := t.validJob(id)
+	_, worker, _ := ids.Split(sf)
+	key, _ := keys.Minter(worker)
+	v, err := t.admin.do(t.ctx, "PTTL", key)
+	if err != nil {
+		t.harness("PTTL: %v", err)
+	}
+	t.check(v.Int > 0, ruleMinter, fmt.Sprintf("a live lease %s (with a TTL) on the id's worker %d", key, worker), "PTTL %d", v.Int)
+	leased := false
+	for _, l := range t.portLines(0) {
+		if l.Cmd() == "SET" && argAt(l, 1) == key {
+			opts := strings.ToUpper(strings.Join(l.Args[3:], " "))
+			leased = leased || (strings.Contains(opts, "NX") && strings.Contains(opts, "PX"))
+		}
+	}
+	t.check(leased, ruleMinter, "SET "+key+" <owner> NX PX <ttl> on the wire", "no such lease command from the port")
+	mintAt := ids.Time(sf)
+	server := time.UnixMilli(t.now())
+	t.check(mintAt.Sub(server).Abs() < time.Minute, ruleIDs, "the snowflake's milliseconds are the mint time", "mint time %s, server time %s", mintAt.UTC(), server.UTC())
+}
+
+func keysParseAndCoLocate(t *T) {
+	vectors := map[string]int{"orders": 105, "fills": 4165, "payments": 8507}
+	id := jobID(1 << 40)
+	m := t.mark()
+	for qn, slot := range vectors {
+		q := t.q(qn)
+		for _, typ := range []string{"pending", "active", "scheduled", "dead", "errors", "ckpt", "meta", "wake", "ring", "lanes", "laneof", "job", "lane"} {
+			a := protocol.KeyArgs{Queue: qn, Type: typ}
+			want := q.Prefix() + typ
+			switch typ {
+			case "job":
+				a.ID, want = id, jobKey(q, id)
+			case "lane":
+				a.Lane, want = "east", laneKey(q, "east")
 			}
-			// A delayed enqueue: scheduled at server TIME + delay_ms.
-			m := t.mark()
-			id2 := t.enqueueWith(protocol.EnqueueArgs{Queue: "orders", PayloadB64: b64("later"), DelayMS: 60000})
-			after := t.now()
-			row2 := t.hash(jobKey(q, id2))
-			t.check(row2["state"] == "scheduled" && row2["attempts"] == "0" && row2["payload"] == "later" && len(row2) == 3, ruleRow,
-				"a delayed job's row {state: scheduled, attempts: 0, payload}", "%q", row2)
-			due, ok := t.zscore(q.Scheduled(), id2)
-			t.check(ok && due >= before+60000 && due <= after+60000, ruleEnqueue,
-				fmt.Sprintf("due time in scheduled within [%d, %d] (server TIME + 60000)", before+60000, after+60000), "in scheduled: %v, due %d", ok, due)
-			t.durationOnWire(m, lua.Enqueue, 60000)
-		})
-		s.clause("leased-minter", clauseOpts{}, func(t *T) {
-			id := t.enqueue("orders", "x")
-			sf := t.validJob(id)
-			_, worker, _ := ids.Split(sf)
-			key, _ := keys.Minter(worker)
-			v, err := t.admin.do(t.ctx, "PTTL", key)
-			if err != nil {
-				t.harness("PTTL: %v", err)
-			}
-			t.check(v.Int > 0, ruleMinter, fmt.Sprintf("a live lease %s (with a TTL) on the id's worker %d", key, worker), "PTTL %d", v.Int)
-			leased := false
-			for _, l := range t.portLines(0) {
-				if l.Cmd() == "SET" && argAt(l, 1) == key {
-					opts := strings.ToUpper(strings.Join(l.Args[3:], " "))
-					leased = leased || (strings.Contains(opts, "NX") && strings.Contains(opts, "PX"))
-				}
-			}
-			t.check(leased, ruleMinter, "SET "+key+" <owner> NX PX <ttl> on the wire", "no such lease command from the port")
-			mintAt := ids.Time(sf)
-			server := time.UnixMilli(t.now())
-			t.check(mintAt.Sub(server).Abs() < time.Minute, ruleIDs, "the snowflake's milliseconds are the mint time", "mint time %s, server time %s", mintAt.UTC(), server.UTC())
-		})
-		s.clause("keys-parse-and-co-locate", clauseOpts{}, func(t *T) {
-			vectors := map[string]int{"orders": 105, "fills": 4165, "payments": 8507}
-			id := jobID(1 << 40)
-			m := t.mark()
-			for qn, slot := range vectors {
-				q := t.q(qn)
-				for _, typ := range []string{"pending", "active", "scheduled", "dead", "errors", "ckpt", "meta", "wake", "ring", "lanes", "laneof", "job", "lane"} {
-					a := protocol.KeyArgs{Queue: qn, Type: typ}
-					want := q.Prefix() + typ
-					switch typ {
-					case "job":
-						a.ID, want = id, jobKey(q, id)
-					case "lane":
-						a.Lane, want = "east", laneKey(q, "east")
-					}
-					k, err := t.D.Key(t.ctx, a)
-					t.ok(err, ruleGrammar, "key "+typ)
-					t.check(k.Key == want, ruleGrammar, "key "+want, "%q", k.Key)
-					s, err := t.D.Slot(t.ctx, protocol.SlotArgs{Key: k.Key})
-					t.ok(err, ruleGrammar, "slot")
-					t.check(s.Slot == slot, ruleGrammar, fmt.Sprintf("slot(%s) = %d", k.Key, slot), "%d", s.Slot)
-				}
-			}
-			s, err := t.D.Slot(t.ctx, protocol.SlotArgs{Key: "123456789"})
+			k, err := t.D.Key(t.ctx, a)
+			t.ok(err, ruleGrammar, "key "+typ)
+			t.check(k.Key == want, ruleGrammar, "key "+want, "%q", k.Key)
+			s, err := t.D.Slot(t.ctx, protocol.SlotArgs{Key: k.Key})
 			t.ok(err, ruleGrammar, "slot")
-			t.check(s.Slot == 12739, ruleGrammar, "slot(123456789) = CRC16 12739", "%d", s.Slot)
-			// The deployment keys share the tag emq (canon §2.3); a key is its bytes, non-ASCII too.
-			for key, want := range map[string]int{"{emq}:bundle": 9051, "{emq}:minter:7": 9051, "é": 10180} {
-				s, err := t.D.Slot(t.ctx, protocol.SlotArgs{Key: key})
-				t.ok(err, ruleGrammar, "slot")
-				t.check(s.Slot == want, ruleGrammar, fmt.Sprintf("slot(%s) = %d", key, want), "%d", s.Slot)
-			}
-			// The key builder and the slot function are the port's own: no byte reaches the server.
-			t.cover(ruleKeyOpsOffline)
-			if ls := t.portCommands(m); len(ls) > 0 {
-				t.fail(ruleKeyOpsOffline, "key and slot send nothing to the server", fmt.Sprintf("%d command(s) reached it", len(ls)), ls...)
-			}
-			t.enqueue("orders", "one")
-			t.enqueue("fills", "two")
-		})
-		s.clause("ids-decode", clauseOpts{}, func(t *T) {
-			before := t.now()
-			list := t.mintN(4000, ruleIDAlphabet)
-			list = append(list, t.enqueue("orders", "minted by enqueue"))
-			after := t.now()
-			t.decodedIDs(list, t.portWorker(ruleIDWorker), before, after, 2*time.Second)
-		})
-		s.clause("lease-contended", clauseOpts{noHello: true}, func(t *T) {
-			// Another minter holds every worker id but one: the port must find and lease that one.
-			const free = 613
-			var taken []int
-			for w := range ids.MaxWorker + 1 {
-				if w != free {
-					taken = append(taken, w)
-				}
-			}
-			t.takeWorkers(taken)
-			t.helloWith(protocol.HelloArgs{})
-			list := t.mintN(50, ruleLeaseFree)
-			list = append(list, t.enqueue("orders", "under the free worker id"))
-			t.cover(ruleLeaseFree)
-			for _, id := range list {
-				if _, w, _ := ids.Split(t.validJob(id)); w != free {
-					t.fail(ruleLeaseFree, fmt.Sprintf("every id minted under worker %d, the only one not leased by another minter", free),
-						fmt.Sprintf("%s minted under worker %d, leased by another minter", id, w))
-				}
-			}
-			mine := t.minterLeases()[free]
-			t.check(mine != "" && mine != harnessOwner, ruleLeaseFree, fmt.Sprintf("the port holds the lease on worker %d", free), "{emq}:minter:%d holds %q", free, mine)
-			t.harnessLeasesIntact(taken, ruleLeaseFree)
-			// Now all 1024 are leased: a second session must fail to mint at all.
-			d2 := t.start()
-			if _, err := d2.Hello(t.ctx, t.helloArgs()); err == nil {
-				m, err := d2.Mint(t.ctx, protocol.MintArgs{N: 1})
-				t.check(err != nil, ruleLeaseFree, "with all 1024 worker ids leased, hello or the first mint fails", "it minted %v", m.IDs)
-			}
-			t.harnessLeasesIntact(taken, ruleLeaseFree)
-			after := t.minterLeases()[free]
-			t.check(after == mine, ruleLeaseFree, fmt.Sprintf("the first session's lease on worker %d left as it was", free), "{emq}:minter:%d holds %q, was %q", free, after, mine)
-		})
-		s.clause("lease-range-ends", clauseOpts{noHello: true}, func(t *T) {
-			// The scan covers 0–1023 (canon §3.4): with only an end of the range free, a fresh
-			// session leases that end and mints under it.
-			for _, free := range []int{ids.MaxWorker, 0} {
-				t.leaseOnlyFree(free)
-			}
-		})
-		s.clause("lease-renewed-and-lost", clauseOpts{noHello: true}, func(t *T) {
-			t.helloWith(protocol.HelloArgs{MinterTTLMS: leaseTTLForClauses})
-			prev := t.mintN(1, ruleLeaseRenewed)[0]
-			w := t.portWorker(ruleLeaseRenewed)
-			k, _ := keys.Minter(w)
-			mine := t.minterLeases()[w]
-			ttl := t.leaseTTL(w)
-			if t.hasCap(protocol.CapMinterTTL) {
-				t.check(ttl == leaseTTLForClauses, ruleAidTTL, fmt.Sprintf("a port declaring minter_ttl leases for hello's minter_ttl_ms, PX %d", leaseTTLForClauses), "PX %d", ttl)
-			}
-			if ttl > 1500 {
-				t.notRun("the port leases its worker id for %d ms and does not honour hello's minter_ttl_ms: renewal and loss take too long to observe", ttl)
-			}
-			t.check(t.renewalCadence(k, ttl), ruleLeaseRenewed,
-				fmt.Sprintf("renewals of %s about every ttl/3: their median gap on the wire at most ttl/2 (%d ms)", k, ttl/2), "renewals further apart")
-			t.check(t.renewalSeen(k, mine, ttl), ruleLeaseRenewed,
-				fmt.Sprintf("the lease renewed every ttl/3: within a %d ms lease, %s's PTTL grows back while it stays the port's", ttl, k),
-				"no renewal: PTTL %d, owner %q (was %q)", t.pttl(k), t.minterLeases()[w], mine)
-			// Another minter takes the worker id away. Within a ttl the port's renewal is refused
-			// (or, unrenewed, its lease runs out): from then on it must not mint under that id,
-			// and must never take the lease back.
-			t.do("DEL", k)
-			t.do("SET", k, harnessOwner, "PX", 20000)
-			time.Sleep(time.Duration(ttl+50) * time.Millisecond)
-			owner := t.minterLeases()[w]
-			t.check(owner == harnessOwner, ruleLeaseLost, "a lost lease is not taken back: "+k+" still the other minter's", "it holds %q", owner)
-			m, err := t.D.Mint(t.ctx, protocol.MintArgs{N: 5})
-			t.cover(ruleLeaseLost)
-			if err == nil {
-				// It leased another free worker id itself (canon §3.4): every id is under a lease
-				// the port holds now, and above every id it minted before.
-				leases := t.minterLeases()
-				for _, l := range m.IDs {
-					for _, id := range l {
-						_, got, _ := ids.Split(t.validJob(id))
-						if got == w || leases[got] == "" || leases[got] == harnessOwner || id <= prev {
-							t.fail(ruleLeaseLost, fmt.Sprintf("after losing worker %d, the minter mints no id under it: a mint fails INTERNAL, or its ids are under a worker id it leased since, above %s", w, prev),
-								fmt.Sprintf("%s minted under worker %d (lease %q)", id, got, leases[got]))
-						}
-						prev = id
-					}
-				}
-			}
-			// Closing releases only the port's own lease: the other minter's stays.
-			d := t.D
-			t.D = nil // closed here, not again at the end of the clause
-			t.ok(d.Close(t.ctx), ruleClose, "close")
-			owner = t.minterLeases()[w]
-			t.check(owner == harnessOwner, ruleLeaseReleased, "close releases the port's own lease only: "+k+" still the other minter's", "it holds %q", owner)
-		})
-		s.clause("reconnect-after-lost-lease", clauseOpts{noHello: true}, func(t *T) {
-			// The port can lease only worker 700; its clock (when scriptable) barely moves, so
-			// the ids before and after the reconnect share a millisecond.
-			const first = 700
-			var taken, below []int
-			for w := range ids.MaxWorker + 1 {
-				if w != first {
-					taken = append(taken, w)
-				}
-				if w < first {
-					below = append(below, w)
-				}
-			}
-			t.takeWorkers(taken)
-			t.helloWith(protocol.HelloArgs{})
-			if c, ok := t.D.(drivers.Clocker); ok && t.hasCap(protocol.CapClock) {
-				t.setClock(c, t.now()+5000, 200, ruleLeaseRelet)
-			}
-			before := t.mintN(3, ruleLeaseRelet)
-			// While the port is connected another minter takes 700 away, and 0–699 come free.
-			// A reconnect renews the lease or leases another id: here it must find 700 lost,
-			// and its new, lower worker id must not mint below the ids of 700.
-			k, _ := keys.Minter(first)
-			t.do("SET", k, harnessOwner, "PX", 20000)
-			t.freeWorkers(below)
-			t.ok(t.D.Reconnect(t.ctx), ruleLeaseRelet, "reconnect after the lease was taken away")
-			after := t.mintN(3, ruleLeaseRelet)
-			t.cover(ruleLeaseRelet)
-			leases := t.minterLeases()
-			prev := before[len(before)-1]
-			for _, id := range after {
-				_, w, _ := ids.Split(t.validJob(id))
-				if w >= first || leases[w] == "" || leases[w] == harnessOwner {
-					t.fail(ruleLeaseRelet, fmt.Sprintf("after the reconnect, ids under a newly leased worker id (one of the free 0–%d), never under %d, lost", first-1, first),
-						fmt.Sprintf("%s under worker %d, whose lease holds %q", id, w, leases[w]))
-				}
-				if id <= prev {
-					t.fail(ruleLeaseRelet, "after the reconnect, no id smaller than one minted before", fmt.Sprintf("%s after %s", id, prev))
+			t.check(s.Slot == slot, ruleGrammar, fmt.Sprintf("slot(%s) = %d", k.Key, slot), "%d", s.Slot)
+		}
+	}
+	s, err := t.D.Slot(t.ctx, protocol.SlotArgs{Key: "123456789"})
+	t.ok(err, ruleGrammar, "slot")
+	t.check(s.Slot == 12739, ruleGrammar, "slot(123456789) = CRC16 12739", "%d", s.Slot)
+	// The deployment keys share the tag emq (canon §2.3); a key is its bytes, non-ASCII too.
+	for key, want := range map[string]int{"{emq}:bundle": 9051, "{emq}:minter:7": 9051, "é": 10180} {
+		s, err := t.D.Slot(t.ctx, protocol.SlotArgs{Key: key})
+		t.ok(err, ruleGrammar, "slot")
+		t.check(s.Slot == want, ruleGrammar, fmt.Sprintf("slot(%s) = %d", key, want), "%d", s.Slot)
+	}
+	// The key builder and the slot function are the port's own: no byte reaches the server.
+	t.cover(ruleKeyOpsOffline)
+	if ls := t.portCommands(m); len(ls) > 0 {
+		t.fail(ruleKeyOpsOffline, "key and slot send nothing to the server", fmt.Sprintf("%d command(s) reached it", len(ls)), ls...)
+	}
+	t.enqueue("orders", "one")
+	t.enqueue("fills", "two")
+}
+
+func idsDecode(t *T) {
+	before := t.now()
+	list := t.mintN(4000, ruleIDAlphabet)
+	list = append(list, t.enqueue("orders", "minted by enqueue"))
+	after := t.now()
+	t.decodedIDs(list, t.portWorker(ruleIDWorker), before, after, 2*time.Second)
+}
+
+func leaseContended(t *T) {
+	// Another minter holds every worker id but one: the port must find and lease that one.
+	const free = 613
+	var taken []int
+	for w := range ids.MaxWorker + 1 {
+		if w != free {
+			taken = append(taken, w)
+		}
+	}
+	t.takeWorkers(taken)
+	t.helloWith(protocol.HelloArgs{})
+	list := t.mintN(50, ruleLeaseFree)
+	list = append(list, t.enqueue("orders", "under the free worker id"))
+	t.cover(ruleLeaseFree)
+	for _, id := range list {
+		if _, w, _ := ids.Split(t.validJob(id)); w != free {
+			t.fail(ruleLeaseFree, fmt.Sprintf("every id minted under worker %d, the only one not leased by another minter", free),
+				fmt.Sprintf("%s minted under worker %d, leased by another minter", id, w))
+		}
+	}
+	mine := t.minterLeases()[free]
+	t.check(mine != "" && mine != harnessOwner, ruleLeaseFree, fmt.Sprintf("the port holds the lease on worker %d", free), "{emq}:minter:%d holds %q", free, mine)
+	t.harnessLeasesIntact(taken, ruleLeaseFree)
+	// Now all 1024 are leased: a second session must fail to mint at all.
+	d2 := t.start()
+	if _, err := d2.Hello(t.ctx, t.helloArgs()); err == nil {
+		m, err := d2.Mint(t.ctx, protocol.MintArgs{N: 1})
+		t.check(err != nil, ruleLeaseFree, "with all 1024 worker ids leased, hello or the first mint fails", "it minted %v", m.IDs)
+	}
+	t.harnessLeasesIntact(taken, ruleLeaseFree)
+	after := t.minterLeases()[free]
+	t.check(after == mine, ruleLeaseFree, fmt.Sprintf("the first session's lease on worker %d left as it was", free), "{emq}:minter:%d holds %q, was %q", free, after, mine)
+}
+
+func leaseRangeEnds(t *T) {
+	// The scan covers 0–1023 (canon §3.4): with only an end of the range free, a fresh
+	// session leases that end and mints under it.
+	for _, free := range []int{ids.MaxWorker, 0} {
+		t.leaseOnlyFree(free)
+	}
+}
+
+func leaseRenewedAndLost(t *T) {
+	t.helloWith(protocol.HelloArgs{MinterTTLMS: leaseTTLForClauses})
+	prev := t.mintN(1, ruleLeaseRenewed)[0]
+	w := t.portWorker(ruleLeaseRenewed)
+	k, _ := keys.Minter(w)
+	mine := t.minterLeases()[w]
+	ttl := t.leaseTTL(w)
+	if t.hasCap(protocol.CapMinterTTL) {
+		t.check(ttl == leaseTTLForClauses, ruleAidTTL, fmt.Sprintf("a port declaring minter_ttl leases for hello's minter_ttl_ms, PX %d", leaseTTLForClauses), "PX %d", ttl)
+	}
+	if ttl > 1500 {
+		t.notRun("the port leases its worker id for %d ms and does not honour hello's minter_ttl_ms: renewal and loss take too long to observe", ttl)
+	}
+	t.check(t.renewalCadence(k, ttl), ruleLeaseRenewed,
+		fmt.Sprintf("renewals of %s about every ttl/3: their median gap on the wire at most ttl/2 (%d ms)", k, ttl/2), "renewals further apart")
+	t.check(t.renewalSeen(k, mine, ttl), ruleLeaseRenewed,
+		fmt.Sprintf("the lease renewed every ttl/3: within a %d ms lease, %s's PTTL grows back while it stays the port's", ttl, k),
+		"no renewal: PTTL %d, owner %q (was %q)", t.pttl(k), t.minterLeases()[w], mine)
+	// Another minter takes the worker id away. Within a ttl the port's renewal is refused
+	// (or, unrenewed, its lease runs out): from then on it must not mint under that id,
+	// and must never take the lease back.
+	t.do("DEL", k)
+	t.do("SET", k, harnessOwner, "PX", 20000)
+	time.Sleep(time.Duration(ttl+50) * time.Millisecond)
+	owner := t.minterLeases()[w]
+	t.check(owner == harnessOwner, ruleLeaseLost, "a lost lease is not taken back: "+k+" still the other minter's", "it holds %q", owner)
+	m, err := t.D.Mint(t.ctx, protocol.MintArgs{N: 5})
+	t.cover(ruleLeaseLost)
+	if err == nil {
+		// It leased another free worker id itself (canon §3.4): every id is under a lease
+		// the port holds now, and above every id it minted before.
+		leases := t.minterLeases()
+		for _, l := range m.IDs {
+			for _, id := range l {
+				_, got, _ := ids.Split(t.validJob(id))
+				if got == w || leases[got] == "" || leases[got] == harnessOwner || id <= prev {
+					t.fail(ruleLeaseLost, fmt.Sprintf("after losing worker %d, the minter mints no id under it: a mint fails INTERNAL, or its ids are under a worker id it leased since, above %s", w, prev),
+						fmt.Sprintf("%s minted under worker %d (lease %q)", id, got, leases[got]))
 				}
 				prev = id
 			}
-			t.check(leases[first] == harnessOwner, ruleLeaseRelet, fmt.Sprintf("the other minter still holds worker %d", first), "it holds %q", leases[first])
-		})
-		s.clause("close-spares-a-taken-lease", clauseOpts{}, func(t *T) {
-			// Another minter took the port's worker id (its lease lapsed, say) just before close:
-			// the release is the port's own lease only, a compare-and-release, never a DEL.
-			t.mintN(1, ruleLeaseReleased)
-			k, _ := keys.Minter(t.portWorker(ruleLeaseReleased))
-			t.do("SET", k, harnessOwner, "PX", 20000)
-			d := t.D
-			t.D = nil // closed here, not again at the end of the clause
-			t.ok(d.Close(t.ctx), ruleClose, "close")
-			owner, _, _ := t.do("GET", k)
-			t.check(len(owner) == 1 && owner[0] == harnessOwner, ruleLeaseReleased, "close releases the port's own lease only: "+k+" still the other minter's", "it holds %q", owner)
-		})
-		s.clause("owner-tokens-differ", clauseOpts{}, func(t *T) {
-			// Two sessions of the port, two minters: two worker ids under two owner tokens.
-			t.mintN(1, ruleLeaseOwner)
-			d2 := t.start()
-			_, err := d2.Hello(t.ctx, t.helloArgs())
-			t.ok(err, ruleLeaseOwner, "a second session's hello")
-			_, err = d2.Mint(t.ctx, protocol.MintArgs{N: 1})
-			t.ok(err, ruleLeaseOwner, "a second session's mint")
-			leases := t.minterLeases()
-			tokens := map[string]bool{}
-			for _, owner := range leases {
-				tokens[owner] = true
-			}
-			t.check(len(leases) == 2 && len(tokens) == 2, ruleLeaseOwner, "two sessions hold two leases under two different owner tokens", "leases %v", leases)
-		})
-		s.clause("lease-released-on-close", clauseOpts{}, func(t *T) {
-			t.mintN(1, ruleLeaseReleased)
-			k, _ := keys.Minter(t.portWorker(ruleLeaseReleased))
-			d := t.D
-			t.D = nil // closed here, not again at the end of the clause
-			t.ok(d.Close(t.ctx), ruleClose, "close")
-			deadline := time.Now().Add(200 * time.Millisecond)
-			for t.pttl(k) != -2 && time.Now().Before(deadline) {
-				time.Sleep(5 * time.Millisecond)
-			}
-			p := t.pttl(k)
-			t.check(p == -2, ruleLeaseReleased, "close released the minter lease: "+k+" gone within 200 ms", "it is still there with PTTL %d", p)
-		})
-	},
+		}
+	}
+	// Closing releases only the port's own lease: the other minter's stays.
+	d := t.D
+	t.D = nil // closed here, not again at the end of the clause
+	t.ok(d.Close(t.ctx), ruleClose, "close")
+	owner = t.minterLeases()[w]
+	t.check(owner == harnessOwner, ruleLeaseReleased, "close releases the port's own lease only: "+k+" still the other minter's", "it holds %q", owner)
+}
+
+func reconnectAfterLostLease(t *T) {
+	// The port can lease only worker 700; its clock (when scriptable) barely moves, so
+	// the ids before and after the reconnect share a millisecond.
+	const first = 700
+	var taken, below []int
+	for w := range ids.MaxWorker + 1 {
+		if w != first {
+			taken = append(taken, w)
+		}
+		if w < first {
+			below = append(below, w)
+		}
+	}
+	t.takeWorkers(taken)
+	t.helloWith(protocol.HelloArgs{})
+	if c, ok := t.D.(drivers.Clocker); ok && t.hasCap(protocol.CapClock) {
+		t.setClock(c, t.now()+5000, 200, ruleLeaseRelet)
+	}
+	before := t.mintN(3, ruleLeaseRelet)
+	// While the port is connected another minter takes 700 away, and 0–699 come free.
+	// A reconnect renews the lease or leases another id: here it must find 700 lost,
+	// and its new, lower worker id must not mint below the ids of 700.
+	k, _ := keys.Minter(first)
+	t.do("SET", k, harnessOwner, "PX", 20000)
+	t.freeWorkers(below)
+	t.ok(t.D.Reconnect(t.ctx), ruleLeaseRelet, "reconnect after the lease was taken away")
+	after := t.mintN(3, ruleLeaseRelet)
+	t.cover(ruleLeaseRelet)
+	leases := t.minterLeases()
+	prev := before[len(before)-1]
+	for _, id := range after {
+		_, w, _ := ids.Split(t.validJob(id))
+		if w >= first || leases[w] == "" || leases[w] == harnessOwner {
+			t.fail(ruleLeaseRelet, fmt.Sprintf("after the reconnect, ids under a newly leased worker id (one of the free 0–%d), never under %d, lost", first-1, first),
+				fmt.Sprintf("%s under worker %d, whose lease holds %q", id, w, leases[w]))
+		}
+		if id <= prev {
+			t.fail(ruleLeaseRelet, "after the reconnect, no id smaller than one minted before", fmt.Sprintf("%s after %s", id, prev))
+		}
+		prev = id
+	}
+	t.check(leases[first] == harnessOwner, ruleLeaseRelet, fmt.Sprintf("the other minter still holds worker %d", first), "it holds %q", leases[first])
+}
+
+func closeSparesATakenLease(t *T) {
+	// Another minter took the port's worker id (its lease lapsed, say) just before close:
+	// the release is the port's own lease only, a compare-and-release, never a DEL.
+	t.mintN(1, ruleLeaseReleased)
+	k, _ := keys.Minter(t.portWorker(ruleLeaseReleased))
+	t.do("SET", k, harnessOwner, "PX", 20000)
+	d := t.D
+	t.D = nil // closed here, not again at the end of the clause
+	t.ok(d.Close(t.ctx), ruleClose, "close")
+	owner, _, _ := t.do("GET", k)
+	t.check(len(owner) == 1 && owner[0] == harnessOwner, ruleLeaseReleased, "close releases the port's own lease only: "+k+" still the other minter's", "it holds %q", owner)
+}
+
+func ownerTokensDiffer(t *T) {
+	// Two sessions of the port, two minters: two worker ids under two owner tokens.
+	t.mintN(1, ruleLeaseOwner)
+	d2 := t.start()
+	_, err := d2.Hello(t.ctx, t.helloArgs())
+	t.ok(err, ruleLeaseOwner, "a second session's hello")
+	_, err = d2.Mint(t.ctx, protocol.MintArgs{N: 1})
+	t.ok(err, ruleLeaseOwner, "a second session's mint")
+	leases := t.minterLeases()
+	tokens := map[string]bool{}
+	for _, owner := range leases {
+		tokens[owner] = true
+	}
+	t.check(len(leases) == 2 && len(tokens) == 2, ruleLeaseOwner, "two sessions hold two leases under two different owner tokens", "leases %v", leases)
+}
+
+func leaseReleasedOnClose(t *T) {
+	t.mintN(1, ruleLeaseReleased)
+	k, _ := keys.Minter(t.portWorker(ruleLeaseReleased))
+	d := t.D
+	t.D = nil // closed here, not again at the end of the clause
+	t.ok(d.Close(t.ctx), ruleClose, "close")
+	deadline := time.Now().Add(200 * time.Millisecond)
+	for t.pttl(k) != -2 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	p := t.pttl(k)
+	t.check(p == -2, ruleLeaseReleased, "close released the minter lease: "+k+" gone within 200 ms", "it is still there with PTTL %d", p)
 }

@@ -10,66 +10,71 @@ import (
 // c03 is contract C03: duplicate.
 var c03 = Contract{ID: "C03", Name: "duplicate",
 	Rule: "a second enqueue of the same id answers duplicate and changes nothing, byte for byte",
-	specs: func(s spec) {
-		duplicateBatchClause(s)
-		dup := func(t *T, id string, delay int64) {
-			t.dupUnchanged("orders", id, "", delay)
-		}
-		s.clause("second-enqueue-changes-nothing", clauseOpts{}, func(t *T) {
-			id := t.mintOne()
-			got := t.enqueueWith(protocol.EnqueueArgs{Queue: "orders", ID: id, PayloadB64: b64("first payload")})
-			t.check(got == id, ruleEnqueue, "enqueue with an id keeps it", "answered id %s for %s", got, id)
-			dup(t, id, 0)
-			dup(t, id, 5000)
-		})
-		s.clause("duplicate-of-claimed-job", clauseOpts{}, func(t *T) {
-			id := t.mintOne()
-			t.enqueueWith(protocol.EnqueueArgs{Queue: "orders", ID: id, PayloadB64: b64("first payload")})
-			c := t.mustClaim("orders", 30000)
-			t.check(c.ID == id, ruleClaim, "the claim returns the only job", "%s", c.ID)
-			dup(t, id, 0)
-			t.complete("orders", id, c.Token)
-		})
-		// A lane job's id is as taken as a plain one's: the same lane, another lane, no lane, a
-		// delay — each second enqueue answers created: false and leaves the lane, laneof, the
-		// ring and the (emptied) wake exactly as they were.
-		s.clause("lane-duplicate-changes-nothing", clauseOpts{}, func(t *T) {
-			id := t.mintOne()
-			got := t.enqueueWith(protocol.EnqueueArgs{Queue: "orders", ID: id, Lane: "east", PayloadB64: b64("first payload")})
-			t.check(got == id, ruleDupLane, "lane enqueue with an id keeps it", "answered id %s for %s", got, id)
-			t.laneEnqueue("orders", "west", "other lane's job")
-			plain := t.mintOne()
-			t.enqueueWith(protocol.EnqueueArgs{Queue: "orders", ID: plain, PayloadB64: b64("plain")})
-			for _, target := range []string{id, plain} {
-				t.dupEveryWay("orders", target)
-			}
-		})
-		// Every state a row can be in: the duplicate changes nothing, whatever it names.
-		s.clause("duplicate-in-every-state", clauseOpts{}, func(t *T) {
-			q := t.q("orders")
-			dead := t.enqueue("orders", "to die")
-			c := t.mustClaim("orders", 30000)
-			t.ok(t.D.Fail(t.ctx, protocol.FailArgs{FenceArgs: fa("orders", dead, c.Token), Error: "boom"}), ruleFail, "fail")
-			active := t.enqueue("orders", "held")
-			ca := t.mustClaim("orders", 30000)
-			t.check(ca.ID == active, ruleClaim, "the claim takes the only pending job", "%s", ca.ID)
-			laneActive := t.laneEnqueue("orders", "east", "lane held")
-			cl := t.laneClaim("orders", 30000)
-			t.check(cl != nil && cl.ID == laneActive, ruleLanes, "lane_claim takes the lane's only job", "%+v", cl)
-			pending := t.enqueue("orders", "waiting")
-			scheduled := t.enqueueWith(protocol.EnqueueArgs{Queue: "orders", PayloadB64: b64("later"), DelayMS: 60000})
-			lanePending := t.laneEnqueue("orders", "east", "lane waiting")
-			laneScheduled := t.enqueueWith(protocol.EnqueueArgs{Queue: "orders", Lane: "west", PayloadB64: b64("lane later"), DelayMS: 60000})
-			for _, w := range []struct{ id, state string }{
-				{dead, "dead"}, {active, "active"}, {laneActive, "active"}, {pending, "pending"},
-				{scheduled, "scheduled"}, {lanePending, "pending"}, {laneScheduled, "scheduled"},
-			} {
-				st, _ := t.hget(jobKey(q, w.id), "state")
-				t.check(st == w.state, ruleEnqueue, fmt.Sprintf("%s is %s before its duplicate", w.id, w.state), "state %q", st)
-				t.dupEveryWay("orders", w.id)
-			}
-		})
+	clauses: []clause{
+		{name: "enqueue-batch-duplicates", body: enqueueBatchDuplicates},
+		{name: "second-enqueue-changes-nothing", body: secondEnqueueChangesNothing},
+		{name: "duplicate-of-claimed-job", body: duplicateOfClaimedJob},
+		{name: "lane-duplicate-changes-nothing", body: laneDuplicateChangesNothing},
+		{name: "duplicate-in-every-state", body: duplicateInEveryState},
 	},
+}
+
+func secondEnqueueChangesNothing(t *T) {
+	id := t.mintOne()
+	got := t.enqueueWith(protocol.EnqueueArgs{Queue: "orders", ID: id, PayloadB64: b64("first payload")})
+	t.check(got == id, ruleEnqueue, "enqueue with an id keeps it", "answered id %s for %s", got, id)
+	dup(t, id, 0)
+	dup(t, id, 5000)
+}
+
+func duplicateOfClaimedJob(t *T) {
+	id := t.mintOne()
+	t.enqueueWith(protocol.EnqueueArgs{Queue: "orders", ID: id, PayloadB64: b64("first payload")})
+	c := t.mustClaim("orders", 30000)
+	t.check(c.ID == id, ruleClaim, "the claim returns the only job", "%s", c.ID)
+	dup(t, id, 0)
+	t.complete("orders", id, c.Token)
+}
+
+// A lane job's id is as taken as a plain one's: the same lane, another lane, no lane, a
+// delay — each second enqueue answers created: false and leaves the lane, laneof, the
+// ring and the (emptied) wake exactly as they were.
+func laneDuplicateChangesNothing(t *T) {
+	id := t.mintOne()
+	got := t.enqueueWith(protocol.EnqueueArgs{Queue: "orders", ID: id, Lane: "east", PayloadB64: b64("first payload")})
+	t.check(got == id, ruleDupLane, "lane enqueue with an id keeps it", "answered id %s for %s", got, id)
+	t.laneEnqueue("orders", "west", "other lane's job")
+	plain := t.mintOne()
+	t.enqueueWith(protocol.EnqueueArgs{Queue: "orders", ID: plain, PayloadB64: b64("plain")})
+	for _, target := range []string{id, plain} {
+		t.dupEveryWay("orders", target)
+	}
+}
+
+// Every state a row can be in: the duplicate changes nothing, whatever it names.
+func duplicateInEveryState(t *T) {
+	q := t.q("orders")
+	dead := t.enqueue("orders", "to die")
+	c := t.mustClaim("orders", 30000)
+	t.ok(t.D.Fail(t.ctx, protocol.FailArgs{FenceArgs: fa("orders", dead, c.Token), Error: "boom"}), ruleFail, "fail")
+	active := t.enqueue("orders", "held")
+	ca := t.mustClaim("orders", 30000)
+	t.check(ca.ID == active, ruleClaim, "the claim takes the only pending job", "%s", ca.ID)
+	laneActive := t.laneEnqueue("orders", "east", "lane held")
+	cl := t.laneClaim("orders", 30000)
+	t.check(cl != nil && cl.ID == laneActive, ruleLanes, "lane_claim takes the lane's only job", "%+v", cl)
+	pending := t.enqueue("orders", "waiting")
+	scheduled := t.enqueueWith(protocol.EnqueueArgs{Queue: "orders", PayloadB64: b64("later"), DelayMS: 60000})
+	lanePending := t.laneEnqueue("orders", "east", "lane waiting")
+	laneScheduled := t.enqueueWith(protocol.EnqueueArgs{Queue: "orders", Lane: "west", PayloadB64: b64("lane later"), DelayMS: 60000})
+	for _, w := range []struct{ id, state string }{
+		{dead, "dead"}, {active, "active"}, {laneActive, "active"}, {pending, "pending"},
+		{scheduled, "scheduled"}, {lanePending, "pending"}, {laneScheduled, "scheduled"},
+	} {
+		st, _ := t.hget(jobKey(q, w.id), "state")
+		t.check(st == w.state, ruleEnqueue, fmt.Sprintf("%s is %s before its duplicate", w.id, w.state), "state %q", st)
+		t.dupEveryWay("orders", w.id)
+	}
 }
 
 // mintOne mints one id through the port.
@@ -111,4 +116,8 @@ func (t *T) dupUnchanged(qn, id, lane string, delay int64) {
 	}
 	t.check(d == "", rule, what+" changes nothing, byte for byte", "%s", d)
 	t.cover(ruleDupWake)
+}
+
+func dup(t *T, id string, delay int64) {
+	t.dupUnchanged("orders", id, "", delay)
 }

@@ -12,130 +12,141 @@ import (
 // c05 is contract C05: order.
 var c05 = Contract{ID: "C05", Name: "order",
 	Rule: "ids minted in sequence, even within one millisecond and across a pool of connections, sort in mint order; claims come oldest first",
-	specs: func(s spec) {
-		clockRealClause(s)
-		domainClause(s, fieldGroup{[]string{"clock"}, ownField})
-		increasing := func(t *T, list []string, what string) {
-			t.cover(ruleMintOrder)
-			for i, id := range list {
-				t.validJob(id)
-				if i > 0 && id <= list[i-1] {
-					t.fail(ruleMintOrder, what+": each id sorts after the one minted before it", fmt.Sprintf("id %d %s after %s", i, id, list[i-1]))
-				}
-			}
-		}
-		s.clause("one-caller-strictly-increasing", clauseOpts{}, func(t *T) {
-			m, err := t.D.Mint(t.ctx, protocol.MintArgs{N: 5000})
-			t.ok(err, ruleMintOrder, "mint")
-			t.check(len(m.IDs) == 1 && len(m.IDs[0]) == 5000, ruleMintOrder, "one list of 5000 ids", "%d lists", len(m.IDs))
-			increasing(t, m.IDs[0], "one caller")
-			perMS := map[uint64]int{}
-			most := 0
-			for _, id := range m.IDs[0] {
-				sf, _ := ids.ParseJob(id)
-				ms, _, _ := ids.Split(sf)
-				perMS[ms]++
-				most = max(most, perMS[ms])
-			}
-			t.check(most > 1, ruleMintOrder, "several ids within one millisecond (the sequence bits in use)", "every id in its own millisecond; the check could not exercise the sequence")
-		})
-		s.clause("parallel-callers", clauseOpts{}, func(t *T) {
-			m, err := t.D.Mint(t.ctx, protocol.MintArgs{N: 1000, Parallel: 4})
-			t.ok(err, ruleMintOrder, "mint")
-			worker := t.portWorker(ruleMinter)
-			t.check(len(m.IDs) == 4, ruleMintOrder, "four lists, one per caller", "%d lists", len(m.IDs))
-			seen := map[string]bool{}
-			for i, l := range m.IDs {
-				t.check(len(l) == 1000, ruleMintOrder, "1000 ids per caller", "caller %d got %d", i, len(l))
-				increasing(t, l, fmt.Sprintf("caller %d", i))
-				for _, id := range l {
-					t.check(!seen[id], ruleMintOrder, "ids never repeat across callers", "%s minted twice", id)
-					seen[id] = true
-					// One minter, one leased worker id, whatever the callers (Part B mint).
-					_, w, _ := ids.Split(t.validJob(id))
-					t.check(w == worker, ruleMinter, fmt.Sprintf("every caller's ids under the port's one leased worker id %d", worker), "%s under worker %d", id, w)
-				}
-			}
-		})
-		s.clause("claims-oldest-first", clauseOpts{}, func(t *T) {
-			m, err := t.D.Mint(t.ctx, protocol.MintArgs{N: 6})
-			t.ok(err, ruleMintOrder, "mint")
-			t.check(len(m.IDs) == 1 && len(m.IDs[0]) == 6, ruleMintOrder, "mint n=6 answers one list of six ids", "%v", m.IDs)
-			minted := m.IDs[0]
-			for _, i := range []int{5, 3, 1, 0, 2, 4} {
-				t.enqueueWith(protocol.EnqueueArgs{Queue: "orders", ID: minted[i], PayloadB64: b64(fmt.Sprint(i))})
-			}
-			var got []string
-			for range minted {
-				c := t.mustClaim("orders", 30000)
-				got = append(got, c.ID)
-			}
-			t.check(strings.Join(got, ",") == strings.Join(minted, ","), ruleMintOrder, "claims in mint order "+strings.Join(minted, ","), "%s", strings.Join(got, ","))
-			t.check(t.claim("orders", 30000) == nil, ruleClaim, "an empty reply once the queue is drained", "another job")
-		})
-		s.clause("clock-steps-back", clauseOpts{}, func(t *T) {
-			clk := t.clocker()
-			// Far ahead and nearly frozen (1 ms per real second): the ids must carry exactly
-			// the scripted millisecond, which shows the clock op reaches the minter at all.
-			ahead := t.now() + 5000
-			t.setClock(clk, ahead, 1000, ruleIDEpoch)
-			list := t.mintN(5, ruleIDEpoch)
-			want := uint64(sinceEpochMS(ahead))
-			t.cover(ruleIDEpoch)
-			for _, id := range list {
-				if ms, _, _ := ids.Split(t.validJob(id)); ms != want && ms != want+1 {
-					t.fail(ruleIDEpoch, fmt.Sprintf("with the minter's clock scripted to %d (Unix ms), ids at millisecond %d since 2024-01-01", ahead, want),
-						fmt.Sprintf("%s at millisecond %d", id, ms))
-				}
-			}
-			// One second back, at real speed: the minter keeps minting from its last millisecond.
-			t.setClock(clk, ahead-1000, 1, ruleClockBack)
-			back := t.mintN(300, ruleClockBack)
-			t.cover(ruleClockBack)
-			all := append(list, back...)
-			for i := len(list); i < len(all); i++ {
-				sf, prev := t.validJob(all[i]), t.validJob(all[i-1])
-				if all[i] <= all[i-1] || sf <= prev {
-					t.fail(ruleClockBack, "after the clock stepped back 1 s, every id still sorts (and decodes) above the one minted before it",
-						fmt.Sprintf("id %d %s after %s", i, all[i], all[i-1]))
-				}
-				if ms, _, _ := ids.Split(sf); ms < want {
-					t.fail(ruleClockBack, fmt.Sprintf("after the clock stepped back, ids keep the last millisecond %d", want), fmt.Sprintf("%s at millisecond %d", all[i], ms))
-				}
-			}
-		})
-		s.clause("sequence-overflow", clauseOpts{}, func(t *T) {
-			clk := t.clocker()
-			// One scripted millisecond lasts 500 real ones: 5000 ids overflow the 12-bit sequence.
-			const scale = 500
-			at := t.now() + 10000
-			set := time.Now()
-			t.setClock(clk, at, scale, ruleSeqOverflow)
-			list := t.mintN(5000, ruleSeqOverflow)
-			// The port's clock was set after set: it reads at most this now.
-			clockMax := uint64(sinceEpochMS(at) + time.Since(set).Milliseconds()/scale)
-			t.cover(ruleSeqOverflow)
-			perMS := map[uint64]int{}
-			_, worker, _ := ids.Split(t.validJob(list[0]))
-			for i, id := range list {
-				sf := t.validJob(id)
-				ms, w, _ := ids.Split(sf)
-				perMS[ms]++
-				if w != worker {
-					t.fail(ruleSeqOverflow, fmt.Sprintf("the sequence never spills into the worker bits: every id under worker %d", worker), fmt.Sprintf("id %d %s under worker %d", i, id, w))
-				}
-				if ms > clockMax {
-					t.fail(ruleSeqOverflow, fmt.Sprintf("past 4095 ids the minter waits for its clock's next millisecond: no id beyond millisecond %d, where the scripted clock stood", clockMax),
-						fmt.Sprintf("id %d %s at millisecond %d", i, id, ms))
-				}
-				if i > 0 && (id <= list[i-1] || sf <= t.validJob(list[i-1])) {
-					t.fail(ruleSeqOverflow, "past 4095 ids in one millisecond the minter waits for the next: every id above the one before", fmt.Sprintf("id %d %s after %s", i, id, list[i-1]))
-				}
-			}
-			first := uint64(sinceEpochMS(at))
-			t.check(perMS[first] == ids.MaxSequence+1 && len(perMS) >= 2, ruleSeqOverflow,
-				fmt.Sprintf("4096 ids in the scripted millisecond %d (its whole sequence), the rest in later ones", first),
-				"%d ids in millisecond %d, %d milliseconds in all", perMS[first], first, len(perMS))
-		})
+	clauses: []clause{
+		{name: "clock-back-to-real", body: clockBackToReal},
+		fieldsClause(fieldGroup{[]string{"clock"}, ownField}),
+		{name: "one-caller-strictly-increasing", body: oneCallerStrictlyIncreasing},
+		{name: "parallel-callers", body: parallelCallers},
+		{name: "claims-oldest-first", body: claimsOldestFirst},
+		{name: "clock-steps-back", body: clockStepsBack},
+		{name: "sequence-overflow", body: sequenceOverflow},
 	},
+}
+
+func oneCallerStrictlyIncreasing(t *T) {
+	m, err := t.D.Mint(t.ctx, protocol.MintArgs{N: 5000})
+	t.ok(err, ruleMintOrder, "mint")
+	t.check(len(m.IDs) == 1 && len(m.IDs[0]) == 5000, ruleMintOrder, "one list of 5000 ids", "%d lists", len(m.IDs))
+	increasing(t, m.IDs[0], "one caller")
+	perMS := map[uint64]int{}
+	most := 0
+	for _, id := range m.IDs[0] {
+		sf, _ := ids.ParseJob(id)
+		ms, _, _ := ids.Split(sf)
+		perMS[ms]++
+		most = max(most, perMS[ms])
+	}
+	t.check(most > 1, ruleMintOrder, "several ids within one millisecond (the sequence bits in use)", "every id in its own millisecond; the check could not exercise the sequence")
+}
+
+func parallelCallers(t *T) {
+	m, err := t.D.Mint(t.ctx, protocol.MintArgs{N: 1000, Parallel: 4})
+	t.ok(err, ruleMintOrder, "mint")
+	worker := t.portWorker(ruleMinter)
+	t.check(len(m.IDs) == 4, ruleMintOrder, "four lists, one per caller", "%d lists", len(m.IDs))
+	seen := map[string]bool{}
+	for i, l := range m.IDs {
+		t.check(len(l) == 1000, ruleMintOrder, "1000 ids per caller", "caller %d got %d", i, len(l))
+		increasing(t, l, fmt.Sprintf("caller %d", i))
+		for _, id := range l {
+			t.check(!seen[id], ruleMintOrder, "ids never repeat across callers", "%s minted twice", id)
+			seen[id] = true
+			// One minter, one leased worker id, whatever the callers (Part B mint).
+			_, w, _ := ids.Split(t.validJob(id))
+			t.check(w == worker, ruleMinter, fmt.Sprintf("every caller's ids under the port's one leased worker id %d", worker), "%s under worker %d", id, w)
+		}
+	}
+}
+
+func claimsOldestFirst(t *T) {
+	m, err := t.D.Mint(t.ctx, protocol.MintArgs{N: 6})
+	t.ok(err, ruleMintOrder, "mint")
+	t.check(len(m.IDs) == 1 && len(m.IDs[0]) == 6, ruleMintOrder, "mint n=6 answers one list of six ids", "%v", m.IDs)
+	minted := m.IDs[0]
+	for _, i := range []int{5, 3, 1, 0, 2, 4} {
+		t.enqueueWith(protocol.EnqueueArgs{Queue: "orders", ID: minted[i], PayloadB64: b64(fmt.Sprint(i))})
+	}
+	var got []string
+	for range minted {
+		c := t.mustClaim("orders", 30000)
+		got = append(got, c.ID)
+	}
+	t.check(strings.Join(got, ",") == strings.Join(minted, ","), ruleMintOrder, "claims in mint order "+strings.Join(minted, ","), "%s", strings.Join(got, ","))
+	t.check(t.claim("orders", 30000) == nil, ruleClaim, "an empty reply once the queue is drained", "another job")
+}
+
+func clockStepsBack(t *T) {
+	clk := t.clocker()
+	// Far ahead and nearly frozen (1 ms per real second): the ids must carry exactly
+	// the scripted millisecond, which shows the clock op reaches the minter at all.
+	ahead := t.now() + 5000
+	t.setClock(clk, ahead, 1000, ruleIDEpoch)
+	list := t.mintN(5, ruleIDEpoch)
+	want := uint64(sinceEpochMS(ahead))
+	t.cover(ruleIDEpoch)
+	for _, id := range list {
+		if ms, _, _ := ids.Split(t.validJob(id)); ms != want && ms != want+1 {
+			t.fail(ruleIDEpoch, fmt.Sprintf("with the minter's clock scripted to %d (Unix ms), ids at millisecond %d since 2024-01-01", ahead, want),
+				fmt.Sprintf("%s at millisecond %d", id, ms))
+		}
+	}
+	// One second back, at real speed: the minter keeps minting from its last millisecond.
+	t.setClock(clk, ahead-1000, 1, ruleClockBack)
+	back := t.mintN(300, ruleClockBack)
+	t.cover(ruleClockBack)
+	all := append(list, back...)
+	for i := len(list); i < len(all); i++ {
+		sf, prev := t.validJob(all[i]), t.validJob(all[i-1])
+		if all[i] <= all[i-1] || sf <= prev {
+			t.fail(ruleClockBack, "after the clock stepped back 1 s, every id still sorts (and decodes) above the one minted before it",
+				fmt.Sprintf("id %d %s after %s", i, all[i], all[i-1]))
+		}
+		if ms, _, _ := ids.Split(sf); ms < want {
+			t.fail(ruleClockBack, fmt.Sprintf("after the clock stepped back, ids keep the last millisecond %d", want), fmt.Sprintf("%s at millisecond %d", all[i], ms))
+		}
+	}
+}
+
+func sequenceOverflow(t *T) {
+	clk := t.clocker()
+	// One scripted millisecond lasts 500 real ones: 5000 ids overflow the 12-bit sequence.
+	const scale = 500
+	at := t.now() + 10000
+	set := time.Now()
+	t.setClock(clk, at, scale, ruleSeqOverflow)
+	list := t.mintN(5000, ruleSeqOverflow)
+	// The port's clock was set after set: it reads at most this now.
+	clockMax := uint64(sinceEpochMS(at) + time.Since(set).Milliseconds()/scale)
+	t.cover(ruleSeqOverflow)
+	perMS := map[uint64]int{}
+	_, worker, _ := ids.Split(t.validJob(list[0]))
+	for i, id := range list {
+		sf := t.validJob(id)
+		ms, w, _ := ids.Split(sf)
+		perMS[ms]++
+		if w != worker {
+			t.fail(ruleSeqOverflow, fmt.Sprintf("the sequence never spills into the worker bits: every id under worker %d", worker), fmt.Sprintf("id %d %s under worker %d", i, id, w))
+		}
+		if ms > clockMax {
+			t.fail(ruleSeqOverflow, fmt.Sprintf("past 4095 ids the minter waits for its clock's next millisecond: no id beyond millisecond %d, where the scripted clock stood", clockMax),
+				fmt.Sprintf("id %d %s at millisecond %d", i, id, ms))
+		}
+		if i > 0 && (id <= list[i-1] || sf <= t.validJob(list[i-1])) {
+			t.fail(ruleSeqOverflow, "past 4095 ids in one millisecond the minter waits for the next: every id above the one before", fmt.Sprintf("id %d %s after %s", i, id, list[i-1]))
+		}
+	}
+	first := uint64(sinceEpochMS(at))
+	t.check(perMS[first] == ids.MaxSequence+1 && len(perMS) >= 2, ruleSeqOverflow,
+		fmt.Sprintf("4096 ids in the scripted millisecond %d (its whole sequence), the rest in later ones", first),
+		"%d ids in millisecond %d, %d milliseconds in all", perMS[first], first, len(perMS))
+}
+
+func increasing(t *T, list []string, what string) {
+	t.cover(ruleMintOrder)
+	for i, id := range list {
+		t.validJob(id)
+		if i > 0 && id <= list[i-1] {
+			t.fail(ruleMintOrder, what+": each id sorts after the one minted before it", fmt.Sprintf("id %d %s after %s", i, id, list[i-1]))
+		}
+	}
 }

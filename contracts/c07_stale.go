@@ -11,337 +11,357 @@ import (
 // c07 is contract C07: stale.
 var c07 = Contract{ID: "C07", Name: "stale",
 	Rule: "a wrong token, or a lease that has passed, is refused EMQSTALE and the row survives untouched; the live token still settles; extend moves the deadline",
-	specs: func(s spec) {
-		completeBatchClause(s, true)
-		domainClause(s, fieldGroup{fencedOps, tokenField}, fieldGroup{[]string{"extend"}, ownField})
-		s.clause("wrong-token-refused", clauseOpts{}, func(t *T) {
-			id := t.enqueue("orders", "x")
-			c := t.mustClaim("orders", 30000)
-			t.allStale("orders", id, c.Token+1, "with a token the claim never issued")
-			before := t.snapshot()
-			t.refused(t.D.Complete(t.ctx, fa("orders", id, 0)), emqerr.Arg, ruleArgRanges, "complete with token 0")
-			d := diff(before, t.snapshot())
-			t.check(d == "", ruleFenced, "a refused complete changes nothing", "%s", d)
-			t.complete("orders", id, c.Token)
-			t.check(!t.exists(jobKey(t.q("orders"), id)), ruleComplete, "the live token settles the job", "the row is still there")
-		})
-		s.clause("passed-lease-refused", clauseOpts{}, func(t *T) {
-			q := t.q("orders")
-			id := t.enqueue("orders", "x")
-			c := t.mustClaim("orders", 100)
-			deadline, _ := t.zscore(q.Active(), id)
-			t.waitPast(deadline)
-			t.allStale("orders", id, c.Token, "after the lease passed on the server clock (before any reap)")
-			r, err := t.D.Reap(t.ctx, protocol.ReapArgs{Queue: "orders", MaxAttempts: 5})
-			t.ok(err, ruleReap, "reap")
-			t.check(r.Count == 1, ruleReap, "reap returns the expired lease", "count %d", r.Count)
-			c2 := t.mustClaim("orders", 30000)
-			t.check(c2.ID == id && c2.Token == c.Token+1, ruleTokens, "the redelivery holds the next token", "%s token %d", c2.ID, c2.Token)
-			t.complete("orders", id, c2.Token)
-		})
-		s.clause("extend-moves-deadline", clauseOpts{}, func(t *T) {
-			q := t.q("orders")
-			id := t.enqueue("orders", "x")
-			c := t.mustClaim("orders", 150)
-			d0, _ := t.zscore(q.Active(), id)
-			m := t.mark()
-			before := t.now()
-			e, err := t.D.Extend(t.ctx, protocol.ExtendArgs{FenceArgs: fa("orders", id, c.Token), LeaseMS: 30000})
-			after := t.now()
-			t.ok(err, ruleExtend, "extend")
-			got := t.leaseWithin(q.Active(), id, before, after, 30000, ruleExtend)
-			t.check(e.DeadlineMS == got, ruleExtend, fmt.Sprintf("extend answers the new deadline %d", got), "deadline_ms %d", e.DeadlineMS)
-			t.durationOnWire(m, lua.Extend, 30000)
-			t.waitPast(d0)
-			t.complete("orders", id, c.Token)
-		})
-		// Every fenced op against every state that is not a live lease: EMQSTALE, nothing
-		// changes; then the live tokens still settle.
-		s.clause("every-non-live-state-refused", clauseOpts{}, func(t *T) {
-			t.staleEvery("orders", jobID(1<<50), 1, "of a job that never existed", ruleFenced)
-			pending := t.enqueue("fresh", "never claimed")
-			t.staleEvery("fresh", pending, 1, "while it is pending, never claimed", ruleFenced)
-			scheduled := t.enqueueWith(protocol.EnqueueArgs{Queue: "fresh", PayloadB64: b64("later"), DelayMS: 60000})
-			t.staleEvery("fresh", scheduled, 1, "while it is scheduled, never claimed", ruleFenced)
-			back := t.enqueue("back", "retried")
-			c := t.mustClaim("back", 30000)
-			t.retried("back", back, c.Token, 0)
-			t.staleEvery("back", back, c.Token, "after its retry (pending again)", ruleFenced)
-			c = t.mustClaim("back", 30000)
-			t.retried("back", back, c.Token, 60000)
-			t.staleEvery("back", back, c.Token, "after its delayed retry (scheduled)", ruleFenced)
-			dead := t.enqueue("dead", "buried")
-			c = t.mustClaim("dead", 30000)
-			t.ok(t.D.Fail(t.ctx, protocol.FailArgs{FenceArgs: fa("dead", dead, c.Token), Error: "boom"}), ruleFail, "fail")
-			t.staleEvery("dead", dead, c.Token, "after its fail (dead)", ruleFenced)
-			gone := t.enqueue("gone", "done")
-			c = t.mustClaim("gone", 30000)
-			t.complete("gone", gone, c.Token)
-			t.staleEvery("gone", gone, c.Token, "after its complete (gone)", ruleFenced)
-			live := t.enqueue("live", "held")
-			c = t.mustClaim("live", 30000)
-			t.retried("live", live, c.Token, 0)
-			c = t.mustClaim("live", 30000)
-			t.check(c.ID == live && c.Token == 2, ruleTokens, "the redelivery holds token 2", "%s token %d", c.ID, c.Token)
-			for _, tok := range []int64{1, 3, maxMS} {
-				t.staleEvery("live", live, tok, "while token 2 holds the lease", ruleFencedToken)
-			}
-			t.staleEvery("elsewhere", live, c.Token, "named under another queue", ruleFenced)
-			lane := t.laneEnqueue("live", "east", "lane held")
-			cl := t.laneClaim("live", 30000)
-			t.check(cl != nil && cl.ID == lane, ruleLanes, "lane_claim takes the lane's job", "%+v", cl)
-			t.staleEvery("live", lane, cl.Token+1, "while token 1 holds the lane lease", ruleFencedToken)
-			t.complete("live", live, c.Token)
-			t.complete("live", lane, cl.Token)
-		})
-		// A lease that has passed on the server's clock confers nothing, on a redelivery and on
-		// a lane job alike, before any reap.
-		s.clause("passed-lease-every-op", clauseOpts{}, func(t *T) {
-			q := t.q("orders")
-			id := t.enqueue("orders", "slow")
-			c := t.mustClaim("orders", 30000)
-			t.retried("orders", id, c.Token, 0)
-			c = t.mustClaim("orders", 100)
-			lane := t.laneEnqueue("orders", "east", "slow lane")
-			cl := t.laneClaim("orders", 100)
-			t.check(cl != nil && cl.ID == lane, ruleLanes, "lane_claim takes the lane's job", "%+v", cl)
-			d1, _ := t.zscore(q.Active(), id)
-			d2, _ := t.zscore(q.Active(), lane)
-			t.waitPast(max(d1, d2))
-			t.staleEvery("orders", id, c.Token, "after its lease passed (before any reap)", ruleFencedLease)
-			t.staleEvery("orders", lane, cl.Token, "after its lane lease passed (before any reap)", ruleFencedLease)
-		})
-		// A16: every argument outside its range is EMQARG and changes nothing, whatever op
-		// carries it. (Values below a field's schema minimum cannot be sent to a subprocess
-		// port: the kit's schema check refuses the request itself.)
-		s.clause("out-of-range-arguments-refused", clauseOpts{}, func(t *T) {
-			id := t.enqueue("orders", "held")
-			c := t.mustClaim("orders", 30000)
-			t.enqueue("orders", "waiting")
-			t.laneEnqueue("orders", "east", "lane waiting")
-			f := fa("orders", id, c.Token)
-			var cases []rangeCase
-			for _, tok := range []int64{maxMS + 1, maxMS * 10} {
-				ft := fa("orders", id, tok)
-				cases = append(cases,
-					rangeCase{fmt.Sprintf("complete with token %d", tok), ruleArgRanges, func() error { return t.D.Complete(t.ctx, ft) }},
-					rangeCase{fmt.Sprintf("retry with token %d", tok), ruleArgRanges, func() error {
-						_, err := t.D.Retry(t.ctx, protocol.RetryArgs{FenceArgs: ft, MaxAttempts: 5, Error: "x"})
-						return err
-					}},
-					rangeCase{fmt.Sprintf("fail with token %d", tok), ruleArgRanges, func() error {
-						return t.D.Fail(t.ctx, protocol.FailArgs{FenceArgs: ft, Error: "x"})
-					}},
-					rangeCase{fmt.Sprintf("checkpoint with token %d", tok), ruleArgRanges, func() error {
-						return t.D.Checkpoint(t.ctx, protocol.CheckpointArgs{FenceArgs: ft, DataB64: b64("x")})
-					}},
-					rangeCase{fmt.Sprintf("extend with token %d", tok), ruleArgRanges, func() error {
-						_, err := t.D.Extend(t.ctx, protocol.ExtendArgs{FenceArgs: ft, LeaseMS: 1000})
-						return err
-					}})
-			}
-			for _, lease := range []int64{0, maxMS + 1} {
-				cases = append(cases,
-					rangeCase{fmt.Sprintf("claim with lease_ms %d", lease), ruleRangeDuration, func() error {
-						_, err := t.D.Claim(t.ctx, protocol.ClaimArgs{Queue: "orders", LeaseMS: lease})
-						return err
-					}},
-					rangeCase{fmt.Sprintf("lane_claim with lease_ms %d", lease), ruleRangeDuration, func() error {
-						_, err := t.D.LaneClaim(t.ctx, protocol.ClaimArgs{Queue: "orders", LeaseMS: lease})
-						return err
-					}},
-					rangeCase{fmt.Sprintf("extend with lease_ms %d", lease), ruleRangeDuration, func() error {
-						_, err := t.D.Extend(t.ctx, protocol.ExtendArgs{FenceArgs: f, LeaseMS: lease})
-						return err
-					}})
-			}
-			for _, delay := range []int64{maxMS + 1} {
-				cases = append(cases,
-					rangeCase{fmt.Sprintf("enqueue with delay_ms %d", delay), ruleRangeDuration, func() error {
-						_, err := t.D.Enqueue(t.ctx, protocol.EnqueueArgs{Queue: "orders", PayloadB64: b64("x"), DelayMS: delay})
-						return err
-					}},
-					rangeCase{fmt.Sprintf("lane enqueue with delay_ms %d", delay), ruleRangeDuration, func() error {
-						_, err := t.D.Enqueue(t.ctx, protocol.EnqueueArgs{Queue: "orders", Lane: "east", PayloadB64: b64("x"), DelayMS: delay})
-						return err
-					}},
-					rangeCase{fmt.Sprintf("retry with delay_ms %d", delay), ruleRangeDuration, func() error {
-						_, err := t.D.Retry(t.ctx, protocol.RetryArgs{FenceArgs: f, MaxAttempts: 5, DelayMS: delay, Error: "x"})
-						return err
-					}})
-			}
-			for _, m := range []int64{1_000_000_001, maxMS} {
-				cases = append(cases,
-					rangeCase{fmt.Sprintf("retry with max_attempts %d", m), ruleRangeMaxAttempts, func() error {
-						_, err := t.D.Retry(t.ctx, protocol.RetryArgs{FenceArgs: f, MaxAttempts: m, Error: "x"})
-						return err
-					}},
-					rangeCase{fmt.Sprintf("reap with max_attempts %d", m), ruleRangeMaxAttempts, func() error {
-						_, err := t.D.Reap(t.ctx, protocol.ReapArgs{Queue: "orders", MaxAttempts: m})
-						return err
-					}})
-			}
-			for _, l := range []int64{10001, 1_000_000} {
-				cases = append(cases,
-					rangeCase{fmt.Sprintf("reap with limit %d", l), ruleRangeLimit, func() error {
-						_, err := t.D.Reap(t.ctx, protocol.ReapArgs{Queue: "orders", MaxAttempts: 5, Limit: l})
-						return err
-					}},
-					rangeCase{fmt.Sprintf("promote with limit %d", l), ruleRangeLimit, func() error {
-						_, err := t.D.Promote(t.ctx, protocol.PromoteArgs{Queue: "orders", Limit: l})
-						return err
-					}},
-					rangeCase{fmt.Sprintf("morgue with limit %d", l), ruleRangeLimit, func() error {
-						_, err := t.D.Morgue(t.ctx, protocol.MorgueArgs{Queue: "orders", Limit: l})
-						return err
-					}})
-			}
-			t.refusedArg(cases)
-			t.complete("orders", id, c.Token)
-		})
-		// A16's edges are inside the ranges: accepted, with their ordinary effect.
-		s.clause("range-edges-accepted", clauseOpts{}, func(t *T) {
-			q := t.q("orders")
-			// The largest durations are stored exactly: TIME + 1e14, not a value that overflowed
-			// on the way (a time.Duration holds only about 9.2e12 ms).
-			before := t.now()
-			far := t.enqueueWith(protocol.EnqueueArgs{Queue: "orders", PayloadB64: b64("far"), DelayMS: maxMS})
-			lanefar := t.enqueueWith(protocol.EnqueueArgs{Queue: "orders", Lane: "east", PayloadB64: b64("far lane"), DelayMS: maxMS})
-			after := t.now()
-			t.leaseWithin(q.Scheduled(), far, before, after, maxMS, ruleRangeDuration)
-			t.leaseWithin(q.Scheduled(), lanefar, before, after, maxMS, ruleRangeDuration)
-			id := t.enqueue("orders", "edges")
-			before = t.now()
-			c, err := t.D.Claim(t.ctx, protocol.ClaimArgs{Queue: "orders", LeaseMS: maxMS})
-			after = t.now()
-			t.ok(err, ruleRangeDuration, "claim with lease_ms 1e14")
-			t.check(c != nil && c.ID == id, ruleRangeDuration, "claim with lease_ms 1e14 takes "+id, "%+v", c)
-			t.leaseWithin(q.Active(), id, before, after, maxMS, ruleRangeDuration)
-			t.refused(t.D.Complete(t.ctx, fa("orders", id, maxMS)), emqerr.Stale, ruleArgRanges, "complete with token 1e14 (in range, not the live token)")
-			for _, lease := range []int64{maxMS, 30000} {
-				before := t.now()
-				e, err := t.D.Extend(t.ctx, protocol.ExtendArgs{FenceArgs: fa("orders", id, c.Token), LeaseMS: lease})
-				after := t.now()
-				t.ok(err, ruleRangeDuration, fmt.Sprintf("extend with lease_ms %d", lease))
-				got := t.leaseWithin(q.Active(), id, before, after, lease, ruleRangeDuration)
-				t.check(e.DeadlineMS == got, ruleExtendReply, fmt.Sprintf("extend answers the new deadline %d", got), "deadline_ms %d", e.DeadlineMS)
-			}
-			r, err := t.D.Retry(t.ctx, protocol.RetryArgs{FenceArgs: fa("orders", id, c.Token), MaxAttempts: 1_000_000_000, DelayMS: 0, Error: "edge"})
-			t.ok(err, ruleRangeDuration, "retry with delay_ms 0 and max_attempts 1e9")
-			t.check(r.Outcome == "retried", ruleRangeMaxAttempts, "retried", "%q", r.Outcome)
-			t.in(q.Pending(), id, true, ruleRangeDuration)
-			c = t.mustClaim("orders", 30000)
-			before = t.now()
-			r, err = t.D.Retry(t.ctx, protocol.RetryArgs{FenceArgs: fa("orders", id, c.Token), MaxAttempts: 1_000_000_000, DelayMS: maxMS, Error: "edge"})
-			after = t.now()
-			t.ok(err, ruleRangeDuration, "retry with delay_ms 1e14")
-			t.leaseWithin(q.Scheduled(), id, before, after, maxMS, ruleRangeDuration)
-			last := t.enqueue("orders", "shortest lease")
-			cs := t.mustClaim("orders", 30000)
-			t.check(cs.ID == last, ruleClaim, "the claim takes "+last, "%s", cs.ID)
-			_, err = t.D.Extend(t.ctx, protocol.ExtendArgs{FenceArgs: fa("orders", last, cs.Token), LeaseMS: 1})
-			t.ok(err, ruleRangeDuration, "extend with lease_ms 1")
-			for _, l := range []int64{1, 10000} {
-				_, err := t.D.Reap(t.ctx, protocol.ReapArgs{Queue: "orders", MaxAttempts: 1_000_000_000, Limit: l})
-				t.ok(err, ruleRangeLimit, fmt.Sprintf("reap with limit %d", l))
-				_, err = t.D.Reap(t.ctx, protocol.ReapArgs{Queue: "orders", MaxAttempts: 1, Limit: l})
-				t.ok(err, ruleRangeMaxAttempts, fmt.Sprintf("reap with max_attempts 1, limit %d", l))
-				_, err = t.D.Promote(t.ctx, protocol.PromoteArgs{Queue: "orders", Limit: l})
-				t.ok(err, ruleRangeLimit, fmt.Sprintf("promote with limit %d", l))
-				_, err = t.D.Morgue(t.ctx, protocol.MorgueArgs{Queue: "orders", Limit: l})
-				t.ok(err, ruleRangeLimit, fmt.Sprintf("morgue with limit %d", l))
-			}
-		})
-		// extend sets the deadline to the server's TIME + lease_ms — shorter or longer than
-		// before — and answers that score.
-		s.clause("extend-from-server-time", clauseOpts{}, func(t *T) {
-			q := t.q("orders")
-			id := t.enqueue("orders", "x")
-			c := t.mustClaim("orders", 30000)
-			lane := t.laneEnqueue("orders", "east", "y")
-			cl := t.laneClaim("orders", 30000)
-			t.check(cl != nil && cl.ID == lane, ruleLanes, "lane_claim takes the lane's job", "%+v", cl)
-			for _, j := range []struct {
-				id    string
-				token int64
-			}{{id, c.Token}, {lane, cl.Token}} {
-				for _, lease := range []int64{2000, 60000, 5000} {
-					snap := t.snapshot()
-					members, scores := t.zset(q.Active())
-					before := t.now()
-					e, err := t.D.Extend(t.ctx, protocol.ExtendArgs{FenceArgs: fa("orders", j.id, j.token), LeaseMS: lease})
-					after := t.now()
-					t.ok(err, ruleExtendReply, "extend")
-					got := t.leaseWithin(q.Active(), j.id, before, after, lease, ruleExtendReply)
-					t.check(e.DeadlineMS == got, ruleExtendReply, fmt.Sprintf("extend answers the new deadline %d", got), "deadline_ms %d", e.DeadlineMS)
-					t.extendTouchedOnlyItsLease(snap, members, scores, j.id)
-				}
-			}
-			t.complete("orders", id, c.Token)
-			t.complete("orders", lane, cl.Token)
-		})
-		// After SCRIPT FLUSH every fenced op still answers as the fence says — success once
-		// with the live token, EMQSTALE with a stale one — never a NOSCRIPT error.
-		s.clause("fenced-ops-after-script-flush", clauseOpts{}, func(t *T) {
-			id := t.enqueue("orders", "x")
-			c := t.mustClaim("orders", 30000)
-			flush := func() { t.do("SCRIPT", "FLUSH") }
-			flush()
-			t.staleEvery("orders", id, c.Token+1, "after SCRIPT FLUSH", ruleNoScript)
-			flush()
-			_, err := t.D.Extend(t.ctx, protocol.ExtendArgs{FenceArgs: fa("orders", id, c.Token), LeaseMS: 30000})
-			t.ok(err, ruleNoScript, "extend after SCRIPT FLUSH")
-			flush()
-			t.ok(t.D.Checkpoint(t.ctx, protocol.CheckpointArgs{FenceArgs: fa("orders", id, c.Token), DataB64: b64("s")}), ruleNoScript, "checkpoint after SCRIPT FLUSH")
-			flush()
-			_, err = t.D.Retry(t.ctx, protocol.RetryArgs{FenceArgs: fa("orders", id, c.Token), MaxAttempts: 5, Error: "again"})
-			t.ok(err, ruleNoScript, "retry after SCRIPT FLUSH")
-			flush()
-			c = t.mustClaim("orders", 30000)
-			flush()
-			t.ok(t.D.Fail(t.ctx, protocol.FailArgs{FenceArgs: fa("orders", id, c.Token), Error: "boom"}), ruleNoScript, "fail after SCRIPT FLUSH")
-			t.state("orders", id, "dead", 2, ruleNoScript)
-			live := t.enqueue("orders", "y")
-			c = t.mustClaim("orders", 30000)
-			flush()
-			t.complete("orders", live, c.Token)
-			t.check(!t.exists(jobKey(t.q("orders"), live)), ruleNoScript, "complete after SCRIPT FLUSH retires the job", "the row is still there")
-		})
-		// A lease whose deadline equals the server's TIME has passed (A2: "≤"). The harness sets
-		// the deadline to its own TIME in one script and the port's fenced op runs at once: a
-		// correct port refuses every time; one comparing with < lets the op through whenever it
-		// runs in that same millisecond, which a few trials per op make all but certain.
-		s.clause("lease-ending-now-refused", clauseOpts{}, func(t *T) {
-			id := t.enqueue("orders", "boundary")
-			c := t.mustClaim("orders", 30000)
-			ops := []struct {
-				name string
-				run  func() error
-			}{
-				{"complete", func() error { return t.D.Complete(t.ctx, fa("orders", id, c.Token)) }},
-				{"extend", func() error {
-					_, err := t.D.Extend(t.ctx, protocol.ExtendArgs{FenceArgs: fa("orders", id, c.Token), LeaseMS: 30000})
-					return err
-				}},
-				{"retry", func() error {
-					_, err := t.D.Retry(t.ctx, protocol.RetryArgs{FenceArgs: fa("orders", id, c.Token), MaxAttempts: 5, Error: "late"})
-					return err
-				}},
-				{"fail", func() error {
-					return t.D.Fail(t.ctx, protocol.FailArgs{FenceArgs: fa("orders", id, c.Token), Error: "late"})
-				}},
-				{"checkpoint", func() error {
-					return t.D.Checkpoint(t.ctx, protocol.CheckpointArgs{FenceArgs: fa("orders", id, c.Token), DataB64: b64("late")})
-				}},
-			}
-			for _, op := range ops {
-				for trial := range 8 {
-					at := t.lcPlantNow("orders", "active", id, c.Token)
-					t.refused(op.run(), emqerr.Stale, ruleFencedLease,
-						fmt.Sprintf("%s with the live token on a lease whose deadline %d is the server's TIME (trial %d)", op.name, at, trial+1))
-				}
-			}
-			t.state("orders", id, "active", c.Token, ruleFencedLease)
-		})
+	clauses: []clause{
+		{name: "complete-batch-stale-pair", body: completeBatchPairsFenced},
+		fieldsClause(fieldGroup{fencedOps, tokenField}, fieldGroup{[]string{"extend"}, ownField}),
+		{name: "wrong-token-refused", body: wrongTokenRefused},
+		{name: "passed-lease-refused", body: passedLeaseRefused},
+		{name: "extend-moves-deadline", body: extendMovesDeadline},
+		{name: "every-non-live-state-refused", body: everyNonLiveStateRefused},
+		{name: "passed-lease-every-op", body: passedLeaseEveryOp},
+		{name: "out-of-range-arguments-refused", body: outOfRangeArgumentsRefused},
+		{name: "range-edges-accepted", body: rangeEdgesAccepted},
+		{name: "extend-from-server-time", body: extendFromServerTime},
+		{name: "fenced-ops-after-script-flush", body: fencedOpsAfterScriptFlush},
+		{name: "lease-ending-now-refused", body: leaseEndingNowRefused},
 	},
+}
+
+func wrongTokenRefused(t *T) {
+	id := t.enqueue("orders", "x")
+	c := t.mustClaim("orders", 30000)
+	t.allStale("orders", id, c.Token+1, "with a token the claim never issued")
+	before := t.snapshot()
+	t.refused(t.D.Complete(t.ctx, fa("orders", id, 0)), emqerr.Arg, ruleArgRanges, "complete with token 0")
+	d := diff(before, t.snapshot())
+	t.check(d == "", ruleFenced, "a refused complete changes nothing", "%s", d)
+	t.complete("orders", id, c.Token)
+	t.check(!t.exists(jobKey(t.q("orders"), id)), ruleComplete, "the live token settles the job", "the row is still there")
+}
+
+func passedLeaseRefused(t *T) {
+	q := t.q("orders")
+	id := t.enqueue("orders", "x")
+	c := t.mustClaim("orders", 100)
+	deadline, _ := t.zscore(q.Active(), id)
+	t.waitPast(deadline)
+	t.allStale("orders", id, c.Token, "after the lease passed on the server clock (before any reap)")
+	r, err := t.D.Reap(t.ctx, protocol.ReapArgs{Queue: "orders", MaxAttempts: 5})
+	t.ok(err, ruleReap, "reap")
+	t.check(r.Count == 1, ruleReap, "reap returns the expired lease", "count %d", r.Count)
+	c2 := t.mustClaim("orders", 30000)
+	t.check(c2.ID == id && c2.Token == c.Token+1, ruleTokens, "the redelivery holds the next token", "%s token %d", c2.ID, c2.Token)
+	t.complete("orders", id, c2.Token)
+}
+
+func extendMovesDeadline(t *T) {
+	q := t.q("orders")
+	id := t.enqueue("orders", "x")
+	c := t.mustClaim("orders", 150)
+	d0, _ := t.zscore(q.Active(), id)
+	m := t.mark()
+	before := t.now()
+	e, err := t.D.Extend(t.ctx, protocol.ExtendArgs{FenceArgs: fa("orders", id, c.Token), LeaseMS: 30000})
+	after := t.now()
+	t.ok(err, ruleExtend, "extend")
+	got := t.leaseWithin(q.Active(), id, before, after, 30000, ruleExtend)
+	t.check(e.DeadlineMS == got, ruleExtend, fmt.Sprintf("extend answers the new deadline %d", got), "deadline_ms %d", e.DeadlineMS)
+	t.durationOnWire(m, lua.Extend, 30000)
+	t.waitPast(d0)
+	t.complete("orders", id, c.Token)
+}
+
+// Every fenced op against every state that is not a live lease: EMQSTALE, nothing
+// changes; then the live tokens still settle.
+func everyNonLiveStateRefused(t *T) {
+	t.staleEvery("orders", jobID(1<<50), 1, "of a job that never existed", ruleFenced)
+	pending := t.enqueue("fresh", "never claimed")
+	t.staleEvery("fresh", pending, 1, "while it is pending, never claimed", ruleFenced)
+	scheduled := t.enqueueWith(protocol.EnqueueArgs{Queue: "fresh", PayloadB64: b64("later"), DelayMS: 60000})
+	t.staleEvery("fresh", scheduled, 1, "while it is scheduled, never claimed", ruleFenced)
+	back := t.enqueue("back", "retried")
+	c := t.mustClaim("back", 30000)
+	t.retried("back", back, c.Token, 0)
+	t.staleEvery("back", back, c.Token, "after its retry (pending again)", ruleFenced)
+	c = t.mustClaim("back", 30000)
+	t.retried("back", back, c.Token, 60000)
+	t.staleEvery("back", back, c.Token, "after its delayed retry (scheduled)", ruleFenced)
+	dead := t.enqueue("dead", "buried")
+	c = t.mustClaim("dead", 30000)
+	t.ok(t.D.Fail(t.ctx, protocol.FailArgs{FenceArgs: fa("dead", dead, c.Token), Error: "boom"}), ruleFail, "fail")
+	t.staleEvery("dead", dead, c.Token, "after its fail (dead)", ruleFenced)
+	gone := t.enqueue("gone", "done")
+	c = t.mustClaim("gone", 30000)
+	t.complete("gone", gone, c.Token)
+	t.staleEvery("gone", gone, c.Token, "after its complete (gone)", ruleFenced)
+	live := t.enqueue("live", "held")
+	c = t.mustClaim("live", 30000)
+	t.retried("live", live, c.Token, 0)
+	c = t.mustClaim("live", 30000)
+	t.check(c.ID == live && c.Token == 2, ruleTokens, "the redelivery holds token 2", "%s token %d", c.ID, c.Token)
+	for _, tok := range []int64{1, 3, protocol.MaxMS} {
+		t.staleEvery("live", live, tok, "while token 2 holds the lease", ruleFencedToken)
+	}
+	t.staleEvery("elsewhere", live, c.Token, "named under another queue", ruleFenced)
+	lane := t.laneEnqueue("live", "east", "lane held")
+	cl := t.laneClaim("live", 30000)
+	t.check(cl != nil && cl.ID == lane, ruleLanes, "lane_claim takes the lane's job", "%+v", cl)
+	t.staleEvery("live", lane, cl.Token+1, "while token 1 holds the lane lease", ruleFencedToken)
+	t.complete("live", live, c.Token)
+	t.complete("live", lane, cl.Token)
+}
+
+// A lease that has passed on the server's clock confers nothing, on a redelivery and on
+// a lane job alike, before any reap.
+func passedLeaseEveryOp(t *T) {
+	q := t.q("orders")
+	id := t.enqueue("orders", "slow")
+	c := t.mustClaim("orders", 30000)
+	t.retried("orders", id, c.Token, 0)
+	c = t.mustClaim("orders", 100)
+	lane := t.laneEnqueue("orders", "east", "slow lane")
+	cl := t.laneClaim("orders", 100)
+	t.check(cl != nil && cl.ID == lane, ruleLanes, "lane_claim takes the lane's job", "%+v", cl)
+	d1, _ := t.zscore(q.Active(), id)
+	d2, _ := t.zscore(q.Active(), lane)
+	t.waitPast(max(d1, d2))
+	t.staleEvery("orders", id, c.Token, "after its lease passed (before any reap)", ruleFencedLease)
+	t.staleEvery("orders", lane, cl.Token, "after its lane lease passed (before any reap)", ruleFencedLease)
+}
+
+// A16: every argument outside its range is EMQARG and changes nothing, whatever op
+// carries it. (Values below a field's schema minimum cannot be sent to a subprocess
+// port: the kit's schema check refuses the request itself.)
+func outOfRangeArgumentsRefused(t *T) {
+	id := t.enqueue("orders", "held")
+	c := t.mustClaim("orders", 30000)
+	t.enqueue("orders", "waiting")
+	t.laneEnqueue("orders", "east", "lane waiting")
+	f := fa("orders", id, c.Token)
+	var cases []rangeCase
+	for _, tok := range []int64{protocol.MaxMS + 1, protocol.MaxMS * 10} {
+		ft := fa("orders", id, tok)
+		cases = append(cases,
+			rangeCase{fmt.Sprintf("complete with token %d", tok), ruleArgRanges, func() error { return t.D.Complete(t.ctx, ft) }},
+			rangeCase{fmt.Sprintf("retry with token %d", tok), ruleArgRanges, func() error {
+				_, err := t.D.Retry(t.ctx, protocol.RetryArgs{FenceArgs: ft, MaxAttempts: 5, Error: "x"})
+				return err
+			}},
+			rangeCase{fmt.Sprintf("fail with token %d", tok), ruleArgRanges, func() error {
+				return t.D.Fail(t.ctx, protocol.FailArgs{FenceArgs: ft, Error: "x"})
+			}},
+			rangeCase{fmt.Sprintf("checkpoint with token %d", tok), ruleArgRanges, func() error {
+				return t.D.Checkpoint(t.ctx, protocol.CheckpointArgs{FenceArgs: ft, DataB64: b64("x")})
+			}},
+			rangeCase{fmt.Sprintf("extend with token %d", tok), ruleArgRanges, func() error {
+				_, err := t.D.Extend(t.ctx, protocol.ExtendArgs{FenceArgs: ft, LeaseMS: 1000})
+				return err
+			}})
+	}
+	for _, lease := range []int64{0, protocol.MaxMS + 1} {
+		cases = append(cases,
+			rangeCase{fmt.Sprintf("claim with lease_ms %d", lease), ruleRangeDuration, func() error {
+				_, err := t.D.Claim(t.ctx, protocol.ClaimArgs{Queue: "orders", LeaseMS: lease})
+				return err
+			}},
+			rangeCase{fmt.Sprintf("lane_claim with lease_ms %d", lease), ruleRangeDuration, func() error {
+				_, err := t.D.LaneClaim(t.ctx, protocol.ClaimArgs{Queue: "orders", LeaseMS: lease})
+				return err
+			}},
+			rangeCase{fmt.Sprintf("extend with lease_ms %d", lease), ruleRangeDuration, func() error {
+				_, err := t.D.Extend(t.ctx, protocol.ExtendArgs{FenceArgs: f, LeaseMS: lease})
+				return err
+			}})
+	}
+	for _, delay := range []int64{protocol.MaxMS + 1} {
+		cases = append(cases,
+			rangeCase{fmt.Sprintf("enqueue with delay_ms %d", delay), ruleRangeDuration, func() error {
+				_, err := t.D.Enqueue(t.ctx, protocol.EnqueueArgs{Queue: "orders", PayloadB64: b64("x"), DelayMS: delay})
+				return err
+			}},
+			rangeCase{fmt.Sprintf("lane enqueue with delay_ms %d", delay), ruleRangeDuration, func() error {
+				_, err := t.D.Enqueue(t.ctx, protocol.EnqueueArgs{Queue: "orders", Lane: "east", PayloadB64: b64("x"), DelayMS: delay})
+				return err
+			}},
+			rangeCase{fmt.Sprintf("retry with delay_ms %d", delay), ruleRangeDuration, func() error {
+				_, err := t.D.Retry(t.ctx, protocol.RetryArgs{FenceArgs: f, MaxAttempts: 5, DelayMS: delay, Error: "x"})
+				return err
+			}})
+	}
+	for _, m := range []int64{protocol.MaxAttempts + 1, protocol.MaxMS} {
+		cases = append(cases,
+			rangeCase{fmt.Sprintf("retry with max_attempts %d", m), ruleRangeMaxAttempts, func() error {
+				_, err := t.D.Retry(t.ctx, protocol.RetryArgs{FenceArgs: f, MaxAttempts: m, Error: "x"})
+				return err
+			}},
+			rangeCase{fmt.Sprintf("reap with max_attempts %d", m), ruleRangeMaxAttempts, func() error {
+				_, err := t.D.Reap(t.ctx, protocol.ReapArgs{Queue: "orders", MaxAttempts: m})
+				return err
+			}})
+	}
+	for _, l := range []int64{10001, 1_000_000} {
+		cases = append(cases,
+			rangeCase{fmt.Sprintf("reap with limit %d", l), ruleRangeLimit, func() error {
+				_, err := t.D.Reap(t.ctx, protocol.ReapArgs{Queue: "orders", MaxAttempts: 5, Limit: l})
+				return err
+			}},
+			rangeCase{fmt.Sprintf("promote with limit %d", l), ruleRangeLimit, func() error {
+				_, err := t.D.Promote(t.ctx, protocol.PromoteArgs{Queue: "orders", Limit: l})
+				return err
+			}},
+			rangeCase{fmt.Sprintf("morgue with limit %d", l), ruleRangeLimit, func() error {
+				_, err := t.D.Morgue(t.ctx, protocol.MorgueArgs{Queue: "orders", Limit: l})
+				return err
+			}})
+	}
+	t.refusedArg(cases)
+	t.complete("orders", id, c.Token)
+}
+
+// A16's edges are inside the ranges: accepted, with their ordinary effect.
+func rangeEdgesAccepted(t *T) {
+	q := t.q("orders")
+	// The largest durations are stored exactly: TIME + 1e14, not a value that overflowed
+	// on the way (a time.Duration holds only about 9.2e12 ms).
+	before := t.now()
+	far := t.enqueueWith(protocol.EnqueueArgs{Queue: "orders", PayloadB64: b64("far"), DelayMS: protocol.MaxMS})
+	lanefar := t.enqueueWith(protocol.EnqueueArgs{Queue: "orders", Lane: "east", PayloadB64: b64("far lane"), DelayMS: protocol.MaxMS})
+	after := t.now()
+	t.leaseWithin(q.Scheduled(), far, before, after, protocol.MaxMS, ruleRangeDuration)
+	t.leaseWithin(q.Scheduled(), lanefar, before, after, protocol.MaxMS, ruleRangeDuration)
+	id := t.enqueue("orders", "edges")
+	before = t.now()
+	c, err := t.D.Claim(t.ctx, protocol.ClaimArgs{Queue: "orders", LeaseMS: protocol.MaxMS})
+	after = t.now()
+	t.ok(err, ruleRangeDuration, "claim with lease_ms 1e14")
+	t.check(c != nil && c.ID == id, ruleRangeDuration, "claim with lease_ms 1e14 takes "+id, "%+v", c)
+	t.leaseWithin(q.Active(), id, before, after, protocol.MaxMS, ruleRangeDuration)
+	t.refused(t.D.Complete(t.ctx, fa("orders", id, protocol.MaxMS)), emqerr.Stale, ruleArgRanges, "complete with token 1e14 (in range, not the live token)")
+	for _, lease := range []int64{protocol.MaxMS, 30000} {
+		before := t.now()
+		e, err := t.D.Extend(t.ctx, protocol.ExtendArgs{FenceArgs: fa("orders", id, c.Token), LeaseMS: lease})
+		after := t.now()
+		t.ok(err, ruleRangeDuration, fmt.Sprintf("extend with lease_ms %d", lease))
+		got := t.leaseWithin(q.Active(), id, before, after, lease, ruleRangeDuration)
+		t.check(e.DeadlineMS == got, ruleExtendReply, fmt.Sprintf("extend answers the new deadline %d", got), "deadline_ms %d", e.DeadlineMS)
+	}
+	r, err := t.D.Retry(t.ctx, protocol.RetryArgs{FenceArgs: fa("orders", id, c.Token), MaxAttempts: 1_000_000_000, DelayMS: 0, Error: "edge"})
+	t.ok(err, ruleRangeDuration, "retry with delay_ms 0 and max_attempts 1e9")
+	t.check(r.Outcome == "retried", ruleRangeMaxAttempts, "retried", "%q", r.Outcome)
+	t.in(q.Pending(), id, true, ruleRangeDuration)
+	c = t.mustClaim("orders", 30000)
+	before = t.now()
+	r, err = t.D.Retry(t.ctx, protocol.RetryArgs{FenceArgs: fa("orders", id, c.Token), MaxAttempts: protocol.MaxAttempts, DelayMS: protocol.MaxMS, Error: "edge"})
+	after = t.now()
+	t.ok(err, ruleRangeDuration, "retry with delay_ms 1e14")
+	t.leaseWithin(q.Scheduled(), id, before, after, protocol.MaxMS, ruleRangeDuration)
+	last := t.enqueue("orders", "shortest lease")
+	cs := t.mustClaim("orders", 30000)
+	t.check(cs.ID == last, ruleClaim, "the claim takes "+last, "%s", cs.ID)
+	_, err = t.D.Extend(t.ctx, protocol.ExtendArgs{FenceArgs: fa("orders", last, cs.Token), LeaseMS: 1})
+	t.ok(err, ruleRangeDuration, "extend with lease_ms 1")
+	for _, l := range []int64{1, 10000} {
+		_, err := t.D.Reap(t.ctx, protocol.ReapArgs{Queue: "orders", MaxAttempts: 1_000_000_000, Limit: l})
+		t.ok(err, ruleRangeLimit, fmt.Sprintf("reap with limit %d", l))
+		_, err = t.D.Reap(t.ctx, protocol.ReapArgs{Queue: "orders", MaxAttempts: 1, Limit: l})
+		t.ok(err, ruleRangeMaxAttempts, fmt.Sprintf("reap with max_attempts 1, limit %d", l))
+		_, err = t.D.Promote(t.ctx, protocol.PromoteArgs{Queue: "orders", Limit: l})
+		t.ok(err, ruleRangeLimit, fmt.Sprintf("promote with limit %d", l))
+		_, err = t.D.Morgue(t.ctx, protocol.MorgueArgs{Queue: "orders", Limit: l})
+		t.ok(err, ruleRangeLimit, fmt.Sprintf("morgue with limit %d", l))
+	}
+}
+
+// extend sets the deadline to the server's TIME + lease_ms — shorter or longer than
+// before — and answers that score.
+func extendFromServerTime(t *T) {
+	q := t.q("orders")
+	id := t.enqueue("orders", "x")
+	c := t.mustClaim("orders", 30000)
+	lane := t.laneEnqueue("orders", "east", "y")
+	cl := t.laneClaim("orders", 30000)
+	t.check(cl != nil && cl.ID == lane, ruleLanes, "lane_claim takes the lane's job", "%+v", cl)
+	for _, j := range []struct {
+		id    string
+		token int64
+	}{{id, c.Token}, {lane, cl.Token}} {
+		for _, lease := range []int64{2000, 60000, 5000} {
+			snap := t.snapshot()
+			members, scores := t.zset(q.Active())
+			before := t.now()
+			e, err := t.D.Extend(t.ctx, protocol.ExtendArgs{FenceArgs: fa("orders", j.id, j.token), LeaseMS: lease})
+			after := t.now()
+			t.ok(err, ruleExtendReply, "extend")
+			got := t.leaseWithin(q.Active(), j.id, before, after, lease, ruleExtendReply)
+			t.check(e.DeadlineMS == got, ruleExtendReply, fmt.Sprintf("extend answers the new deadline %d", got), "deadline_ms %d", e.DeadlineMS)
+			t.extendTouchedOnlyItsLease(snap, members, scores, j.id)
+		}
+	}
+	t.complete("orders", id, c.Token)
+	t.complete("orders", lane, cl.Token)
+}
+
+// After SCRIPT FLUSH every fenced op still answers as the fence says — success once
+// with the live token, EMQSTALE with a stale one — never a NOSCRIPT error.
+func fencedOpsAfterScriptFlush(t *T) {
+	id := t.enqueue("orders", "x")
+	c := t.mustClaim("orders", 30000)
+	flush := func() { t.do("SCRIPT", "FLUSH") }
+	flush()
+	t.staleEvery("orders", id, c.Token+1, "after SCRIPT FLUSH", ruleNoScript)
+	flush()
+	_, err := t.D.Extend(t.ctx, protocol.ExtendArgs{FenceArgs: fa("orders", id, c.Token), LeaseMS: 30000})
+	t.ok(err, ruleNoScript, "extend after SCRIPT FLUSH")
+	flush()
+	t.ok(t.D.Checkpoint(t.ctx, protocol.CheckpointArgs{FenceArgs: fa("orders", id, c.Token), DataB64: b64("s")}), ruleNoScript, "checkpoint after SCRIPT FLUSH")
+	flush()
+	_, err = t.D.Retry(t.ctx, protocol.RetryArgs{FenceArgs: fa("orders", id, c.Token), MaxAttempts: 5, Error: "again"})
+	t.ok(err, ruleNoScript, "retry after SCRIPT FLUSH")
+	flush()
+	c = t.mustClaim("orders", 30000)
+	flush()
+	t.ok(t.D.Fail(t.ctx, protocol.FailArgs{FenceArgs: fa("orders", id, c.Token), Error: "boom"}), ruleNoScript, "fail after SCRIPT FLUSH")
+	t.state("orders", id, "dead", 2, ruleNoScript)
+	live := t.enqueue("orders", "y")
+	c = t.mustClaim("orders", 30000)
+	flush()
+	t.complete("orders", live, c.Token)
+	t.check(!t.exists(jobKey(t.q("orders"), live)), ruleNoScript, "complete after SCRIPT FLUSH retires the job", "the row is still there")
+}
+
+// A lease whose deadline equals the server's TIME has passed (A2: "≤"). The harness sets
+// the deadline to its own TIME in one script and the port's fenced op runs at once: a
+// correct port refuses every time; one comparing with < lets the op through whenever it
+// runs in that same millisecond, which a few trials per op make all but certain.
+func leaseEndingNowRefused(t *T) {
+	id := t.enqueue("orders", "boundary")
+	c := t.mustClaim("orders", 30000)
+	ops := []struct {
+		name string
+		run  func() error
+	}{
+		{"complete", func() error { return t.D.Complete(t.ctx, fa("orders", id, c.Token)) }},
+		{"extend", func() error {
+			_, err := t.D.Extend(t.ctx, protocol.ExtendArgs{FenceArgs: fa("orders", id, c.Token), LeaseMS: 30000})
+			return err
+		}},
+		{"retry", func() error {
+			_, err := t.D.Retry(t.ctx, protocol.RetryArgs{FenceArgs: fa("orders", id, c.Token), MaxAttempts: 5, Error: "late"})
+			return err
+		}},
+		{"fail", func() error {
+			return t.D.Fail(t.ctx, protocol.FailArgs{FenceArgs: fa("orders", id, c.Token), Error: "late"})
+		}},
+		{"checkpoint", func() error {
+			return t.D.Checkpoint(t.ctx, protocol.CheckpointArgs{FenceArgs: fa("orders", id, c.Token), DataB64: b64("late")})
+		}},
+	}
+	for _, op := range ops {
+		for trial := range 8 {
+			at := t.lcPlantNow("orders", "active", id, c.Token)
+			t.refused(op.run(), emqerr.Stale, ruleFencedLease,
+				fmt.Sprintf("%s with the live token on a lease whose deadline %d is the server's TIME (trial %d)", op.name, at, trial+1))
+		}
+	}
+	t.state("orders", id, "active", c.Token, ruleFencedLease)
 }

@@ -2,190 +2,209 @@ package contracts
 
 import (
 	"fmt"
+	"slices"
+
 	"github.com/echomq/kit/lua"
 	"github.com/echomq/kit/protocol"
-	"slices"
 )
 
 // c09 is contract C09: retry.
 var c09 = Contract{ID: "C09", Name: "retry",
 	Rule: "retry with backoff parks the job in scheduled with its last error; promote on the server clock returns it; the next claim mints token 2",
-	specs: func(s spec) {
-		scanLimitClause(s, "promote")
-		domainClause(s, fieldGroup{[]string{"retry", "promote"}, ownField})
-		s.clause("backoff-parks-in-scheduled", clauseOpts{}, func(t *T) {
-			q := t.q("orders")
-			id := t.enqueue("orders", "x")
-			c := t.mustClaim("orders", 30000)
-			m := t.mark()
-			before := t.now()
-			r, err := t.D.Retry(t.ctx, protocol.RetryArgs{FenceArgs: fa("orders", id, c.Token), MaxAttempts: 5, DelayMS: 60000, Error: "boom: upstream 503"})
-			after := t.now()
-			t.ok(err, ruleRetry, "retry")
-			t.check(r.Outcome == "retried", ruleRetry, "outcome retried", "%q", r.Outcome)
-			t.state("orders", id, "scheduled", 1, ruleRetry)
-			t.leaseWithin(q.Scheduled(), id, before, after, 60000, ruleRetry)
-			e, _ := t.hget(q.Errors(), id)
-			t.check(e == "boom: upstream 503", ruleRetry, "the last error kept", "%q", e)
-			t.in(q.Active(), id, false, ruleRetry)
-			t.in(q.Pending(), id, false, ruleRetry)
-			t.durationOnWire(m, lua.Retry, 60000)
-		})
-		s.clause("promote-on-server-clock", clauseOpts{}, func(t *T) {
-			q := t.q("orders")
-			id := t.enqueue("orders", "x")
-			c := t.mustClaim("orders", 30000)
-			_, err := t.D.Retry(t.ctx, protocol.RetryArgs{FenceArgs: fa("orders", id, c.Token), MaxAttempts: 5, DelayMS: 300, Error: "later"})
-			t.ok(err, ruleRetry, "retry")
-			due, _ := t.zscore(q.Scheduled(), id)
-			p, err := t.D.Promote(t.ctx, protocol.PromoteArgs{Queue: "orders"})
-			t.ok(err, rulePromote, "promote")
-			if t.now() < due {
-				t.check(p.Count == 0, rulePromote, "nothing promoted before the due time", "count %d", p.Count)
-				t.in(q.Scheduled(), id, true, rulePromote)
-			}
-			t.waitPast(due)
-			t.do("DEL", q.Wake())
-			p, err = t.D.Promote(t.ctx, protocol.PromoteArgs{Queue: "orders"})
-			t.ok(err, rulePromote, "promote")
-			t.check(p.Count == 1, rulePromote, "promote returns the due job", "count %d", p.Count)
-			t.state("orders", id, "pending", 1, rulePromote)
-			t.in(q.Pending(), id, true, rulePromote)
-			t.in(q.Scheduled(), id, false, rulePromote)
-			t.check(t.llen(q.Wake()) == 1, ruleWake, "promote arms the wake", "wake length %d", t.llen(q.Wake()))
-			c2 := t.mustClaim("orders", 30000)
-			t.check(c2.ID == id && c2.Token == 2, ruleTokens, "the next claim mints token 2", "%s token %d", c2.ID, c2.Token)
-			t.complete("orders", id, 2)
-		})
-		s.clause("zero-delay-back-to-pending", clauseOpts{}, func(t *T) {
-			q := t.q("orders")
-			id := t.enqueue("orders", "x")
-			c := t.mustClaim("orders", 30000)
-			t.do("DEL", q.Wake())
-			r, err := t.D.Retry(t.ctx, protocol.RetryArgs{FenceArgs: fa("orders", id, c.Token), MaxAttempts: 5, Error: "again"})
-			t.ok(err, ruleRetry, "retry")
-			t.check(r.Outcome == "retried", ruleRetry, "outcome retried", "%q", r.Outcome)
-			t.state("orders", id, "pending", 1, ruleRetry)
-			score, ok := t.zscore(q.Pending(), id)
-			t.check(ok && score == 0, ruleRetry, "back in pending with score 0", "present %v score %d", ok, score)
-			t.check(t.llen(q.Wake()) == 1, ruleWake, "retry arms the wake", "wake length %d", t.llen(q.Wake()))
-			e, _ := t.hget(q.Errors(), id)
-			t.check(e == "again", ruleRetry, "the last error kept", "%q", e)
-		})
-		s.clause("checkpoint-across-zero-delay-retry", clauseOpts{}, func(t *T) {
-			id := t.enqueueWith(protocol.EnqueueArgs{Queue: "orders", PayloadB64: b64(rawPayload)})
-			c := t.mustClaim("orders", 30000)
-			t.lcCheckpoint("orders", id, c.Token, rawCkpt)
-			t.lcClearWake("orders")
-			why := "e1: «ünïcødé» ✗ \"q\"\t\\\n"
-			out := t.lcRetry("orders", id, c.Token, 2, 0, why, ruleRetryPending)
-			t.check(out == "retried", ruleRetryAtMax, "attempts 1 below max_attempts 2: retried", "%q", out)
-			t.lcQueueIs("orders", lcWant{pending: []string{id}, errors: map[string]string{id: why}, ckpt: map[string]string{id: rawCkpt},
-				rows: map[string]lcRow{id: {"pending", 1, rawPayload}}}, ruleRetryPending)
-			t.lcWakeIs("orders", 1, ruleRetryWake, "retry with delay 0")
-			c = t.lcRedelivered("orders", id, 2, rawPayload, rawCkpt, ruleCkptRetry)
-			t.lcCheckpoint("orders", id, c.Token, rawCkpt2)
-			t.lcWakeIs("orders", 1, ruleWake, "the first retry's token still waits")
-			out = t.lcRetry("orders", id, c.Token, 3, 0, "e2", ruleRetryError)
-			t.check(out == "retried", ruleRetryAtMax, "attempts 2 below max_attempts 3: retried", "%q", out)
-			t.lcWakeIs("orders", 1, ruleWake, "a retry with a token already waiting (at most one)")
-			t.lcQueueIs("orders", lcWant{pending: []string{id}, errors: map[string]string{id: "e2"}, ckpt: map[string]string{id: rawCkpt2},
-				rows: map[string]lcRow{id: {"pending", 2, rawPayload}}}, ruleCkptReplace)
-			c = t.lcRedelivered("orders", id, 3, rawPayload, rawCkpt2, ruleCkptReplace)
-			t.complete("orders", id, c.Token)
-			t.lcQueueIs("orders", lcWant{errors: map[string]string{}, ckpt: map[string]string{}}, ruleCompleteRemovesAll)
-		})
-		s.clause("checkpoint-across-delayed-retry-and-promote", clauseOpts{}, func(t *T) {
-			q := t.q("orders")
-			id := t.enqueueWith(protocol.EnqueueArgs{Queue: "orders", PayloadB64: b64(rawPayload)})
-			c := t.mustClaim("orders", 30000)
-			t.lcCheckpoint("orders", id, c.Token, rawCkpt)
-			t.lcClearWake("orders")
-			from := t.now()
-			out := t.lcRetry("orders", id, c.Token, 5, 250, "later", ruleRetryScheduled)
-			to := t.now()
-			t.check(out == "retried", ruleRetryAtMax, "attempts 1 below max_attempts 5: retried", "%q", out)
-			due := t.leaseWithin(q.Scheduled(), id, from, to, 250, ruleRetryScheduled)
-			t.lcQueueIs("orders", lcWant{scheduled: []string{id}, errors: map[string]string{id: "later"}, ckpt: map[string]string{id: rawCkpt},
-				rows: map[string]lcRow{id: {"scheduled", 1, rawPayload}}}, ruleRetryScheduled)
-			t.lcWakeIs("orders", 1, ruleRetryWake, "retry with a delay (retried)")
-			t.lcClearWake("orders")
-			before := t.snapshot()
-			n := t.lcPromote("orders", 0)
-			if t.now() < due { // else a slow machine let the due time pass: nothing to learn here
-				d := diff(before, t.snapshot())
-				t.check(n == 0 && d == "", rulePromoteDue, "a promote before the due time answers 0 and changes nothing", "count %d; %s", n, d)
-			}
-			t.waitPast(due)
-			if n == 0 {
-				n = t.lcPromote("orders", 0)
-			}
-			t.check(n == 1, rulePromoteCount, "promote returns the one due job", "count %d", n)
-			t.lcQueueIs("orders", lcWant{pending: []string{id}, errors: map[string]string{id: "later"}, ckpt: map[string]string{id: rawCkpt},
-				rows: map[string]lcRow{id: {"pending", 1, rawPayload}}}, ruleCkptRetry)
-			t.lcWakeIs("orders", 1, rulePromoteWake, "a promote that moved a job")
-			c = t.lcRedelivered("orders", id, 2, rawPayload, rawCkpt, ruleCkptRetry)
-			t.complete("orders", id, c.Token)
-		})
-		s.clause("promote-due-limit-count", clauseOpts{}, func(t *T) {
-			q := t.q("orders")
-			var soon []string
-			for _, p := range []string{"a", "b", "c"} {
-				soon = append(soon, t.enqueueWith(protocol.EnqueueArgs{Queue: "orders", PayloadB64: b64(p), DelayMS: 100}))
-			}
-			later := t.enqueueWith(protocol.EnqueueArgs{Queue: "orders", PayloadB64: b64("d"), DelayMS: 60000})
-			rows := map[string]lcRow{later: {"scheduled", 0, "d"}}
-			for i, id := range soon {
-				rows[id] = lcRow{"scheduled", 0, string(rune('a' + i))}
-			}
-			other := t.lcPlant("billing", "scheduled", 0, t.now()-5000, 1, func(int) string { return "billing" }) // another queue's due job
-			last, _ := t.zscore(q.Scheduled(), soon[2])
-			t.waitPast(last)
-			t.lcClearWake("orders")
-			n := t.lcPromote("orders", 2)
-			t.check(n == 2, rulePromoteLimit, "promote with limit 2 over three due jobs answers 2", "count %d", n)
-			for _, id := range soon[:2] {
-				rows[id] = lcRow{"pending", 0, rows[id].payload}
-			}
-			t.lcQueueIs("orders", lcWant{pending: soon[:2], scheduled: []string{soon[2], later}, rows: rows}, rulePromoteLimit)
-			t.lcWakeIs("orders", 1, rulePromoteWake, "a promote that moved jobs")
-			n = t.lcPromote("orders", 0)
-			t.check(n == 1, rulePromoteCount, "the next promote moves the one due job left", "count %d", n)
-			rows[soon[2]] = lcRow{"pending", 0, "c"}
-			t.lcQueueIs("orders", lcWant{pending: soon, scheduled: []string{later}, rows: rows}, rulePromoteDue)
-			t.lcWakeIs("orders", 1, ruleWake, "a promote that moved a job with a token already waiting (at most one)")
-			t.lcClearWake("orders")
-			t.lcUnchanged(rulePromoteWake, "a promote with nothing due (the wake stays empty)", func() {
-				n = t.lcPromote("orders", 0)
-			})
-			t.check(n == 0, rulePromoteCount, "a promote with nothing due answers 0", "count %d", n)
-			t.lcQueueIs("billing", lcWant{scheduled: other, rows: map[string]lcRow{other[0]: {"scheduled", 0, "billing"}}}, rulePromoteDue)
-			t.check(!t.exists(t.q("billing").Wake()), rulePromoteDue, "promote of orders leaves queue billing alone (no wake)", "billing's wake armed")
-		})
-		s.clause("promote-default-limit", clauseOpts{}, func(t *T) {
-			q := t.q("orders")
-			ids := t.lcPlant("orders", "scheduled", 0, t.now()-5000, 1001, func(int) string { return "p" })
-			t.lcClearWake("orders")
-			n := t.lcPromote("orders", 0)
-			t.check(n == 1000, rulePromoteLimit, "promote without a limit moves 1000 of 1001 due jobs (default limit 1000)", "count %d", n)
-			left, _ := t.zset(q.Scheduled())
-			t.check(t.lcZcard(q.Pending()) == 1000 && slices.Equal(left, ids[1000:]), rulePromoteLimit,
-				"1000 in pending, the last-due job still scheduled", "pending %d, scheduled %q", t.lcZcard(q.Pending()), left)
-			t.lcWakeIs("orders", 1, rulePromoteWake, "a promote that moved jobs")
-			n = t.lcPromote("orders", 0)
-			t.check(n == 1, rulePromoteCount, "the next promote moves the last one", "count %d", n)
-		})
-		s.clause("due-at-time-is-due", clauseOpts{}, func(t *T) {
-			q := t.q("orders")
-			t.cover(rulePromoteDue)
-			for i, id := range kitIDs(boundaryTrials, 1<<42) {
-				due := t.lcPlantNow("orders", "scheduled", id, 0)
-				if n := t.lcPromote("orders", 0); n != 1 {
-					t.fail(rulePromoteDue, fmt.Sprintf("trial %d: a job due at %d (the server's TIME when planted) is due: promote moves it", i, due),
-						fmt.Sprintf("count %d; scheduled %v", n, t.lcZcard(q.Scheduled())))
-				}
-			}
-			t.check(t.lcZcard(q.Pending()) == boundaryTrials, rulePromoteDue, fmt.Sprintf("%d promoted jobs in pending", boundaryTrials), "%d", t.lcZcard(q.Pending()))
-		})
+	clauses: []clause{
+		{name: "promote-limit-at-its-maximum", body: scanLimit("promote").atItsMaximum},
+		{name: "promote-limit-absent-is-its-default", body: scanLimit("promote").absentIsItsDefault},
+		fieldsClause(fieldGroup{[]string{"retry", "promote"}, ownField}),
+		{name: "backoff-parks-in-scheduled", body: backoffParksInScheduled},
+		{name: "promote-on-server-clock", body: promoteOnServerClock},
+		{name: "zero-delay-back-to-pending", body: zeroDelayBackToPending},
+		{name: "checkpoint-across-zero-delay-retry", body: checkpointAcrossZeroDelayRetry},
+		{name: "checkpoint-across-delayed-retry-and-promote", body: checkpointAcrossDelayedRetryAndPromote},
+		{name: "promote-due-limit-count", body: promoteDueLimitCount},
+		{name: "promote-default-limit", body: promoteDefaultLimit},
+		{name: "due-at-time-is-due", body: dueAtTimeIsDue},
+		{name: "walk-retry", body: walkRetry.body},
 	},
+}
+
+func backoffParksInScheduled(t *T) {
+	q := t.q("orders")
+	id := t.enqueue("orders", "x")
+	c := t.mustClaim("orders", 30000)
+	m := t.mark()
+	before := t.now()
+	r, err := t.D.Retry(t.ctx, protocol.RetryArgs{FenceArgs: fa("orders", id, c.Token), MaxAttempts: 5, DelayMS: 60000, Error: "boom: upstream 503"})
+	after := t.now()
+	t.ok(err, ruleRetry, "retry")
+	t.check(r.Outcome == "retried", ruleRetry, "outcome retried", "%q", r.Outcome)
+	t.state("orders", id, "scheduled", 1, ruleRetry)
+	t.leaseWithin(q.Scheduled(), id, before, after, 60000, ruleRetry)
+	e, _ := t.hget(q.Errors(), id)
+	t.check(e == "boom: upstream 503", ruleRetry, "the last error kept", "%q", e)
+	t.in(q.Active(), id, false, ruleRetry)
+	t.in(q.Pending(), id, false, ruleRetry)
+	t.durationOnWire(m, lua.Retry, 60000)
+}
+
+func promoteOnServerClock(t *T) {
+	q := t.q("orders")
+	id := t.enqueue("orders", "x")
+	c := t.mustClaim("orders", 30000)
+	_, err := t.D.Retry(t.ctx, protocol.RetryArgs{FenceArgs: fa("orders", id, c.Token), MaxAttempts: 5, DelayMS: 300, Error: "later"})
+	t.ok(err, ruleRetry, "retry")
+	due, _ := t.zscore(q.Scheduled(), id)
+	p, err := t.D.Promote(t.ctx, protocol.PromoteArgs{Queue: "orders"})
+	t.ok(err, rulePromote, "promote")
+	if t.now() < due {
+		t.check(p.Count == 0, rulePromote, "nothing promoted before the due time", "count %d", p.Count)
+		t.in(q.Scheduled(), id, true, rulePromote)
+	}
+	t.waitPast(due)
+	t.do("DEL", q.Wake())
+	p, err = t.D.Promote(t.ctx, protocol.PromoteArgs{Queue: "orders"})
+	t.ok(err, rulePromote, "promote")
+	t.check(p.Count == 1, rulePromote, "promote returns the due job", "count %d", p.Count)
+	t.state("orders", id, "pending", 1, rulePromote)
+	t.in(q.Pending(), id, true, rulePromote)
+	t.in(q.Scheduled(), id, false, rulePromote)
+	t.check(t.llen(q.Wake()) == 1, ruleWake, "promote arms the wake", "wake length %d", t.llen(q.Wake()))
+	c2 := t.mustClaim("orders", 30000)
+	t.check(c2.ID == id && c2.Token == 2, ruleTokens, "the next claim mints token 2", "%s token %d", c2.ID, c2.Token)
+	t.complete("orders", id, 2)
+}
+
+func zeroDelayBackToPending(t *T) {
+	q := t.q("orders")
+	id := t.enqueue("orders", "x")
+	c := t.mustClaim("orders", 30000)
+	t.do("DEL", q.Wake())
+	r, err := t.D.Retry(t.ctx, protocol.RetryArgs{FenceArgs: fa("orders", id, c.Token), MaxAttempts: 5, Error: "again"})
+	t.ok(err, ruleRetry, "retry")
+	t.check(r.Outcome == "retried", ruleRetry, "outcome retried", "%q", r.Outcome)
+	t.state("orders", id, "pending", 1, ruleRetry)
+	score, ok := t.zscore(q.Pending(), id)
+	t.check(ok && score == 0, ruleRetry, "back in pending with score 0", "present %v score %d", ok, score)
+	t.check(t.llen(q.Wake()) == 1, ruleWake, "retry arms the wake", "wake length %d", t.llen(q.Wake()))
+	e, _ := t.hget(q.Errors(), id)
+	t.check(e == "again", ruleRetry, "the last error kept", "%q", e)
+}
+
+func checkpointAcrossZeroDelayRetry(t *T) {
+	id := t.enqueueWith(protocol.EnqueueArgs{Queue: "orders", PayloadB64: b64(rawPayload)})
+	c := t.mustClaim("orders", 30000)
+	t.lcCheckpoint("orders", id, c.Token, rawCkpt)
+	t.lcClearWake("orders")
+	why := "e1: «ünïcødé» ✗ \"q\"\t\\\n"
+	out := t.lcRetry("orders", id, c.Token, 2, 0, why, ruleRetryPending)
+	t.check(out == "retried", ruleRetryAtMax, "attempts 1 below max_attempts 2: retried", "%q", out)
+	t.lcQueueIs("orders", lcWant{pending: []string{id}, errors: map[string]string{id: why}, ckpt: map[string]string{id: rawCkpt},
+		rows: map[string]lcRow{id: {"pending", 1, rawPayload}}}, ruleRetryPending)
+	t.lcWakeIs("orders", 1, ruleRetryWake, "retry with delay 0")
+	c = t.lcRedelivered("orders", id, 2, rawPayload, rawCkpt, ruleCkptRetry)
+	t.lcCheckpoint("orders", id, c.Token, rawCkpt2)
+	t.lcWakeIs("orders", 1, ruleWake, "the first retry's token still waits")
+	out = t.lcRetry("orders", id, c.Token, 3, 0, "e2", ruleRetryError)
+	t.check(out == "retried", ruleRetryAtMax, "attempts 2 below max_attempts 3: retried", "%q", out)
+	t.lcWakeIs("orders", 1, ruleWake, "a retry with a token already waiting (at most one)")
+	t.lcQueueIs("orders", lcWant{pending: []string{id}, errors: map[string]string{id: "e2"}, ckpt: map[string]string{id: rawCkpt2},
+		rows: map[string]lcRow{id: {"pending", 2, rawPayload}}}, ruleCkptReplace)
+	c = t.lcRedelivered("orders", id, 3, rawPayload, rawCkpt2, ruleCkptReplace)
+	t.complete("orders", id, c.Token)
+	t.lcQueueIs("orders", lcWant{errors: map[string]string{}, ckpt: map[string]string{}}, ruleCompleteRemovesAll)
+}
+
+func checkpointAcrossDelayedRetryAndPromote(t *T) {
+	q := t.q("orders")
+	id := t.enqueueWith(protocol.EnqueueArgs{Queue: "orders", PayloadB64: b64(rawPayload)})
+	c := t.mustClaim("orders", 30000)
+	t.lcCheckpoint("orders", id, c.Token, rawCkpt)
+	t.lcClearWake("orders")
+	from := t.now()
+	out := t.lcRetry("orders", id, c.Token, 5, 250, "later", ruleRetryScheduled)
+	to := t.now()
+	t.check(out == "retried", ruleRetryAtMax, "attempts 1 below max_attempts 5: retried", "%q", out)
+	due := t.leaseWithin(q.Scheduled(), id, from, to, 250, ruleRetryScheduled)
+	t.lcQueueIs("orders", lcWant{scheduled: []string{id}, errors: map[string]string{id: "later"}, ckpt: map[string]string{id: rawCkpt},
+		rows: map[string]lcRow{id: {"scheduled", 1, rawPayload}}}, ruleRetryScheduled)
+	t.lcWakeIs("orders", 1, ruleRetryWake, "retry with a delay (retried)")
+	t.lcClearWake("orders")
+	before := t.snapshot()
+	n := t.lcPromote("orders", 0)
+	if t.now() < due { // else a slow machine let the due time pass: nothing to learn here
+		d := diff(before, t.snapshot())
+		t.check(n == 0 && d == "", rulePromoteDue, "a promote before the due time answers 0 and changes nothing", "count %d; %s", n, d)
+	}
+	t.waitPast(due)
+	if n == 0 {
+		n = t.lcPromote("orders", 0)
+	}
+	t.check(n == 1, rulePromoteCount, "promote returns the one due job", "count %d", n)
+	t.lcQueueIs("orders", lcWant{pending: []string{id}, errors: map[string]string{id: "later"}, ckpt: map[string]string{id: rawCkpt},
+		rows: map[string]lcRow{id: {"pending", 1, rawPayload}}}, ruleCkptRetry)
+	t.lcWakeIs("orders", 1, rulePromoteWake, "a promote that moved a job")
+	c = t.lcRedelivered("orders", id, 2, rawPayload, rawCkpt, ruleCkptRetry)
+	t.complete("orders", id, c.Token)
+}
+
+func promoteDueLimitCount(t *T) {
+	q := t.q("orders")
+	var soon []string
+	for _, p := range []string{"a", "b", "c"} {
+		soon = append(soon, t.enqueueWith(protocol.EnqueueArgs{Queue: "orders", PayloadB64: b64(p), DelayMS: 100}))
+	}
+	later := t.enqueueWith(protocol.EnqueueArgs{Queue: "orders", PayloadB64: b64("d"), DelayMS: 60000})
+	rows := map[string]lcRow{later: {"scheduled", 0, "d"}}
+	for i, id := range soon {
+		rows[id] = lcRow{"scheduled", 0, string(rune('a' + i))}
+	}
+	other := t.lcPlant("billing", "scheduled", 0, t.now()-5000, 1, func(int) string { return "billing" }) // another queue's due job
+	last, _ := t.zscore(q.Scheduled(), soon[2])
+	t.waitPast(last)
+	t.lcClearWake("orders")
+	n := t.lcPromote("orders", 2)
+	t.check(n == 2, rulePromoteLimit, "promote with limit 2 over three due jobs answers 2", "count %d", n)
+	for _, id := range soon[:2] {
+		rows[id] = lcRow{"pending", 0, rows[id].payload}
+	}
+	t.lcQueueIs("orders", lcWant{pending: soon[:2], scheduled: []string{soon[2], later}, rows: rows}, rulePromoteLimit)
+	t.lcWakeIs("orders", 1, rulePromoteWake, "a promote that moved jobs")
+	n = t.lcPromote("orders", 0)
+	t.check(n == 1, rulePromoteCount, "the next promote moves the one due job left", "count %d", n)
+	rows[soon[2]] = lcRow{"pending", 0, "c"}
+	t.lcQueueIs("orders", lcWant{pending: soon, scheduled: []string{later}, rows: rows}, rulePromoteDue)
+	t.lcWakeIs("orders", 1, ruleWake, "a promote that moved a job with a token already waiting (at most one)")
+	t.lcClearWake("orders")
+	t.lcUnchanged(rulePromoteWake, "a promote with nothing due (the wake stays empty)", func() {
+		n = t.lcPromote("orders", 0)
+	})
+	t.check(n == 0, rulePromoteCount, "a promote with nothing due answers 0", "count %d", n)
+	t.lcQueueIs("billing", lcWant{scheduled: other, rows: map[string]lcRow{other[0]: {"scheduled", 0, "billing"}}}, rulePromoteDue)
+	t.check(!t.exists(t.q("billing").Wake()), rulePromoteDue, "promote of orders leaves queue billing alone (no wake)", "billing's wake armed")
+}
+
+func promoteDefaultLimit(t *T) {
+	q := t.q("orders")
+	ids := t.lcPlant("orders", "scheduled", 0, t.now()-5000, 1001, func(int) string { return "p" })
+	t.lcClearWake("orders")
+	n := t.lcPromote("orders", 0)
+	t.check(n == 1000, rulePromoteLimit, "promote without a limit moves 1000 of 1001 due jobs (default limit 1000)", "count %d", n)
+	left, _ := t.zset(q.Scheduled())
+	t.check(t.lcZcard(q.Pending()) == 1000 && slices.Equal(left, ids[1000:]), rulePromoteLimit,
+		"1000 in pending, the last-due job still scheduled", "pending %d, scheduled %q", t.lcZcard(q.Pending()), left)
+	t.lcWakeIs("orders", 1, rulePromoteWake, "a promote that moved jobs")
+	n = t.lcPromote("orders", 0)
+	t.check(n == 1, rulePromoteCount, "the next promote moves the last one", "count %d", n)
+}
+
+func dueAtTimeIsDue(t *T) {
+	q := t.q("orders")
+	t.cover(rulePromoteDue)
+	for i, id := range kitIDs(boundaryTrials, 1<<42) {
+		due := t.lcPlantNow("orders", "scheduled", id, 0)
+		if n := t.lcPromote("orders", 0); n != 1 {
+			t.fail(rulePromoteDue, fmt.Sprintf("trial %d: a job due at %d (the server's TIME when planted) is due: promote moves it", i, due),
+				fmt.Sprintf("count %d; scheduled %v", n, t.lcZcard(q.Scheduled())))
+		}
+	}
+	t.check(t.lcZcard(q.Pending()) == boundaryTrials, rulePromoteDue, fmt.Sprintf("%d promoted jobs in pending", boundaryTrials), "%d", t.lcZcard(q.Pending()))
 }

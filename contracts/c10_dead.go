@@ -12,229 +12,251 @@ import (
 // c10 is contract C10: dead.
 var c10 = Contract{ID: "C10", Name: "dead",
 	Rule: "at max attempts the job goes to the morgue with its last error, browsable; revive returns it to pending; purge removes it",
-	specs: func(s spec) {
-		scanLimitClause(s, "morgue")
-		domainClause(s, fieldGroup{[]string{"fail", "morgue"}, ownField})
-		// bury claims a fresh job and fails it; it returns the id and the token it died with.
-		bury := func(t *T, payload, why string) (string, int64) {
-			id := t.enqueue("orders", payload)
-			c := t.mustClaim("orders", 30000)
-			t.check(c.ID == id, ruleClaim, "the claim returns the job just enqueued", "%s", c.ID)
-			t.ok(t.D.Fail(t.ctx, protocol.FailArgs{FenceArgs: fa("orders", id, c.Token), Error: why}), ruleFail, "fail")
-			return id, c.Token
-		}
-		s.clause("max-attempts-to-morgue", clauseOpts{}, func(t *T) {
-			q := t.q("orders")
-			id := t.enqueue("orders", "doomed")
-			c1 := t.mustClaim("orders", 30000)
-			r, err := t.D.Retry(t.ctx, protocol.RetryArgs{FenceArgs: fa("orders", id, c1.Token), MaxAttempts: 2, Error: "e1"})
-			t.ok(err, ruleReapDead, "retry (the first attempt fails)")
-			t.check(r.Outcome == "retried", ruleRetry, "attempt 1 of 2 is retried", "%q", r.Outcome)
-			c2 := t.mustClaim("orders", 30000)
-			before := t.now()
-			r, err = t.D.Retry(t.ctx, protocol.RetryArgs{FenceArgs: fa("orders", id, c2.Token), MaxAttempts: 2, Error: "e2"})
-			after := t.now()
-			t.ok(err, ruleReapDead, "retry (the first attempt fails)")
-			t.check(r.Outcome == "dead", ruleRetry, "attempt 2 of 2 is dead", "%q", r.Outcome)
-			t.state("orders", id, "dead", 2, ruleRetry)
-			died := t.leaseWithin(q.Dead(), id, before, after, 0, ruleFail)
-			e, _ := t.hget(q.Errors(), id)
-			t.check(e == "e2", ruleRetry, "the last error e2 kept", "%q", e)
-			for _, k := range []string{q.Active(), q.Pending(), q.Scheduled()} {
-				t.in(k, id, false, ruleRetry)
-			}
-			m, err := t.D.Morgue(t.ctx, protocol.MorgueArgs{Queue: "orders"})
-			t.ok(err, ruleMorgue, "morgue")
-			want := protocol.DeadJob{ID: id, Attempts: 2, PayloadB64: b64("doomed"), Error: "e2", DiedMS: died}
-			t.check(len(m.Jobs) == 1 && m.Jobs[0] == want, ruleMorgue, fmt.Sprintf("the morgue lists %+v", want), "%+v", m.Jobs)
-		})
-		s.clause("fail-to-morgue-in-death-order", clauseOpts{}, func(t *T) {
-			q := t.q("orders")
-			a, _ := bury(t, "a", "fatal a")
-			b, _ := bury(t, "b", "fatal b")
-			t.state("orders", a, "dead", 1, ruleFail)
-			e, _ := t.hget(q.Errors(), b)
-			t.check(e == "fatal b", ruleFail, "the last error kept", "%q", e)
-			m, err := t.D.Morgue(t.ctx, protocol.MorgueArgs{Queue: "orders"})
-			t.ok(err, ruleMorgue, "morgue")
-			t.check(len(m.Jobs) == 2 && m.Jobs[0].ID == a && m.Jobs[1].ID == b && m.Jobs[0].DiedMS <= m.Jobs[1].DiedMS, ruleMorgue,
-				"the morgue lists both, oldest death first", "%+v", m.Jobs)
-		})
-		s.clause("revive-returns-to-pending", clauseOpts{}, func(t *T) {
-			q := t.q("orders")
-			id, tok := bury(t, "again", "fatal")
-			by, _ := bury(t, "bystander", "fatal too") // revive touches the revived id's traces only
-			t.lcClearWake("orders")
-			r, err := t.D.Revive(t.ctx, protocol.JobArgs{Queue: "orders", ID: id})
-			t.ok(err, ruleMorgue, "revive")
-			t.check(r.Changed, ruleMorgue, "revive of a dead job answers changed", "changed false")
-			t.state("orders", id, "pending", tok, ruleMorgue)
-			t.in(q.Pending(), id, true, ruleMorgue)
-			t.in(q.Dead(), id, false, ruleMorgue)
-			t.lcQueueIs("orders", lcWant{pending: []string{id}, dead: []string{by}, errors: map[string]string{by: "fatal too"},
-				rows: map[string]lcRow{id: {"pending", tok, "again"}, by: {"dead", 1, "bystander"}}}, ruleReviveClears)
-			t.lcWakeIs("orders", 1, ruleReviveWake, "revive")
-			r, err = t.D.Revive(t.ctx, protocol.JobArgs{Queue: "orders", ID: by})
-			t.ok(err, ruleMorgue, "revive")
-			t.check(r.Changed, ruleMorgue, "revive of a dead job answers changed", "changed false")
-			t.lcWakeIs("orders", 1, ruleWake, "a revive with a token already waiting (at most one)")
-			c := t.mustClaim("orders", 30000)
-			t.check(c.ID == id && c.Token == tok+1, ruleTokens, fmt.Sprintf("the revived job's next token is %d (attempts intact)", tok+1), "%s token %d", c.ID, c.Token)
-			before := t.snapshot()
-			r, err = t.D.Revive(t.ctx, protocol.JobArgs{Queue: "orders", ID: id})
-			t.ok(err, ruleMorgue, "revive")
-			d := diff(before, t.snapshot())
-			t.check(!r.Changed && d == "", ruleMorgue, "revive of a job that is not dead: changed false, nothing changes", "changed %v; %s", r.Changed, d)
-		})
-		s.clause("purge-removes", clauseOpts{}, func(t *T) {
-			q := t.q("orders")
-			id := t.enqueue("orders", "bye")
-			c := t.mustClaim("orders", 30000)
-			t.ok(t.D.Checkpoint(t.ctx, protocol.CheckpointArgs{FenceArgs: fa("orders", id, c.Token), DataB64: b64("half")}), ruleCheckpoint, "checkpoint")
-			t.ok(t.D.Fail(t.ctx, protocol.FailArgs{FenceArgs: fa("orders", id, c.Token), Error: "fatal"}), ruleFail, "fail")
-			by := t.enqueue("orders", "keep") // purge removes the purged id's traces only
-			c = t.mustClaim("orders", 30000)
-			t.lcCheckpoint("orders", by, c.Token, "keep-half")
-			t.ok(t.D.Fail(t.ctx, protocol.FailArgs{FenceArgs: fa("orders", by, c.Token), Error: "fatal keep"}), ruleFail, "fail")
-			r, err := t.D.Purge(t.ctx, protocol.JobArgs{Queue: "orders", ID: id})
-			t.ok(err, ruleMorgue, "purge")
-			t.check(r.Changed, ruleMorgue, "purge of a dead job answers changed", "changed false")
-			t.check(!t.exists(jobKey(q, id)), ruleMorgue, "no row after purge", "the row is still there")
-			t.in(q.Dead(), id, false, ruleMorgue)
-			t.cover(ruleMorgue)
-			for _, h := range []string{q.Errors(), q.Ckpt()} {
-				if v, ok := t.hget(h, id); ok {
-					t.fail(ruleMorgue, "no field for "+id+" in "+h+" after purge", fmt.Sprintf("%q", v))
-				}
-			}
-			t.lcQueueIs("orders", lcWant{dead: []string{by}, errors: map[string]string{by: "fatal keep"}, ckpt: map[string]string{by: "keep-half"},
-				rows: map[string]lcRow{by: {"dead", 1, "keep"}}}, rulePurgeRemoves)
-			r, err = t.D.Purge(t.ctx, protocol.JobArgs{Queue: "orders", ID: id})
-			t.ok(err, ruleMorgue, "purge")
-			t.check(!r.Changed, ruleMorgue, "a second purge answers changed: false", "changed true")
-		})
-		s.clause("retry-at-max-is-fail", clauseOpts{}, func(t *T) {
-			q := t.q("orders")
-			x := t.enqueue("orders", "x")
-			c := t.mustClaim("orders", 30000)
-			t.lcCheckpoint("orders", x, c.Token, "cx")
-			out := t.lcRetry("orders", x, c.Token, 2, 0, "e1", ruleRetryAtMax)
-			t.check(out == "retried", ruleRetryAtMax, "attempts 1 = max_attempts−1: retried", "%q", out)
-			c = t.mustClaim("orders", 30000)
-			t.lcClearWake("orders")
-			before := t.now()
-			out = t.lcRetry("orders", x, c.Token, 2, 60000, "boom", ruleRetryAtMax)
-			after := t.now()
-			t.check(out == "dead", ruleRetryAtMax, "attempts 2 = max_attempts: dead", "%q", out)
-			t.leaseWithin(q.Dead(), x, before, after, 0, ruleRetryAtMax)
-			t.lcWakeIs("orders", 0, ruleRetryAtMax, "a retry at the limit, as fail (nothing to claim)")
-			z := t.enqueue("orders", "z")
-			c = t.mustClaim("orders", 30000)
-			t.lcRetry("orders", z, c.Token, 5, 0, "e1", ruleRetryAtMax)
-			c = t.mustClaim("orders", 30000)
-			out = t.lcRetry("orders", z, c.Token, 1, 0, "over", ruleRetryAtMax)
-			t.check(out == "dead", ruleRetryAtMax, "attempts 2 > max_attempts 1: dead", "%q", out)
-			y := t.enqueue("orders", "y")
-			c = t.mustClaim("orders", 30000)
-			t.lcRetry("orders", y, c.Token, 5, 0, "first", ruleRetry)
-			c = t.mustClaim("orders", 30000)
-			t.lcCheckpoint("orders", y, c.Token, "cy")
-			t.lcClearWake("orders")
-			before = t.now()
-			t.ok(t.D.Fail(t.ctx, protocol.FailArgs{FenceArgs: fa("orders", y, c.Token), Error: "boom"}), ruleFail, "fail")
-			after = t.now()
-			t.leaseWithin(q.Dead(), y, before, after, 0, ruleFailDeath)
-			t.lcWakeIs("orders", 0, ruleFailDeath, "fail of a plain job (nothing to claim)")
-			t.lcQueueIs("orders", lcWant{dead: []string{x, y, z}, errors: map[string]string{x: "boom", y: "boom", z: "over"}, ckpt: map[string]string{x: "cx", y: "cy"},
-				rows: map[string]lcRow{x: {"dead", 2, "x"}, y: {"dead", 2, "y"}, z: {"dead", 2, "z"}}}, ruleRetryAtMax)
-			want := []protocol.DeadJob{t.lcDeadJob("orders", x, 2, "x", "boom"), t.lcDeadJob("orders", z, 2, "z", "over"), t.lcDeadJob("orders", y, 2, "y", "boom")}
-			m := t.lcMorgue("orders", 0)
-			t.check(slices.Equal(m, want), ruleMorgueOp, fmt.Sprintf("the morgue lists %+v, oldest death first", want), "%+v", m)
-		})
-		s.clause("fail-death-time-and-morgue-bytes", clauseOpts{}, func(t *T) {
-			q := t.q("orders")
-			id := t.enqueueWith(protocol.EnqueueArgs{Queue: "orders", PayloadB64: b64(rawPayload)})
-			c := t.mustClaim("orders", 30000)
-			why := "fatal: état ✗ \"quoted\"\n2nd line " + strings.Repeat("long trace ", 400)
-			before := t.now()
-			t.ok(t.D.Fail(t.ctx, protocol.FailArgs{FenceArgs: fa("orders", id, c.Token), Error: why}), ruleFail, "fail")
-			after := t.now()
-			died := t.leaseWithin(q.Dead(), id, before, after, 0, ruleFailDeath)
-			t.lcQueueIs("orders", lcWant{dead: []string{id}, errors: map[string]string{id: why},
-				rows: map[string]lcRow{id: {"dead", 1, rawPayload}}}, ruleFailDeath)
-			want := protocol.DeadJob{ID: id, Attempts: 1, PayloadB64: b64(rawPayload), Error: why, DiedMS: died}
-			var m []protocol.DeadJob
-			t.lcUnchanged(ruleMorgueOp, "morgue reads only", func() { m = t.lcMorgue("orders", 0) })
-			t.check(len(m) == 1 && m[0] == want, ruleMorgueOp, fmt.Sprintf("the morgue lists exactly %+v", want), "%+v", m)
-		})
-		s.clause("reap-death-in-morgue", clauseOpts{}, func(t *T) {
-			q := t.q("orders")
-			id := t.enqueueWith(protocol.EnqueueArgs{Queue: "orders", PayloadB64: b64(rawPayload)})
-			// A first attempt fails with its own error: the death replaces it with "lease expired".
-			first := t.mustClaim("orders", 60000)
-			_, err := t.D.Retry(t.ctx, protocol.RetryArgs{FenceArgs: fa("orders", id, first.Token), MaxAttempts: 5, Error: "an earlier error"})
-			t.ok(err, ruleReapDead, "retry (the first attempt fails)")
-			t.mustClaim("orders", 100)
-			deadline, _ := t.zscore(q.Active(), id)
-			t.waitPast(deadline)
-			before := t.now()
-			n := t.lcReap("orders", 2, 0)
-			after := t.now()
-			t.check(n == 1, ruleReapDead, "reap settles the one expired lease", "count %d", n)
-			died := t.leaseWithin(q.Dead(), id, before, after, 0, ruleReapDead)
-			t.lcQueueIs("orders", lcWant{dead: []string{id}, errors: map[string]string{id: "lease expired"},
-				rows: map[string]lcRow{id: {"dead", 2, rawPayload}}}, ruleReapDead)
-			want := protocol.DeadJob{ID: id, Attempts: 2, PayloadB64: b64(rawPayload), Error: "lease expired", DiedMS: died}
-			m := t.lcMorgue("orders", 0)
-			t.check(len(m) == 1 && m[0] == want, ruleMorgueOp, fmt.Sprintf("the morgue lists exactly %+v", want), "%+v", m)
-		})
-		s.clause("morgue-order-and-limit", clauseOpts{}, func(t *T) {
-			var want []protocol.DeadJob
-			for _, p := range []string{"a", "b", "c"} {
-				id, tok := bury(t, p, "fatal "+p)
-				want = append(want, t.lcDeadJob("orders", id, tok, p, "fatal "+p))
-			}
-			var m []protocol.DeadJob
-			t.lcUnchanged(ruleMorgueOp, "morgue reads only", func() { m = t.lcMorgue("orders", 2) })
-			t.check(slices.Equal(m, want[:2]), ruleMorgueOp, fmt.Sprintf("morgue limit 2 lists the two oldest deaths %+v", want[:2]), "%+v", m)
-			m = t.lcMorgue("orders", 0)
-			t.check(slices.Equal(m, want), ruleMorgueOp, fmt.Sprintf("the morgue lists %+v, oldest death first", want), "%+v", m)
-		})
-		s.clause("revive-purge-not-dead", clauseOpts{}, func(t *T) {
-			bury(t, "dead", "fatal")
-			revived, _ := bury(t, "revived", "fatal")
-			_, err := t.D.Revive(t.ctx, protocol.JobArgs{Queue: "orders", ID: revived})
-			t.ok(err, ruleMorgue, "revive")
-			c := t.mustClaim("orders", 30000)
-			t.check(c.ID == revived, ruleClaim, "the claim returns the revived job", "%s", c.ID)
-			pending := t.enqueue("orders", "pending")
-			scheduled := t.enqueueWith(protocol.EnqueueArgs{Queue: "orders", PayloadB64: b64("later"), DelayMS: 60000})
-			absent := jobID(1 << 40)
-			for _, id := range []string{revived, pending, scheduled, absent} {
-				t.lcUnchanged(ruleNotDead, "revive and purge of "+id+", which is not dead", func() {
-					for _, op := range []func(context.Context, protocol.JobArgs) (protocol.ChangedResult, error){t.D.Revive, t.D.Purge} {
-						r, err := op(t.ctx, protocol.JobArgs{Queue: "orders", ID: id})
-						t.ok(err, ruleNotDead, "revive/purge")
-						t.check(!r.Changed, ruleNotDead, "changed: false for "+id+", which is not dead", "changed true")
-					}
-				})
-			}
-		})
-		s.clause("morgue-default-limit", clauseOpts{}, func(t *T) {
-			payload := func(i int) string { return fmt.Sprintf("%s%d", rawPayload, i) }
-			ids := t.lcPlant("orders", "dead", 3, t.now()-5000, 101, payload)
-			m := t.lcMorgue("orders", 0)
-			_, died := t.zset(t.q("orders").Dead())
-			t.cover(ruleMorgueOp)
-			if len(m) != 100 {
-				t.fail(ruleMorgueOp, "morgue without a limit lists 100 of 101 dead jobs (default limit 100)", fmt.Sprintf("%d jobs", len(m)))
-			}
-			for i, j := range m {
-				want := protocol.DeadJob{ID: ids[i], Attempts: 3, PayloadB64: b64(payload(i)), Error: fmt.Sprintf("error %d", i), DiedMS: died[ids[i]]}
-				if j != want {
-					t.fail(ruleMorgueOp, fmt.Sprintf("entry %d of the morgue is %+v (oldest death first)", i, want), fmt.Sprintf("%+v", j))
-				}
-			}
-		})
+	clauses: []clause{
+		{name: "morgue-limit-at-its-maximum", body: scanLimit("morgue").atItsMaximum},
+		{name: "morgue-limit-absent-is-its-default", body: scanLimit("morgue").absentIsItsDefault},
+		fieldsClause(fieldGroup{[]string{"fail", "morgue"}, ownField}),
+		{name: "max-attempts-to-morgue", body: maxAttemptsToMorgue},
+		{name: "fail-to-morgue-in-death-order", body: failToMorgueInDeathOrder},
+		{name: "revive-returns-to-pending", body: reviveReturnsToPending},
+		{name: "purge-removes", body: purgeRemoves},
+		{name: "retry-at-max-is-fail", body: retryAtMaxIsFail},
+		{name: "fail-death-time-and-morgue-bytes", body: failDeathTimeAndMorgueBytes},
+		{name: "reap-death-in-morgue", body: reapDeathInMorgue},
+		{name: "morgue-order-and-limit", body: morgueOrderAndLimit},
+		{name: "revive-purge-not-dead", body: revivePurgeNotDead},
+		{name: "morgue-default-limit", body: morgueDefaultLimit},
+		{name: "walk-morgue", body: walkMorgue.body},
 	},
+}
+
+func maxAttemptsToMorgue(t *T) {
+	q := t.q("orders")
+	id := t.enqueue("orders", "doomed")
+	c1 := t.mustClaim("orders", 30000)
+	r, err := t.D.Retry(t.ctx, protocol.RetryArgs{FenceArgs: fa("orders", id, c1.Token), MaxAttempts: 2, Error: "e1"})
+	t.ok(err, ruleReapDead, "retry (the first attempt fails)")
+	t.check(r.Outcome == "retried", ruleRetry, "attempt 1 of 2 is retried", "%q", r.Outcome)
+	c2 := t.mustClaim("orders", 30000)
+	before := t.now()
+	r, err = t.D.Retry(t.ctx, protocol.RetryArgs{FenceArgs: fa("orders", id, c2.Token), MaxAttempts: 2, Error: "e2"})
+	after := t.now()
+	t.ok(err, ruleReapDead, "retry (the first attempt fails)")
+	t.check(r.Outcome == "dead", ruleRetry, "attempt 2 of 2 is dead", "%q", r.Outcome)
+	t.state("orders", id, "dead", 2, ruleRetry)
+	died := t.leaseWithin(q.Dead(), id, before, after, 0, ruleFail)
+	e, _ := t.hget(q.Errors(), id)
+	t.check(e == "e2", ruleRetry, "the last error e2 kept", "%q", e)
+	for _, k := range []string{q.Active(), q.Pending(), q.Scheduled()} {
+		t.in(k, id, false, ruleRetry)
+	}
+	m, err := t.D.Morgue(t.ctx, protocol.MorgueArgs{Queue: "orders"})
+	t.ok(err, ruleMorgue, "morgue")
+	want := protocol.DeadJob{ID: id, Attempts: 2, PayloadB64: b64("doomed"), Error: "e2", DiedMS: died}
+	t.check(len(m.Jobs) == 1 && m.Jobs[0] == want, ruleMorgue, fmt.Sprintf("the morgue lists %+v", want), "%+v", m.Jobs)
+}
+
+func failToMorgueInDeathOrder(t *T) {
+	q := t.q("orders")
+	a, _ := bury(t, "a", "fatal a")
+	b, _ := bury(t, "b", "fatal b")
+	t.state("orders", a, "dead", 1, ruleFail)
+	e, _ := t.hget(q.Errors(), b)
+	t.check(e == "fatal b", ruleFail, "the last error kept", "%q", e)
+	m, err := t.D.Morgue(t.ctx, protocol.MorgueArgs{Queue: "orders"})
+	t.ok(err, ruleMorgue, "morgue")
+	t.check(len(m.Jobs) == 2 && m.Jobs[0].ID == a && m.Jobs[1].ID == b && m.Jobs[0].DiedMS <= m.Jobs[1].DiedMS, ruleMorgue,
+		"the morgue lists both, oldest death first", "%+v", m.Jobs)
+}
+
+func reviveReturnsToPending(t *T) {
+	q := t.q("orders")
+	id, tok := bury(t, "again", "fatal")
+	by, _ := bury(t, "bystander", "fatal too") // revive touches the revived id's traces only
+	t.lcClearWake("orders")
+	r, err := t.D.Revive(t.ctx, protocol.JobArgs{Queue: "orders", ID: id})
+	t.ok(err, ruleMorgue, "revive")
+	t.check(r.Changed, ruleMorgue, "revive of a dead job answers changed", "changed false")
+	t.state("orders", id, "pending", tok, ruleMorgue)
+	t.in(q.Pending(), id, true, ruleMorgue)
+	t.in(q.Dead(), id, false, ruleMorgue)
+	t.lcQueueIs("orders", lcWant{pending: []string{id}, dead: []string{by}, errors: map[string]string{by: "fatal too"},
+		rows: map[string]lcRow{id: {"pending", tok, "again"}, by: {"dead", 1, "bystander"}}}, ruleReviveClears)
+	t.lcWakeIs("orders", 1, ruleReviveWake, "revive")
+	r, err = t.D.Revive(t.ctx, protocol.JobArgs{Queue: "orders", ID: by})
+	t.ok(err, ruleMorgue, "revive")
+	t.check(r.Changed, ruleMorgue, "revive of a dead job answers changed", "changed false")
+	t.lcWakeIs("orders", 1, ruleWake, "a revive with a token already waiting (at most one)")
+	c := t.mustClaim("orders", 30000)
+	t.check(c.ID == id && c.Token == tok+1, ruleTokens, fmt.Sprintf("the revived job's next token is %d (attempts intact)", tok+1), "%s token %d", c.ID, c.Token)
+	before := t.snapshot()
+	r, err = t.D.Revive(t.ctx, protocol.JobArgs{Queue: "orders", ID: id})
+	t.ok(err, ruleMorgue, "revive")
+	d := diff(before, t.snapshot())
+	t.check(!r.Changed && d == "", ruleMorgue, "revive of a job that is not dead: changed false, nothing changes", "changed %v; %s", r.Changed, d)
+}
+
+func purgeRemoves(t *T) {
+	q := t.q("orders")
+	id := t.enqueue("orders", "bye")
+	c := t.mustClaim("orders", 30000)
+	t.ok(t.D.Checkpoint(t.ctx, protocol.CheckpointArgs{FenceArgs: fa("orders", id, c.Token), DataB64: b64("half")}), ruleCheckpoint, "checkpoint")
+	t.ok(t.D.Fail(t.ctx, protocol.FailArgs{FenceArgs: fa("orders", id, c.Token), Error: "fatal"}), ruleFail, "fail")
+	by := t.enqueue("orders", "keep") // purge removes the purged id's traces only
+	c = t.mustClaim("orders", 30000)
+	t.lcCheckpoint("orders", by, c.Token, "keep-half")
+	t.ok(t.D.Fail(t.ctx, protocol.FailArgs{FenceArgs: fa("orders", by, c.Token), Error: "fatal keep"}), ruleFail, "fail")
+	r, err := t.D.Purge(t.ctx, protocol.JobArgs{Queue: "orders", ID: id})
+	t.ok(err, ruleMorgue, "purge")
+	t.check(r.Changed, ruleMorgue, "purge of a dead job answers changed", "changed false")
+	t.check(!t.exists(jobKey(q, id)), ruleMorgue, "no row after purge", "the row is still there")
+	t.in(q.Dead(), id, false, ruleMorgue)
+	t.cover(ruleMorgue)
+	for _, h := range []string{q.Errors(), q.Ckpt()} {
+		if v, ok := t.hget(h, id); ok {
+			t.fail(ruleMorgue, "no field for "+id+" in "+h+" after purge", fmt.Sprintf("%q", v))
+		}
+	}
+	t.lcQueueIs("orders", lcWant{dead: []string{by}, errors: map[string]string{by: "fatal keep"}, ckpt: map[string]string{by: "keep-half"},
+		rows: map[string]lcRow{by: {"dead", 1, "keep"}}}, rulePurgeRemoves)
+	r, err = t.D.Purge(t.ctx, protocol.JobArgs{Queue: "orders", ID: id})
+	t.ok(err, ruleMorgue, "purge")
+	t.check(!r.Changed, ruleMorgue, "a second purge answers changed: false", "changed true")
+}
+
+func retryAtMaxIsFail(t *T) {
+	q := t.q("orders")
+	x := t.enqueue("orders", "x")
+	c := t.mustClaim("orders", 30000)
+	t.lcCheckpoint("orders", x, c.Token, "cx")
+	out := t.lcRetry("orders", x, c.Token, 2, 0, "e1", ruleRetryAtMax)
+	t.check(out == "retried", ruleRetryAtMax, "attempts 1 = max_attempts−1: retried", "%q", out)
+	c = t.mustClaim("orders", 30000)
+	t.lcClearWake("orders")
+	before := t.now()
+	out = t.lcRetry("orders", x, c.Token, 2, 60000, "boom", ruleRetryAtMax)
+	after := t.now()
+	t.check(out == "dead", ruleRetryAtMax, "attempts 2 = max_attempts: dead", "%q", out)
+	t.leaseWithin(q.Dead(), x, before, after, 0, ruleRetryAtMax)
+	t.lcWakeIs("orders", 0, ruleRetryAtMax, "a retry at the limit, as fail (nothing to claim)")
+	z := t.enqueue("orders", "z")
+	c = t.mustClaim("orders", 30000)
+	t.lcRetry("orders", z, c.Token, 5, 0, "e1", ruleRetryAtMax)
+	c = t.mustClaim("orders", 30000)
+	out = t.lcRetry("orders", z, c.Token, 1, 0, "over", ruleRetryAtMax)
+	t.check(out == "dead", ruleRetryAtMax, "attempts 2 > max_attempts 1: dead", "%q", out)
+	y := t.enqueue("orders", "y")
+	c = t.mustClaim("orders", 30000)
+	t.lcRetry("orders", y, c.Token, 5, 0, "first", ruleRetry)
+	c = t.mustClaim("orders", 30000)
+	t.lcCheckpoint("orders", y, c.Token, "cy")
+	t.lcClearWake("orders")
+	before = t.now()
+	t.ok(t.D.Fail(t.ctx, protocol.FailArgs{FenceArgs: fa("orders", y, c.Token), Error: "boom"}), ruleFail, "fail")
+	after = t.now()
+	t.leaseWithin(q.Dead(), y, before, after, 0, ruleFailDeath)
+	t.lcWakeIs("orders", 0, ruleFailDeath, "fail of a plain job (nothing to claim)")
+	t.lcQueueIs("orders", lcWant{dead: []string{x, y, z}, errors: map[string]string{x: "boom", y: "boom", z: "over"}, ckpt: map[string]string{x: "cx", y: "cy"},
+		rows: map[string]lcRow{x: {"dead", 2, "x"}, y: {"dead", 2, "y"}, z: {"dead", 2, "z"}}}, ruleRetryAtMax)
+	want := []protocol.DeadJob{t.lcDeadJob("orders", x, 2, "x", "boom"), t.lcDeadJob("orders", z, 2, "z", "over"), t.lcDeadJob("orders", y, 2, "y", "boom")}
+	m := t.lcMorgue("orders", 0)
+	t.check(slices.Equal(m, want), ruleMorgueOp, fmt.Sprintf("the morgue lists %+v, oldest death first", want), "%+v", m)
+}
+
+func failDeathTimeAndMorgueBytes(t *T) {
+	q := t.q("orders")
+	id := t.enqueueWith(protocol.EnqueueArgs{Queue: "orders", PayloadB64: b64(rawPayload)})
+	c := t.mustClaim("orders", 30000)
+	why := "fatal: état ✗ \"quoted\"\n2nd line " + strings.Repeat("long trace ", 400)
+	before := t.now()
+	t.ok(t.D.Fail(t.ctx, protocol.FailArgs{FenceArgs: fa("orders", id, c.Token), Error: why}), ruleFail, "fail")
+	after := t.now()
+	died := t.leaseWithin(q.Dead(), id, before, after, 0, ruleFailDeath)
+	t.lcQueueIs("orders", lcWant{dead: []string{id}, errors: map[string]string{id: why},
+		rows: map[string]lcRow{id: {"dead", 1, rawPayload}}}, ruleFailDeath)
+	want := protocol.DeadJob{ID: id, Attempts: 1, PayloadB64: b64(rawPayload), Error: why, DiedMS: died}
+	var m []protocol.DeadJob
+	t.lcUnchanged(ruleMorgueOp, "morgue reads only", func() { m = t.lcMorgue("orders", 0) })
+	t.check(len(m) == 1 && m[0] == want, ruleMorgueOp, fmt.Sprintf("the morgue lists exactly %+v", want), "%+v", m)
+}
+
+func reapDeathInMorgue(t *T) {
+	q := t.q("orders")
+	id := t.enqueueWith(protocol.EnqueueArgs{Queue: "orders", PayloadB64: b64(rawPayload)})
+	// A first attempt fails with its own error: the death replaces it with "lease expired".
+	first := t.mustClaim("orders", 60000)
+	_, err := t.D.Retry(t.ctx, protocol.RetryArgs{FenceArgs: fa("orders", id, first.Token), MaxAttempts: 5, Error: "an earlier error"})
+	t.ok(err, ruleReapDead, "retry (the first attempt fails)")
+	t.mustClaim("orders", 100)
+	deadline, _ := t.zscore(q.Active(), id)
+	t.waitPast(deadline)
+	before := t.now()
+	n := t.lcReap("orders", 2, 0)
+	after := t.now()
+	t.check(n == 1, ruleReapDead, "reap settles the one expired lease", "count %d", n)
+	died := t.leaseWithin(q.Dead(), id, before, after, 0, ruleReapDead)
+	t.lcQueueIs("orders", lcWant{dead: []string{id}, errors: map[string]string{id: "lease expired"},
+		rows: map[string]lcRow{id: {"dead", 2, rawPayload}}}, ruleReapDead)
+	want := protocol.DeadJob{ID: id, Attempts: 2, PayloadB64: b64(rawPayload), Error: "lease expired", DiedMS: died}
+	m := t.lcMorgue("orders", 0)
+	t.check(len(m) == 1 && m[0] == want, ruleMorgueOp, fmt.Sprintf("the morgue lists exactly %+v", want), "%+v", m)
+}
+
+func morgueOrderAndLimit(t *T) {
+	var want []protocol.DeadJob
+	for _, p := range []string{"a", "b", "c"} {
+		id, tok := bury(t, p, "fatal "+p)
+		want = append(want, t.lcDeadJob("orders", id, tok, p, "fatal "+p))
+	}
+	var m []protocol.DeadJob
+	t.lcUnchanged(ruleMorgueOp, "morgue reads only", func() { m = t.lcMorgue("orders", 2) })
+	t.check(slices.Equal(m, want[:2]), ruleMorgueOp, fmt.Sprintf("morgue limit 2 lists the two oldest deaths %+v", want[:2]), "%+v", m)
+	m = t.lcMorgue("orders", 0)
+	t.check(slices.Equal(m, want), ruleMorgueOp, fmt.Sprintf("the morgue lists %+v, oldest death first", want), "%+v", m)
+}
+
+func revivePurgeNotDead(t *T) {
+	bury(t, "dead", "fatal")
+	revived, _ := bury(t, "revived", "fatal")
+	_, err := t.D.Revive(t.ctx, protocol.JobArgs{Queue: "orders", ID: revived})
+	t.ok(err, ruleMorgue, "revive")
+	c := t.mustClaim("orders", 30000)
+	t.check(c.ID == revived, ruleClaim, "the claim returns the revived job", "%s", c.ID)
+	pending := t.enqueue("orders", "pending")
+	scheduled := t.enqueueWith(protocol.EnqueueArgs{Queue: "orders", PayloadB64: b64("later"), DelayMS: 60000})
+	absent := jobID(1 << 40)
+	for _, id := range []string{revived, pending, scheduled, absent} {
+		t.lcUnchanged(ruleNotDead, "revive and purge of "+id+", which is not dead", func() {
+			for _, op := range []func(context.Context, protocol.JobArgs) (protocol.ChangedResult, error){t.D.Revive, t.D.Purge} {
+				r, err := op(t.ctx, protocol.JobArgs{Queue: "orders", ID: id})
+				t.ok(err, ruleNotDead, "revive/purge")
+				t.check(!r.Changed, ruleNotDead, "changed: false for "+id+", which is not dead", "changed true")
+			}
+		})
+	}
+}
+
+func morgueDefaultLimit(t *T) {
+	payload := func(i int) string { return fmt.Sprintf("%s%d", rawPayload, i) }
+	ids := t.lcPlant("orders", "dead", 3, t.now()-5000, 101, payload)
+	m := t.lcMorgue("orders", 0)
+	_, died := t.zset(t.q("orders").Dead())
+	t.cover(ruleMorgueOp)
+	if len(m) != 100 {
+		t.fail(ruleMorgueOp, "morgue without a limit lists 100 of 101 dead jobs (default limit 100)", fmt.Sprintf("%d jobs", len(m)))
+	}
+	for i, j := range m {
+		want := protocol.DeadJob{ID: ids[i], Attempts: 3, PayloadB64: b64(payload(i)), Error: fmt.Sprintf("error %d", i), DiedMS: died[ids[i]]}
+		if j != want {
+			t.fail(ruleMorgueOp, fmt.Sprintf("entry %d of the morgue is %+v (oldest death first)", i, want), fmt.Sprintf("%+v", j))
+		}
+	}
+}
+
+func bury(t *T, payload, why string) (string, int64) {
+	id := t.enqueue("orders", payload)
+	c := t.mustClaim("orders", 30000)
+	t.check(c.ID == id, ruleClaim, "the claim returns the job just enqueued", "%s", c.ID)
+	t.ok(t.D.Fail(t.ctx, protocol.FailArgs{FenceArgs: fa("orders", id, c.Token), Error: why}), ruleFail, "fail")
+	return id, c.Token
 }

@@ -47,91 +47,98 @@ func (t *T) ringIsServiceable(qn string, lanes []string, step string) {
 // c12 is contract C12: rotate.
 var c12 = Contract{ID: "C12", Name: "rotate",
 	Rule: "lane claims rotate strictly across serviceable lanes; after every step the ring equals the serviceable set; starvation ≤ N−1",
-	specs: func(s spec) {
-		domainClause(s, fieldGroup{[]string{"lane_claim"}, ownField})
-		s.clause("strict-rotation", clauseOpts{}, func(t *T) {
-			lanes := []string{"east", "north", "west"}
-			jobs := map[string][]string{}
-			for i := range 3 {
-				for _, g := range lanes {
-					jobs[g] = append(jobs[g], t.laneEnqueue("orders", g, fmt.Sprintf("%s-%d", g, i)))
-				}
-			}
-			t.ringIsServiceable("orders", lanes, "after the enqueues")
-			var seq []string
-			next := map[string]int{}
-			t.cover(ruleLanes)
-			for i := range 9 {
-				head := t.list(t.q("orders").Ring())
-				c := t.laneClaim("orders", 30000)
-				if c == nil {
-					t.fail(ruleLanes, fmt.Sprintf("lane claim %d of 9 returns a job", i+1), "an empty reply")
-				}
-				t.check(len(head) > 0 && c.Lane == head[0], ruleLanes, fmt.Sprintf("claim %d takes the lane at the ring's head %v", i+1, head), "it took lane %q", c.Lane)
-				t.check(c.ID == jobs[c.Lane][next[c.Lane]], ruleLanes, "the lane's oldest id", "claim %d of lane %s got %s, want %s", i+1, c.Lane, c.ID, jobs[c.Lane][next[c.Lane]])
-				next[c.Lane]++
-				seq = append(seq, c.Lane)
-				t.ringIsServiceable("orders", lanes, fmt.Sprintf("after lane claim %d", i+1))
-			}
-			t.cover(ruleLanes)
-			for i := range seq {
-				if seq[i] != seq[i%3] || (i < 3 && slices.Index(seq[:i], seq[i]) >= 0) {
-					t.fail(ruleLanes, "claims rotate strictly: every lane once per round, in the same order", strings.Join(seq, " "))
-				}
-			}
-			t.check(t.laneClaim("orders", 30000) == nil, ruleLanes, "an empty reply once every lane is drained", "a job")
-		})
-		s.clause("ring-equals-serviceable", clauseOpts{}, func(t *T) {
-			lanes := []string{"east", "north"}
-			t.laneEnqueue("orders", "east", "e1")
-			t.ringIsServiceable("orders", lanes, "after the first enqueue")
-			t.laneEnqueue("orders", "north", "n1")
-			t.laneEnqueue("orders", "north", "n2")
-			t.laneEnqueue("orders", "east", "e2")
-			t.ringIsServiceable("orders", lanes, "after four enqueues into two lanes")
-			for i := range 3 {
-				t.laneClaim("orders", 30000)
-				t.ringIsServiceable("orders", lanes, fmt.Sprintf("after lane claim %d", i+1))
-			}
-			t.laneEnqueue("orders", "east", "e3")
-			t.ringIsServiceable("orders", lanes, "after an enqueue into a drained lane")
-			t.laneClaim("orders", 30000)
-			t.laneClaim("orders", 30000)
-			t.ringIsServiceable("orders", lanes, "after draining both lanes")
-			t.check(len(t.list(t.q("orders").Ring())) == 0, ruleLanes, "an empty ring once no lane has work", "%v", t.list(t.q("orders").Ring()))
-		})
-		s.clause("lane-job-every-transition", clauseOpts{}, laneTransitions)
-		s.clause("ring-order-as-list", clauseOpts{}, ringOrder)
-		s.clause("churn-fairness", clauseOpts{}, churnFairness)
-		s.clause("lane-and-plain-apart", clauseOpts{}, laneAndPlainApart)
-		s.clause("starvation-bounded", clauseOpts{}, func(t *T) {
-			lanes := []string{"a", "b", "c", "d", "late"}
-			for _, g := range lanes[:4] {
-				for i := range 4 {
-					t.laneEnqueue("orders", g, fmt.Sprint(g, i))
-				}
-			}
-			t.laneClaim("orders", 30000)
-			t.laneClaim("orders", 30000)
-			late := t.laneEnqueue("orders", "late", "late")
-			n := len(t.serviceable("orders", lanes))
-			waited := 0
-			t.cover(ruleStarve)
-			for {
-				c := t.laneClaim("orders", 30000)
-				if c == nil {
-					t.fail(ruleStarve, "the late lane is claimed", "the lanes ran dry first")
-				}
-				if c.ID == late {
-					break
-				}
-				waited++
-				if waited > n-1 {
-					t.fail(ruleStarve, fmt.Sprintf("with %d serviceable lanes the late lane waits at most %d lane claims", n, n-1), fmt.Sprintf("it waited %d so far", waited))
-				}
-			}
-		})
+	clauses: []clause{
+		fieldsClause(fieldGroup{[]string{"lane_claim"}, ownField}),
+		{name: "strict-rotation", body: strictRotation},
+		{name: "ring-equals-serviceable", body: ringEqualsServiceable},
+		{name: "lane-job-every-transition", body: laneTransitions},
+		{name: "ring-order-as-list", body: ringOrder},
+		{name: "churn-fairness", body: churnFairness},
+		{name: "lane-and-plain-apart", body: laneAndPlainApart},
+		{name: "starvation-bounded", body: starvationBounded},
+		{name: "walk-lanes", body: walkLanes.body},
 	},
+}
+
+func strictRotation(t *T) {
+	lanes := []string{"east", "north", "west"}
+	jobs := map[string][]string{}
+	for i := range 3 {
+		for _, g := range lanes {
+			jobs[g] = append(jobs[g], t.laneEnqueue("orders", g, fmt.Sprintf("%s-%d", g, i)))
+		}
+	}
+	t.ringIsServiceable("orders", lanes, "after the enqueues")
+	var seq []string
+	next := map[string]int{}
+	t.cover(ruleLanes)
+	for i := range 9 {
+		head := t.list(t.q("orders").Ring())
+		c := t.laneClaim("orders", 30000)
+		if c == nil {
+			t.fail(ruleLanes, fmt.Sprintf("lane claim %d of 9 returns a job", i+1), "an empty reply")
+		}
+		t.check(len(head) > 0 && c.Lane == head[0], ruleLanes, fmt.Sprintf("claim %d takes the lane at the ring's head %v", i+1, head), "it took lane %q", c.Lane)
+		t.check(c.ID == jobs[c.Lane][next[c.Lane]], ruleLanes, "the lane's oldest id", "claim %d of lane %s got %s, want %s", i+1, c.Lane, c.ID, jobs[c.Lane][next[c.Lane]])
+		next[c.Lane]++
+		seq = append(seq, c.Lane)
+		t.ringIsServiceable("orders", lanes, fmt.Sprintf("after lane claim %d", i+1))
+	}
+	t.cover(ruleLanes)
+	for i := range seq {
+		if seq[i] != seq[i%3] || (i < 3 && slices.Index(seq[:i], seq[i]) >= 0) {
+			t.fail(ruleLanes, "claims rotate strictly: every lane once per round, in the same order", strings.Join(seq, " "))
+		}
+	}
+	t.check(t.laneClaim("orders", 30000) == nil, ruleLanes, "an empty reply once every lane is drained", "a job")
+}
+
+func ringEqualsServiceable(t *T) {
+	lanes := []string{"east", "north"}
+	t.laneEnqueue("orders", "east", "e1")
+	t.ringIsServiceable("orders", lanes, "after the first enqueue")
+	t.laneEnqueue("orders", "north", "n1")
+	t.laneEnqueue("orders", "north", "n2")
+	t.laneEnqueue("orders", "east", "e2")
+	t.ringIsServiceable("orders", lanes, "after four enqueues into two lanes")
+	for i := range 3 {
+		t.laneClaim("orders", 30000)
+		t.ringIsServiceable("orders", lanes, fmt.Sprintf("after lane claim %d", i+1))
+	}
+	t.laneEnqueue("orders", "east", "e3")
+	t.ringIsServiceable("orders", lanes, "after an enqueue into a drained lane")
+	t.laneClaim("orders", 30000)
+	t.laneClaim("orders", 30000)
+	t.ringIsServiceable("orders", lanes, "after draining both lanes")
+	t.check(len(t.list(t.q("orders").Ring())) == 0, ruleLanes, "an empty ring once no lane has work", "%v", t.list(t.q("orders").Ring()))
+}
+
+func starvationBounded(t *T) {
+	lanes := []string{"a", "b", "c", "d", "late"}
+	for _, g := range lanes[:4] {
+		for i := range 4 {
+			t.laneEnqueue("orders", g, fmt.Sprint(g, i))
+		}
+	}
+	t.laneClaim("orders", 30000)
+	t.laneClaim("orders", 30000)
+	late := t.laneEnqueue("orders", "late", "late")
+	n := len(t.serviceable("orders", lanes))
+	waited := 0
+	t.cover(ruleStarve)
+	for {
+		c := t.laneClaim("orders", 30000)
+		if c == nil {
+			t.fail(ruleStarve, "the late lane is claimed", "the lanes ran dry first")
+		}
+		if c.ID == late {
+			break
+		}
+		waited++
+		if waited > n-1 {
+			t.fail(ruleStarve, fmt.Sprintf("with %d serviceable lanes the late lane waits at most %d lane claims", n, n-1), fmt.Sprintf("it waited %d so far", waited))
+		}
+	}
 }
 
 // laneTransitions takes lane jobs through every transition — retry into the lane and via
@@ -169,7 +176,7 @@ func laneTransitions(t *T) {
 	t.mResume(m, "west", ruleLanes)
 
 	x = t.mClaim(m, 60, ruleLaneCount)
-	t.mReap(m, []string{x}, m.tokens[x], ruleLaneReap)
+	t.mReap(m, []string{x}, m.Tokens[x], ruleLaneReap)
 	t.mPurge(m, x, ruleLanePurge)
 
 	t.mCeiling(m, "east", 0, ruleLanes)
@@ -179,7 +186,7 @@ func laneTransitions(t *T) {
 		}
 		t.mComplete(m, x, ruleLaneComplete)
 	}
-	t.check(len(m.laneof) == 0, ruleLanes, "every lane job retired", "%v left", m.laneof)
+	t.check(len(m.LaneOf) == 0, ruleLanes, "every lane job retired", "%v left", m.LaneOf)
 }
 
 // ringOrder compares the ring as a list: an enqueue into a lane in the ring keeps its place, a
@@ -242,9 +249,9 @@ func churnFairness(t *T) {
 		if x == "" {
 			break
 		}
-		g := m.laneof[x]
+		g := m.LaneOf[x]
 		for _, o := range lanes {
-			if o == g || len(m.pending[o]) == 0 && o != "hot" {
+			if o == g || len(m.Pending[o]) == 0 && o != "hot" {
 				waited[o] = 0
 				continue
 			}

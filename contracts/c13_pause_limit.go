@@ -12,79 +12,86 @@ import (
 // c13 is contract C13: pause & limit.
 var c13 = Contract{ID: "C13", Name: "pause & limit",
 	Rule: "a paused lane keeps its backlog and leaves the ring, resume returns it; a lane at its ceiling answers empty and reopens on complete; a queue-wide pause is atomic with the claim",
-	specs: func(s spec) {
-		domainClause(s, fieldGroup{[]string{"lane_ceiling"}, ownField})
-		s.clause("paused-lane-keeps-backlog", clauseOpts{}, func(t *T) {
-			q := t.q("orders")
-			lanes := []string{"east", "west"}
-			e1 := t.laneEnqueue("orders", "east", "e1")
-			t.laneEnqueue("orders", "east", "e2")
-			t.laneEnqueue("orders", "west", "w1")
-			t.laneEnqueue("orders", "west", "w2")
-			t.ok(t.D.LanePause(t.ctx, protocol.QueueArgs{Queue: "orders", Lane: "east"}), ruleLanes, "lane_pause")
-			t.check(!slices.Contains(t.list(q.Ring()), "east"), ruleLanes, "a paused lane leaves the ring", "ring %v", t.list(q.Ring()))
-			t.ringIsServiceable("orders", lanes, "after lane_pause east")
-			for i := range 2 {
-				c := t.laneClaim("orders", 30000)
-				t.check(c != nil && c.Lane == "west", ruleLanes, "only the unpaused lane is claimed", "claim %d: %+v", i+1, c)
-			}
-			t.check(t.laneClaim("orders", 30000) == nil, ruleLanes, "an empty reply: the only lane with work is paused", "a job")
-			n, _, _ := t.do("ZCARD", laneKey(q, "east"))
-			t.check(n[0] == "2", ruleLanes, "the paused lane keeps its backlog of 2", "%s", n[0])
-			t.ok(t.D.LaneResume(t.ctx, protocol.QueueArgs{Queue: "orders", Lane: "east"}), ruleLanes, "lane_resume")
-			t.ringIsServiceable("orders", lanes, "after lane_resume east")
-			c := t.laneClaim("orders", 30000)
-			t.check(c != nil && c.ID == e1, ruleLanes, "resume returns the lane: its oldest job next", "%+v", c)
-		})
-		s.clause("ceiling-reopens-on-complete", clauseOpts{}, func(t *T) {
-			q := t.q("orders")
-			lanes := []string{"east"}
-			ids := []string{t.laneEnqueue("orders", "east", "1"), t.laneEnqueue("orders", "east", "2"), t.laneEnqueue("orders", "east", "3")}
-			t.ok(t.D.LaneCeiling(t.ctx, protocol.QueueArgs{Queue: "orders", Lane: "east", Ceiling: 1}), ruleCeiling, "lane_ceiling")
-			c1 := t.laneClaim("orders", 30000)
-			t.check(c1 != nil && c1.ID == ids[0], ruleCeiling, "the first claim under ceiling 1", "%+v", c1)
-			t.ringIsServiceable("orders", lanes, "with the lane at its ceiling")
-			t.check(t.laneClaim("orders", 30000) == nil, ruleCeiling, "a lane at its ceiling answers empty", "a job")
-			t.complete("orders", c1.ID, c1.Token)
-			t.ringIsServiceable("orders", lanes, "after the complete that brings the lane below its ceiling")
-			t.check(slices.Contains(t.list(q.Ring()), "east"), ruleCeiling, "the lane reopens on complete", "ring %v", t.list(q.Ring()))
-			c2 := t.laneClaim("orders", 30000)
-			t.check(c2 != nil && c2.ID == ids[1], ruleCeiling, "the lane's next job after the complete", "%+v", c2)
-			t.ok(t.D.LaneCeiling(t.ctx, protocol.QueueArgs{Queue: "orders", Lane: "east", Ceiling: 0}), ruleCeiling, "lane_ceiling 0")
-			t.ringIsServiceable("orders", lanes, "after lane_ceiling 0 (no ceiling)")
-			c3 := t.laneClaim("orders", 30000)
-			t.check(c3 != nil && c3.ID == ids[2], ruleCeiling, "ceiling 0 removes the limit: a second job active at once", "%+v", c3)
-		})
-		s.clause("ceiling-boundaries", clauseOpts{}, ceilingBoundaries)
-		s.clause("ceiling-rejoin-every-release", clauseOpts{}, ceilingRejoin)
-		s.clause("lane-pause-resume-order", clauseOpts{}, pauseResumeOrder)
-		s.clause("paused-lane-stays-out", clauseOpts{}, pausedLaneStaysOut)
-		s.clause("queue-pause-atomic-with-claim", clauseOpts{}, func(t *T) {
-			plain := t.enqueue("orders", "plain")
-			laned := t.laneEnqueue("orders", "east", "laned")
-			westID := t.laneEnqueue("orders", "west", "west") // two ring lanes: a rotation would show
-			t.ok(t.D.Pause(t.ctx, protocol.QueueArgs{Queue: "orders"}), ruleQueuePause, "pause")
-			t.do("DEL", t.q("orders").Wake()) // so an arm by the empty claims would show
-			before := t.snapshot()
-			m := t.mark()
-			t.check(t.claim("orders", 30000) == nil, ruleQueuePause, "claim on a paused queue answers empty", "a job")
-			t.check(t.laneClaim("orders", 30000) == nil, ruleQueuePauseLane, "lane_claim on a paused queue answers empty", "a job")
-			t.check(t.llen(t.q("orders").Wake()) == 0, ruleClaimRearm, "an empty claim never arms the wake, paused or not (A13)", "%d token(s)", t.llen(t.q("orders").Wake()))
-			d := diff(before, t.snapshot())
-			t.check(d == "", ruleQueuePauseRing, "paused claims change nothing (lane state and ring kept)", "%s", d)
-			ran := t.scriptsRun(m)
-			t.check(ran[lua.Claim] && ran[lua.LaneClaim], ruleQueuePause,
-				"the pause is decided inside the claim scripts: both claim and lane_claim ran", "scripts run: %v", slices.Sorted(maps.Keys(ran)))
-			t.ok(t.D.Resume(t.ctx, protocol.QueueArgs{Queue: "orders"}), ruleQueuePause, "resume")
-			c := t.mustClaim("orders", 30000)
-			t.check(c.ID == plain, ruleQueuePause, "after resume the plain job", "%s", c.ID)
-			lc := t.laneClaim("orders", 30000)
-			t.check(lc != nil && lc.ID == laned, ruleQueuePauseRing, "after resume the lane job at the ring's head, as before the pause", "%+v", lc)
-			lc = t.laneClaim("orders", 30000)
-			t.check(lc != nil && lc.ID == westID, ruleQueuePauseRing, "then the next lane's job", "%+v", lc)
-			t.ringIsServiceable("orders", []string{"east", "west"}, "after resume")
-		})
+	clauses: []clause{
+		fieldsClause(fieldGroup{[]string{"lane_ceiling"}, ownField}),
+		{name: "paused-lane-keeps-backlog", body: pausedLaneKeepsBacklog},
+		{name: "ceiling-reopens-on-complete", body: ceilingReopensOnComplete},
+		{name: "ceiling-boundaries", body: ceilingBoundaries},
+		{name: "ceiling-rejoin-every-release", body: ceilingRejoin},
+		{name: "lane-pause-resume-order", body: pauseResumeOrder},
+		{name: "paused-lane-stays-out", body: pausedLaneStaysOut},
+		{name: "queue-pause-atomic-with-claim", body: queuePauseAtomicWithClaim},
+		{name: "walk-limits", body: walkLimits.body},
 	},
+}
+
+func pausedLaneKeepsBacklog(t *T) {
+	q := t.q("orders")
+	lanes := []string{"east", "west"}
+	e1 := t.laneEnqueue("orders", "east", "e1")
+	t.laneEnqueue("orders", "east", "e2")
+	t.laneEnqueue("orders", "west", "w1")
+	t.laneEnqueue("orders", "west", "w2")
+	t.ok(t.D.LanePause(t.ctx, protocol.QueueArgs{Queue: "orders", Lane: "east"}), ruleLanes, "lane_pause")
+	t.check(!slices.Contains(t.list(q.Ring()), "east"), ruleLanes, "a paused lane leaves the ring", "ring %v", t.list(q.Ring()))
+	t.ringIsServiceable("orders", lanes, "after lane_pause east")
+	for i := range 2 {
+		c := t.laneClaim("orders", 30000)
+		t.check(c != nil && c.Lane == "west", ruleLanes, "only the unpaused lane is claimed", "claim %d: %+v", i+1, c)
+	}
+	t.check(t.laneClaim("orders", 30000) == nil, ruleLanes, "an empty reply: the only lane with work is paused", "a job")
+	n, _, _ := t.do("ZCARD", laneKey(q, "east"))
+	t.check(n[0] == "2", ruleLanes, "the paused lane keeps its backlog of 2", "%s", n[0])
+	t.ok(t.D.LaneResume(t.ctx, protocol.QueueArgs{Queue: "orders", Lane: "east"}), ruleLanes, "lane_resume")
+	t.ringIsServiceable("orders", lanes, "after lane_resume east")
+	c := t.laneClaim("orders", 30000)
+	t.check(c != nil && c.ID == e1, ruleLanes, "resume returns the lane: its oldest job next", "%+v", c)
+}
+
+func ceilingReopensOnComplete(t *T) {
+	q := t.q("orders")
+	lanes := []string{"east"}
+	ids := []string{t.laneEnqueue("orders", "east", "1"), t.laneEnqueue("orders", "east", "2"), t.laneEnqueue("orders", "east", "3")}
+	t.ok(t.D.LaneCeiling(t.ctx, protocol.QueueArgs{Queue: "orders", Lane: "east", Ceiling: 1}), ruleCeiling, "lane_ceiling")
+	c1 := t.laneClaim("orders", 30000)
+	t.check(c1 != nil && c1.ID == ids[0], ruleCeiling, "the first claim under ceiling 1", "%+v", c1)
+	t.ringIsServiceable("orders", lanes, "with the lane at its ceiling")
+	t.check(t.laneClaim("orders", 30000) == nil, ruleCeiling, "a lane at its ceiling answers empty", "a job")
+	t.complete("orders", c1.ID, c1.Token)
+	t.ringIsServiceable("orders", lanes, "after the complete that brings the lane below its ceiling")
+	t.check(slices.Contains(t.list(q.Ring()), "east"), ruleCeiling, "the lane reopens on complete", "ring %v", t.list(q.Ring()))
+	c2 := t.laneClaim("orders", 30000)
+	t.check(c2 != nil && c2.ID == ids[1], ruleCeiling, "the lane's next job after the complete", "%+v", c2)
+	t.ok(t.D.LaneCeiling(t.ctx, protocol.QueueArgs{Queue: "orders", Lane: "east", Ceiling: 0}), ruleCeiling, "lane_ceiling 0")
+	t.ringIsServiceable("orders", lanes, "after lane_ceiling 0 (no ceiling)")
+	c3 := t.laneClaim("orders", 30000)
+	t.check(c3 != nil && c3.ID == ids[2], ruleCeiling, "ceiling 0 removes the limit: a second job active at once", "%+v", c3)
+}
+
+func queuePauseAtomicWithClaim(t *T) {
+	plain := t.enqueue("orders", "plain")
+	laned := t.laneEnqueue("orders", "east", "laned")
+	westID := t.laneEnqueue("orders", "west", "west") // two ring lanes: a rotation would show
+	t.ok(t.D.Pause(t.ctx, protocol.QueueArgs{Queue: "orders"}), ruleQueuePause, "pause")
+	t.do("DEL", t.q("orders").Wake()) // so an arm by the empty claims would show
+	before := t.snapshot()
+	m := t.mark()
+	t.check(t.claim("orders", 30000) == nil, ruleQueuePause, "claim on a paused queue answers empty", "a job")
+	t.check(t.laneClaim("orders", 30000) == nil, ruleQueuePauseLane, "lane_claim on a paused queue answers empty", "a job")
+	t.check(t.llen(t.q("orders").Wake()) == 0, ruleClaimRearm, "an empty claim never arms the wake, paused or not (A13)", "%d token(s)", t.llen(t.q("orders").Wake()))
+	d := diff(before, t.snapshot())
+	t.check(d == "", ruleQueuePauseRing, "paused claims change nothing (lane state and ring kept)", "%s", d)
+	ran := t.scriptsRun(m)
+	t.check(ran[lua.Claim] && ran[lua.LaneClaim], ruleQueuePause,
+		"the pause is decided inside the claim scripts: both claim and lane_claim ran", "scripts run: %v", slices.Sorted(maps.Keys(ran)))
+	t.ok(t.D.Resume(t.ctx, protocol.QueueArgs{Queue: "orders"}), ruleQueuePause, "resume")
+	c := t.mustClaim("orders", 30000)
+	t.check(c.ID == plain, ruleQueuePause, "after resume the plain job", "%s", c.ID)
+	lc := t.laneClaim("orders", 30000)
+	t.check(lc != nil && lc.ID == laned, ruleQueuePauseRing, "after resume the lane job at the ring's head, as before the pause", "%+v", lc)
+	lc = t.laneClaim("orders", 30000)
+	t.check(lc != nil && lc.ID == westID, ruleQueuePauseRing, "then the next lane's job", "%+v", lc)
+	t.ringIsServiceable("orders", []string{"east", "west"}, "after resume")
 }
 
 // ceilingBoundaries: n claims under ceiling n and the n+1st empty; lowering the ceiling to or
@@ -100,7 +107,7 @@ func ceilingBoundaries(t *T) {
 	t.mCeiling(m, "east", 2, ruleCeilingBoundary)
 	var held []string
 	for range 3 { // east, west, east: the second east claim puts it at its ceiling
-		if x := t.mClaim(m, 30000, ruleCeilingBoundary); m.laneof[x] == "east" {
+		if x := t.mClaim(m, 30000, ruleCeilingBoundary); m.LaneOf[x] == "east" {
 			held = append(held, x)
 		}
 	}
@@ -157,7 +164,7 @@ func ceilingRejoin(t *T) {
 			switch {
 			case x == "":
 				t.fail(ruleCeilingRejoin, "east is claimed again after it rejoined", "an empty reply")
-			case m.laneof[x] == "east":
+			case m.LaneOf[x] == "east":
 				east = x
 			default:
 				t.mComplete(m, x, ruleCeilingRejoin)
@@ -229,7 +236,7 @@ func pausedLaneStaysOut(t *T) {
 	}
 	var held []string
 	for range 6 {
-		if x := t.mClaim(m, 30000, ruleLanePauseRing); m.laneof[x] == "p" {
+		if x := t.mClaim(m, 30000, ruleLanePauseRing); m.LaneOf[x] == "p" {
 			held = append(held, x)
 		}
 	}
@@ -247,11 +254,11 @@ func pausedLaneStaysOut(t *T) {
 	t.mCeiling(m, "p", 2, ruleLanePauseRing)
 	t.mResume(m, "p", ruleLaneResume) // active 0 < 2: rejoins behind o
 	var ps []string                   // claim until p sits at its ceiling of 2, completing o's jobs
-	for m.active["p"] < 2 {
+	for m.Active["p"] < 2 {
 		switch x := t.mClaim(m, leaseFor(m, "p", 150), ruleCeilingBoundary); {
 		case x == "":
 			t.fail(ruleCeilingBoundary, "lane p is claimed up to its ceiling of 2", "an empty reply")
-		case m.laneof[x] == "p":
+		case m.LaneOf[x] == "p":
 			ps = append(ps, x)
 		default:
 			t.mComplete(m, x, ruleCeilingBoundary)
@@ -263,7 +270,7 @@ func pausedLaneStaysOut(t *T) {
 	t.mResume(m, "p", ruleLaneResume) // at its ceiling: stays out, nothing armed
 	t.mPause(m, "p", ruleLanePauseRing)
 	t.mReap(m, ps, 5, ruleLanePauseRing) // back into a paused lane: stays out
-	for _, id := range m.ids("active") {
+	for _, id := range m.IDs("active") {
 		t.mComplete(m, id, ruleLanePauseRing)
 	}
 	t.drainWake(m)
@@ -276,7 +283,7 @@ func pausedLaneStaysOut(t *T) {
 // leaseFor is short only when the model says the next lane claim takes lane g (a job the clause
 // lets expire); every other claim gets a lease no slow machine outlives before its complete.
 func leaseFor(m *laneModel, g string, short int64) int64 {
-	if len(m.ring) > 0 && m.ring[0] == g {
+	if len(m.Ring) > 0 && m.Ring[0] == g {
 		return short
 	}
 	return 30000

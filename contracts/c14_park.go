@@ -2,12 +2,12 @@ package contracts
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/echomq/kit/lua"
 	"github.com/echomq/kit/protocol"
-	. "github.com/onsi/ginkgo/v2"
 )
 
 // blocked counts the port's connections blocked in BLPOP (CLIENT LIST), waiting up to 5 s for n.
@@ -16,10 +16,10 @@ func (t *T) waitBlocked(n int) {
 	t.cover(rulePark)
 	for {
 		got := 0
-		for _, nd := range t.admin.nodes { // every primary of a cluster: the wake key's owner holds the parked
-			v, err := nd.c.do(t.ctx, "CLIENT", "LIST")
+		for _, nd := range t.admin.Nodes { // every primary of a cluster: the wake key's owner holds the parked
+			v, err := nd.C.Do(t.ctx, "CLIENT", "LIST")
 			if err != nil {
-				t.harness("CLIENT LIST on %s: %v", nd.addr, err)
+				t.harness("CLIENT LIST on %s: %v", nd.Addr, err)
 			}
 			for _, l := range strings.Split(v.Text(), "\n") {
 				f := map[string]string{}
@@ -27,7 +27,7 @@ func (t *T) waitBlocked(n int) {
 					k, v, _ := strings.Cut(kv, "=")
 					f[k] = v
 				}
-				if !t.isOwnAt(nd.label, f["addr"]) && f["cmd"] == "blpop" && strings.Contains(f["flags"], "b") {
+				if !t.isOwnAt(nd.Label, f["addr"]) && f["cmd"] == "blpop" && strings.Contains(f["flags"], "b") {
 					got++
 				}
 			}
@@ -57,7 +57,7 @@ func (t *T) park(a protocol.ParkArgs) <-chan parked {
 	t.parking = finished
 	from := t.mark()
 	go func() {
-		defer GinkgoRecover()
+		defer t.recoverPanic()
 		defer close(finished)
 		r, err := t.D.Park(t.ctx, a)
 		ch <- parked{r, err, time.Now(), a.Consumers, from}
@@ -104,83 +104,89 @@ func (t *T) noPolling(from int, a protocol.ParkArgs) {
 // c14 is contract C14: park.
 var c14 = Contract{ID: "C14", Name: "park",
 	Rule: "an idle consumer sends nothing but one blocking pop on the wake key; an enqueue wakes it promptly; a burst wakes parked consumers one after another; the wake list never exceeds one",
-	specs: func(s spec) {
-		parkAtMaximumClause(s)
-		domainClause(s, fieldGroup{[]string{"park"}, ownField})
-		s.clause("idle-consumer-blocks-and-wakes-promptly", clauseOpts{}, func(t *T) {
-			q := t.q("orders")
-			m0 := t.mark()
-			a := protocol.ParkArgs{Queue: "orders", Consumers: 1, Jobs: 1, LeaseMS: 30000, ParkMS: 3000, TimeoutMS: 8000}
-			done := t.park(a)
-			t.waitBlocked(1)
-			m := t.mark()
-			time.Sleep(300 * time.Millisecond)
-			t.idleWire(m, q.Wake())
-			id := jobID(1 << 50)
-			start := time.Now()
-			t.kitEnqueue("orders", []string{id})
-			r := <-done
-			t.ok(r.err, rulePark, "park")
-			took := r.at.Sub(start)
-			t.check(took < 2*time.Second, rulePark, "an enqueue wakes the parked consumer promptly (well before its 3 s pop times out)", "park returned %s after the enqueue", took.Round(time.Millisecond))
-			t.check(len(r.res.Jobs) == 1 && r.res.Jobs[0].ID == id && r.res.Jobs[0].Token == 1, rulePark, "the woken consumer claimed and completed "+id, "%+v", r.res.Jobs)
-			t.check(!t.exists(jobKey(q, id)), ruleComplete, "the job completed", "the row is still there")
-			t.noPolling(m0, a)
-			t.parkConnections(m0, q.Wake())
-		})
-		s.clause("burst-wakes-parked-consumers", clauseOpts{}, func(t *T) {
-			q := t.q("orders")
-			m0 := t.mark()
-			a := protocol.ParkArgs{Queue: "orders", Consumers: 3, Jobs: 6, LeaseMS: 30000, ParkMS: 4000, TimeoutMS: 10000}
-			done := t.park(a)
-			t.waitBlocked(3)
-			m := t.mark()
-			time.Sleep(200 * time.Millisecond)
-			t.idleWire(m, q.Wake())
-			ids := kitIDs(6, 1<<50)
-			start := time.Now()
-			t.kitEnqueue("orders", ids)
-			t.completed(<-done, start, 3*time.Second, ids, "a burst wakes parked consumers one after another, before any pop times out")
-			t.check(t.llen(q.Wake()) <= 1, ruleWake, "the wake list never exceeds one", "length %d", t.llen(q.Wake()))
-			t.noPolling(m0, a)
-			t.parkConnections(m0, q.Wake())
-		})
-		s.clause("claim-rearms-while-work-remains", clauseOpts{}, func(t *T) {
-			q := t.q("orders")
-			for i := range 3 {
-				t.enqueue("orders", fmt.Sprint(i))
-			}
-			for i, want := range []int64{1, 1, 0} {
-				t.do("DEL", q.Wake())
-				t.mustClaim("orders", 30000)
-				t.check(t.llen(q.Wake()) == want, ruleWakeClaimRearm, fmt.Sprintf("after claim %d of 3 the wake holds %d token(s) (re-armed while work remains)", i+1, want), "length %d", t.llen(q.Wake()))
-			}
-		})
-		s.clause("wake-never-exceeds-one", clauseOpts{}, func(t *T) {
-			q := t.q("orders")
-			one := func(step string) {
-				t.check(t.llen(q.Wake()) == 1, ruleWakeOne, step+": the wake list holds exactly one token", "length %d", t.llen(q.Wake()))
-			}
-			for i := range 3 {
-				t.enqueue("orders", fmt.Sprint(i))
-			}
-			one("after three enqueues")
-			t.laneEnqueue("orders", "east", "l")
-			one("after a lane enqueue")
-			c := t.mustClaim("orders", 100)
-			one("after a claim with work remaining")
-			_, err := t.D.Retry(t.ctx, protocol.RetryArgs{FenceArgs: fa("orders", c.ID, c.Token), MaxAttempts: 5, Error: "x"})
-			t.ok(err, ruleRetry, "retry")
-			one("after a retry")
-			c = t.mustClaim("orders", 100)
-			deadline, _ := t.zscore(q.Active(), c.ID)
-			t.waitPast(deadline)
-			_, err = t.D.Reap(t.ctx, protocol.ReapArgs{Queue: "orders", MaxAttempts: 5})
-			t.ok(err, ruleReap, "reap")
-			one("after a reap")
-			t.wakeKeepsOne("burst")
-		})
-		wakeDuties(s)
-		parking(s)
-	},
+	clauses: slices.Concat([]clause{
+		{name: "park-at-its-maximum", body: parkAtItsMaximum},
+		fieldsClause(fieldGroup{[]string{"park"}, ownField}),
+		{name: "idle-consumer-blocks-and-wakes-promptly", body: idleConsumerBlocksAndWakesPromptly},
+		{name: "burst-wakes-parked-consumers", body: burstWakesParkedConsumers},
+		{name: "claim-rearms-while-work-remains", body: claimRearmsWhileWorkRemains},
+		{name: "wake-never-exceeds-one", body: wakeNeverExceedsOne},
+	}, wakeDutyClauses, parkingClauses),
+}
+
+func idleConsumerBlocksAndWakesPromptly(t *T) {
+	q := t.q("orders")
+	m0 := t.mark()
+	a := protocol.ParkArgs{Queue: "orders", Consumers: 1, Jobs: 1, LeaseMS: 30000, ParkMS: 3000, TimeoutMS: 8000}
+	done := t.park(a)
+	t.waitBlocked(1)
+	m := t.mark()
+	time.Sleep(300 * time.Millisecond)
+	t.idleWire(m, q.Wake())
+	id := jobID(1 << 50)
+	start := time.Now()
+	t.kitEnqueue("orders", []string{id})
+	r := <-done
+	t.ok(r.err, rulePark, "park")
+	took := r.at.Sub(start)
+	t.check(took < 2*time.Second, rulePark, "an enqueue wakes the parked consumer promptly (well before its 3 s pop times out)", "park returned %s after the enqueue", took.Round(time.Millisecond))
+	t.check(len(r.res.Jobs) == 1 && r.res.Jobs[0].ID == id && r.res.Jobs[0].Token == 1, rulePark, "the woken consumer claimed and completed "+id, "%+v", r.res.Jobs)
+	t.check(!t.exists(jobKey(q, id)), ruleComplete, "the job completed", "the row is still there")
+	t.noPolling(m0, a)
+	t.parkConnections(m0, q.Wake())
+}
+
+func burstWakesParkedConsumers(t *T) {
+	q := t.q("orders")
+	m0 := t.mark()
+	a := protocol.ParkArgs{Queue: "orders", Consumers: 3, Jobs: 6, LeaseMS: 30000, ParkMS: 4000, TimeoutMS: 10000}
+	done := t.park(a)
+	t.waitBlocked(3)
+	m := t.mark()
+	time.Sleep(200 * time.Millisecond)
+	t.idleWire(m, q.Wake())
+	ids := kitIDs(6, 1<<50)
+	start := time.Now()
+	t.kitEnqueue("orders", ids)
+	t.completed(<-done, start, 3*time.Second, ids, "a burst wakes parked consumers one after another, before any pop times out")
+	t.check(t.llen(q.Wake()) <= 1, ruleWake, "the wake list never exceeds one", "length %d", t.llen(q.Wake()))
+	t.noPolling(m0, a)
+	t.parkConnections(m0, q.Wake())
+}
+
+func claimRearmsWhileWorkRemains(t *T) {
+	q := t.q("orders")
+	for i := range 3 {
+		t.enqueue("orders", fmt.Sprint(i))
+	}
+	for i, want := range []int64{1, 1, 0} {
+		t.do("DEL", q.Wake())
+		t.mustClaim("orders", 30000)
+		t.check(t.llen(q.Wake()) == want, ruleWakeClaimRearm, fmt.Sprintf("after claim %d of 3 the wake holds %d token(s) (re-armed while work remains)", i+1, want), "length %d", t.llen(q.Wake()))
+	}
+}
+
+func wakeNeverExceedsOne(t *T) {
+	q := t.q("orders")
+	one := func(step string) {
+		t.check(t.llen(q.Wake()) == 1, ruleWakeOne, step+": the wake list holds exactly one token", "length %d", t.llen(q.Wake()))
+	}
+	for i := range 3 {
+		t.enqueue("orders", fmt.Sprint(i))
+	}
+	one("after three enqueues")
+	t.laneEnqueue("orders", "east", "l")
+	one("after a lane enqueue")
+	c := t.mustClaim("orders", 100)
+	one("after a claim with work remaining")
+	_, err := t.D.Retry(t.ctx, protocol.RetryArgs{FenceArgs: fa("orders", c.ID, c.Token), MaxAttempts: 5, Error: "x"})
+	t.ok(err, ruleRetry, "retry")
+	one("after a retry")
+	c = t.mustClaim("orders", 100)
+	deadline, _ := t.zscore(q.Active(), c.ID)
+	t.waitPast(deadline)
+	_, err = t.D.Reap(t.ctx, protocol.ReapArgs{Queue: "orders", MaxAttempts: 5})
+	t.ok(err, ruleReap, "reap")
+	one("after a reap")
+	t.wakeKeepsOne("burst")
 }

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/echomq/kit/contracts"
 	"github.com/echomq/kit/contracts/report"
+	"github.com/echomq/kit/contracts/verdict"
 )
 
 var update = flag.Bool("update", false, "rewrite the frozen conformance transcripts from a fresh run")
@@ -67,13 +67,13 @@ type run struct {
 	dir        string // the certification folder
 }
 
-func (r *run) status(id string) contracts.ContractResult {
+func (r *run) status(id string) verdict.ContractResult {
 	for _, c := range r.report.Result.Contracts {
 		if c.ID == id {
 			return c
 		}
 	}
-	return contracts.ContractResult{}
+	return verdict.ContractResult{}
 }
 
 // conform runs the emq-conform binary with its own Valkey (never a shared one: every clause
@@ -223,7 +223,7 @@ func TestMisbehavingPortFailsCleanly(t *testing.T) {
 			}
 			for _, id := range c.fail {
 				s := r.status(id)
-				if s.Status != contracts.StatusFail {
+				if s.Status != verdict.StatusFail {
 					t.Errorf("%s is %s, want FAIL", id, s.Status)
 					continue
 				}
@@ -236,7 +236,7 @@ func TestMisbehavingPortFailsCleanly(t *testing.T) {
 				}
 			}
 			for _, id := range c.pass {
-				if s := r.status(id); s.Status != contracts.StatusPass {
+				if s := r.status(id); s.Status != verdict.StatusPass {
 					t.Errorf("%s is %s, want PASS (it never sends %s)", id, s.Status, c.op)
 				}
 			}
@@ -265,7 +265,7 @@ func TestSessionsPerClause(t *testing.T) {
 	log := filepath.Join(t.TempDir(), "sessions")
 	r := conform(t, []string{"BADPORT_CMD=" + realPort(t), "BADPORT_LOG=" + log}, "-port", bins["badport"], "-label", "C03")
 	c := r.status("C03")
-	if c.Status != contracts.StatusPass {
+	if c.Status != verdict.StatusPass {
 		t.Fatalf("C03 %s\n%s", c.Status, r.stdout)
 	}
 	b, err := os.ReadFile(log)
@@ -293,7 +293,7 @@ func TestVerdicts(t *testing.T) {
 	}
 	t.Run("not-claimed", func(t *testing.T) {
 		r := conform(t, []string{"BADPORT_CMD=" + port, "BADPORT_CLAIMS=C01"}, "-port", bins["badport"], "-label", "C01,C02")
-		if r.exit != 1 || r.status("C01").Status != contracts.StatusPass || r.status("C02").Status != contracts.StatusNotClaimed {
+		if r.exit != 1 || r.status("C01").Status != verdict.StatusPass || r.status("C02").Status != verdict.StatusNotClaimed {
 			t.Fatalf("exit %d, C01 %s, C02 %s; want 1, PASS, NOT CLAIMED\n%s", r.exit, r.status("C01").Status, r.status("C02").Status, r.stdout)
 		}
 		if !strings.Contains(r.stdout, "C02 mint") || !strings.Contains(r.stdout, "NOT CLAIMED") {
@@ -307,11 +307,11 @@ func TestVerdicts(t *testing.T) {
 		c := r.status("C05")
 		offered := 0
 		for _, cl := range c.Clauses {
-			if cl.Status == contracts.StatusNotOffered {
+			if cl.Status == verdict.StatusNotOffered {
 				offered++
 			}
 		}
-		if c.Status != contracts.StatusPass || c.Partial() || offered < 3 {
+		if c.Status != verdict.StatusPass || c.Partial() || offered < 3 {
 			t.Fatalf("C05 %s (partial %v), %d clauses not offered; want PASS, not partial, the clock clauses not offered\n%s", c.Status, c.Partial(), offered, r.stdout)
 		}
 	})
@@ -319,7 +319,7 @@ func TestVerdicts(t *testing.T) {
 		// A Go mutant fails only its own contract: an edited script fails every contract that
 		// runs it on the wire law.
 		r := selftest(t, nil, "-mutant", "lax-queue-name", "-known-failing", known)
-		if r.exit != 0 || r.status("C04").Status != contracts.StatusKnownFailing || r.report.Result.Certified {
+		if r.exit != 0 || r.status("C04").Status != verdict.StatusKnownFailing || r.report.Result.Certified {
 			t.Fatalf("exit %d, C04 %s, certified %v; want 0, KNOWN FAILING, false\n%s", r.exit, r.status("C04").Status, r.report.Result.Certified, r.stdout)
 		}
 		if !strings.Contains(r.stdout, "CONFORMANCE 13/14") {
@@ -357,7 +357,7 @@ func TestVerdicts(t *testing.T) {
 		// A port that answers hello but stays after close is a failing port (B-24), not a
 		// harness error: the run goes on and the clauses fail on their close.
 		r := conform(t, []string{"BADPORT_CMD=" + port, "BADPORT_OP=close", "BADPORT_MODE=linger"}, "-port", bins["badport"], "-label", "C03", "-deadline", "2s")
-		if r.exit != 1 || r.status("C03").Status != contracts.StatusFail {
+		if r.exit != 1 || r.status("C03").Status != verdict.StatusFail {
 			t.Fatalf("exit %d, C03 %s; want 1, FAIL\nstdout:\n%s\nstderr:\n%s", r.exit, r.status("C03").Status, r.stdout, r.stderr)
 		}
 		if !strings.Contains(r.stderr, "did not end cleanly") {

@@ -1,7 +1,10 @@
-// Package contracts is the fourteen wire contracts (C01–C14) as Ginkgo v2 specs, one file per
-// contract, and the machinery they share: a fresh keyspace and a fresh port session per clause,
-// the harness's own connection for reading the keyspace, and a MONITOR capture checked against
-// the wire law after every clause. The runner is cmd/emq-conform.
+// Package contracts is the fourteen wire contracts (C01–C14), one file per contract, each a table
+// of named clauses, and the machinery they share: a fresh keyspace and a fresh port session per
+// clause, the harness's own connection for reading the keyspace, and a MONITOR capture checked
+// against the wire law after every clause. Run runs a selection of the table — as Ginkgo v2 specs
+// in one process (ginkgo.go, the one file that knows Ginkgo), or on several servers at once — and
+// Register hands the same specs to a port's own Ginkgo suite. The verdicts are typed
+// (contracts/verdict); package runner and cmd/emq-conform make a certification of them.
 package contracts
 
 import (
@@ -15,8 +18,8 @@ type Contract struct {
 	ID   string
 	Name string
 	Rule string
-	// specs defines the contract's clauses (nil in copies handed out by All).
-	specs func(s spec)
+	// clauses is the contract's table, in declaration order (nil in copies handed out by All).
+	clauses []clause
 }
 
 // slug is the contract's part of a clause id: "C13/pause-limit/…".

@@ -29,38 +29,44 @@ var (
 )
 
 // conversationClauses are C01's clauses of the port protocol's own rules.
-func conversationClauses(s spec) {
-	s.clause("seq-echoed-unknown-op-second-hello", clauseOpts{}, func(t *T) {
-		for _, seq := range []uint64{1<<53 - 1, 7, 1_000_000, 2} {
-			t.cover(ruleSeqEcho)
-			_, err := drivers.Raw(t.ctx, t.D, "slot", map[string]json.RawMessage{"seq": rawOf(seq), "key": rawOf("emq:{orders}:pending")})
-			t.ok(err, ruleSeqEcho, fmt.Sprintf("slot sent with seq %d", seq))
-		}
-		_, err := drivers.Raw(t.ctx, t.D, "frobnicate", map[string]json.RawMessage{"queue": rawOf("orders")})
-		var ue *drivers.UnsupportedError
-		t.check(errors.As(err, &ue), ruleUnknownOp, "the op frobnicate, which the protocol does not have, is answered UNSUPPORTED", "%v", errText(err))
-		before := t.snapshot()
-		_, err = t.D.Hello(t.ctx, t.helloArgs())
-		t.refused(err, emqerr.Arg, ruleSecondHello, "a second hello on the open session")
-		t.check(diff(before, t.snapshot()) == "", ruleSecondHello, "a refused second hello changes nothing", "%s", diff(before, t.snapshot()))
-		t.enqueue("orders", "after the second hello") // the session goes on
-	})
-	s.clause("test-aids-as-declared", clauseOpts{}, func(t *T) {
-		caps := t.Hello.Capabilities
-		if !slices.Contains(caps, protocol.CapClock) {
-			_, err := drivers.Raw(t.ctx, t.D, "clock", map[string]json.RawMessage{"set_ms": rawOf(protocol.EpochMS + 1000)})
-			var ue *drivers.UnsupportedError
-			t.check(errors.As(err, &ue), ruleAidUnsupported, "clock, from a port that does not declare the capability, is answered UNSUPPORTED", "%v", errText(err))
-		}
-		if !slices.Contains(caps, protocol.CapMinterTTL) {
-			d := t.start()
-			_, err := d.Hello(t.ctx, protocol.HelloArgs{Valkey: t.cfg.Valkey, Cluster: t.cluster(), MinterTTLMS: 1})
-			t.ok(err, ruleAidIgnored, "hello with minter_ttl_ms, from a port that does not declare the capability")
-		}
-		t.cover(ruleAidUnsupported, ruleAidIgnored)
-	})
-	s.clause("hello-fields", clauseOpts{}, func(t *T) { t.domainsFail(t.helloDomains()) })
+var conversationClauses = []clause{
+	{name: "seq-echoed-unknown-op-second-hello", body: seqEchoedUnknownOpSecondHello},
+	{name: "test-aids-as-declared", body: testAidsAsDeclared},
+	{name: "hello-fields", body: helloFields},
 }
+
+func seqEchoedUnknownOpSecondHello(t *T) {
+	for _, seq := range []uint64{1<<53 - 1, 7, 1_000_000, 2} {
+		t.cover(ruleSeqEcho)
+		_, err := drivers.Raw(t.ctx, t.D, "slot", map[string]json.RawMessage{"seq": rawOf(seq), "key": rawOf("emq:{orders}:pending")})
+		t.ok(err, ruleSeqEcho, fmt.Sprintf("slot sent with seq %d", seq))
+	}
+	_, err := drivers.Raw(t.ctx, t.D, "frobnicate", map[string]json.RawMessage{"queue": rawOf("orders")})
+	var ue *drivers.UnsupportedError
+	t.check(errors.As(err, &ue), ruleUnknownOp, "the op frobnicate, which the protocol does not have, is answered UNSUPPORTED", "%v", errText(err))
+	before := t.snapshot()
+	_, err = t.D.Hello(t.ctx, t.helloArgs())
+	t.refused(err, emqerr.Arg, ruleSecondHello, "a second hello on the open session")
+	t.check(diff(before, t.snapshot()) == "", ruleSecondHello, "a refused second hello changes nothing", "%s", diff(before, t.snapshot()))
+	t.enqueue("orders", "after the second hello") // the session goes on
+}
+
+func testAidsAsDeclared(t *T) {
+	caps := t.Hello.Capabilities
+	if !slices.Contains(caps, protocol.CapClock) {
+		_, err := drivers.Raw(t.ctx, t.D, "clock", map[string]json.RawMessage{"set_ms": rawOf(protocol.EpochMS + 1000)})
+		var ue *drivers.UnsupportedError
+		t.check(errors.As(err, &ue), ruleAidUnsupported, "clock, from a port that does not declare the capability, is answered UNSUPPORTED", "%v", errText(err))
+	}
+	if !slices.Contains(caps, protocol.CapMinterTTL) {
+		d := t.start()
+		_, err := d.Hello(t.ctx, protocol.HelloArgs{Valkey: t.cfg.Valkey, Cluster: t.cluster(), MinterTTLMS: 1})
+		t.ok(err, ruleAidIgnored, "hello with minter_ttl_ms, from a port that does not declare the capability")
+	}
+	t.cover(ruleAidUnsupported, ruleAidIgnored)
+}
+
+func helloFields(t *T) { t.domainsFail(t.helloDomains()) }
 
 // helloDomains sends every input of hello's fields, each to a fresh session (a hello that
 // succeeds opens it), and returns the mismatches.

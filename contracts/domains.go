@@ -331,21 +331,27 @@ type fieldGroup struct {
 	sel domainSel
 }
 
-// domainClause is the clause "fields" of a contract: the inputs of the fields it owns.
-func domainClause(s spec, groups ...fieldGroup) {
-	s.clause("fields", clauseOpts{}, func(t *T) {
-		var bad []string
-		for _, g := range groups {
-			for _, op := range g.ops {
-				if op == "clock" && !slices.Contains(t.Hello.Capabilities, protocol.CapClock) ||
-					slices.Contains(protocol.BatchOps, op) && !slices.Contains(t.Hello.Capabilities, protocol.CapBatch) {
-					continue // a test aid or an optional op the port does not offer
-				}
-				bad = append(bad, t.fieldDomains(op, g.sel)...)
+// fieldsClause is the clause "fields" of a contract: the inputs of the fields it owns.
+func fieldsClause(groups ...fieldGroup) clause {
+	return clause{name: "fields", body: fieldGroups(groups).answeredAsTheTableSays}
+}
+
+// fieldGroups are the fields a contract owns.
+type fieldGroups []fieldGroup
+
+// answeredAsTheTableSays sends every input of every field of the groups and checks the answers.
+func (groups fieldGroups) answeredAsTheTableSays(t *T) {
+	var bad []string
+	for _, g := range groups {
+		for _, op := range g.ops {
+			if op == "clock" && !slices.Contains(t.Hello.Capabilities, protocol.CapClock) ||
+				slices.Contains(protocol.BatchOps, op) && !slices.Contains(t.Hello.Capabilities, protocol.CapBatch) {
+				continue // a test aid or an optional op the port does not offer
 			}
+			bad = append(bad, t.fieldDomains(op, g.sel)...)
 		}
-		t.domainsFail(bad)
-	})
+	}
+	t.domainsFail(bad)
 }
 
 // namedOps are the ops with a queue, lane or job id field.

@@ -30,146 +30,144 @@ var (
 	ruleParkConsumer    = Rule{"park-consumer", `contracts/PROTOCOL.md Part B park: "jobs: consumer (the index of the consumer that completed it, 0..consumers−1), id, token, in completion order"`}
 )
 
-// orderClauses are C04's: which refusal a request with two faults gets, where the documents say.
-func orderClauses(s spec) {
-	s.clause("refusal-order", clauseOpts{}, func(t *T) {
-		ord := ids.Encode("ORD", 1<<40)
-		m := t.mark()
-		cases := []struct {
-			what string
-			err  error
-			want *emqerr.Error
-		}{
-			{"enqueue on queue Orders of the id " + ord + " (the queue before the brand)",
-				errOf(t.D.Enqueue(t.ctx, protocol.EnqueueArgs{Queue: "Orders", ID: ord, PayloadB64: b64("x")})), emqerr.Key},
-			{"enqueue into lane East of the id " + ord + " (the lane before the brand)",
-				errOf(t.D.Enqueue(t.ctx, protocol.EnqueueArgs{Queue: "orders", Lane: "East", ID: ord, PayloadB64: b64("x")})), emqerr.Key},
-			{"complete of ORD0000000000! (the shape before the brand)", t.D.Complete(t.ctx, fa("orders", "ORD0000000000!", 1)), emqerr.Key},
-			{"the job key of " + ord + " on queue Bad! (the queue before the brand)",
-				errOf(t.D.Key(t.ctx, protocol.KeyArgs{Queue: "Bad!", Type: "job", ID: ord})), emqerr.Key},
-		}
-		for _, c := range cases {
-			t.refused(c.err, c.want, ruleCheckOrder, c.what)
-		}
-		t.cover(ruleCheckOrder)
-		if ls := t.portCommands(m); len(ls) > 0 {
-			t.fail(ruleKeyBuilder, "every refusal before any command reaches the server", fmt.Sprintf("%d command(s) reached it", len(ls)), ls...)
-		}
-	})
-	s.clause("shape-before-names", clauseOpts{}, func(t *T) {
-		ord := ids.Encode("ORD", 1<<40)
-		m := t.mark()
-		for _, c := range []struct {
-			op     string
-			fields map[string]any
-		}{
-			{"claim", map[string]any{"queue": "Bad!", "lease_ms": nil}},
-			{"claim", map[string]any{"queue": "Bad!", "lease_ms": "1"}},
-			{"enqueue", map[string]any{"queue": "Bad!", "payload_b64": "*"}},
-			{"enqueue", map[string]any{"queue": "Bad!"}},
-			{"enqueue", map[string]any{"queue": "orders", "id": ord, "payload_b64": "*"}},
-			{"complete", map[string]any{"queue": "Bad!", "id": ord}},
-		} {
-			req := map[string]json.RawMessage{}
-			for k, v := range c.fields {
-				req[k] = rawOf(v)
-			}
-			_, err := drivers.Raw(t.ctx, t.D, c.op, req)
-			t.refused(err, emqerr.Arg, ruleShapeFirst, fmt.Sprintf("%s %s (a shape fault beside a bad name or brand)", c.op, rawOf(c.fields)))
-		}
-		if ls := t.portCommands(m); len(ls) > 0 {
-			t.fail(ruleShapeFirst, "a shape fault refused before any command reaches the server", fmt.Sprintf("%d command(s) reached it", len(ls)), ls...)
-		}
-	})
+// refusalOrderClauses are C04's: which refusal a request with two faults gets, where the documents say.
+var refusalOrderClauses = []clause{
+	{name: "refusal-order", body: refusalOrder},
+	{name: "shape-before-names", body: shapeBeforeNames},
 }
 
-// mintEdgeClauses are C02's: mint's bound and the defaults of an enqueue and a mint.
-func mintEdgeClauses(s spec) {
-	s.clause("mint-bound-and-defaults", clauseOpts{}, func(t *T) {
-		_, err := drivers.Raw(t.ctx, t.D, "mint", map[string]json.RawMessage{"n": rawOf(1000), "parallel": rawOf(101)})
-		t.refused(err, emqerr.Arg, ruleMintBound, "mint of 1000 ids × 101 callers (101000 in all)")
-		r, err := t.D.Mint(t.ctx, protocol.MintArgs{N: 1000, Parallel: 100})
-		t.ok(err, ruleMintBound, "mint of 1000 ids × 100 callers (100000 in all)")
-		t.check(len(r.IDs) == 100, ruleMintBound, "100 lists", "%d lists", len(r.IDs))
-		raw, err := drivers.Raw(t.ctx, t.D, "mint", map[string]json.RawMessage{"n": rawOf(2)})
-		var one protocol.MintResult
-		t.ok(errors.Join(err, json.Unmarshal(raw, &one)), ruleEnqueueDefaults, "mint without parallel")
-		t.check(len(one.IDs) == 1 && len(one.IDs[0]) == 2, ruleEnqueueDefaults, "mint without parallel: one caller, one list of 2", "%v", one.IDs)
-		// An enqueue with only its required fields: a minted id, pending now, no lane.
-		raw, err = drivers.Raw(t.ctx, t.D, "enqueue", map[string]json.RawMessage{"queue": rawOf("orders"), "payload_b64": rawOf(b64("plain"))})
-		var e protocol.EnqueueResult
-		t.ok(errors.Join(err, json.Unmarshal(raw, &e)), ruleEnqueueDefaults, "enqueue with only queue and payload_b64")
-		t.validJob(e.ID)
-		q := t.q("orders")
-		sc, ok := t.zscore(q.Pending(), e.ID)
-		t.check(e.Created && ok && sc == 0, ruleEnqueueDefaults, "the job pending now, score 0 (delay_ms absent is 0)", "created %v, in pending %v, score %d", e.Created, ok, sc)
-		_, inLane := t.hget(q.LaneOf(), e.ID)
-		t.check(!inLane && !t.exists(q.Scheduled()), ruleEnqueueDefaults, "no lane, nothing scheduled (lane absent is the plain queue)", "laneof %v", inLane)
-	})
+func refusalOrder(t *T) {
+	ord := ids.Encode("ORD", 1<<40)
+	m := t.mark()
+	cases := []struct {
+		what string
+		err  error
+		want *emqerr.Error
+	}{
+		{"enqueue on queue Orders of the id " + ord + " (the queue before the brand)",
+			errOf(t.D.Enqueue(t.ctx, protocol.EnqueueArgs{Queue: "Orders", ID: ord, PayloadB64: b64("x")})), emqerr.Key},
+		{"enqueue into lane East of the id " + ord + " (the lane before the brand)",
+			errOf(t.D.Enqueue(t.ctx, protocol.EnqueueArgs{Queue: "orders", Lane: "East", ID: ord, PayloadB64: b64("x")})), emqerr.Key},
+		{"complete of ORD0000000000! (the shape before the brand)", t.D.Complete(t.ctx, fa("orders", "ORD0000000000!", 1)), emqerr.Key},
+		{"the job key of " + ord + " on queue Bad! (the queue before the brand)",
+			errOf(t.D.Key(t.ctx, protocol.KeyArgs{Queue: "Bad!", Type: "job", ID: ord})), emqerr.Key},
+	}
+	for _, c := range cases {
+		t.refused(c.err, c.want, ruleCheckOrder, c.what)
+	}
+	t.cover(ruleCheckOrder)
+	if ls := t.portCommands(m); len(ls) > 0 {
+		t.fail(ruleKeyBuilder, "every refusal before any command reaches the server", fmt.Sprintf("%d command(s) reached it", len(ls)), ls...)
+	}
 }
 
-// leaseOwnClockClause is C02's: a lease the minter cannot renew runs out by its own clock.
-func leaseOwnClockClause(s spec) {
-	s.clause("lease-lost-by-own-clock", clauseOpts{noHello: true}, func(t *T) {
-		t.helloWith(protocol.HelloArgs{MinterTTLMS: 300})
-		first := t.mintN(1, ruleLeaseOwnClock)[0]
-		w := t.portWorker(ruleLeaseOwnClock)
-		if ttl := t.leaseTTL(w); ttl > 1500 {
-			t.notRun("the port leases its worker id for %d ms and does not honour hello's minter_ttl_ms", ttl)
+func shapeBeforeNames(t *T) {
+	ord := ids.Encode("ORD", 1<<40)
+	m := t.mark()
+	for _, c := range []struct {
+		op     string
+		fields map[string]any
+	}{
+		{"claim", map[string]any{"queue": "Bad!", "lease_ms": nil}},
+		{"claim", map[string]any{"queue": "Bad!", "lease_ms": "1"}},
+		{"enqueue", map[string]any{"queue": "Bad!", "payload_b64": "*"}},
+		{"enqueue", map[string]any{"queue": "Bad!"}},
+		{"enqueue", map[string]any{"queue": "orders", "id": ord, "payload_b64": "*"}},
+		{"complete", map[string]any{"queue": "Bad!", "id": ord}},
+	} {
+		req := map[string]json.RawMessage{}
+		for k, v := range c.fields {
+			req[k] = rawOf(v)
 		}
-		// Every write waits 1.5 s: the port's renewals hang, so its lease runs out by its own
-		// clock (300 ms) long before the server says so.
-		t.pauseWrites(1500)
-		time.Sleep(700 * time.Millisecond)
-		m, err := t.D.Mint(t.ctx, protocol.MintArgs{N: 3})
-		t.cover(ruleLeaseOwnClock)
-		if err != nil {
-			// INTERNAL: a subprocess port's answer, or the in-process bus's own error.
-			var ce *emqerr.Error
-			t.check(!errors.As(err, &ce), ruleLeaseOwnClock, "a mint after the lease ran out answers INTERNAL (not a canon refusal) or mints under another lease", "%v", err)
-			return
+		_, err := drivers.Raw(t.ctx, t.D, c.op, req)
+		t.refused(err, emqerr.Arg, ruleShapeFirst, fmt.Sprintf("%s %s (a shape fault beside a bad name or brand)", c.op, rawOf(c.fields)))
+	}
+	if ls := t.portCommands(m); len(ls) > 0 {
+		t.fail(ruleShapeFirst, "a shape fault refused before any command reaches the server", fmt.Sprintf("%d command(s) reached it", len(ls)), ls...)
+	}
+}
+
+// mintBoundAndDefaults is C02's: mint's bound and the defaults of an enqueue and a mint.
+func mintBoundAndDefaults(t *T) {
+	_, err := drivers.Raw(t.ctx, t.D, "mint", map[string]json.RawMessage{"n": rawOf(1000), "parallel": rawOf(101)})
+	t.refused(err, emqerr.Arg, ruleMintBound, "mint of 1000 ids × 101 callers (101000 in all)")
+	r, err := t.D.Mint(t.ctx, protocol.MintArgs{N: 1000, Parallel: 100})
+	t.ok(err, ruleMintBound, "mint of 1000 ids × 100 callers (100000 in all)")
+	t.check(len(r.IDs) == 100, ruleMintBound, "100 lists", "%d lists", len(r.IDs))
+	raw, err := drivers.Raw(t.ctx, t.D, "mint", map[string]json.RawMessage{"n": rawOf(2)})
+	var one protocol.MintResult
+	t.ok(errors.Join(err, json.Unmarshal(raw, &one)), ruleEnqueueDefaults, "mint without parallel")
+	t.check(len(one.IDs) == 1 && len(one.IDs[0]) == 2, ruleEnqueueDefaults, "mint without parallel: one caller, one list of 2", "%v", one.IDs)
+	// An enqueue with only its required fields: a minted id, pending now, no lane.
+	raw, err = drivers.Raw(t.ctx, t.D, "enqueue", map[string]json.RawMessage{"queue": rawOf("orders"), "payload_b64": rawOf(b64("plain"))})
+	var e protocol.EnqueueResult
+	t.ok(errors.Join(err, json.Unmarshal(raw, &e)), ruleEnqueueDefaults, "enqueue with only queue and payload_b64")
+	t.validJob(e.ID)
+	q := t.q("orders")
+	sc, ok := t.zscore(q.Pending(), e.ID)
+	t.check(e.Created && ok && sc == 0, ruleEnqueueDefaults, "the job pending now, score 0 (delay_ms absent is 0)", "created %v, in pending %v, score %d", e.Created, ok, sc)
+	_, inLane := t.hget(q.LaneOf(), e.ID)
+	t.check(!inLane && !t.exists(q.Scheduled()), ruleEnqueueDefaults, "no lane, nothing scheduled (lane absent is the plain queue)", "laneof %v", inLane)
+}
+
+// leaseLostByOwnClock is C02's: a lease the minter cannot renew runs out by its own clock.
+func leaseLostByOwnClock(t *T) {
+	t.helloWith(protocol.HelloArgs{MinterTTLMS: 300})
+	first := t.mintN(1, ruleLeaseOwnClock)[0]
+	w := t.portWorker(ruleLeaseOwnClock)
+	if ttl := t.leaseTTL(w); ttl > 1500 {
+		t.notRun("the port leases its worker id for %d ms and does not honour hello's minter_ttl_ms", ttl)
+	}
+	// Every write waits 1.5 s: the port's renewals hang, so its lease runs out by its own
+	// clock (300 ms) long before the server says so.
+	t.pauseWrites(1500)
+	time.Sleep(700 * time.Millisecond)
+	m, err := t.D.Mint(t.ctx, protocol.MintArgs{N: 3})
+	t.cover(ruleLeaseOwnClock)
+	if err != nil {
+		// INTERNAL: a subprocess port's answer, or the in-process bus's own error.
+		var ce *emqerr.Error
+		t.check(!errors.As(err, &ce), ruleLeaseOwnClock, "a mint after the lease ran out answers INTERNAL (not a canon refusal) or mints under another lease", "%v", err)
+		return
+	}
+	time.Sleep(time.Second) // the pause ends; a lease the port took is now visible
+	leases := t.minterLeases()
+	for _, id := range m.IDs[0] {
+		_, got, _ := ids.Split(t.validJob(id))
+		if got == w || leases[got] == "" || leases[got] == harnessOwner || id <= first {
+			t.fail(ruleLeaseOwnClock, fmt.Sprintf("after worker %d's lease ran out by the minter's clock, no id under it; ids under a worker the port leased since, above %s", w, first),
+				fmt.Sprintf("%s under worker %d (lease %q)", id, got, leases[got]))
 		}
-		time.Sleep(time.Second) // the pause ends; a lease the port took is now visible
-		leases := t.minterLeases()
-		for _, id := range m.IDs[0] {
-			_, got, _ := ids.Split(t.validJob(id))
-			if got == w || leases[got] == "" || leases[got] == harnessOwner || id <= first {
-				t.fail(ruleLeaseOwnClock, fmt.Sprintf("after worker %d's lease ran out by the minter's clock, no id under it; ids under a worker the port leased since, above %s", w, first),
-					fmt.Sprintf("%s under worker %d (lease %q)", id, got, leases[got]))
-			}
-		}
-	})
+	}
 }
 
 // pauseWrites holds every write of every client for ms (CLIENT PAUSE … WRITE), on every node.
 func (t *T) pauseWrites(ms int) {
-	for _, n := range t.admin.nodes {
-		if _, err := n.c.do(t.ctx, "CLIENT", "PAUSE", ms, "WRITE"); err != nil {
+	for _, n := range t.admin.Nodes {
+		if _, err := n.C.Do(t.ctx, "CLIENT", "PAUSE", ms, "WRITE"); err != nil {
 			t.harness("CLIENT PAUSE: %v", err)
 		}
 	}
 }
 
-// clockRealClause is C05's: the clock aid gives the real clock back.
-func clockRealClause(s spec) {
-	s.clause("clock-back-to-real", clauseOpts{}, func(t *T) {
-		c := t.clocker()
-		msOf := func(id string) int64 {
-			ms, _, _ := ids.Split(t.validJob(id))
-			return protocol.EpochMS + int64(ms)
-		}
-		for _, back := range []map[string]json.RawMessage{{}, {"set_ms": rawOf(0)}} {
-			last := msOf(t.mintN(1, ruleClockReal)[0])
-			t.setClock(c, t.now()-3_600_000, 1, ruleClockReal) // an hour behind: ids stay at the last ms (A11)
-			t.mintN(1, ruleClockReal)
-			_, err := drivers.Raw(t.ctx, t.D, "clock", back)
-			t.ok(err, ruleClockReal, fmt.Sprintf("clock %s", rawOf(back)))
-			time.Sleep(300 * time.Millisecond)
-			now := t.now()
-			got := msOf(t.mintN(1, ruleClockReal)[0])
-			t.check(got >= last+250 && got <= now+2000, ruleClockReal,
-				fmt.Sprintf("clock %s: back on the real clock, the next id's ms moved on with it (≥ %d, ≤ server now + 2 s)", rawOf(back), last+250),
-				"ms %d (the last before the hour behind: %d; server now %d)", got, last, now)
-		}
-	})
+// clockBackToReal is C05's: the clock aid gives the real clock back.
+func clockBackToReal(t *T) {
+	c := t.clocker()
+	msOf := func(id string) int64 {
+		ms, _, _ := ids.Split(t.validJob(id))
+		return protocol.EpochMS + int64(ms)
+	}
+	for _, back := range []map[string]json.RawMessage{{}, {"set_ms": rawOf(0)}} {
+		last := msOf(t.mintN(1, ruleClockReal)[0])
+		t.setClock(c, t.now()-3_600_000, 1, ruleClockReal) // an hour behind: ids stay at the last ms (A11)
+		t.mintN(1, ruleClockReal)
+		_, err := drivers.Raw(t.ctx, t.D, "clock", back)
+		t.ok(err, ruleClockReal, fmt.Sprintf("clock %s", rawOf(back)))
+		time.Sleep(300 * time.Millisecond)
+		now := t.now()
+		got := msOf(t.mintN(1, ruleClockReal)[0])
+		t.check(got >= last+250 && got <= now+2000, ruleClockReal,
+			fmt.Sprintf("clock %s: back on the real clock, the next id's ms moved on with it (≥ %d, ≤ server now + 2 s)", rawOf(back), last+250),
+			"ms %d (the last before the hour behind: %d; server now %d)", got, last, now)
+	}
 }

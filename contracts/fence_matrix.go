@@ -9,9 +9,6 @@ import (
 	"github.com/echomq/kit/reference/emqerr"
 )
 
-// maxMS is A16's largest duration and token, 1e14.
-const maxMS = 100_000_000_000_000
-
 // staleEvery tries every fenced op (complete, retry with and without a delay, fail, checkpoint
 // of odd bytes, extend) with (id, token): each must answer EMQSTALE under rule, and the whole
 // keyspace must be unchanged after each (ruleFencedNoChange).

@@ -5,17 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"runtime"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/echomq/kit/contracts/internal/wire"
+	"github.com/echomq/kit/contracts/verdict"
 	"github.com/echomq/kit/drivers"
 	"github.com/echomq/kit/lua"
 	"github.com/echomq/kit/protocol"
 	"github.com/echomq/kit/reference/emqerr"
-	. "github.com/onsi/ginkgo/v2"
-	"github.com/onsi/ginkgo/v2/types"
 )
 
 // Config is what the specs run against.
@@ -66,7 +65,7 @@ type T struct {
 	cfg   *Config
 	cid   string
 	admin *admin
-	mon   *monitor
+	mon   *wire.Monitor
 	law   *law
 	own   []string
 	D     drivers.Driver // the port session opened for the clause
@@ -80,44 +79,13 @@ type T struct {
 	// covered holds the ids of the rules the clause evaluated, pass or fail (TRACEABILITY.md).
 	covered map[string]bool
 	// rec is the clause's verdict, typed, as the runner reads it.
-	rec *record
+	rec *verdict.Record
 }
 
-// clauseOpts change how a clause opens its session.
-type clauseOpts struct {
-	noHello bool // the clause says hello itself (C01's refusals)
-}
-
-// clause defines one It, "C07/stale/<name>": open a fresh world, run body, check the wire law,
-// close.
-func (s spec) clause(name string, opt clauseOpts, body func(t *T)) {
-	cfg, led, contractID, id := s.cfg, s.led, s.c.ID, s.c.ID+"/"+s.c.slug()+"/"+name
-	if s.collect != nil {
-		*s.collect = append(*s.collect, id)
-		return
-	}
-	timeout := cfg.ClauseTimeout
-	if timeout <= 0 {
-		timeout = 5 * time.Minute
-	}
-	_, file, line, _ := runtime.Caller(1)
-	// Ginkgo runs specs in the order of their code locations; the clause's rank in front of its
-	// file keeps them in declaration order (and a parallel worker's long clauses first).
-	at := types.CodeLocation{FileName: fmt.Sprintf("%06d %s", led.declare(contractID, id), file), LineNumber: line}
-	It(id, func(ctx SpecContext) {
-		if !led.runs(id) {
-			Skip("not selected") // filtered out, or run by another worker: no record, no verdict
-		}
-		t := &T{ctx: ctx, cfg: cfg, cid: contractID, covered: map[string]bool{}, rec: led.start(id)}
-		DeferCleanup(t.close, NodeTimeout(30*time.Second))
-		t.open(opt)
-		body(t)
-		t.keyspaceParses()
-		t.checkWireLaw()
-	}, SpecTimeout(timeout), at)
-}
-
-func (t *T) open(opt clauseOpts) {
+// open makes the clause's world: the harness's connections, a flushed keyspace, the MONITOR
+// capture, the wire law, and a port session that has said hello (unless noHello: the clause says
+// it itself).
+func (t *T) open(noHello bool) {
 	var err error
 	if t.cluster() {
 		if t.admin, err = dialClusterAdmin(t.ctx, t.cfg.Cluster); err != nil {
@@ -126,8 +94,8 @@ func (t *T) open(opt clauseOpts) {
 	} else if t.admin, err = dialAdmin(t.ctx, t.cfg.Valkey); err != nil {
 		t.harness("connect to Valkey at %s: %v", t.cfg.Valkey, err)
 	}
-	for _, n := range t.admin.nodes {
-		t.own = append(t.own, n.label+"|"+n.c.Local())
+	for _, n := range t.admin.Nodes {
+		t.own = append(t.own, n.Label+"|"+n.C.Local())
 	}
 	if _, err := t.admin.do(t.ctx, "FLUSHALL"); err != nil {
 		t.harness("FLUSHALL: %v", err)
@@ -138,17 +106,17 @@ func (t *T) open(opt clauseOpts) {
 			t.harness("CONFIG RESETSTAT: %v", err)
 		}
 	}
-	if t.mon, err = startMonitors(t.ctx, t.admin.Addrs(), t.admin.PrimaryLabels()); err != nil {
+	if t.mon, err = wire.StartMonitors(t.ctx, t.admin.Addrs(), t.admin.PrimaryLabels()); err != nil {
 		t.harness("MONITOR: %v", err)
 	}
 	t.own = append(t.own, t.mon.Own()...)
 	t.law = newLaw(t.cfg.Bundle, t.cfg.Admit, t.isOwn, t.getkeys)
 	if t.cluster() {
-		t.law.OnCluster(t.admin.ownerOf)
+		t.law.OnCluster(t.admin.OwnerOf)
 	}
 	t.cover(sessionRules...)
 	t.D = t.start()
-	if opt.noHello {
+	if noHello {
 		return
 	}
 	h, err := t.D.Hello(t.ctx, t.helloArgs())
@@ -158,7 +126,7 @@ func (t *T) open(opt clauseOpts) {
 			"hello against Valkey 8.1 succeeds", "hello", err)
 	}
 	t.Hello = h
-	t.rec.update(func(c *Clause) { c.Hello = &h })
+	t.rec.Update(func(c *verdict.Clause) { c.Hello = &h })
 	t.clusterDeclared(h)
 	t.claimed(h)
 }
@@ -166,7 +134,7 @@ func (t *T) open(opt clauseOpts) {
 // claimed ends the clause NOT CLAIMED when the port's hello does not claim its contract.
 func (t *T) claimed(h protocol.HelloResult) {
 	if !slices.Contains(h.Claims, t.cid) {
-		t.skip(StatusNotClaimed, "the port's hello does not claim "+t.cid)
+		t.skip(verdict.StatusNotClaimed, "the port's hello does not claim "+t.cid)
 	}
 }
 
@@ -182,7 +150,7 @@ func (t *T) helloArgs() protocol.HelloArgs {
 // declare cluster mode.
 func (t *T) clusterDeclared(h protocol.HelloResult) {
 	if t.cluster() && !slices.Contains(h.Capabilities, protocol.CapCluster) {
-		t.skip(StatusNotClaimed, "the port does not declare cluster mode (hello capability \"cluster\"): a cluster run certifies only ports that do")
+		t.skip(verdict.StatusNotClaimed, "the port does not declare cluster mode (hello capability \"cluster\"): a cluster run certifies only ports that do")
 	}
 }
 
@@ -193,7 +161,7 @@ func (t *T) clusterDeclared(h protocol.HelloResult) {
 func (t *T) notClusterPort(err error) {
 	var ue *drivers.UnsupportedError
 	if t.cluster() && (errors.As(err, &ue) || errors.Is(err, emqerr.Server)) {
-		t.skip(StatusNotClaimed, "the port does not support cluster mode: hello with cluster: true answered "+err.Error()+
+		t.skip(verdict.StatusNotClaimed, "the port does not support cluster mode: hello with cluster: true answered "+err.Error()+
 			" (a port in cluster mode declares the hello capability \"cluster\")")
 	}
 }
@@ -210,7 +178,10 @@ func (t *T) start() drivers.Driver {
 	return d
 }
 
-func (t *T) close(ctx SpecContext) {
+// close ends the clause's world: the port sessions (a session that does not close cleanly fails
+// a clause that had not failed yet), the servers it started, the capture and the connections.
+// A failed clause keeps the port's wire trace.
+func (t *T) close(ctx context.Context, failed bool) {
 	if t.parking != nil {
 		select {
 		case <-t.parking:
@@ -218,19 +189,19 @@ func (t *T) close(ctx SpecContext) {
 		}
 	}
 	rules := slices.Sorted(maps.Keys(t.covered))
-	t.rec.update(func(c *Clause) { c.Rules = rules })
-	failed := CurrentSpecReport().Failed()
+	t.rec.Update(func(c *verdict.Clause) { c.Rules = rules })
 	if failed && t.mon != nil && t.admin != nil {
-		_ = t.mon.sync(ctx, t.admin, 1<<30)
-		wire := t.trace(t.mon.snapshot(), 200)
-		t.rec.update(func(c *Clause) { c.Wire = wire })
+		_ = t.mon.Sync(ctx, t.admin.Admin, 1<<30)
+		trace := t.trace(t.mon.Snapshot(), 200)
+		t.rec.Update(func(c *verdict.Clause) { c.Wire = trace })
 	}
 	for _, d := range append(t.more, t.D) {
 		if d == nil {
 			continue
 		}
 		if err := d.Close(ctx); err != nil && !failed {
-			t.failErr(ruleClose, "close ends the session cleanly", "close", err)
+			failed = true // the first unclean close is the clause's failure; the rest still close
+			t.record(ruleClose, "close ends the session cleanly", t.errText("close", err))
 		}
 	}
 	for _, stop := range t.stops {
@@ -274,7 +245,7 @@ func (t *T) getkeys(args []string) ([]string, error) {
 // sync waits until the capture holds everything the server ran so far.
 func (t *T) sync() {
 	t.syncs++
-	if err := t.mon.sync(t.ctx, t.admin, t.syncs); err != nil {
+	if err := t.mon.Sync(t.ctx, t.admin.Admin, t.syncs); err != nil {
 		t.harness("%v", err)
 	}
 }
@@ -282,13 +253,13 @@ func (t *T) sync() {
 // mark is a position in the capture: lines after it are newer.
 func (t *T) mark() int {
 	t.sync()
-	return t.mon.len()
+	return t.mon.Len()
 }
 
 // portLines are the port's lines (its own commands and its scripts' lua lines) after mark.
 func (t *T) portLines(from int) []Line {
 	t.sync()
-	all := t.mon.snapshot()
+	all := t.mon.Snapshot()
 	var out []Line
 	for _, l := range all[from:] {
 		if l.Client == "lua" {
@@ -308,7 +279,7 @@ func (t *T) checkWireLaw() {
 	t.cover(WireLawRule)
 	t.cover(wireRules...)
 	t.sync()
-	lines := t.mon.snapshot()
+	lines := t.mon.Snapshot()
 	vs := t.law.Check(lines)
 	if t.cluster() {
 		t.cover(clusterRules...)
@@ -360,13 +331,18 @@ func (t *T) trace(all []Line, max int) string {
 // fail ends the clause with an h2spec-style message: the rule, what was expected, what the
 // port did.
 func (t *T) fail(rule Rule, expected, got string, wire ...Line) {
+	t.record(rule, expected, got, wire...)
+	panic(stopClause{})
+}
+
+// record records a failed check without ending the clause.
+func (t *T) record(rule Rule, expected, got string, wire ...Line) {
 	t.cover(rule)
-	f := Failure{Rule: rule.ID, Quote: rule.Quote, Expected: expected, Got: got}
+	f := verdict.Failure{Rule: rule.ID, Quote: rule.Quote, Expected: expected, Got: got}
 	for _, l := range wire {
 		f.Wire = append(f.Wire, l.String())
 	}
-	t.rec.decide(StatusFail, "", &f)
-	Fail(f.Text(), 2) // Ginkgo stops the clause; its log gets the text
+	t.rec.Decide(verdict.StatusFail, "", &f)
 }
 
 // cover records that the clause evaluates these rules. Checks record their rule themselves; a
@@ -388,30 +364,33 @@ func (t *T) check(cond bool, rule Rule, expected, gotFormat string, a ...any) {
 
 // failErr reports an unexpected error from the port.
 func (t *T) failErr(rule Rule, expected, op string, err error) {
+	t.fail(rule, expected, t.errText(op, err))
+}
+
+// errText is what a failure says of an unexpected error from the port.
+func (t *T) errText(op string, err error) string {
 	var pe *drivers.PortError
 	var ue *drivers.UnsupportedError
 	switch {
 	case errors.As(err, &pe):
-		t.fail(rule, expected, fmt.Sprintf("the port misbehaved on %s: %v", op, err))
+		return fmt.Sprintf("the port misbehaved on %s: %v", op, err)
 	case errors.As(err, &ue):
-		t.fail(rule, expected, fmt.Sprintf("the port answered UNSUPPORTED to %s (%s) in a contract it claims", op, ue.Message))
-	default:
-		t.fail(rule, expected, fmt.Sprintf("%s answered an error: %v", op, err))
+		return fmt.Sprintf("the port answered UNSUPPORTED to %s (%s) in a contract it claims", op, ue.Message)
 	}
+	return fmt.Sprintf("%s answered an error: %v", op, err)
 }
 
 // harness ends the clause as a harness error: the kit could not do its part.
 func (t *T) harness(format string, a ...any) {
-	reason := fmt.Sprintf(format, a...)
-	t.rec.decide(StatusHarnessError, reason, nil)
-	Fail(StatusHarnessError.String()+": "+reason, 1)
+	t.rec.Decide(verdict.StatusHarnessError, fmt.Sprintf(format, a...), nil)
+	panic(stopClause{})
 }
 
 // skip ends the clause with a status that is neither a pass nor a failure (not claimed, not
 // run, not offered) and the reason a reader is shown.
-func (t *T) skip(st Status, reason string) {
-	t.rec.decide(st, reason, nil)
-	Skip(st.String() + ": " + reason)
+func (t *T) skip(st verdict.Status, reason string) {
+	t.rec.Decide(st, reason, nil)
+	panic(stopClause{})
 }
 
 // ok fails the clause when a port op that must succeed did not.

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/echomq/kit/contracts/verdict"
 	"github.com/echomq/kit/drivers"
 	"github.com/echomq/kit/protocol"
 	"github.com/echomq/kit/reference/ids"
@@ -236,7 +237,7 @@ func (t *T) helloWith(a protocol.HelloArgs) {
 // notRun skips the rest of a clause the port offers no way to exercise, visibly.
 // The clause is reported NOT RUN (not offered), never PASS.
 func (t *T) notRun(format string, a ...any) {
-	t.skip(StatusNotOffered, fmt.Sprintf(format, a...))
+	t.skip(verdict.StatusNotOffered, fmt.Sprintf(format, a...))
 }
 
 // clocker is the port's clock op, or NOT RUN when the port does not offer it (A11 is checked

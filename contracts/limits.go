@@ -11,17 +11,18 @@ import (
 // Limits exercised where they bite: every bound a document states, once at its maximum with
 // enough data to fill it (the fields clauses send max and max+1, but on a nearly empty queue).
 
-// scanLimitClause adds the clauses of one scan op (reap, promote, morgue): limit 10000 over
-// 10001 entries settles exactly 10000 and leaves one, and limit absent settles exactly the
-// field's default (Part B's fields table) over one more than that (morgue lists the oldest
-// deaths first).
-func scanLimitClause(s spec, op string) {
-	s.clause(op+"-limit-at-its-maximum", clauseOpts{}, func(t *T) {
-		t.scanOver(op, protocol.MaxLimit, protocol.MaxLimit, ruleRangeLimit)
-	})
-	s.clause(op+"-limit-absent-is-its-default", clauseOpts{}, func(t *T) {
-		t.scanOver(op, 0, fieldDefault(op, "limit"), ruleFieldDefault)
-	})
+// scanLimit is a scan op (reap, promote, morgue) whose limit two clauses exercise: limit 10000
+// over 10001 entries settles exactly 10000 and leaves one, and limit absent settles exactly the
+// field's default (Part B's fields table) over one more than that (morgue lists the oldest deaths
+// first).
+type scanLimit string
+
+func (op scanLimit) atItsMaximum(t *T) {
+	t.scanOver(string(op), protocol.MaxLimit, protocol.MaxLimit, ruleRangeLimit)
+}
+
+func (op scanLimit) absentIsItsDefault(t *T) {
+	t.scanOver(string(op), 0, fieldDefault(string(op), "limit"), ruleFieldDefault)
 }
 
 // fieldDefault is the integer default of an op's optional field in protocol.Fields.
@@ -71,14 +72,12 @@ func (t *T) scanOver(op string, limit int64, want int, rule Rule) {
 	t.check(got == want, rule, fmt.Sprintf("%s settles exactly %d", call, want), "%d", got)
 }
 
-// parkAtMaximumClause is C14's: the most consumers the park op takes, each with a job.
-func parkAtMaximumClause(s spec) {
-	s.clause("park-at-its-maximum", clauseOpts{}, func(t *T) {
-		n := protocol.MaxConsumers
-		ids := kitIDs(n, 1<<41)
-		t.kitEnqueue("orders", ids)
-		start := time.Now()
-		a := protocol.ParkArgs{Queue: "orders", Consumers: n, Jobs: n, LeaseMS: 30000, ParkMS: 1000, TimeoutMS: 20000}
-		t.completed(<-t.park(a), start, 20*time.Second, ids, fmt.Sprintf("%d consumers (the most park takes) complete %d jobs", n, n))
-	})
+// parkAtItsMaximum is C14's: the most consumers the park op takes, each with a job.
+func parkAtItsMaximum(t *T) {
+	n := protocol.MaxConsumers
+	ids := kitIDs(n, 1<<41)
+	t.kitEnqueue("orders", ids)
+	start := time.Now()
+	a := protocol.ParkArgs{Queue: "orders", Consumers: n, Jobs: n, LeaseMS: 30000, ParkMS: 1000, TimeoutMS: 20000}
+	t.completed(<-t.park(a), start, 20*time.Second, ids, fmt.Sprintf("%d consumers (the most park takes) complete %d jobs", n, n))
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/echomq/kit/contracts/internal/wire"
 	"github.com/echomq/kit/protocol"
 	"github.com/echomq/kit/reference/keys"
 )
@@ -102,7 +103,7 @@ func (t *T) fenceShown(ls []Line) bool {
 	if !t.cluster() {
 		return true
 	}
-	if len(ls) == 0 || ls[0].Node != t.admin.ownerOf(keys.Slot(keys.Bundle())) {
+	if len(ls) == 0 || ls[0].Node != t.admin.OwnerOf(keys.Slot(keys.Bundle())) {
 		return false
 	}
 	for _, l := range ls {
@@ -176,7 +177,7 @@ func (t *T) durationOnWire(from int, script string, ms int64) {
 		if l.Client == "lua" || l.Cmd() != "EVALSHA" || t.law.scripts[strings.ToLower(argAt(l, 1))].Name != script {
 			continue
 		}
-		_, argv, _ := evalKeys(l.Args)
+		_, argv, _ := wire.EvalKeys(l.Args)
 		executed, timed := false, false
 		for _, x := range all[i+1:] {
 			if x.Client != "lua" {

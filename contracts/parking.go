@@ -111,57 +111,63 @@ func (t *T) completions(from int) map[string]int64 {
 	return at
 }
 
-// parking are C14's clauses for the consumer's host-side duties (A10): claim before parking, a
+// parkingClauses are C14's clauses for the consumer's host-side duties (A10): claim before parking, a
 // timed-out pop parks again without claiming, and wakes handed on so none is lost.
-func parking(s spec) {
-	s.clause("backlog-without-token-claimed-first", clauseOpts{}, func(t *T) {
-		q := t.q("orders")
-		ids := kitIDs(4, 1<<50)
-		t.kitEnqueue("orders", ids)
-		t.do("DEL", q.Wake()) // the token a consumer took before it died without claiming
-		m0 := t.mark()
-		a := protocol.ParkArgs{Queue: "orders", Consumers: 2, Jobs: 4, LeaseMS: 30000, ParkMS: 3000, TimeoutMS: 3500}
-		start := time.Now()
-		r := <-t.park(a)
-		t.completed(r, start, 1500*time.Millisecond, ids, "a backlog whose wake token is gone is claimed before parking (A10: claim first), well before a 3 s pop times out")
-		t.noPolling(m0, a)
-		t.parkConnections(m0, q.Wake())
-	})
-	s.clause("idle-window-reparks-without-claiming", clauseOpts{}, func(t *T) {
-		q := t.q("orders")
-		park := 150 * time.Millisecond
-		m0 := t.mark()
-		a := protocol.ParkArgs{Queue: "orders", Consumers: 2, Jobs: 1, LeaseMS: 30000, ParkMS: park.Milliseconds(), TimeoutMS: 5000}
-		done := t.park(a)
-		t.waitBlocked(2)
-		m := t.mark()
-		from := time.Now()
-		time.Sleep(4*park + park/2)
-		t.idleWindow(m, from, q.Wake(), a.Consumers, park)
-		ids := kitIDs(1, 1<<50)
-		start := time.Now()
-		t.kitEnqueue("orders", ids)
-		t.completed(<-done, start, time.Second, ids, "an enqueue after an idle window still wakes a consumer")
-		t.noPolling(m0, a)
-		t.parkConnections(m0, q.Wake())
-	})
-	s.clause("enqueues-one-at-a-time-lose-no-wake", clauseOpts{}, func(t *T) {
-		q := t.q("orders")
-		m0 := t.mark()
-		a := protocol.ParkArgs{Queue: "orders", Consumers: 3, Jobs: 8, LeaseMS: 30000, ParkMS: 4000, TimeoutMS: 6000}
-		done := t.park(a)
-		t.waitBlocked(3)
-		ids := kitIDs(8, 1<<50)
-		start := time.Now()
-		for _, id := range ids {
-			t.kitEnqueue("orders", []string{id})
-			time.Sleep(40 * time.Millisecond) // spread wider than orderSlack: the reply order is checked
-		}
-		t.completed(<-done, start, 2*time.Second, ids, "eight enqueues one at a time while three consumers park lose no wake")
-		t.check(t.llen(q.Wake()) <= 1, ruleWakeOne, "the wake list never exceeds one", "length %d", t.llen(q.Wake()))
-		t.noPolling(m0, a)
-		t.parkConnections(m0, q.Wake())
-	})
+var parkingClauses = []clause{
+	{name: "backlog-without-token-claimed-first", body: backlogWithoutTokenClaimedFirst},
+	{name: "idle-window-reparks-without-claiming", body: idleWindowReparksWithoutClaiming},
+	{name: "enqueues-one-at-a-time-lose-no-wake", body: enqueuesOneAtATimeLoseNoWake},
+}
+
+func backlogWithoutTokenClaimedFirst(t *T) {
+	q := t.q("orders")
+	ids := kitIDs(4, 1<<50)
+	t.kitEnqueue("orders", ids)
+	t.do("DEL", q.Wake()) // the token a consumer took before it died without claiming
+	m0 := t.mark()
+	a := protocol.ParkArgs{Queue: "orders", Consumers: 2, Jobs: 4, LeaseMS: 30000, ParkMS: 3000, TimeoutMS: 3500}
+	start := time.Now()
+	r := <-t.park(a)
+	t.completed(r, start, 1500*time.Millisecond, ids, "a backlog whose wake token is gone is claimed before parking (A10: claim first), well before a 3 s pop times out")
+	t.noPolling(m0, a)
+	t.parkConnections(m0, q.Wake())
+}
+
+func idleWindowReparksWithoutClaiming(t *T) {
+	q := t.q("orders")
+	park := 150 * time.Millisecond
+	m0 := t.mark()
+	a := protocol.ParkArgs{Queue: "orders", Consumers: 2, Jobs: 1, LeaseMS: 30000, ParkMS: park.Milliseconds(), TimeoutMS: 5000}
+	done := t.park(a)
+	t.waitBlocked(2)
+	m := t.mark()
+	from := time.Now()
+	time.Sleep(4*park + park/2)
+	t.idleWindow(m, from, q.Wake(), a.Consumers, park)
+	ids := kitIDs(1, 1<<50)
+	start := time.Now()
+	t.kitEnqueue("orders", ids)
+	t.completed(<-done, start, time.Second, ids, "an enqueue after an idle window still wakes a consumer")
+	t.noPolling(m0, a)
+	t.parkConnections(m0, q.Wake())
+}
+
+func enqueuesOneAtATimeLoseNoWake(t *T) {
+	q := t.q("orders")
+	m0 := t.mark()
+	a := protocol.ParkArgs{Queue: "orders", Consumers: 3, Jobs: 8, LeaseMS: 30000, ParkMS: 4000, TimeoutMS: 6000}
+	done := t.park(a)
+	t.waitBlocked(3)
+	ids := kitIDs(8, 1<<50)
+	start := time.Now()
+	for _, id := range ids {
+		t.kitEnqueue("orders", []string{id})
+		time.Sleep(40 * time.Millisecond) // spread wider than orderSlack: the reply order is checked
+	}
+	t.completed(<-done, start, 2*time.Second, ids, "eight enqueues one at a time while three consumers park lose no wake")
+	t.check(t.llen(q.Wake()) <= 1, ruleWakeOne, "the wake list never exceeds one", "length %d", t.llen(q.Wake()))
+	t.noPolling(m0, a)
+	t.parkConnections(m0, q.Wake())
 }
 
 // parkConnections checks every connection that popped the wake key since from, over its whole

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/echomq/kit/contracts"
+	"github.com/echomq/kit/contracts/verdict"
 	"github.com/echomq/kit/internal/golden"
 	"github.com/echomq/kit/internal/mutant"
 )
@@ -67,7 +68,7 @@ func onCluster(t *testing.T, r *run) {
 	refused := false
 	for _, c := range res.Contracts {
 		for _, cl := range c.Clauses {
-			refused = refused || (strings.HasSuffix(cl.ID, "/standalone-valkey-refused") && cl.Status == contracts.StatusPass)
+			refused = refused || (strings.HasSuffix(cl.ID, "/standalone-valkey-refused") && cl.Status == verdict.StatusPass)
 			for _, rl := range contracts.ClusterRules()[:3] {
 				if !slices.Contains(cl.Rules, rl.ID) {
 					t.Errorf("clause %s did not evaluate %s", cl.ID, rl.ID)
@@ -103,7 +104,7 @@ func TestNodePortOnCluster(t *testing.T) {
 	}
 	r := conform(t, nil, "-cluster", "start", "-port", "node ../ports/node/port.js", "-label", "C03")
 	c := r.status("C03")
-	if r.exit != 1 || c.Status != contracts.StatusNotClaimed || r.report.Result.Passed != 0 {
+	if r.exit != 1 || c.Status != verdict.StatusNotClaimed || r.report.Result.Passed != 0 {
 		t.Fatalf("exit %d, C03 %s:\n%s", r.exit, c.Status, r.stdout)
 	}
 	if !strings.Contains(r.stderr+r.stdout, "cluster mode") {
@@ -176,7 +177,7 @@ func TestMutantsAreKilled(t *testing.T) {
 	type row struct {
 		name, target, rule string
 		lua, killed        bool
-		status             contracts.Status
+		status             verdict.Status
 		note               string
 	}
 	specs := mutant.Catalogue()
@@ -202,8 +203,8 @@ func TestMutantsAreKilled(t *testing.T) {
 			r := selftest(t, nil, args...)
 			st := r.status(s.Contract)
 			rows[i].status = st.Status
-			rows[i].killed = r.exit == 1 && st.Status == contracts.StatusFail
-			if st.Status == contracts.StatusHarnessError {
+			rows[i].killed = r.exit == 1 && st.Status == verdict.StatusFail
+			if st.Status == verdict.StatusHarnessError {
 				rows[i].note = " (harness error)"
 			}
 		}()

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"github.com/echomq/kit/contracts/verdict"
 )
 
 // Server is a server some clause needs besides the Valkey 8.1 under test. The runner offers one
@@ -97,7 +99,7 @@ func (c *Config) SetServer(name string, start Starter) error {
 func (t *T) needServer(s Server, start Starter) string {
 	if start == nil {
 		// NOT RUN, never a pass: its contract is not counted as passed.
-		t.skip(StatusNotRun, fmt.Sprintf("this clause needs a %s server; give one with %s ADDR (or %s), the %s", s.Name, s.Flag, s.Env(), s.What))
+		t.skip(verdict.StatusNotRun, fmt.Sprintf("this clause needs a %s server; give one with %s ADDR (or %s), the %s", s.Name, s.Flag, s.Env(), s.What))
 	}
 	addr, stop, err := start(t.ctx)
 	if err != nil {

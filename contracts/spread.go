@@ -1,11 +1,10 @@
 package contracts
 
 import (
-	"fmt"
 	"maps"
 	"slices"
-	"strings"
 
+	"github.com/echomq/kit/contracts/verdict"
 	"github.com/echomq/kit/reference/keys"
 )
 
@@ -17,85 +16,20 @@ func (t *T) recordQueues(lines []Line) {
 		if l.Client == "lua" || t.isOwn(l) {
 			continue
 		}
-		ks, err := t.law.keysOf(l.Args)
+		ks, err := t.law.KeysOf(l.Args)
 		if err != nil {
 			continue
 		}
 		for _, k := range ks {
 			if p, err := keys.Parse(k); err == nil && p.Queue != "" {
-				home[p.Queue] = t.admin.primaryOf(keys.Slot(k))
+				home[p.Queue] = t.admin.PrimaryOf(keys.Slot(k))
 			}
 		}
 	}
-	var hs []QueueHome
+	var hs []verdict.QueueHome
 	for _, q := range slices.Sorted(maps.Keys(home)) {
-		hs = append(hs, QueueHome{Queue: q, Primary: home[q]})
+		hs = append(hs, verdict.QueueHome{Queue: q, Primary: home[q]})
 	}
-	n := len(t.admin.nodes)
-	t.rec.update(func(c *Clause) { c.Queues, c.Primaries = hs, n })
-}
-
-// QueueHome is a queue a cluster run used and the primary (index in slot order) it lives on.
-type QueueHome struct {
-	Queue   string `json:"queue"`
-	Primary int    `json:"primary"`
-}
-
-// Spread is how a cluster run's queues fell on the primaries.
-type Spread struct {
-	Primaries int `json:"primaries"`
-	// Queues lists, per primary (index in slot order), the queues of the run living there.
-	Queues [][]string `json:"queues"`
-	// Across counts the clauses whose port calls touched queues on two primaries or more.
-	Across int `json:"clauses_across_primaries"`
-}
-
-// Covered says the run's queues landed on every primary.
-func (s *Spread) Covered() bool {
-	if s == nil || s.Primaries == 0 {
-		return false
-	}
-	for i := 0; i < s.Primaries; i++ {
-		if i >= len(s.Queues) || len(s.Queues[i]) == 0 {
-			return false
-		}
-	}
-	return true
-}
-
-// String is the report's line: "queues on 3 of 3 primaries (p0: a b; p1: c; p2: d); 5 clauses used two primaries or more".
-func (s *Spread) String() string {
-	on := 0
-	var parts []string
-	for i, qs := range s.Queues {
-		if len(qs) > 0 {
-			on++
-		}
-		parts = append(parts, fmt.Sprintf("p%d: %s", i, strings.Join(qs, " ")))
-	}
-	return fmt.Sprintf("queues on %d of %d primaries (%s); %d clause(s) used queues on two primaries or more", on, s.Primaries, strings.Join(parts, "; "), s.Across)
-}
-
-// spreadOf folds the clauses' queue entries.
-func spreadOf(homes [][]QueueHome, primaries int) *Spread {
-	if primaries == 0 {
-		return nil
-	}
-	s := &Spread{Primaries: primaries, Queues: make([][]string, primaries)}
-	for _, hs := range homes {
-		on := map[int]bool{}
-		for _, h := range hs {
-			on[h.Primary] = true
-			if h.Primary >= 0 && h.Primary < primaries && !slices.Contains(s.Queues[h.Primary], h.Queue) {
-				s.Queues[h.Primary] = append(s.Queues[h.Primary], h.Queue)
-			}
-		}
-		if len(on) > 1 {
-			s.Across++
-		}
-	}
-	for _, qs := range s.Queues {
-		slices.Sort(qs)
-	}
-	return s
+	n := len(t.admin.Nodes)
+	t.rec.Update(func(c *verdict.Clause) { c.Queues, c.Primaries = hs, n })
 }

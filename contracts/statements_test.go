@@ -60,7 +60,7 @@ func allStatements(t *testing.T) []statements.Statement {
 // broken by a killed mutant is TestTraceability's part.
 func TestStatements(t *testing.T) {
 	all := allStatements(t)
-	trace, skip := contracts.StatementTrace(), contracts.NotChecked()
+	trace, skip := statements.Trace(), statements.NotChecked()
 	known := map[string]bool{}
 	for _, r := range slices.Concat(contracts.Rules(), contracts.ClusterRules()) {
 		known[r.ID] = true

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/echomq/kit/contracts"
+	"github.com/echomq/kit/contracts/statements"
 	"github.com/echomq/kit/internal/mutant"
 )
 
@@ -202,7 +203,7 @@ func TestPartARulesAreTraced(t *testing.T) {
 func statementRows(t *testing.T, b *strings.Builder, clauses, clusterClauses map[string][]string) {
 	t.Helper()
 	all := allStatements(t)
-	trace, skip := contracts.StatementTrace(), contracts.NotChecked()
+	trace, skip := statements.Trace(), statements.NotChecked()
 	traced := 0
 	var rows strings.Builder
 	for _, st := range all {

@@ -332,28 +332,36 @@ func (t *T) wakeKeepsOne(qn string) {
 	one("a reap")
 }
 
-// wakeDuties are C14's clauses for A13: every op that must arm the wake, each from a state where
+// wakeDutyClauses are C14's clauses for A13: every op that must arm the wake, each from a state where
 // it must and from one where it must not. The duties are grouped in a few clauses (each on its
 // own queue) to keep a port's certification short: every clause starts a fresh port.
-func wakeDuties(s spec) {
-	s.clause("enqueues-arm", clauseOpts{}, func(t *T) {
-		t.wakeEnqueue("enq")
-		t.wakeLaneEnqueue("lenq")
-	})
-	s.clause("settles-and-movers-arm", clauseOpts{}, func(t *T) {
-		t.wakeRetry("retry")
-		t.wakeReap("reap")
-		t.wakePromote("promote")
-		t.wakeRevive("revive")
-	})
-	s.clause("resumes-and-reopened-lanes-arm", clauseOpts{}, func(t *T) {
-		t.wakeResume("resume")
-		t.wakeLaneResume("lresume")
-		t.wakeLaneCeiling("ceiling")
-		t.wakeRejoin("rejoin")
-	})
-	s.clause("claims-rearm-only-while-work-remains", clauseOpts{}, func(t *T) {
-		t.wakeClaimsRearm("claims")
-		t.wakeEmptyClaim("empty")
-	})
+var wakeDutyClauses = []clause{
+	{name: "enqueues-arm", body: enqueuesArm},
+	{name: "settles-and-movers-arm", body: settlesAndMoversArm},
+	{name: "resumes-and-reopened-lanes-arm", body: resumesAndReopenedLanesArm},
+	{name: "claims-rearm-only-while-work-remains", body: claimsRearmOnlyWhileWorkRemains},
+}
+
+func enqueuesArm(t *T) {
+	t.wakeEnqueue("enq")
+	t.wakeLaneEnqueue("lenq")
+}
+
+func settlesAndMoversArm(t *T) {
+	t.wakeRetry("retry")
+	t.wakeReap("reap")
+	t.wakePromote("promote")
+	t.wakeRevive("revive")
+}
+
+func resumesAndReopenedLanesArm(t *T) {
+	t.wakeResume("resume")
+	t.wakeLaneResume("lresume")
+	t.wakeLaneCeiling("ceiling")
+	t.wakeRejoin("rejoin")
+}
+
+func claimsRearmOnlyWhileWorkRemains(t *T) {
+	t.wakeClaimsRearm("claims")
+	t.wakeEmptyClaim("empty")
 }

@@ -20,38 +20,16 @@ type wop = model.Op
 
 // walkRule is the rule an op's step evaluates: a divergence at that step breaks it.
 func walkRule(kind string) Rule {
-	switch kind {
-	case "enqueue":
-		return ruleEnqueue
-	case "claim":
-		return ruleClaim
-	case "lane_claim", "lane_pause", "lane_resume":
-		return ruleLanes
-	case "extend":
-		return ruleExtend
-	case "complete":
-		return ruleComplete
-	case "retry":
-		return ruleRetry
-	case "fail":
-		return ruleFail
-	case "checkpoint":
-		return ruleCheckpoint
-	case "reap":
-		return ruleReap
-	case "promote":
-		return rulePromote
-	case "morgue", "purge":
-		return ruleMorgue
-	case "revive":
-		return ruleWalkRevive
-	case "pause", "resume":
-		return ruleQueuePause
-	case "lane_ceiling":
-		return ruleCeiling
+	if r, ok := walkRules[kind]; ok {
+		return r
 	}
 	return ruleWalkModel
 }
+
+var walkRules = map[string]Rule{"enqueue": ruleEnqueue, "claim": ruleClaim, "lane_claim": ruleLanes, "lane_pause": ruleLanes,
+	"lane_resume": ruleLanes, "extend": ruleExtend, "complete": ruleComplete, "retry": ruleRetry, "fail": ruleFail,
+	"checkpoint": ruleCheckpoint, "reap": ruleReap, "promote": rulePromote, "morgue": ruleMorgue, "purge": ruleMorgue,
+	"revive": ruleWalkRevive, "pause": ruleQueuePause, "resume": ruleQueuePause, "lane_ceiling": ruleCeiling}
 
 // walkFailure is where a run left the model.
 type walkFailure struct {
@@ -408,15 +386,8 @@ type walkSpec struct {
 	seed  int64 // the default seed of its first run
 	runs  int
 	steps int
-	kinds []wkind
-	lanes []string
+	mix   model.Mix
 	rules []Rule
-}
-
-// wkind is an op kind and its weight in the walk.
-type wkind struct {
-	kind   string
-	weight int
 }
 
 func (ws walkSpec) body(t *T) {
@@ -435,7 +406,7 @@ func (ws walkSpec) body(t *T) {
 				return wop{}, false
 			}
 			n++
-			return ws.gen(r, w), true
+			return ws.mix.Next(r, model.Position{Model: w.m, IDs: w.ids, Last: w.last, Hi: w.hi}), true
 		})
 		if f == nil {
 			continue
@@ -450,159 +421,10 @@ func (ws walkSpec) body(t *T) {
 	}
 }
 
-var walkBytes = []string{"", "\x00", "\x80\xff\xfe", "\xc3\x28", "h\u00e9llo", "a\x00b\r\n", "\xed\xa0\x80", "job"}
-
-func pick[E any](r *rand.Rand, xs []E) E { return xs[r.IntN(len(xs))] }
-
-func randBytes(r *rand.Rand) string {
-	if r.IntN(3) == 0 {
-		b := make([]byte, 1+r.IntN(12))
-		for i := range b {
-			b[i] = byte(r.IntN(256))
-		}
-		return string(b)
-	}
-	return pick(r, walkBytes)
-}
-
 // portClaimID is the id of a rendered claim reply, "" for anything else.
 func portClaimID(reply string) string {
 	if id, ok := strings.CutPrefix(reply, "{id "); ok && len(id) > 14 {
 		return id[:14]
 	}
 	return ""
-}
-
-// jobIn picks a job index, preferring the job claimed last (half the time, while it is in
-// state want), then ids in state want.
-func (w *walker) jobIn(r *rand.Rand, want string) int {
-	if len(w.ids) == 0 {
-		return 0
-	}
-	// an active job is worth settling while its lease is live
-	live := func(id string) bool {
-		j := w.m.Jobs[id]
-		if j == nil || j.State != want {
-			return false
-		}
-		d, ok := w.m.Active[id]
-		return want != "active" || ok && d.Lo > w.hi+5
-	}
-	if want == "active" && r.IntN(6) == 0 {
-		// a zombie: its lease passed and no reap has run yet (A2: it must be refused)
-		var gone []int
-		for i, id := range w.ids {
-			if d, ok := w.m.Active[id]; ok && d.Hi <= w.hi {
-				gone = append(gone, i)
-			}
-		}
-		if len(gone) > 0 {
-			return pick(r, gone)
-		}
-	}
-	if live(w.last) && r.IntN(2) == 0 {
-		return slices.Index(w.ids, w.last)
-	}
-	var in []int
-	for i, id := range w.ids {
-		if live(id) {
-			in = append(in, i)
-		}
-	}
-	if len(in) > 0 && r.IntN(5) > 0 {
-		return pick(r, in)
-	}
-	return r.IntN(len(w.ids))
-}
-
-// weight scales an op's weight by whether the model's state gives it something to do, so that
-// most steps move a job rather than answer empty or stale (those still happen, less often).
-func (ws walkSpec) weight(k wkind, m *model.Model) int {
-	busy := func(n int) int {
-		if n > 0 {
-			return 10 * k.weight
-		}
-		return 2 * k.weight
-	}
-	switch k.kind {
-	case "extend", "complete", "retry", "fail", "checkpoint", "reap":
-		return busy(len(m.Active))
-	case "revive", "purge", "morgue":
-		return busy(len(m.Dead))
-	case "promote":
-		return busy(len(m.Scheduled))
-	case "claim":
-		if m.Paused {
-			return busy(0)
-		}
-		return busy(len(m.Pending))
-	case "enqueue", "lane_enqueue":
-		// a short backlog lets a retried job come round again to the claims
-		return busy(max(0, 6-len(m.Pending)-len(m.Scheduled)-len(m.Ring)))
-	case "lane_claim":
-		if m.Paused {
-			return busy(0)
-		}
-		return busy(len(m.Ring))
-	case "drain":
-		if m.Wake {
-			return busy(1)
-		}
-		return busy(0)
-	case "resume":
-		if m.Paused {
-			return busy(1)
-		}
-		return busy(0)
-	case "lane_resume":
-		return busy(len(m.LanePaused))
-	}
-	return 10 * k.weight
-}
-
-func (ws walkSpec) gen(r *rand.Rand, w *walker) wop {
-	total := 0
-	for _, k := range ws.kinds {
-		total += ws.weight(k, w.m)
-	}
-	x, kind := r.IntN(total), ""
-	for _, k := range ws.kinds {
-		if x < ws.weight(k, w.m) {
-			kind = k.kind
-			break
-		}
-		x -= ws.weight(k, w.m)
-	}
-	o := wop{Kind: kind, Lease: pick(r, []int64{30, 60, 150, 150, 150, 1000}), Max: pick(r, []int64{1, 2, 3, 5}),
-		Text: pick(r, []string{"boom", "timeout: d\u00e9j\u00e0 vu", ""}), Data: randBytes(r)}
-	if r.IntN(8) == 0 {
-		o.Tok = pick(r, []int64{-1, 1})
-	}
-	switch kind {
-	case "enqueue", "lane_enqueue":
-		o.Kind = "enqueue"
-		if kind == "lane_enqueue" {
-			o.Lane = pick(r, ws.lanes)
-		}
-		o.Delay = pick(r, []int64{0, 0, 0, 30, 80, 150})
-		switch x := r.IntN(10); {
-		case x < 3:
-			o.Given = 1 + r.IntN(1000)
-		case x < 4 && len(w.ids) > 0:
-			o.Given, o.Job = -1, r.IntN(len(w.ids))
-		}
-	case "extend", "complete", "retry", "fail", "checkpoint":
-		o.Job = w.jobIn(r, "active")
-		o.Delay = pick(r, []int64{0, 0, 0, 40, 100})
-	case "revive", "purge":
-		o.Job = w.jobIn(r, "dead")
-	case "lane_pause", "lane_resume", "lane_ceiling":
-		o.Lane = pick(r, ws.lanes)
-		o.N = int64(r.IntN(4))
-	case "wait":
-		o.N = pick(r, []int64{30, 60, 100, 150})
-	case "morgue":
-		o.N = pick(r, []int64{1, 2, 100})
-	}
-	return o
 }

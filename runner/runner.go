@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/echomq/kit/contracts"
 	"github.com/echomq/kit/contracts/report"
+	"github.com/echomq/kit/contracts/verdict"
 	"github.com/echomq/kit/drivers"
 	"github.com/echomq/kit/lua"
 	"github.com/echomq/kit/protocol"
@@ -68,18 +68,13 @@ type Options struct {
 	// Replay is the program (and flags) the replay line of a failed run names; "" is
 	// emq-conform.
 	Replay string
-	// Parallel > 1 runs the clauses on that many workers at once, each a process of its own
-	// (Worker starts it) with its own Valkey (Valkeys, one per worker) and every clause still on
-	// a fresh keyspace, a fresh port process and its own MONITOR capture; the reports are those
-	// of a run in one process. Standalone runs only.
-	Parallel int
-	Valkeys  []string
-	Worker   func(ctx context.Context, valkey, claims string) *exec.Cmd
+	// Parallel, given more than one Valkey, runs the clauses on all of them at once.
+	Parallel Parallel
 }
 
 // Outcome is a finished run.
 type Outcome struct {
-	Result     *contracts.Result
+	Result     *verdict.Result
 	Facts      report.Facts
 	Dir        string // the certification folder
 	Transcript string // its transcript's path
@@ -126,8 +121,7 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 		Bundle: lua.Version, BundleDigest: bundle.Digest(), ValkeyVersion: vk.Name + " " + vk.Version, Mutant: o.Note,
 		Cluster: len(o.Cluster) > 0,
 	}
-	hello, err := o.probe(ctx, vk, &facts)
-	if err != nil {
+	if err := o.probe(ctx, vk, &facts); err != nil {
 		return nil, err
 	}
 	out := o.Out
@@ -137,13 +131,13 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return nil, harness("-out: %v", err)
 	}
-	var res *contracts.Result
-	if o.Parallel > 1 {
-		res, err = o.parallel(ctx, vk, facts, out, hello)
+	var res *verdict.Result
+	if len(o.Parallel.Valkeys) > 1 {
+		res, err = o.parallel(ctx, bundle, vk, facts)
 	} else {
 		var cfg *contracts.Config
-		if cfg, err = o.config(bundle, vk); err == nil {
-			res, err = o.run(cfg, vk, facts, out)
+		if cfg, err = o.config(o.Factory, bundle, vk); err == nil {
+			res, err = o.run(ctx, cfg, vk, facts, out)
 		}
 	}
 	if err != nil {
@@ -155,9 +149,9 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 	return o.finish(res, facts, out)
 }
 
-// config is the contracts' configuration for a run against vk.
-func (o *Options) config(bundle *lua.Bundle, vk server) (*contracts.Config, error) {
-	cfg := &contracts.Config{Factory: o.Factory, Valkey: vk.Addr, Cluster: o.Cluster, Bundle: bundle, Seed: o.Seed,
+// config is the contracts' configuration for a run of port against vk.
+func (o *Options) config(port drivers.Factory, bundle *lua.Bundle, vk server) (*contracts.Config, error) {
+	cfg := &contracts.Config{Factory: port, Valkey: vk.Addr, Cluster: o.Cluster, Bundle: bundle, Seed: o.Seed,
 		Admit: o.Admit, AdmitDigest: o.AdmitDigest}
 	for name, start := range o.Servers {
 		if err := cfg.SetServer(name, start); err != nil {
@@ -167,11 +161,13 @@ func (o *Options) config(bundle *lua.Bundle, vk server) (*contracts.Config, erro
 	return cfg, nil
 }
 
-// server checks the run's Valkey (or cluster).
+// server checks the run's Valkey (or cluster; with Parallel, the first lane's Valkey).
 func (o *Options) server(ctx context.Context) (server, error) {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	switch {
+	case len(o.Parallel.Valkeys) > 1:
+		return o.parallelServer(ctx)
 	case len(o.Cluster) > 0 && o.Valkey != "":
 		return server{}, harness("-valkey and -cluster exclude each other: a run is against one server")
 	case len(o.Cluster) > 0:
@@ -194,7 +190,7 @@ func (o *Options) server(ctx context.Context) (server, error) {
 // never completes a hello against the run's Valkey is a harness error at once: every clause
 // would only wait for it again. On a cluster, a port that refuses cluster mode runs on, every
 // clause NOT CLAIMED.
-func (o *Options) probe(ctx context.Context, vk server, facts *report.Facts) (*protocol.HelloResult, error) {
+func (o *Options) probe(ctx context.Context, vk server, facts *report.Facts) error {
 	cluster := len(o.Cluster) > 0
 	h, cerr, err := probe(ctx, o.Factory, protocol.HelloArgs{Valkey: vk.Addr, Cluster: cluster})
 	if err == nil && cerr != nil {
@@ -216,16 +212,13 @@ func (o *Options) probe(ctx context.Context, vk server, facts *report.Facts) (*p
 		fmt.Fprintf(o.Stderr, "emq-conform: the port's first hello with cluster: true failed: %v\n"+
 			"emq-conform: a port that does not support cluster mode (hello capability %q) has every clause NOT CLAIMED on a cluster\n", err, protocol.CapCluster)
 	default:
-		return nil, harness("the port never completed a hello against %s %s (%s): %v", vk.Name, vk.Version, vk.Addr, err)
+		return harness("the port never completed a hello against %s %s (%s): %v", vk.Name, vk.Version, vk.Addr, err)
 	}
-	if err != nil {
-		return nil, nil
-	}
-	return &h, nil
+	return nil
 }
 
 // run runs the contracts, the contract lines on the console as they finish.
-func (o *Options) run(cfg *contracts.Config, vk server, facts report.Facts, out string) (*contracts.Result, error) {
+func (o *Options) run(ctx context.Context, cfg *contracts.Config, vk server, facts report.Facts, out string) (*verdict.Result, error) {
 	// Ginkgo's own reporter writes to standard output; it goes to ginkgo.log instead, and the
 	// console gets the contract lines.
 	console, restore, err := divertStdout(filepath.Join(out, "ginkgo.log"), o.Stdout)
@@ -238,26 +231,25 @@ func (o *Options) run(cfg *contracts.Config, vk server, facts report.Facts, out 
 		against = fmt.Sprintf("a Valkey Cluster (%s %s, %d nodes, seed %s)", vk.Name, vk.Version, len(o.Cluster), vk.Addr)
 	}
 	fmt.Fprintf(console, "EchoMQ conformance: %s against %s (bundle %s)\n", facts.Port, against, lua.Version)
-	ropt := contracts.RunOptions{Labels: o.Labels, Focus: o.Focus, KnownFailing: o.KnownFailing,
-		Progress: func(c contracts.ContractResult) { fmt.Fprintln(console, report.Line(c)) },
-		FailFast: o.FailFast, First: o.first()}
-	res, err := contracts.Run(cfg, ropt)
+	res, err := contracts.Run(ctx, []*contracts.Config{cfg}, o.runOptions(console))
 	if err != nil {
 		return nil, harness("%v", err)
 	}
 	return res, nil
 }
 
-// first is the First option as a clause picker (nil: declaration order).
-func (o *Options) first() func(string) bool {
-	if o.First == nil {
-		return nil
+// runOptions are the run's selection, each contract's line to console as it finishes.
+func (o *Options) runOptions(console io.Writer) contracts.RunOptions {
+	ro := contracts.RunOptions{Labels: o.Labels, Focus: o.Focus, KnownFailing: o.KnownFailing,
+		Progress: func(c verdict.ContractResult) { fmt.Fprintln(console, report.Line(c)) }, FailFast: o.FailFast}
+	if o.First != nil {
+		ro.First = o.First.MatchString
 	}
-	return o.First.MatchString
+	return ro
 }
 
 // finish prints what failed and the verdict, and writes the certification folder.
-func (o *Options) finish(res *contracts.Result, facts report.Facts, out string) (*Outcome, error) {
+func (o *Options) finish(res *verdict.Result, facts report.Facts, out string) (*Outcome, error) {
 	for _, id := range res.Stale {
 		fmt.Fprintf(o.Stdout, "known-failing list is stale: %s passed\n", id)
 	}
@@ -285,14 +277,14 @@ func (o *Options) finish(res *contracts.Result, facts report.Facts, out string) 
 }
 
 // ExitCode is a result's exit status.
-func ExitCode(r *contracts.Result) int {
+func ExitCode(r *verdict.Result) int {
 	// An unfiltered run that left clauses unrun (a server it was not given) certifies nothing.
 	failed := len(r.Stale) > 0 || (!r.Filtered && r.ClausesRun < r.ClausesTotal) || (!r.Filtered && r.Spread != nil && !r.Spread.Covered())
 	for _, c := range r.Contracts {
 		switch c.Status {
-		case contracts.StatusHarnessError:
+		case verdict.StatusHarnessError:
 			return ExitHarness
-		case contracts.StatusFail, contracts.StatusNotClaimed:
+		case verdict.StatusFail, verdict.StatusNotClaimed:
 			failed = true
 		}
 	}

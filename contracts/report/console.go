@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/echomq/kit/contracts"
+	"github.com/echomq/kit/contracts/verdict"
 )
 
 // The console's account of a run, printed before the verdict line: each failed clause in full,
@@ -17,7 +17,7 @@ import (
 // Failures is every failed clause and every clause that could not run, in full: per contract
 // (canon order), the simplest failure first — the one with the fewest lines to read (a walk's
 // shrunk sequence and long exchanges come last).
-func Failures(r *contracts.Result, max int) string {
+func Failures(r *verdict.Result, max int) string {
 	var b strings.Builder
 	for _, c := range r.Contracts {
 		type entry struct {
@@ -27,9 +27,9 @@ func Failures(r *contracts.Result, max int) string {
 		var es []entry
 		for _, cl := range c.Clauses {
 			switch {
-			case cl.Status == contracts.StatusNotRun && cl.Reason != "":
+			case cl.Status == verdict.StatusNotRun && cl.Reason != "":
 				es = append(es, entry{fmt.Sprintf("\n--- %s NOT RUN\n%s\n", cl.ID, cl.Reason), 0})
-			case cl.Failed() || cl.Status == contracts.StatusNotOffered:
+			case cl.Failed() || cl.Status == verdict.StatusNotOffered:
 				full := Failure(cl, 0)
 				es = append(es, entry{fmt.Sprintf("\n--- %s %s\n%s", cl.ID, shownStatus(c, cl), Failure(cl, max)), strings.Count(full, "\n")})
 			}
@@ -44,11 +44,11 @@ func Failures(r *contracts.Result, max int) string {
 
 // failed are the clauses a reader must act on: failed, harness errors, and (in a run that
 // meant to certify) clauses not run or not claimed.
-func failed(r *contracts.Result) []contracts.Clause {
-	var out []contracts.Clause
+func failed(r *verdict.Result) []verdict.Clause {
+	var out []verdict.Clause
 	for _, c := range r.Contracts {
 		for _, cl := range c.Clauses {
-			if cl.Failed() || (!r.Filtered && (cl.Status == contracts.StatusNotClaimed || cl.Status == contracts.StatusNotRun)) {
+			if cl.Failed() || (!r.Filtered && (cl.Status == verdict.StatusNotClaimed || cl.Status == verdict.StatusNotRun)) {
 				out = append(out, cl)
 			}
 		}
@@ -58,15 +58,15 @@ func failed(r *contracts.Result) []contracts.Clause {
 
 // ByRule lists the failed clause ids grouped by the rule each breaks (a clause not run or not
 // claimed, by its status), the rules in order of first appearance; "" when nothing failed.
-func ByRule(r *contracts.Result) string {
+func ByRule(r *verdict.Result) string {
 	var order []string
 	ids := map[string][]string{}
 	for _, cl := range failed(r) {
 		k := cl.Rule()
 		switch cl.Status {
-		case contracts.StatusNotRun:
+		case verdict.StatusNotRun:
 			k = "NOT RUN: " + cl.Reason
-		case contracts.StatusNotClaimed:
+		case verdict.StatusNotClaimed:
 			k = "NOT CLAIMED: " + cl.Reason
 		}
 		if _, ok := ids[k]; !ok {
@@ -95,10 +95,10 @@ func ByRule(r *contracts.Result) string {
 // Replay is a command line that runs exactly the failed clauses again with the same port and
 // seed ("" when nothing failed): `emq-conform -port '…' -focus '…' -seed N`. cmd is the program
 // and any flags it needs first ("emq-conform" when empty).
-func Replay(r *contracts.Result, cmd, portCommand string, seed int64) string {
+func Replay(r *verdict.Result, cmd, portCommand string, seed int64) string {
 	var quoted []string
 	for _, cl := range failed(r) {
-		if cl.Status != contracts.StatusNotClaimed {
+		if cl.Status != verdict.StatusNotClaimed {
 			quoted = append(quoted, regexp.QuoteMeta(cl.ID))
 		}
 	}

@@ -6,13 +6,13 @@ import (
 	"io"
 	"strings"
 
-	"github.com/echomq/kit/contracts"
+	"github.com/echomq/kit/contracts/verdict"
 )
 
 // Badge is a small SVG for a README: "EchoMQ 2.0 · 14/14", green when certified, red otherwise.
 // Its widths come from the text's length at a generous average glyph width, so the text never
 // overflows its box.
-func Badge(r *contracts.Result) string {
+func Badge(r *verdict.Result) string {
 	left, right := "EchoMQ 2.0", fmt.Sprintf("%d/%d", r.Passed, r.Total)
 	color := "#b3261e"
 	if r.Certified {
@@ -36,7 +36,7 @@ func Badge(r *contracts.Result) string {
 // failure is a failed clause split for the page: the rule, what was expected, what the port did.
 type failure struct {
 	Contract string
-	Clause   contracts.Clause
+	Clause   verdict.Clause
 	Verdict  string
 	Rule     string
 	Expected string
@@ -48,11 +48,11 @@ type failure struct {
 
 // failureOf lays a failed clause out for the page from its typed failures: the first one's
 // rule, expected and got, then its quoted wire lines and any further failures.
-func failureOf(contract string, cl contracts.Clause, verdict contracts.Status) failure {
-	fl := failure{Contract: contract, Clause: cl, Verdict: verdict.String()}
+func failureOf(contract string, cl verdict.Clause, status verdict.Status) failure {
+	fl := failure{Contract: contract, Clause: cl, Verdict: status.String()}
 	var rest []string
 	switch {
-	case cl.Status == contracts.StatusFail && len(cl.Failures) > 0:
+	case cl.Status == verdict.StatusFail && len(cl.Failures) > 0:
 		f := cl.Failures[0]
 		fl.Rule, fl.Expected, fl.Got = f.Quote, f.Expected, f.Got
 		if len(f.Wire) > 0 {
@@ -74,7 +74,7 @@ func failureOf(contract string, cl contracts.Clause, verdict contracts.Status) f
 
 type pageData struct {
 	Facts    Facts
-	Result   *contracts.Result
+	Result   *verdict.Result
 	Summary  string
 	Badge    template.HTML
 	Failures []failure
@@ -82,15 +82,15 @@ type pageData struct {
 	Lines    map[string]string
 }
 
-func writeHTML(w io.Writer, r *contracts.Result, f Facts) error {
+func writeHTML(w io.Writer, r *verdict.Result, f Facts) error {
 	d := pageData{Facts: f, Result: r, Summary: Summary(r), Badge: template.HTML(Badge(r)), Lines: map[string]string{}}
 	for _, c := range r.Contracts {
 		d.Lines[c.ID] = status(c)
 		for _, cl := range c.Clauses {
 			switch {
-			case cl.Status == contracts.StatusNotRun && cl.Reason != "":
+			case cl.Status == verdict.StatusNotRun && cl.Reason != "":
 				d.NotRun = append(d.NotRun, failure{Contract: c.ID + " " + c.Name, Clause: cl, Rest: cl.Reason})
-			case cl.Failed() || cl.Status == contracts.StatusNotOffered:
+			case cl.Failed() || cl.Status == verdict.StatusNotOffered:
 				d.Failures = append(d.Failures, failureOf(c.ID+" "+c.Name, cl, shownStatus(c, cl)))
 			}
 		}

@@ -12,7 +12,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/echomq/kit/contracts"
+	"github.com/echomq/kit/contracts/verdict"
 )
 
 // Facts describe what was certified, against what.
@@ -43,12 +43,12 @@ func Label(name string) string {
 // Line is one contract's line on the console and in the transcript: "C09 retry ..... PASS". A
 // contract some of whose clauses did not run says so: "PASS (1 of 3 clauses run)", never a bare
 // PASS.
-func Line(c contracts.ContractResult) string {
+func Line(c verdict.ContractResult) string {
 	return dots(c.ID+" "+c.Name, status(c), 60)
 }
 
-func status(c contracts.ContractResult) string {
-	if c.Partial() && c.Status != contracts.StatusNotRun {
+func status(c verdict.ContractResult) string {
+	if c.Partial() && c.Status != verdict.StatusNotRun {
 		return fmt.Sprintf("%s (%d of %d clauses run)", c.Status, c.ClausesRun, c.ClausesTotal)
 	}
 	return c.Status.String()
@@ -56,9 +56,9 @@ func status(c contracts.ContractResult) string {
 
 // shownStatus is the status a failed clause is shown with: KNOWN FAILING in a contract listed
 // as known failing.
-func shownStatus(c contracts.ContractResult, cl contracts.Clause) contracts.Status {
-	if c.Status == contracts.StatusKnownFailing && cl.Status == contracts.StatusFail {
-		return contracts.StatusKnownFailing
+func shownStatus(c verdict.ContractResult, cl verdict.Clause) verdict.Status {
+	if c.Status == verdict.StatusKnownFailing && cl.Status == verdict.StatusFail {
+		return verdict.StatusKnownFailing
 	}
 	return cl.Status
 }
@@ -73,7 +73,7 @@ func dots(left, right string, width int) string {
 
 // Summary is the closing line: "CONFORMANCE n/14", and for a run that did not run every clause,
 // how many it ran: such a run is never a certification.
-func Summary(r *contracts.Result) string {
+func Summary(r *verdict.Result) string {
 	s := fmt.Sprintf("CONFORMANCE %d/%d", r.Passed, r.Total)
 	switch {
 	case r.FailFast:
@@ -89,7 +89,7 @@ func Summary(r *contracts.Result) string {
 }
 
 // firstFailed names a fail-fast run's failing clause(s): ", stopped at C07/stale/…".
-func firstFailed(r *contracts.Result) string {
+func firstFailed(r *verdict.Result) string {
 	var ids []string
 	for _, c := range r.Contracts {
 		for _, cl := range c.Clauses {
@@ -105,7 +105,7 @@ func firstFailed(r *contracts.Result) string {
 }
 
 // SpreadLine is a cluster run's line on where its queues landed ("" for a standalone run).
-func SpreadLine(r *contracts.Result) string {
+func SpreadLine(r *verdict.Result) string {
 	if r.Spread == nil {
 		return ""
 	}
@@ -117,7 +117,7 @@ func SpreadLine(r *contracts.Result) string {
 // then each clause's id and verdict; a failed clause adds its whole failure (rule, expected,
 // got), the wire trace, the JSON lines exchanged with the port and its stderr tail; a clause
 // that could not run says why.
-func Transcript(r *contracts.Result, f Facts) string {
+func Transcript(r *verdict.Result, f Facts) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# EchoMQ conformance transcript\n")
 	fmt.Fprintf(&b, "port:   %s\n", f.Port)
@@ -130,7 +130,7 @@ func Transcript(r *contracts.Result, f Facts) string {
 		fmt.Fprintf(&b, "server: a Valkey Cluster (hello with cluster: true)\n")
 	}
 	for _, c := range r.Contracts {
-		if c.Status == contracts.StatusNotRun {
+		if c.Status == verdict.StatusNotRun {
 			continue
 		}
 		fmt.Fprintf(&b, "\n%s\n", Line(c))
@@ -143,7 +143,7 @@ func Transcript(r *contracts.Result, f Facts) string {
 			}
 			fmt.Fprintf(&b, "  %s\n", dots(cl.ID, cl.Status.String(), 76))
 			switch {
-			case cl.Status == contracts.StatusNotRun || cl.Status == contracts.StatusNotOffered:
+			case cl.Status == verdict.StatusNotRun || cl.Status == verdict.StatusNotOffered:
 				fmt.Fprintf(&b, "    %s\n", cl.Reason)
 			case cl.Failed():
 				b.WriteString(indent(Failure(cl, 0), "    "))
@@ -161,7 +161,7 @@ func Transcript(r *contracts.Result, f Facts) string {
 // lines exchanged with the port, its stderr tail and the wire trace. max > 0 keeps only the last
 // max lines of the exchange and of stderr, and max/2 of the wire trace (the console); 0 keeps
 // what was recorded.
-func Failure(cl contracts.Clause, max int) string {
+func Failure(cl verdict.Clause, max int) string {
 	var b strings.Builder
 	b.WriteString(strings.TrimRight(cl.Message(), "\n") + "\n")
 	if ex := cl.Exchange; ex != nil {
@@ -200,7 +200,7 @@ func indent(s, pre string) string {
 
 // Write fills dir with transcript, JUnit XML, JSON, HTML, the badge and facts. It returns the
 // transcript's path.
-func Write(dir string, r *contracts.Result, f Facts) (string, error) {
+func Write(dir string, r *verdict.Result, f Facts) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
@@ -243,11 +243,11 @@ func writeFile(path string, write func(io.Writer) error) error {
 
 // JSONReport is report.json: the facts and the result.
 type JSONReport struct {
-	Facts  Facts             `json:"facts"`
-	Result *contracts.Result `json:"result"`
+	Facts  Facts           `json:"facts"`
+	Result *verdict.Result `json:"result"`
 }
 
-func writeJSON(w io.Writer, r *contracts.Result, f Facts) error {
+func writeJSON(w io.Writer, r *verdict.Result, f Facts) error {
 	e := json.NewEncoder(w)
 	e.SetIndent("", "  ")
 	return e.Encode(JSONReport{Facts: f, Result: r})
@@ -299,10 +299,10 @@ type junitMessage struct {
 	Body    string `xml:",chardata"`
 }
 
-func writeJUnit(w io.Writer, r *contracts.Result, f Facts) error {
+func writeJUnit(w io.Writer, r *verdict.Result, f Facts) error {
 	out := junitSuites{Name: "EchoMQ conformance: " + f.Port}
 	for _, c := range r.Contracts {
-		if c.Status == contracts.StatusNotRun {
+		if c.Status == verdict.StatusNotRun {
 			continue
 		}
 		s := junitSuite{Name: c.ID + " " + c.Name}
@@ -315,8 +315,8 @@ func writeJUnit(w io.Writer, r *contracts.Result, f Facts) error {
 			secs += cl.Duration.Seconds()
 			body := Failure(cl, 0)
 			switch cl.Status {
-			case contracts.StatusFail:
-				failing := c.Status == contracts.StatusKnownFailing
+			case verdict.StatusFail:
+				failing := c.Status == verdict.StatusKnownFailing
 				if failing {
 					jc.Skipped = &junitMessage{Message: "known failing: " + cl.Rule(), Body: body}
 					s.Skipped++
@@ -324,10 +324,10 @@ func writeJUnit(w io.Writer, r *contracts.Result, f Facts) error {
 					jc.Failure = &junitMessage{Message: cl.Rule(), Body: body}
 					s.Failures++
 				}
-			case contracts.StatusHarnessError:
+			case verdict.StatusHarnessError:
 				jc.Error = &junitMessage{Message: "harness error", Body: body}
 				s.Errors++
-			case contracts.StatusNotClaimed, contracts.StatusNotRun:
+			case verdict.StatusNotClaimed, verdict.StatusNotRun:
 				// In a run meant to certify, a clause that did not run or is not claimed withholds
 				// the certificate: a failure, so that CI reading JUnit sees what the exit status says.
 				msg := strings.ToLower(cl.Status.String()) + ": " + cl.Reason

@@ -9,27 +9,32 @@ import (
 
 	"github.com/echomq/kit/contracts"
 	"github.com/echomq/kit/contracts/report"
+	"github.com/echomq/kit/contracts/verdict"
 )
 
 // result is a certification run of C09 and C10 in which C09 fails two clauses (a long failure
 // and a short one), C10 has a clause not run, and the rest pass.
-func result(filtered bool) *contracts.Result {
-	long := contracts.Failure{Rule: "walk-model", Quote: "the model", Expected: "a", Got: strings.Repeat("step\n", 40)}
-	short := contracts.Failure{Rule: "retry", Quote: `canon §4 retry: "…"`, Expected: "retried", Got: "dead"}
-	var clauses []contracts.Clause
+func result(filtered bool) *verdict.Result {
+	long := verdict.Failure{Rule: "walk-model", Quote: "the model", Expected: "a", Got: strings.Repeat("step\n", 40)}
+	short := verdict.Failure{Rule: "retry", Quote: `canon §4 retry: "…"`, Expected: "retried", Got: "dead"}
+	var clauses []verdict.Clause
 	for _, id := range contracts.Clauses(false) {
-		cl := contracts.Clause{ID: id, Status: contracts.StatusPass}
+		cl := verdict.Clause{ID: id, Status: verdict.StatusPass}
 		switch {
 		case id == "C09/retry/walk-retry":
-			cl.Status, cl.Failures = contracts.StatusFail, []contracts.Failure{long}
+			cl.Status, cl.Failures = verdict.StatusFail, []verdict.Failure{long}
 		case id == "C09/retry/zero-delay-back-to-pending":
-			cl.Status, cl.Failures = contracts.StatusFail, []contracts.Failure{short}
+			cl.Status, cl.Failures = verdict.StatusFail, []verdict.Failure{short}
 		case id == "C10/dead/max-attempts-to-morgue":
-			cl.Status, cl.Reason = contracts.StatusNotRun, "this clause needs a wrong-kind server"
+			cl.Status, cl.Reason = verdict.StatusNotRun, "this clause needs a wrong-kind server"
 		}
 		clauses = append(clauses, cl)
 	}
-	r := contracts.Summarize(clauses, nil)
+	var headings []verdict.ContractResult
+	for _, c := range contracts.All() {
+		headings = append(headings, verdict.ContractResult{ID: c.ID, Name: c.Name, Rule: c.Rule})
+	}
+	r := verdict.Summarize(headings, clauses, nil)
 	r.Filtered = filtered
 	return r
 }

@@ -39,9 +39,7 @@ type Extension interface {
 // flags are the shell's parsed flags.
 type flags struct {
 	name                                                          string
-	args                                                          []string // as given, for a parallel run's workers
 	parallel                                                      int
-	worker                                                        string
 	port, valkey, cluster, out, knownFile, label, focus, admitDir string
 	list, version, failFast                                       bool
 	first                                                         string
@@ -51,7 +49,7 @@ type flags struct {
 }
 
 func parse(name string, args []string, stderr io.Writer, ext Extension) (flags, error) {
-	f := flags{name: name, args: args}
+	f := flags{name: name}
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	env := os.Getenv
@@ -69,7 +67,6 @@ func parse(name string, args []string, stderr io.Writer, ext Extension) (flags, 
 	fs.StringVar(&f.admitDir, "admit-scripts", "", "admit DIR/<name>.lua (a port's edited copy of lua/) as the bundle's scripts, and their bundle's digest, so that only behaviour is judged (never certifies)")
 	fs.Int64Var(&f.seed, "seed", 0, "replay the model-checked walks from this seed (a walk failure prints it); 0: the fixed default")
 	fs.IntVar(&f.parallel, "parallel", 0, "run the clauses on N Valkey servers at once (-valkey a,b,… gives N; without -valkey emq-engines starts them): every clause keeps its fresh keyspace, port process and MONITOR capture, and the reports are those of a serial run; 0: as many as -valkey lists, or without -valkey runner.DefaultParallel (the cores + 1, at most 4); a cluster run is serial")
-	fs.StringVar(&f.worker, "worker", "", "internal: run as a worker of a -parallel run, claiming clauses in `DIR`")
 	fs.DurationVar(&f.deadline, "deadline", subprocess.DefaultDeadline, "per-request deadline for a subprocess port")
 	fs.DurationVar(&f.startDeadline, "start-deadline", subprocess.DefaultStartDeadline, "deadline of a subprocess port's first hello, which pays its start-up; a port that misses it is a harness error (exit 2)")
 	f.servers = map[string]*string{}
@@ -95,11 +92,11 @@ func parse(name string, args []string, stderr io.Writer, ext Extension) (flags, 
 	return f, nil
 }
 
-// defaultParallel is -parallel 0: a worker and a cluster run are serial, given Valkeys each take
-// a worker, and the servers emq-engines starts are as many as the machine runs well at once.
+// defaultParallel is -parallel 0: a cluster run is serial, given Valkeys each take a lane, and
+// the servers emq-engines starts are as many as the machine runs well at once.
 func (f flags) defaultParallel() int {
 	switch {
-	case f.worker != "" || f.cluster != "":
+	case f.cluster != "":
 		return 1
 	case f.valkey != "":
 		return max(1, len(runner.SplitList(f.valkey)))
@@ -138,15 +135,9 @@ func Main(name string, args []string, stdout, stderr io.Writer, ext Extension) i
 	defer cleanup()
 	if err == nil {
 		o.Stdout, o.Stderr = stdout, stderr
-		if f.worker != "" {
-			if err = runner.Work(ctx, o, f.worker); err == nil {
-				return runner.ExitCertified
-			}
-		} else {
-			var out *runner.Outcome
-			if out, err = runner.Run(ctx, o); err == nil {
-				return out.Exit
-			}
+		var out *runner.Outcome
+		if out, err = runner.Run(ctx, o); err == nil {
+			return out.Exit
 		}
 	}
 	msg := oneLine(err.Error())
@@ -168,12 +159,16 @@ func oneLine(msg string) string {
 	return strings.TrimSpace(lines[0]) + " … " + last
 }
 
+// list prints each contract, its rule and its clause ids (a standalone run's), as the table
+// declares them.
 func list(stdout io.Writer) {
-	for _, c := range contracts.List() {
-		fmt.Fprintf(stdout, "%s\n", c.Contract.Title())
-		fmt.Fprintf(stdout, "    %s\n", c.Contract.Rule)
-		for _, cl := range c.Clauses {
-			fmt.Fprintf(stdout, "  %s\n", cl)
+	ids := contracts.Clauses(false)
+	for _, c := range contracts.All() {
+		fmt.Fprintf(stdout, "%s\n    %s\n", c.Title(), c.Rule)
+		for _, id := range ids {
+			if strings.HasPrefix(id, c.ID+"/") {
+				fmt.Fprintf(stdout, "  %s\n", id)
+			}
 		}
 	}
 }
@@ -214,7 +209,7 @@ func (f flags) options(ctx context.Context, engines *runner.Engines, ext Extensi
 	if o.Factory, err = f.factory(ext); err != nil {
 		return o, cleanup, err
 	}
-	if cleanup, err = f.serversFor(ctx, engines, &o); err != nil {
+	if cleanup, err = f.serversFor(ctx, engines, &o, ext); err != nil {
 		return o, cleanup, err
 	}
 	bundle, err := lua.Load()
@@ -249,12 +244,12 @@ func (f flags) factory(ext Extension) (drivers.Factory, error) {
 
 // serversFor sets the run's Valkey (or cluster) and the other servers: those given by flag, and
 // without a given Valkey, emq-engines' (the checkout's convenience).
-func (f flags) serversFor(ctx context.Context, engines *runner.Engines, o *runner.Options) (func(), error) {
+func (f flags) serversFor(ctx context.Context, engines *runner.Engines, o *runner.Options, ext Extension) (func(), error) {
 	stop := func() {}
 	startCtx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
-	if f.parallel > 1 && f.worker == "" {
-		return f.parallelServers(startCtx, engines, o)
+	if f.parallel > 1 {
+		return f.parallelServers(startCtx, engines, o, ext)
 	}
 	switch {
 	case f.cluster == "start" && f.valkey == "":

@@ -3,21 +3,19 @@ package conformcli
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
 	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/echomq/kit/contracts"
+	"github.com/echomq/kit/drivers"
 	"github.com/echomq/kit/runner"
 )
 
-// parallelServers sets up a -parallel run: a Valkey per worker (given, or started through
-// emq-engines), and each other server a clause needs started once and handed to every worker by
-// address (each clause still runs once, so no two clauses share one at a time). The workers are
-// this program again, with the flags it was given and a worker's own.
-func (f flags) parallelServers(ctx context.Context, engines *runner.Engines, o *runner.Options) (func(), error) {
+// parallelServers sets up a -parallel run: a Valkey per lane (given, or started through
+// emq-engines) and a port per lane built from the same flags, and each other server a clause
+// needs started once and shared by the lanes (each clause still runs once, so no two clauses use
+// one at a time).
+func (f flags) parallelServers(ctx context.Context, engines *runner.Engines, o *runner.Options, ext Extension) (func(), error) {
 	var stops []func()
 	stop := func() {
 		for _, s := range stops {
@@ -27,39 +25,28 @@ func (f flags) parallelServers(ctx context.Context, engines *runner.Engines, o *
 	if f.cluster != "" {
 		return stop, fmt.Errorf("-parallel runs against standalone Valkeys only, not -cluster")
 	}
-	o.Parallel = f.parallel
 	given := map[string]string{}
 	for name, addr := range f.servers {
 		if *addr != "" {
 			given[name] = *addr
 		}
 	}
-	if f.valkey != "" {
-		if o.Valkeys = runner.SplitList(f.valkey); len(o.Valkeys) != f.parallel {
-			return stop, fmt.Errorf("-parallel %d needs %d Valkeys: -valkey gives %d (host:port,host:port,…)", f.parallel, f.parallel, len(o.Valkeys))
-		}
-	} else {
-		vks, more, err := startAll(ctx, engines, f.parallel, given)
+	vks := runner.SplitList(f.valkey)
+	if f.valkey != "" && len(vks) != f.parallel {
+		return stop, fmt.Errorf("-parallel %d needs %d Valkeys: -valkey gives %d (host:port,host:port,…)", f.parallel, f.parallel, len(vks))
+	}
+	if f.valkey == "" {
+		var more []func()
+		var err error
+		vks, more, err = startAll(ctx, engines, f.parallel, given)
 		stops = append(stops, more...)
 		if err != nil {
 			return stop, err
 		}
-		o.Valkeys = vks
 	}
-	o.Valkey = o.Valkeys[0]
+	o.Parallel = runner.Parallel{Valkeys: vks, Port: func() (drivers.Factory, error) { return f.factory(ext) }}
 	for name, addr := range given {
 		o.Servers[name] = contracts.Given(addr)
-	}
-	self, err := os.Executable()
-	if err != nil {
-		return stop, err
-	}
-	o.Worker = func(ctx context.Context, valkey, claims string) *exec.Cmd {
-		args := append(append([]string(nil), f.args...), "-parallel", "1", "-valkey", valkey, "-worker", claims)
-		for name, addr := range given {
-			args = append(args, serverFlag(name), addr)
-		}
-		return exec.CommandContext(ctx, self, args...)
 	}
 	return stop, nil
 }
@@ -106,14 +93,4 @@ func startAll(ctx context.Context, engines *runner.Engines, n int, given map[str
 		given[j.Name] = addrs[n+i]
 	}
 	return addrs[:n], live, nil
-}
-
-// serverFlag is the flag that gives server name ("-wrong-kind").
-func serverFlag(name string) string {
-	for _, s := range contracts.Servers() {
-		if s.Name == name {
-			return s.Flag
-		}
-	}
-	return "-" + strings.TrimPrefix(name, "-")
 }

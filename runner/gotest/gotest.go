@@ -13,6 +13,7 @@ import (
 
 	"github.com/echomq/kit/contracts"
 	"github.com/echomq/kit/contracts/report"
+	"github.com/echomq/kit/contracts/verdict"
 	"github.com/echomq/kit/runner"
 )
 
@@ -33,7 +34,7 @@ func Certify(t testing.TB, o runner.Options) *runner.Outcome {
 	var bad []string
 	for _, c := range out.Result.Contracts {
 		for _, cl := range c.Clauses {
-			if picked[cl.ID] && cl.Status != contracts.StatusPass {
+			if picked[cl.ID] && cl.Status != verdict.StatusPass {
 				bad = append(bad, fmt.Sprintf("%s %s: %s", cl.ID, cl.Status, firstLine(cl.Message())))
 			}
 		}

@@ -1,9 +1,12 @@
-package contracts
+// Package verdict is a certification's verdict, typed from the clause to the report: a clause's
+// Status and the Failures it recorded (rule, expected, got — never read back from message text),
+// a contract's result folded from its clauses, and a run's Result with its summary. The harness
+// (package contracts) writes clause verdicts; the runner and the report writer (contracts/report)
+// read them, without linking the suite.
+package verdict
 
 import (
-	"cmp"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -55,7 +58,7 @@ func (s Status) String() string {
 // MarshalText writes the status by name (report.json: "verdict": "PASS").
 func (s Status) MarshalText() ([]byte, error) {
 	if int(s) >= len(statusNames) {
-		return nil, fmt.Errorf("contracts: no status %d", uint8(s))
+		return nil, fmt.Errorf("verdict: no status %d", uint8(s))
 	}
 	return []byte(s.String()), nil
 }
@@ -68,7 +71,7 @@ func (s *Status) UnmarshalText(b []byte) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("contracts: unknown status %q", b)
+	return fmt.Errorf("verdict: unknown status %q", b)
 }
 
 // Failure is one check a clause failed: the rule it breaks, what was expected, what the port
@@ -190,90 +193,4 @@ type Result struct {
 	// Spread (cluster runs) is how the run's queues fell on the primaries; a cluster run whose
 	// queues missed a primary certifies nothing.
 	Spread *Spread `json:"spread,omitempty"`
-}
-
-// contractStatus folds clause verdicts: the greatest wins (a harness error, then a failure,
-// then not claimed); a contract passes when at least one clause ran and none failed, and one
-// whose clauses were all filtered out or not offered did not run.
-func contractStatus(cls []Clause) Status {
-	st := StatusNotRun
-	for _, c := range cls {
-		st = max(st, c.Status)
-	}
-	if st == StatusNotOffered {
-		return StatusNotRun
-	}
-	return st
-}
-
-// Summarize folds clause verdicts, in canon order, into contract results and the run's
-// verdict; known lists the contracts that may fail.
-func Summarize(clauses []Clause, known []string) *Result {
-	all := All()
-	r := &Result{Total: len(all), Contracts: make([]ContractResult, len(all))}
-	byID := map[string]*ContractResult{}
-	var homes [][]QueueHome
-	primaries := 0
-	for i, c := range all {
-		r.Contracts[i] = ContractResult{ID: c.ID, Name: c.Name, Rule: c.Rule}
-		byID[c.ID] = &r.Contracts[i]
-	}
-	at := map[string]int{} // declaration order: the order of every report
-	for i, id := range append(Clauses(false), Clauses(true)...) {
-		if _, ok := at[id]; !ok {
-			at[id] = i
-		}
-	}
-	clauses = slices.Clone(clauses)
-	slices.SortStableFunc(clauses, func(a, b Clause) int { return cmp.Compare(at[a.ID], at[b.ID]) })
-	for _, cl := range clauses {
-		c := byID[contractOf(cl.ID)]
-		if c == nil {
-			continue
-		}
-		if r.Hello == nil && cl.Hello != nil {
-			r.Hello = cl.Hello
-		}
-		homes = append(homes, cl.Queues)
-		primaries = max(primaries, cl.Primaries)
-		c.Clauses = append(c.Clauses, cl)
-	}
-	for i := range r.Contracts {
-		c := &r.Contracts[i]
-		if fold(c, known) {
-			r.Stale = append(r.Stale, c.ID)
-		}
-		r.ClausesRun += c.ClausesRun
-		r.ClausesTotal += c.ClausesTotal
-		if c.Status == StatusPass && !c.Partial() {
-			r.Passed++
-		}
-	}
-	r.Spread = spreadOf(homes, primaries)
-	r.Certified = r.Passed == r.Total && len(r.Stale) == 0 && (r.Spread == nil || r.Spread.Covered())
-	return r
-}
-
-// fold sets a contract's status and counts from its clauses; a listed contract that fails is
-// known failing, one that passes is a stale entry of the list (fold then says true).
-func fold(c *ContractResult, known []string) (stale bool) {
-	c.Status = contractStatus(c.Clauses)
-	c.ClausesTotal = len(c.Clauses)
-	c.ClausesRun = 0
-	for _, cl := range c.Clauses {
-		if cl.Ran() {
-			c.ClausesRun++
-		}
-	}
-	if !slices.Contains(known, c.ID) {
-		return false
-	}
-	switch c.Status {
-	case StatusFail:
-		c.Status = StatusKnownFailing
-	case StatusPass:
-		c.Note = "listed as known failing but passed: remove it from the list"
-		return true
-	}
-	return false
 }

@@ -1,4 +1,4 @@
-package contracts
+package statements
 
 // The statements of contracts/CANON.md (trace.go). A canon statement in neither map is a gap:
 // no rule exercises it yet (TestStatements names it).

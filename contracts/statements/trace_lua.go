@@ -1,4 +1,4 @@
-package contracts
+package statements
 
 // The statements of lua/README.md and the lua scripts' headers (trace.go).
 

@@ -1,4 +1,4 @@
-package contracts
+package statements
 
 // The statements of contracts/PROTOCOL.md (trace.go). A statement no rule exercises yet and that
 // the kit ought to check is in neither map: TestStatements lists it until a clause checks it.
