@@ -131,7 +131,7 @@ func frozen(t *testing.T, path, fresh string) {
 
 // TestReferenceSubprocess: the reference's port binary, every reply held back 1 ms (a slower
 // runtime: badport's BADPORT_LATE) and driven through the subprocess driver with emq-conform's
-// default flags (runner.DefaultParallel Valkeys at once on this machine), is certified too, and
+// default flags (as many Valkeys at once as emq-conform chooses on this machine), is certified too, and
 // its transcript is byte for byte the frozen one of the in-process reference run one clause at
 // a time: the same verdicts, a parallel run's reports are a serial run's, and no deadline of the
 // kit's fails a correct port for being slower. Every request the kit sent it matches the

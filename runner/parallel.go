@@ -3,7 +3,6 @@ package runner
 import (
 	"context"
 	"fmt"
-	"runtime"
 
 	"github.com/echomq/kit/contracts"
 	"github.com/echomq/kit/contracts/report"
@@ -23,11 +22,6 @@ type Parallel struct {
 	// factory of its own, so that no two lanes share a port's state or a session's recording.
 	Port func() (drivers.Factory, error)
 }
-
-// DefaultParallel is how many lanes a run takes when the kit starts its own Valkeys: one more
-// than the cores (many clauses wait on the server's clock, not the CPU), at most 4. The reports
-// are those of a serial run whatever it is.
-func DefaultParallel() int { return min(4, runtime.NumCPU()+1) }
 
 // parallelServer checks every lane's Valkey and returns the first lane's.
 func (o *Options) parallelServer(ctx context.Context) (server, error) {

@@ -32,7 +32,8 @@ const (
 	ExitHarness   = 2 // the harness itself could not run (no Valkey, a bad option)
 )
 
-// Options are what a run needs. Factory and Valkey (or Cluster) are required.
+// Options are what a run needs: a port and the servers it is certified against, what runs, and
+// where the reports go. Factory and Valkey (or Cluster) are required.
 type Options struct {
 	// Factory starts a fresh port session per clause.
 	Factory drivers.Factory
@@ -47,8 +48,9 @@ type Options struct {
 	// for one given by address). A server not given leaves its clauses NOT RUN: the run is then
 	// not a certification.
 	Servers map[string]contracts.Starter
-	// Out is the certification folder; "" is certification/<port>.
-	Out string
+	// Parallel, given more than one Valkey, runs the clauses on all of them at once.
+	Parallel Parallel
+
 	// Labels and Focus select contracts and clauses; KnownFailing lists contracts that may fail.
 	Labels, Focus, KnownFailing []string
 	// Seed replays the model-checked walks; 0 is the fixed default.
@@ -57,19 +59,30 @@ type Options struct {
 	// First, if set, is a regular expression of clause ids that run before the others.
 	FailFast bool
 	First    *regexp.Regexp
-	// Admit and AdmitDigest admit edited scripts beside the bundle's (AdmitScripts): only
-	// behaviour is judged, and the run never certifies. Note says so in the reports.
-	Admit       map[string]string
-	AdmitDigest string
-	Note        string
+
+	// Out is the certification folder; "" is certification/<port>.
+	Out string
 	// Stdout gets the console (contract lines, failures, the verdict); Stderr the notes. Nil:
 	// os.Stdout and os.Stderr.
 	Stdout, Stderr io.Writer
 	// Replay is the program (and flags) the replay line of a failed run names; "" is
 	// emq-conform.
 	Replay string
-	// Parallel, given more than one Valkey, runs the clauses on all of them at once.
-	Parallel Parallel
+
+	// SelfTest judges something else than the port as given; its zero value certifies.
+	SelfTest SelfTest
+}
+
+// SelfTest is a run that judges behaviour alone: the kit's self-test (a mutant of the reference,
+// emq-selftest) or a port's edited copy of lua/ (emq-conform -admit-scripts). Such a run is not
+// a certification, and Note says so in every report.
+type SelfTest struct {
+	// Admit names script SHA1s (sha1 → script name) the wire law accepts beside the bundle's,
+	// and Digest the digest of the bundle they make, which C01 accepts beside the kit's.
+	Admit  map[string]string
+	Digest string
+	// Note says what was judged instead of the port as given.
+	Note string
 }
 
 // Outcome is a finished run.
@@ -118,7 +131,7 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 	}
 	facts := report.Facts{
 		Port: o.Factory.Name(), PortCommand: o.PortCommand, KitVersion: contracts.KitVersion,
-		Bundle: lua.Version, BundleDigest: bundle.Digest(), ValkeyVersion: vk.Name + " " + vk.Version, Mutant: o.Note,
+		Bundle: lua.Version, BundleDigest: bundle.Digest(), ValkeyVersion: vk.Name + " " + vk.Version, Mutant: o.SelfTest.Note,
 		Cluster: len(o.Cluster) > 0,
 	}
 	if err := o.probe(ctx, vk, &facts); err != nil {
@@ -152,7 +165,7 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 // config is the contracts' configuration for a run of port against vk.
 func (o *Options) config(port drivers.Factory, bundle *lua.Bundle, vk server) (*contracts.Config, error) {
 	cfg := &contracts.Config{Factory: port, Valkey: vk.Addr, Cluster: o.Cluster, Bundle: bundle, Seed: o.Seed,
-		Admit: o.Admit, AdmitDigest: o.AdmitDigest}
+		Admit: o.SelfTest.Admit, AdmitDigest: o.SelfTest.Digest}
 	for name, start := range o.Servers {
 		if err := cfg.SetServer(name, start); err != nil {
 			return nil, harness("%v", err)
@@ -177,7 +190,7 @@ func (o *Options) server(ctx context.Context) (server, error) {
 		}
 		return vk, nil
 	case o.Valkey == "":
-		return server{}, harness("no Valkey: %v", ErrNoEngines)
+		return server{}, harness("no Valkey: Options.Valkey names none (a run needs a dedicated Valkey 8.1)")
 	}
 	vk, err := checkValkey(ctx, o.Valkey)
 	if err != nil {

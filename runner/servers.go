@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"strings"
 	"time"
 
 	"github.com/echomq/kit/reference/resp"
@@ -84,15 +83,4 @@ func checkCluster(ctx context.Context, nodes []string) (server, error) {
 		}
 	}
 	return seed, nil
-}
-
-// SplitList reads a comma-separated list of addresses or ids, dropping blanks.
-func SplitList(s string) []string {
-	var out []string
-	for _, a := range strings.Split(s, ",") {
-		if a = strings.TrimSpace(a); a != "" {
-			out = append(out, a)
-		}
-	}
-	return out
 }

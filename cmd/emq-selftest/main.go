@@ -59,7 +59,7 @@ func (s *selftest) Adjust(o *runner.Options, b *lua.Bundle) error {
 		}
 		return nil
 	}
-	o.Note = join(s.mutant, o.Note)
+	o.SelfTest.Note = join(s.mutant, o.SelfTest.Note)
 	o.Replay += " -mutant " + s.mutant
 	if !s.admit {
 		return nil
@@ -71,8 +71,8 @@ func (s *selftest) Adjust(o *runner.Options, b *lua.Bundle) error {
 	if err != nil {
 		return err
 	}
-	o.Admit = admit
-	o.Note += " (edited scripts admitted: not a certification)"
+	o.SelfTest.Admit = admit
+	o.SelfTest.Note += " (edited scripts admitted: not a certification)"
 	o.Replay += " -admit-mutant-scripts"
 	return nil
 }

@@ -1,7 +1,8 @@
-// Package conformcli is emq-conform's flag shell: flags and environment to runner.Options, the
-// servers the checkout's emq-engines starts when none are given, and the exit status. The port
-// author's cmd/emq-conform is this shell alone; the kit's cmd/emq-selftest adds its self-test
-// flags through an Extension, so the port author's binary links none of the mutant machinery.
+// Package conformcli is emq-conform's flag shell: flags and environment to runner.Options (the
+// known-failing file, a port's edited scripts), the servers the checkout's emq-engines starts
+// when none are given (engines.go, servers.go), and the exit status. The port author's
+// cmd/emq-conform is this shell alone; the kit's cmd/emq-selftest adds its self-test flags
+// through an Extension, so the port author's binary links none of the mutant machinery.
 package conformcli
 
 import (
@@ -66,7 +67,7 @@ func parse(name string, args []string, stderr io.Writer, ext Extension) (flags, 
 	fs.BoolVar(&f.version, "version", false, "print the kit's version, the bundle version and its digest")
 	fs.StringVar(&f.admitDir, "admit-scripts", "", "admit DIR/<name>.lua (a port's edited copy of lua/) as the bundle's scripts, and their bundle's digest, so that only behaviour is judged (never certifies)")
 	fs.Int64Var(&f.seed, "seed", 0, "replay the model-checked walks from this seed (a walk failure prints it); 0: the fixed default")
-	fs.IntVar(&f.parallel, "parallel", 0, "run the clauses on N Valkey servers at once (-valkey a,b,… gives N; without -valkey emq-engines starts them): every clause keeps its fresh keyspace, port process and MONITOR capture, and the reports are those of a serial run; 0: as many as -valkey lists, or without -valkey runner.DefaultParallel (the cores + 1, at most 4); a cluster run is serial")
+	fs.IntVar(&f.parallel, "parallel", 0, "run the clauses on N Valkey servers at once (-valkey a,b,… gives N; without -valkey emq-engines starts them): every clause keeps its fresh keyspace, port process and MONITOR capture, and the reports are those of a serial run; 0: as many as -valkey lists, or without -valkey as many as the machine runs well (the cores + 1, at most 4); a cluster run is serial")
 	fs.DurationVar(&f.deadline, "deadline", subprocess.DefaultDeadline, "per-request deadline for a subprocess port")
 	fs.DurationVar(&f.startDeadline, "start-deadline", subprocess.DefaultStartDeadline, "deadline of a subprocess port's first hello, which pays its start-up; a port that misses it is a harness error (exit 2)")
 	f.servers = map[string]*string{}
@@ -99,9 +100,9 @@ func (f flags) defaultParallel() int {
 	case f.cluster != "":
 		return 1
 	case f.valkey != "":
-		return max(1, len(runner.SplitList(f.valkey)))
+		return max(1, len(splitList(f.valkey)))
 	}
-	return runner.DefaultParallel()
+	return defaultLanes()
 }
 
 // Main runs the shell named name on args and returns the exit status.
@@ -129,7 +130,7 @@ func Main(name string, args []string, stdout, stderr io.Writer, ext Extension) i
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	engines := &runner.Engines{}
+	engines := &spawner{}
 	defer engines.Close()
 	o, cleanup, err := f.options(ctx, engines, ext)
 	defer cleanup()
@@ -175,10 +176,10 @@ func list(stdout io.Writer) {
 
 // options turns the flags into a run: the selection, the port, the servers (given, or started
 // through emq-engines), the admitted scripts. cleanup stops what it started.
-func (f flags) options(ctx context.Context, engines *runner.Engines, ext Extension) (runner.Options, func(), error) {
+func (f flags) options(ctx context.Context, engines *spawner, ext Extension) (runner.Options, func(), error) {
 	cleanup := func() {}
 	o := runner.Options{Out: f.out, Seed: f.seed, PortCommand: f.port, Servers: map[string]contracts.Starter{}, Replay: f.name}
-	for _, l := range runner.SplitList(f.label) {
+	for _, l := range splitList(f.label) {
 		id, err := contracts.ParseID(l)
 		if err != nil {
 			return o, cleanup, fmt.Errorf("-label: %w", err)
@@ -202,7 +203,7 @@ func (f flags) options(ctx context.Context, engines *runner.Engines, ext Extensi
 	}
 	var err error
 	if f.knownFile != "" {
-		if o.KnownFailing, err = runner.ReadKnownFailing(f.knownFile); err != nil {
+		if o.KnownFailing, err = readKnownFailing(f.knownFile); err != nil {
 			return o, cleanup, fmt.Errorf("-known-failing: %w", err)
 		}
 	}
@@ -217,10 +218,10 @@ func (f flags) options(ctx context.Context, engines *runner.Engines, ext Extensi
 		return o, cleanup, err
 	}
 	if f.admitDir != "" {
-		if o.Admit, o.AdmitDigest, err = runner.AdmitScripts(bundle, f.admitDir); err != nil {
+		if o.SelfTest.Admit, o.SelfTest.Digest, err = admitScripts(bundle, f.admitDir); err != nil {
 			return o, cleanup, fmt.Errorf("-admit-scripts: %w", err)
 		}
-		o.Note = "scripts of " + f.admitDir + " admitted: not a certification"
+		o.SelfTest.Note = "scripts of " + f.admitDir + " admitted: not a certification"
 	}
 	if ext != nil {
 		err = ext.Adjust(&o, bundle)
@@ -240,48 +241,4 @@ func (f flags) factory(ext Extension) (drivers.Factory, error) {
 		return inproc.New(inproc.Options{})
 	}
 	return subprocess.New(f.port, sub)
-}
-
-// serversFor sets the run's Valkey (or cluster) and the other servers: those given by flag, and
-// without a given Valkey, emq-engines' (the checkout's convenience).
-func (f flags) serversFor(ctx context.Context, engines *runner.Engines, o *runner.Options, ext Extension) (func(), error) {
-	stop := func() {}
-	startCtx, cancel := context.WithTimeout(ctx, 5*time.Minute)
-	defer cancel()
-	if f.parallel > 1 {
-		return f.parallelServers(startCtx, engines, o, ext)
-	}
-	switch {
-	case f.cluster == "start" && f.valkey == "":
-		e, err := engines.Start(startCtx, "", "-cluster")
-		if err != nil {
-			return stop, fmt.Errorf("no Valkey Cluster: %w", err)
-		}
-		stop, o.Cluster = e.Stop, e.Cluster
-		o.Servers[contracts.ServerStandaloneValkey.Name] = contracts.Given(e.Addr) // C01 presents it to the port
-	case f.cluster != "":
-		if o.Cluster = runner.SplitList(f.cluster); len(o.Cluster) == 0 || f.cluster == "start" {
-			return stop, fmt.Errorf("-cluster %q names no node", f.cluster)
-		}
-		o.Valkey = f.valkey // both given: the runner refuses them
-	case f.valkey != "":
-		o.Valkey = f.valkey
-	default:
-		e, err := engines.Start(startCtx, "")
-		if err != nil {
-			return stop, fmt.Errorf("no Valkey: %w", err)
-		}
-		stop, o.Valkey = e.Stop, e.Addr
-	}
-	if f.valkey == "" && (f.cluster == "" || f.cluster == "start") {
-		for name, start := range engines.Servers() {
-			o.Servers[name] = start
-		}
-	}
-	for name, addr := range f.servers {
-		if *addr != "" {
-			o.Servers[name] = contracts.Given(*addr)
-		}
-	}
-	return stop, nil
 }

@@ -3,19 +3,70 @@ package conformcli
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/echomq/kit/contracts"
 	"github.com/echomq/kit/drivers"
 	"github.com/echomq/kit/runner"
 )
 
+// serversFor sets the run's Valkey (or cluster) and the other servers: those given by flag, and
+// without a given Valkey, emq-engines' (the checkout's convenience).
+func (f flags) serversFor(ctx context.Context, engines *spawner, o *runner.Options, ext Extension) (func(), error) {
+	stop := func() {}
+	startCtx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	if f.parallel > 1 {
+		return f.parallelServers(startCtx, engines, o, ext)
+	}
+	switch {
+	case f.cluster == "start" && f.valkey == "":
+		e, err := engines.Start(startCtx, "", "-cluster")
+		if err != nil {
+			return stop, fmt.Errorf("no Valkey Cluster: %w", err)
+		}
+		stop, o.Cluster = e.Stop, e.Cluster
+		o.Servers[contracts.ServerStandaloneValkey.Name] = contracts.Given(e.Addr) // C01 presents it to the port
+	case f.cluster != "":
+		if o.Cluster = splitList(f.cluster); len(o.Cluster) == 0 || f.cluster == "start" {
+			return stop, fmt.Errorf("-cluster %q names no node", f.cluster)
+		}
+		o.Valkey = f.valkey // both given: the runner refuses them
+	case f.valkey != "":
+		o.Valkey = f.valkey
+	default:
+		e, err := engines.Start(startCtx, "")
+		if err != nil {
+			return stop, fmt.Errorf("no Valkey: %w", err)
+		}
+		stop, o.Valkey = e.Stop, e.Addr
+	}
+	if f.valkey == "" && (f.cluster == "" || f.cluster == "start") {
+		for name, start := range engines.Servers() {
+			o.Servers[name] = start
+		}
+	}
+	for name, addr := range f.servers {
+		if *addr != "" {
+			o.Servers[name] = contracts.Given(*addr)
+		}
+	}
+	return stop, nil
+}
+
+// defaultLanes is how many lanes a run takes when the kit starts its own Valkeys: one more than
+// the cores (many clauses wait on the server's clock, not the CPU), at most 4. The reports are
+// those of a serial run whatever it is.
+func defaultLanes() int { return min(4, runtime.NumCPU()+1) }
+
 // parallelServers sets up a -parallel run: a Valkey per lane (given, or started through
 // emq-engines) and a port per lane built from the same flags, and each other server a clause
 // needs started once and shared by the lanes (each clause still runs once, so no two clauses use
 // one at a time).
-func (f flags) parallelServers(ctx context.Context, engines *runner.Engines, o *runner.Options, ext Extension) (func(), error) {
+func (f flags) parallelServers(ctx context.Context, engines *spawner, o *runner.Options, ext Extension) (func(), error) {
 	var stops []func()
 	stop := func() {
 		for _, s := range stops {
@@ -31,7 +82,7 @@ func (f flags) parallelServers(ctx context.Context, engines *runner.Engines, o *
 			given[name] = *addr
 		}
 	}
-	vks := runner.SplitList(f.valkey)
+	vks := splitList(f.valkey)
 	if f.valkey != "" && len(vks) != f.parallel {
 		return stop, fmt.Errorf("-parallel %d needs %d Valkeys: -valkey gives %d (host:port,host:port,…)", f.parallel, f.parallel, len(vks))
 	}
@@ -53,12 +104,12 @@ func (f flags) parallelServers(ctx context.Context, engines *runner.Engines, o *
 
 // startAll starts n Valkeys and, into given, every other server a clause needs that was not
 // given, all at once through emq-engines.
-func startAll(ctx context.Context, engines *runner.Engines, n int, given map[string]string) ([]string, []func(), error) {
-	var jobs []runner.ServerKind
+func startAll(ctx context.Context, engines *spawner, n int, given map[string]string) ([]string, []func(), error) {
+	var jobs []serverKind
 	for i := range n {
-		jobs = append(jobs, runner.ServerKind{Name: "valkey-" + strconv.Itoa(i)})
+		jobs = append(jobs, serverKind{Name: "valkey-" + strconv.Itoa(i)})
 	}
-	for _, s := range runner.ServerKinds {
+	for _, s := range serverKinds {
 		if given[s.Name] == "" {
 			jobs = append(jobs, s)
 		}

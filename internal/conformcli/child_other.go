@@ -1,6 +1,6 @@
 //go:build !linux
 
-package runner
+package conformcli
 
 import "syscall"
 

@@ -1,4 +1,4 @@
-package runner
+package conformcli
 
 import (
 	"bufio"
@@ -15,8 +15,8 @@ import (
 	"github.com/echomq/kit/lua"
 )
 
-// ReadKnownFailing reads a known-failing file: contract ids, one per line, # comments.
-func ReadKnownFailing(path string) ([]string, error) {
+// readKnownFailing reads a known-failing file: contract ids, one per line, # comments.
+func readKnownFailing(path string) ([]string, error) {
 	fh, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -38,11 +38,11 @@ func ReadKnownFailing(path string) ([]string, error) {
 	return out, sc.Err()
 }
 
-// AdmitScripts reads a port's edited copy of lua/ from dir: the SHA1s of the scripts that
+// admitScripts reads a port's edited copy of lua/ from dir: the SHA1s of the scripts that
 // differ from the bundle's (sha1 → script name) and the digest of the bundle they make. With
-// them admitted (Options.Admit, AdmitDigest) a run judges the port's behaviour alone, never
-// certifies: emq-conform -admit-scripts DIR.
-func AdmitScripts(b *lua.Bundle, dir string) (map[string]string, string, error) {
+// them admitted (runner.SelfTest) a run judges the port's behaviour alone and never certifies:
+// emq-conform -admit-scripts DIR.
+func admitScripts(b *lua.Bundle, dir string) (map[string]string, string, error) {
 	out := map[string]string{}
 	scripts := b.Scripts()
 	for i, s := range scripts {
@@ -60,4 +60,15 @@ func AdmitScripts(b *lua.Bundle, dir string) (map[string]string, string, error) 
 		}
 	}
 	return out, lua.Digest(scripts), nil
+}
+
+// splitList reads a comma-separated list of addresses or ids, dropping blanks.
+func splitList(s string) []string {
+	var out []string
+	for _, a := range strings.Split(s, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			out = append(out, a)
+		}
+	}
+	return out
 }

@@ -1,4 +1,4 @@
-package runner
+package conformcli
 
 import (
 	"bufio"
@@ -17,25 +17,25 @@ import (
 	"github.com/echomq/kit/contracts"
 )
 
-// The runner is given servers by address and starts none itself: it links no engine code (no
-// Docker client, no testcontainers, no OpenTelemetry; a test checks `go list -deps`). Only as a
-// convenience inside the kit's checkout, or when the kit's emq-engines sits beside the binary,
-// does it run emq-engines as a child process and use the addresses it prints.
+// The runner is given servers by address and starts none itself, and emq-conform links no engine
+// code (no Docker client, no testcontainers, no OpenTelemetry; a test checks `go list -deps`).
+// Only as a convenience inside the kit's checkout, or when the kit's emq-engines sits beside the
+// binary, does the shell run emq-engines as a child process and use the addresses it prints.
 
-// ErrNoEngines says how to give a server when none can be started.
-var ErrNoEngines = errors.New("give a dedicated Valkey 8.1 with -valkey ADDR (in the kit's checkout, `make engines` or `go run ./cmd/emq-engines -valkey-only` starts one; `make conform` does everything)")
+// errNoEngines says how to give a server when none can be started.
+var errNoEngines = errors.New("give a dedicated Valkey 8.1 with -valkey ADDR (in the kit's checkout, `make engines` or `go run ./cmd/emq-engines -valkey-only` starts one; `make conform` does everything)")
 
-// Engines starts servers through the kit's emq-engines, found beside this binary, on PATH, or
+// spawner starts servers through the kit's emq-engines, found beside this binary, on PATH, or
 // built once from the kit's module when the working directory is inside it. Close removes what
 // it built; every server it started stops with the engine that started it.
-type Engines struct {
+type spawner struct {
 	mu    sync.Mutex
 	bin   string
 	built string // the temporary folder of a binary built here
 }
 
 // Close removes the emq-engines binary built for this run, if any.
-func (e *Engines) Close() {
+func (e *spawner) Close() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.built != "" {
@@ -44,8 +44,8 @@ func (e *Engines) Close() {
 	}
 }
 
-// Engine is a server run by a child emq-engines process.
-type Engine struct {
+// engine is a server run by a child emq-engines process.
+type engine struct {
 	cmd  *exec.Cmd
 	Addr string
 	// Cluster are the node addresses of the Valkey Cluster it started beside (-cluster).
@@ -53,7 +53,7 @@ type Engine struct {
 }
 
 // Stop ends emq-engines, which stops its server.
-func (e *Engine) Stop() {
+func (e *engine) Stop() {
 	if e.cmd.Process == nil {
 		return
 	}
@@ -70,7 +70,7 @@ func (e *Engine) Stop() {
 
 // Start runs emq-engines -valkey-only [-valkey-kind kind] extra… and waits for the address it
 // prints (and, with -cluster, the cluster's nodes).
-func (e *Engines) Start(ctx context.Context, kind string, extra ...string) (*Engine, error) {
+func (e *spawner) Start(ctx context.Context, kind string, extra ...string) (*engine, error) {
 	bin, err := e.binary(ctx)
 	if err != nil {
 		return nil, err
@@ -90,7 +90,7 @@ func (e *Engines) Start(ctx context.Context, kind string, extra ...string) (*Eng
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", bin, err)
 	}
-	eng := &Engine{cmd: cmd}
+	eng := &engine{cmd: cmd}
 	ready := eng.read(out, slices.Contains(extra, "-cluster"))
 	select {
 	case ok := <-ready:
@@ -107,7 +107,7 @@ func (e *Engines) Start(ctx context.Context, kind string, extra ...string) (*Eng
 }
 
 // read takes the addresses from the child's export lines; the channel says whether they came.
-func (e *Engine) read(out io.Reader, wantCluster bool) <-chan bool {
+func (e *engine) read(out io.Reader, wantCluster bool) <-chan bool {
 	ready := make(chan bool, 1)
 	go func() {
 		sc := bufio.NewScanner(out)
@@ -132,7 +132,7 @@ func (e *Engine) read(out io.Reader, wantCluster bool) <-chan bool {
 }
 
 // Starter starts a server of this kind through emq-engines, once per clause that needs it.
-func (e *Engines) Starter(kind string, extra ...string) contracts.Starter {
+func (e *spawner) Starter(kind string, extra ...string) contracts.Starter {
 	return func(ctx context.Context) (string, func(), error) {
 		eng, err := e.Start(ctx, kind, extra...)
 		if err != nil {
@@ -142,32 +142,32 @@ func (e *Engines) Starter(kind string, extra ...string) contracts.Starter {
 	}
 }
 
-// ServerKind says how emq-engines starts one server a clause may need besides the Valkey under
+// serverKind says how emq-engines starts one server a clause may need besides the Valkey under
 // test: its -valkey-kind and any further flags.
-type ServerKind struct {
+type serverKind struct {
 	Name, Kind string
 	Extra      []string
 }
 
-// ServerKinds are the servers emq-engines starts for a certification, by contracts.Server name.
-var ServerKinds = []ServerKind{
+// serverKinds are the servers emq-engines starts for a certification, by contracts.Server name.
+var serverKinds = []serverKind{
 	{contracts.ServerWrongKind.Name, "redis", nil},
 	{contracts.ServerOldValkey.Name, "valkey8.0", nil},
 	{contracts.ServerClusterValkey.Name, "", []string{"-cluster-node"}},
 	{contracts.ServerNoHello.Name, "", []string{"-no-hello"}},
 }
 
-// Servers are starters, through emq-engines, of every server in ServerKinds.
-func (e *Engines) Servers() map[string]contracts.Starter {
-	out := make(map[string]contracts.Starter, len(ServerKinds))
-	for _, s := range ServerKinds {
+// Servers are starters, through emq-engines, of every server in serverKinds.
+func (e *spawner) Servers() map[string]contracts.Starter {
+	out := make(map[string]contracts.Starter, len(serverKinds))
+	for _, s := range serverKinds {
 		out[s.Name] = e.Starter(s.Kind, s.Extra...)
 	}
 	return out
 }
 
 // binary finds or builds emq-engines, once.
-func (e *Engines) binary(ctx context.Context) (string, error) {
+func (e *spawner) binary(ctx context.Context) (string, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.bin != "" {
@@ -184,7 +184,7 @@ func (e *Engines) binary(ctx context.Context) (string, error) {
 		return p, nil
 	}
 	if _, err := exec.LookPath("go"); err != nil {
-		return "", ErrNoEngines
+		return "", errNoEngines
 	}
 	dir, err := os.MkdirTemp("", "emq-conform-engines-")
 	if err != nil {
@@ -194,7 +194,7 @@ func (e *Engines) binary(ctx context.Context) (string, error) {
 	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/echomq/kit/cmd/emq-engines")
 	if out, err := build.CombinedOutput(); err != nil {
 		os.RemoveAll(dir)
-		return "", fmt.Errorf("%w\n(building the kit's emq-engines here failed: %v: %s)", ErrNoEngines, err, strings.TrimSpace(string(out)))
+		return "", fmt.Errorf("%w\n(building the kit's emq-engines here failed: %v: %s)", errNoEngines, err, strings.TrimSpace(string(out)))
 	}
 	e.bin, e.built = bin, dir
 	return bin, nil
