@@ -6,8 +6,8 @@ import (
 )
 
 // c02 are the mutants contract C02 must kill: a Lua edit of enqueue, and defects of the
-// minter (its lease and its id layout: a faultyMinter through the bus's minter seam, no script
-// edited).
+// minter (its lease and its id layout: the reference minter hooked through the bus's minter
+// seam, no script edited).
 var c02 = []Spec{
 	{Name: "stray-key", Contract: "C02", Rule: "wire-keys-parse", Defect: "enqueue also counts into emq:{q}:enqueued, a key outside the grammar",
 		Edits: []Edit{{"enqueue", "if redis.call('LLEN', KEYS[4]) == 0 then redis.call('RPUSH', KEYS[4], '1') end\nreturn 1",

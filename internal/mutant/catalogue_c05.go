@@ -1,7 +1,7 @@
 package mutant
 
 // c05 are the mutants contract C05 must kill: a Lua edit of claim, and defects of the minter's
-// clock handling (a faultyMinter, driven through the port protocol's clock op).
+// clock handling (the reference minter hooked, driven through the port protocol's clock op).
 var c05 = []Spec{
 	{Name: "claim-newest", Contract: "C05", Rule: "mint-order", Defect: "claim pops the newest pending id (ZPOPMAX)",
 		Edits: []Edit{{"claim", "redis.call('ZRANGE', KEYS[1], 0, 0)", "redis.call('ZRANGE', KEYS[1], -1, -1)"},

@@ -2,11 +2,6 @@ package mutant
 
 import (
 	"context"
-	cryptorand "crypto/rand"
-	"encoding/hex"
-	"errors"
-	"fmt"
-	"math/rand/v2"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,279 +10,18 @@ import (
 	"github.com/echomq/kit/reference/bus"
 	"github.com/echomq/kit/reference/connector"
 	"github.com/echomq/kit/reference/ids"
-	"github.com/echomq/kit/reference/wait"
 )
 
-// faultyMinter is a copy of the reference minter (reference/ids.Minter) with switches for
-// deliberate defects: plain mistakes a port author could make in a minter. The bus takes it
-// through its Minter seam (bus.Seams.Minter, see faulty); the reference minter holds no defect.
-// Without a defect it mints strictly increasing snowflakes under a leased worker id, exactly as
-// the reference does (minter_test.go holds the copy to it: same ids from the same clock, same
-// lease calls, same failures). Safe for concurrent use.
-type faultyMinter struct {
-	leaser ids.Leaser
-	worker int
-	owner  string
-	ttl    time.Duration
-	now    func() time.Time
-	defect minterDefects
-	probe  atomic.Bool // NoFloor: the next call is the bus's floor skip, answered above all
-
-	mu       sync.Mutex
-	lastMs   uint64
-	seq      int
-	started  bool
-	validTo  time.Time // monotonic: when the lease may have expired, absent a renewal
-	lost     error     // set once the lease is known lost; sticky
-	closed   bool
-	cancel   context.CancelFunc
-	done     chan struct{}
-	closeErr error
-	once     sync.Once
-}
-
-// newFaultyMinter leases a free worker id, trying each of 0–1023 once from a random offset, and keeps
-// it renewed in the background until Close.
-func newFaultyMinter(ctx context.Context, leaser ids.Leaser, opts ids.Options, defect minterDefects) (*faultyMinter, error) {
-	if leaser == nil {
-		return nil, errors.New("mutant: newFaultyMinter needs a Leaser")
-	}
-	m := &faultyMinter{leaser: leaser, owner: opts.Owner, ttl: opts.TTL, now: opts.Now, defect: defect}
-	if m.ttl == 0 {
-		m.ttl = ids.DefaultTTL
-	}
-	if m.ttl < 3*time.Millisecond {
-		return nil, fmt.Errorf("ids: lease ttl %v too short", m.ttl)
-	}
-	if m.now == nil {
-		m.now = time.Now
-	}
-	if m.owner == "" && m.defect.FixedOwner {
-		m.owner = "emq-minter"
-	}
-	if m.owner == "" {
-		var b [16]byte
-		if _, err := cryptorand.Read(b[:]); err != nil {
-			return nil, fmt.Errorf("ids: owner token: %w", err)
-		}
-		m.owner = hex.EncodeToString(b[:])
-	}
-	start := rand.IntN(ids.MaxWorker + 1)
-	if opts.Start != nil {
-		start = ((opts.Start(ids.MaxWorker+1) % (ids.MaxWorker + 1)) + ids.MaxWorker + 1) % (ids.MaxWorker + 1)
-	}
-	m.worker = -1
-	if m.defect.Guess {
-		m.worker, m.validTo = start, time.Now().Add(m.ttl)
-	}
-	span := ids.MaxWorker + 1
-	if m.defect.ShortScan {
-		span = ids.MaxWorker
-	}
-	for i := 0; i <= ids.MaxWorker && m.worker < 0; i++ {
-		w := (start + i) % span
-		asked := time.Now()
-		ok, err := leaser.Acquire(ctx, w, m.owner, m.ttl)
-		if err != nil {
-			return nil, fmt.Errorf("ids: acquire worker %d: %w", w, err)
-		}
-		if ok || m.defect.Squat {
-			m.worker, m.validTo = w, asked.Add(m.ttl)
-			break
-		}
-	}
-	if m.worker < 0 {
-		return nil, ids.ErrNoWorker
-	}
-	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	m.cancel, m.done = cancel, make(chan struct{})
-	go m.renew(rctx)
-	return m, nil
-}
-
-// Worker is the leased worker id.
-func (m *faultyMinter) Worker() int { return m.worker }
-
-// Owner is the lease's owner token.
-func (m *faultyMinter) Owner() string { return m.owner }
-
-// renew extends the lease every ttl/3. A refused renewal marks the lease lost; a failed one is
-// retried next tick, and minting stops on its own once validTo passes.
-func (m *faultyMinter) renew(ctx context.Context) {
-	defer close(m.done)
-	t := time.NewTicker(m.ttl / 3)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		if m.defect.NoRenew || m.defect.Guess {
-			continue
-		}
-		asked := time.Now()
-		cctx, cancel := context.WithTimeout(ctx, m.ttl/3)
-		ok, err := m.leaser.Renew(cctx, m.worker, m.owner, m.ttl)
-		cancel()
-		if ctx.Err() != nil {
-			return
-		}
-		m.mu.Lock()
-		switch {
-		case err != nil:
-			// Transient: validTo still bounds how long we may mint.
-		case !ok && m.defect.IgnoreLoss:
-			m.validTo = asked.Add(m.ttl)
-		case !ok:
-			m.lost = fmt.Errorf("%w: worker %d renewal refused", ids.ErrLeaseLost, m.worker)
-		case m.lost == nil && asked.Before(m.validTo):
-			m.validTo = asked.Add(m.ttl)
-		default:
-			// Renewed after validTo passed: someone else may have minted under this id meanwhile.
-			if m.lost == nil {
-				m.lost = fmt.Errorf("%w: worker %d lease lapsed before renewal", ids.ErrLeaseLost, m.worker)
-			}
-		}
-		lost := m.lost != nil
-		m.mu.Unlock()
-		if lost {
-			return
-		}
-	}
-}
-
-// Reaffirm renews the lease at once, on the server: a reconnect's duty (A9), since the lease
-// may have been lost while the connection was down. A refused renewal marks the minter lost.
-func (m *faultyMinter) Reaffirm(ctx context.Context) error {
-	if m.defect.NoRenew || m.defect.Guess {
-		return nil
-	}
-	if m.defect.TrustLocal {
-		m.mu.Lock()
-		defer m.mu.Unlock()
-		return m.usable()
-	}
-	asked := time.Now()
-	ok, err := m.leaser.Renew(ctx, m.worker, m.owner, m.ttl)
-	if err != nil {
-		return fmt.Errorf("ids: reaffirm worker %d: %w", m.worker, err)
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	switch {
-	case !ok && !m.defect.IgnoreLoss:
-		if m.lost == nil {
-			m.lost = fmt.Errorf("%w: worker %d renewal refused at reconnect", ids.ErrLeaseLost, m.worker)
-		}
-	case m.lost == nil && asked.Before(m.validTo):
-		m.validTo = asked.Add(m.ttl)
-	}
-	return m.usable()
-}
-
-// Next mints a JOB id.
-func (m *faultyMinter) Next(ctx context.Context) (string, error) {
-	if m.probe.Swap(false) {
-		return ids.Encode(ids.BrandJob, ids.Compose(ids.MaxMillis, ids.MaxWorker, ids.MaxSequence)), nil
-	}
-	sf, err := m.NextSnowflake(ctx)
-	if err != nil {
-		return "", err
-	}
-	return m.defect.encode(sf), nil
-}
-
-// NextSnowflake mints a snowflake strictly greater than every one this minter minted before. Past
-// 4095 in one millisecond it waits for the clock's next millisecond; a clock that steps back is
-// read as the last millisecond minted.
-func (m *faultyMinter) NextSnowflake(ctx context.Context) (uint64, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for {
-		if err := m.usable(); err != nil {
-			return 0, err
-		}
-		ms, err := m.millis()
-		if err != nil {
-			return 0, err
-		}
-		if m.defect.StepBack && m.started && ms < m.lastMs {
-			m.lastMs, m.seq = ms, 0
-			return ids.Compose(ms, m.worker, 0), nil
-		}
-		if !m.started || ms > m.lastMs {
-			m.started, m.lastMs, m.seq = true, ms, 0
-			return ids.Compose(ms, m.worker, 0), nil
-		}
-		if m.seq < ids.MaxSequence {
-			m.seq++
-			return ids.Compose(m.lastMs, m.worker, m.seq), nil
-		}
-		switch {
-		case m.defect.SeqWrap:
-			m.seq = 0
-			return ids.Compose(m.lastMs, m.worker, 0), nil
-		case m.defect.SeqBorrow:
-			m.lastMs, m.seq = m.lastMs+1, 0
-			return ids.Compose(m.lastMs, m.worker, 0), nil
-		case m.defect.SeqCarry:
-			m.seq++
-			return m.lastMs<<(ids.WorkerBits+ids.SequenceBits) | uint64(m.worker)<<ids.SequenceBits + uint64(m.seq), nil
-		}
-		// The sequence is spent: wait for the clock's next millisecond without holding the
-		// lock, so that the renewal can record itself meanwhile (a long wait must not lapse a
-		// lease that is being renewed), then look at everything again.
-		m.mu.Unlock()
-		err = wait.Sleep(ctx, time.Millisecond/4)
-		m.mu.Lock()
-		if err != nil {
-			return 0, err
-		}
-	}
-}
-
-func (m *faultyMinter) usable() error {
-	switch {
-	case m.closed:
-		return ids.ErrClosed
-	case m.lost != nil:
-		return m.lost
-	case !m.defect.NoRenew && !m.defect.Guess && !m.defect.NoLocalExpiry && !time.Now().Before(m.validTo):
-		m.lost = fmt.Errorf("%w: worker %d lease expired unrenewed", ids.ErrLeaseLost, m.worker)
-		return m.lost
-	}
-	return nil
-}
-
-func (m *faultyMinter) millis() (uint64, error) {
-	d := m.now().Sub(m.defect.epoch())
-	if d < 0 || d.Milliseconds() > ids.MaxMillis {
-		return 0, fmt.Errorf("%w: %v", ids.ErrClock, m.now())
-	}
-	return uint64(d.Milliseconds()), nil
-}
-
-// Close stops the renewal, waits for it to end and releases the lease. Idempotent.
-func (m *faultyMinter) Close() error {
-	m.once.Do(func() {
-		m.mu.Lock()
-		m.closed = true
-		m.mu.Unlock()
-		m.cancel()
-		<-m.done
-		ctx, cancel := context.WithTimeout(context.Background(), max(m.ttl/3, time.Second))
-		defer cancel()
-		if err := m.leaser.Release(ctx, m.worker, m.owner); err != nil {
-			m.closeErr = fmt.Errorf("ids: release worker %d: %w", m.worker, err)
-		}
-	})
-	return m.closeErr
-}
+// The minter mutants hook the reference minter (reference/ids.Minter) rather than copy it, as a
+// rueidis hook wraps a client: the bus builds its minter through its seam (bus.Seams.Minter), and
+// a mutant's seam builds the reference minter over a lease store of its own (leaseHook) and
+// wraps the ids it hands out (mintHook). The reference holds no defect; a defect is the few lines
+// of its hook, and everything else (the scan for a worker id, the renewals, the local expiry, the
+// close) is the reference's own code.
 
 // minterDefects are deliberate minter defects, each one a mutant of the reference port
-// (catalogue_c02.go, catalogue_c05.go): plain mistakes a port author could make in the minter.
-// The zero value is the reference minter's behaviour.
+// (catalogue_c02.go, catalogue_c05.go): plain mistakes a port author could make in a minter.
+// The zero value is the reference minter.
 type minterDefects struct {
 	StepBack   bool // a clock that steps back is minted from as read: ids decrease
 	SeqWrap    bool // past 4095 ids in one millisecond the sequence wraps to 0 instead of waiting
@@ -321,12 +55,169 @@ type minterDefects struct {
 	ShortScan bool
 }
 
+// faulty is a Go mutant whose bus mints through the reference minter hooked with the defects d.
+func faulty(d minterDefects) func(*bus.Options) Wrap {
+	return func(opt *bus.Options) Wrap {
+		var mu sync.Mutex
+		seen := map[ids.Leaser]bool{} // each bus's leaser: its second minter is a replacement
+		opt.Test.Minter = func(ctx context.Context, l ids.Leaser, o ids.Options) (bus.Minter, error) {
+			m, err := d.newMinter(ctx, l, o)
+			if err != nil {
+				return nil, err
+			}
+			mu.Lock()
+			m.probe.Store(d.NoFloor && seen[l])
+			seen[l] = true
+			mu.Unlock()
+			return m, nil
+		}
+		return nil
+	}
+}
+
+// newMinter is the reference minter, leasing through the defects' lease hook, its ids through
+// their mint hook.
+func (d minterDefects) newMinter(ctx context.Context, l ids.Leaser, o ids.Options) (*hookedMinter, error) {
+	if d.FixedOwner && o.Owner == "" {
+		o.Owner = "emq-minter"
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	ref, err := ids.NewMinter(ctx, leaseHook{l, d}, o)
+	if err != nil {
+		return nil, err
+	}
+	return &hookedMinter{Minter: ref, d: d, now: o.Now}, nil
+}
+
+// leaseHook is the lease store the hooked minter is given: the bus's, with the lease defects.
+type leaseHook struct {
+	ids.Leaser
+	d minterDefects
+}
+
+func (h leaseHook) Acquire(ctx context.Context, w int, owner string, ttl time.Duration) (bool, error) {
+	switch {
+	case h.d.Guess:
+		return true, nil // the first id tried is taken as leased: nothing is asked of the server
+	case h.d.ShortScan && w == ids.MaxWorker:
+		return false, nil // never tried
+	}
+	ok, err := h.Leaser.Acquire(ctx, w, owner, ttl)
+	return ok || h.d.Squat && err == nil, err
+}
+
+func (h leaseHook) Renew(ctx context.Context, w int, owner string, ttl time.Duration) (bool, error) {
+	if h.d.NoRenew || h.d.Guess {
+		return true, nil // taken as renewed: nothing is asked of the server
+	}
+	ok, err := h.Leaser.Renew(ctx, w, owner, ttl)
+	switch {
+	case err != nil && h.d.NoLocalExpiry:
+		return true, nil // a renewal that hangs is taken as renewed: the lease never runs out here
+	case err == nil && !ok && h.d.IgnoreLoss:
+		return true, nil
+	}
+	return ok, err
+}
+
+// hookedMinter is the reference minter with the mint defects: it hands out the reference's
+// snowflakes, written by the defects' layout, alphabet and epoch; where a defect mints what the
+// reference never would (a smaller id after the clock stepped back, an id in a millisecond
+// whose sequence is spent) it mints that id itself, and goes on from it as the reference would
+// until the clock passes every millisecond it handed out.
+type hookedMinter struct {
+	*ids.Minter
+	d     minterDefects
+	now   func() time.Time
+	probe atomic.Bool // NoFloor: the next call is the bus's floor skip, answered above all
+
+	mu      sync.Mutex
+	started bool
+	ms      uint64 // the last snowflake handed out: its millisecond and sequence
+	seq     int
+	own     bool   // the hook minted it
+	top     uint64 // the highest millisecond handed out
+}
+
+// Reaffirm is the reconnect's renewal; TrustLocal trusts the minter's own record instead.
+func (m *hookedMinter) Reaffirm(ctx context.Context) error {
+	if m.d.TrustLocal {
+		return m.Minter.Err()
+	}
+	return m.Minter.Reaffirm(ctx)
+}
+
+// Next mints a JOB id.
+func (m *hookedMinter) Next(ctx context.Context) (string, error) {
+	if m.probe.Swap(false) {
+		return ids.Encode(ids.BrandJob, ids.Compose(ids.MaxMillis, ids.MaxWorker, ids.MaxSequence)), nil
+	}
+	sf, err := m.NextSnowflake(ctx)
+	if err != nil {
+		return "", err
+	}
+	return m.d.encode(sf), nil
+}
+
+// NextSnowflake is the reference's, or the hook's own where a defect of the mint step bites.
+func (m *hookedMinter) NextSnowflake(ctx context.Context) (uint64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if sf, ok, err := m.mintOwn(); ok || err != nil {
+		return sf, err
+	}
+	sf, err := m.Minter.NextSnowflake(ctx)
+	if err != nil {
+		return 0, err
+	}
+	m.ms, _, m.seq = ids.Split(sf)
+	m.started, m.own, m.top = true, false, max(m.top, m.ms)
+	return sf, nil
+}
+
+// mintOwn mints the id a defect of the mint step gives (ok), under the reference's lease.
+func (m *hookedMinter) mintOwn() (sf uint64, ok bool, err error) {
+	d := m.d
+	if !m.started || !(d.StepBack || d.SeqWrap || d.SeqCarry || d.SeqBorrow) {
+		return 0, false, nil
+	}
+	if err := m.Minter.Err(); err != nil {
+		return 0, false, err // as the reference would answer: the lease is its own
+	}
+	ms := uint64(m.now().Sub(ids.Epoch).Milliseconds())
+	spent := ms <= m.ms && m.seq >= ids.MaxSequence
+	switch {
+	case d.StepBack && ms < m.ms:
+		m.ms, m.seq = ms, 0 // minted from the clock as read
+	case spent && d.SeqWrap:
+		m.seq = 0
+	case spent && d.SeqBorrow:
+		m.ms, m.seq = m.ms+1, 0 // ahead of the clock
+	case spent && d.SeqCarry:
+		m.seq++ // into the worker bits
+	case m.own && ms <= m.top && ms > m.ms:
+		m.ms, m.seq = ms, 0
+	case m.own && ms <= m.top && m.seq < ids.MaxSequence:
+		m.seq++
+	default:
+		return 0, false, nil // the reference's own id: after the clock passed every one handed out
+	}
+	m.own, m.top = true, max(m.top, m.ms)
+	// Composed by hand: a carried sequence runs into the worker bits, as the defect has it.
+	return m.ms<<(ids.WorkerBits+ids.SequenceBits) | uint64(m.Worker())<<ids.SequenceBits + uint64(m.seq), true, nil
+}
+
 // lowerFirst is the LowerFirst defect's alphabet: not in ASCII order.
 const lowerFirst = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
-// encode renders a JOB id, with the LowerFirst defect's alphabet and the SwapFields defect's
-// layout when they are on.
+// encode renders a JOB id with the defects' epoch, layout, alphabet and padding.
 func (d minterDefects) encode(sf uint64) string {
+	if d.UnixEpoch {
+		ms, worker, seq := ids.Split(sf)
+		sf = ids.Compose(ms+uint64(ids.Epoch.UnixMilli()), worker, seq)
+	}
 	if d.SwapFields {
 		ms, worker, seq := ids.Split(sf)
 		sf = ms<<(ids.WorkerBits+ids.SequenceBits) | uint64(seq)<<ids.WorkerBits | uint64(worker)
@@ -347,34 +238,6 @@ func (d minterDefects) encode(sf uint64) string {
 		sf /= 62
 	}
 	return ids.BrandJob + string(b[:])
-}
-
-// epoch is the zero of the millisecond field (the Unix epoch under the UnixEpoch defect).
-func (d minterDefects) epoch() time.Time {
-	if d.UnixEpoch {
-		return time.Unix(0, 0)
-	}
-	return ids.Epoch
-}
-
-// faulty is a Go mutant whose bus mints through a faultyMinter with the defects d.
-func faulty(d minterDefects) func(*bus.Options) Wrap {
-	return func(opt *bus.Options) Wrap {
-		var mu sync.Mutex
-		seen := map[ids.Leaser]bool{} // each bus's leaser: its second minter is a replacement
-		opt.Test.Minter = func(ctx context.Context, l ids.Leaser, o ids.Options) (bus.Minter, error) {
-			m, err := newFaultyMinter(ctx, l, o, d)
-			if err != nil {
-				return nil, err
-			}
-			mu.Lock()
-			m.probe.Store(d.NoFloor && seen[l])
-			seen[l] = true
-			mu.Unlock()
-			return m, nil
-		}
-		return nil
-	}
 }
 
 // releaseAny turns the minter's compare-and-release (SET {emq}:minter:<w> <owner> IFEQ <owner>

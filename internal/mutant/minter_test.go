@@ -13,25 +13,17 @@ import (
 	"github.com/echomq/kit/reference/ids"
 )
 
-// The faulty minter is a copy of the reference minter with defect switches (a defect must live
-// here, never in reference/ids). These tests hold the copy to the reference: with no defect on,
-// both mint the same ids from the same clock, make the same lease calls, and fail the same way.
-
-// minter is what the bus asks of either.
-type minter interface {
-	Worker() int
-	Owner() string
-	Next(ctx context.Context) (string, error)
-	Reaffirm(ctx context.Context) error
-	Close() error
-}
+// The minter mutants hook the reference minter (a defect must live here, never in
+// reference/ids). These tests hold each hook to its defect, and the hooked minter without a
+// defect to the reference: the same ids from the same clock, the same lease calls.
 
 // scriptLeaser keeps leases in memory with the server's semantics (SET NX, SET IFEQ) and logs
-// the acquire and release calls; refuse makes every renewal answer "not yours".
+// its calls; refuse makes every renewal answer "not yours", hang makes it fail.
 type scriptLeaser struct {
 	mu     sync.Mutex
 	held   map[int]string
 	refuse bool
+	hang   bool
 	log    []string
 }
 
@@ -57,6 +49,10 @@ func (l *scriptLeaser) Acquire(_ context.Context, w int, owner string, _ time.Du
 func (l *scriptLeaser) Renew(_ context.Context, w int, owner string, _ time.Duration) (bool, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.log = append(l.log, fmt.Sprintf("renew %d", w))
+	if l.hang {
+		return false, context.DeadlineExceeded
+	}
 	return !l.refuse && l.held[w] == owner, nil
 }
 
@@ -70,16 +66,42 @@ func (l *scriptLeaser) Release(_ context.Context, w int, owner string) error {
 	return nil
 }
 
-func (l *scriptLeaser) calls() []string {
+func (l *scriptLeaser) calls(prefix string) []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return slices.Clone(l.log)
+	var out []string
+	for _, c := range l.log {
+		if strings.HasPrefix(c, prefix) {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
-func (l *scriptLeaser) refuseRenewals() {
+func (l *scriptLeaser) set(f func(l *scriptLeaser)) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.refuse = true
+	f(l)
+}
+
+// clock is a clock a test sets by hand.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newClock() *clock { return &clock{t: ids.Epoch.Add(400 * 24 * time.Hour)} }
+
+func (c *clock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
 }
 
 // countedClock advances one millisecond every 4200 readings (more than the 4096 ids of one
@@ -101,110 +123,218 @@ func countedClock() func() time.Time {
 	}
 }
 
-// both builds the reference minter and the faulty one with no defect, each on its own leaser
-// made by leaser, with the same options.
-func both(t *testing.T, leaser func() *scriptLeaser, opts func() ids.Options) (ref, cp minter, lr, lc *scriptLeaser, errR, errC error) {
+// hooked is a hooked minter with defects d on l, worker 5 (when free), owner "o", clock now.
+func hooked(t *testing.T, d minterDefects, l ids.Leaser, ttl time.Duration, now func() time.Time) *hookedMinter {
 	t.Helper()
-	ctx := context.Background()
-	lr, lc = leaser(), leaser()
-	r, errR := ids.NewMinter(ctx, lr, opts())
-	c, errC := newFaultyMinter(ctx, lc, opts(), minterDefects{})
-	if errR == nil {
-		ref = r
+	m, err := d.newMinter(context.Background(), l, ids.Options{TTL: ttl, Now: now, Start: func(int) int { return 5 }})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if errC == nil {
-		cp = c
-	}
-	return ref, cp, lr, lc, errR, errC
+	t.Cleanup(func() { _ = m.Close() })
+	return m
 }
 
-func TestFaultyMinterWithoutDefectIsTheReference(t *testing.T) {
-	ctx := context.Background()
-	ref, cp, lr, lc, errR, errC := both(t, func() *scriptLeaser { return newScriptLeaser(5, 6) },
-		func() ids.Options {
-			return ids.Options{TTL: 10 * time.Second, Owner: "o", Now: countedClock(), Start: func(int) int { return 5 }}
-		})
-	if errR != nil || errC != nil {
-		t.Fatalf("new: reference %v, copy %v", errR, errC)
+// mint mints n ids, failing the test on an error.
+func mint(t *testing.T, m *hookedMinter, n int) []string {
+	t.Helper()
+	var out []string
+	for range n {
+		id, err := m.Next(context.Background())
+		if err != nil {
+			t.Fatalf("id %d: %v", len(out), err)
+		}
+		out = append(out, id)
 	}
-	if ref.Worker() != 7 || cp.Worker() != 7 || ref.Owner() != cp.Owner() {
-		t.Fatalf("workers %d and %d (want 7: 5 and 6 are taken), owners %q and %q", ref.Worker(), cp.Worker(), ref.Owner(), cp.Owner())
+	return out
+}
+
+func split(t *testing.T, id string) (ms uint64, worker, seq int) {
+	t.Helper()
+	sf, err := ids.ParseJob(id)
+	if err != nil {
+		t.Fatalf("%q: %v", id, err)
+	}
+	return ids.Split(sf)
+}
+
+func TestHookedMinterWithoutDefectIsTheReference(t *testing.T) {
+	ctx := context.Background()
+	lr, lh := newScriptLeaser(5, 6), newScriptLeaser(5, 6)
+	opt := func() ids.Options {
+		return ids.Options{TTL: 10 * time.Second, Owner: "o", Now: countedClock(), Start: func(int) int { return 5 }}
+	}
+	ref, err := ids.NewMinter(ctx, lr, opt())
+	if err != nil {
+		t.Fatal(err)
+	}
+	hm, err := minterDefects{}.newMinter(ctx, lh, opt())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ref.Worker() != 7 || hm.Worker() != 7 {
+		t.Fatalf("workers %d and %d, want 7: 5 and 6 are taken", ref.Worker(), hm.Worker())
 	}
 	// 10 000 ids: the sequence is spent twice (4096 per ms) and the clock steps back once.
 	for i := range 10000 {
 		a, err1 := ref.Next(ctx)
-		b, err2 := cp.Next(ctx)
-		if a != b || (err1 == nil) != (err2 == nil) {
-			t.Fatalf("id %d: reference %q (%v), copy %q (%v)", i, a, err1, b, err2)
+		b, err2 := hm.Next(ctx)
+		if a != b || err1 != nil || err2 != nil {
+			t.Fatalf("id %d: reference %q (%v), hooked %q (%v)", i, a, err1, b, err2)
 		}
 	}
-	for _, m := range []minter{ref, cp} {
-		if err := m.Reaffirm(ctx); err != nil {
-			t.Fatalf("reaffirm: %v", err)
-		}
+	if err1, err2 := ref.Reaffirm(ctx), hm.Reaffirm(ctx); err1 != nil || err2 != nil {
+		t.Fatalf("reaffirm: %v, %v", err1, err2)
 	}
-	closeBoth(t, ctx, ref, cp)
-	if a, b := lr.calls(), lc.calls(); !slices.Equal(a, b) {
-		t.Errorf("lease calls differ:\nreference %v\ncopy      %v", a, b)
+	_, _ = ref.Close(), hm.Close()
+	if _, err := hm.Next(ctx); !errors.Is(err, ids.ErrClosed) {
+		t.Errorf("next after close: %v", err)
 	}
-}
-
-// closeBoth closes each minter twice (idempotent, same answer) and checks that neither mints
-// after Close.
-func closeBoth(t *testing.T, ctx context.Context, ms ...minter) {
-	t.Helper()
-	for _, m := range ms {
-		if err1, err2 := m.Close(), m.Close(); err1 != nil || err2 != nil {
-			t.Errorf("close: %v, %v", err1, err2)
-		}
-		if _, err := m.Next(ctx); !errors.Is(err, ids.ErrClosed) {
-			t.Errorf("next after close: %v", err)
-		}
+	if a, b := lr.calls(""), lh.calls(""); !slices.Equal(a, b) {
+		t.Errorf("lease calls differ:\nreference %v\nhooked    %v", a, b)
 	}
 }
 
-func TestFaultyMinterWithoutDefectLosesItsLeaseAlike(t *testing.T) {
+// TestClockDefects: each defect of the mint step gives the ids its catalogue entry says.
+func TestClockDefects(t *testing.T) {
+	t.Run("step-back", func(t *testing.T) {
+		c := newClock()
+		m := hooked(t, minterDefects{StepBack: true}, newScriptLeaser(), time.Minute, c.now)
+		before := mint(t, m, 3)
+		c.add(-100 * time.Millisecond)
+		back := mint(t, m, 2)
+		if back[0] >= before[2] || back[1] <= back[0] {
+			t.Errorf("after the clock stepped back: %v then %v, want smaller ids, still increasing among themselves", before, back)
+		}
+		c.add(200 * time.Millisecond) // past every id handed out: the reference's again
+		if after := mint(t, m, 1); after[0] <= before[2] {
+			t.Errorf("past the last id: %s, not above %s", after[0], before[2])
+		}
+	})
+	spend := func(t *testing.T, d minterDefects) (ms uint64, worker int, ids4097 []string, c *clock, m *hookedMinter) {
+		c = newClock()
+		m = hooked(t, d, newScriptLeaser(), time.Minute, c.now)
+		got := mint(t, m, ids.MaxSequence+2) // the clock stands still: the 4097th overflows
+		ms, worker, _ = split(t, got[0])
+		return ms, worker, got, c, m
+	}
+	t.Run("sequence-wraps", func(t *testing.T) {
+		ms, _, got, _, _ := spend(t, minterDefects{SeqWrap: true})
+		if got[ids.MaxSequence+1] != got[0] {
+			t.Errorf("the 4097th id %s, want the first again (%s, ms %d)", got[ids.MaxSequence+1], got[0], ms)
+		}
+	})
+	t.Run("sequence-carries", func(t *testing.T) {
+		ms, w, got, _, _ := spend(t, minterDefects{SeqCarry: true})
+		gms, gw, gseq := split(t, got[ids.MaxSequence+1])
+		if gms != ms || gw != w+1 || gseq != 0 {
+			t.Errorf("the 4097th id is ms %d worker %d seq %d, want ms %d worker %d seq 0", gms, gw, gseq, ms, w+1)
+		}
+	})
+	t.Run("sequence-borrows", func(t *testing.T) {
+		ms, _, got, c, m := spend(t, minterDefects{SeqBorrow: true})
+		if gms, _, gseq := split(t, got[ids.MaxSequence+1]); gms != ms+1 || gseq != 0 {
+			t.Errorf("the 4097th id is ms %d seq %d, want ms %d (ahead of the clock) seq 0", gms, gseq, ms+1)
+		}
+		c.add(time.Millisecond) // the clock catches up: the ids go on increasing, none repeated
+		more := append(got[ids.MaxSequence+1:], mint(t, m, 3)...)
+		if !slices.IsSorted(more) || len(slices.Compact(slices.Clone(more))) != len(more) {
+			t.Errorf("after the clock caught up: %v", more)
+		}
+	})
+}
+
+// TestLayoutDefects: the epoch, layout, alphabet and padding defects write the reference's
+// snowflake otherwise.
+func TestLayoutDefects(t *testing.T) {
+	c := newClock()
+	ref := hooked(t, minterDefects{}, newScriptLeaser(), time.Minute, c.now)
+	id := mint(t, ref, 1)[0]
+	ms, w, seq := split(t, id)
+	for _, x := range []struct {
+		d    minterDefects
+		want func(got string) bool
+	}{
+		{minterDefects{UnixEpoch: true}, func(got string) bool {
+			gms, gw, _ := split(t, got)
+			return gms == uint64(c.now().UnixMilli()) && gw == w
+		}},
+		{minterDefects{SwapFields: true}, func(got string) bool {
+			sf, _ := ids.ParseJob(got)
+			return sf&ids.MaxWorker == uint64(w) && sf>>ids.WorkerBits&ids.MaxSequence == uint64(seq)
+		}},
+		{minterDefects{LowerFirst: true}, func(got string) bool {
+			return len(got) == 14 && got != id && strings.ContainsAny(got[3:], "abcdefghijklmnopqrstuvwxyz")
+		}},
+		{minterDefects{NoPad: true}, func(got string) bool { return strings.HasPrefix(got, "JOB") && len(got) < 14 }},
+	} {
+		if got := x.d.encode(ids.Compose(ms, w, seq)); !x.want(got) {
+			t.Errorf("%+v writes %s as %s", x.d, id, got)
+		}
+	}
+}
+
+// TestLeaseDefects: each lease defect leases, renews or trusts as its catalogue entry says.
+func TestLeaseDefects(t *testing.T) {
 	ctx := context.Background()
-	ref, cp, lr, lc, errR, errC := both(t, func() *scriptLeaser { return newScriptLeaser() },
-		func() ids.Options {
-			return ids.Options{TTL: 30 * time.Millisecond, Owner: "o", Start: func(int) int { return 3 }}
-		})
-	if errR != nil || errC != nil {
-		t.Fatalf("new: reference %v, copy %v", errR, errC)
-	}
-	lr.refuseRenewals()
-	lc.refuseRenewals()
-	for _, m := range []minter{ref, cp} {
-		var err error
-		for deadline := time.Now().Add(5 * time.Second); err == nil && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-			_, err = m.Next(ctx)
+	t.Run("squats", func(t *testing.T) {
+		m := hooked(t, minterDefects{Squat: true}, newScriptLeaser(5), time.Minute, nil)
+		if m.Worker() != 5 {
+			t.Errorf("worker %d, want 5, which another minter holds", m.Worker())
 		}
-		if !errors.Is(err, ids.ErrLeaseLost) || !strings.Contains(err.Error(), "worker 3") {
-			t.Errorf("after refused renewals: %v, want ErrLeaseLost for worker 3", err)
+	})
+	t.Run("short-scan", func(t *testing.T) {
+		all := make([]int, ids.MaxWorker)
+		for i := range all {
+			all[i] = i // every worker id but 1023
 		}
-		if err := m.Reaffirm(ctx); !errors.Is(err, ids.ErrLeaseLost) {
-			t.Errorf("reaffirm after the loss: %v", err)
+		_, err := minterDefects{ShortScan: true}.newMinter(ctx, newScriptLeaser(all...), ids.Options{})
+		if !errors.Is(err, ids.ErrNoWorker) {
+			t.Errorf("with only 1023 free: %v, want ErrNoWorker", err)
+		}
+	})
+	t.Run("guesses", func(t *testing.T) {
+		l := newScriptLeaser(5)
+		m := hooked(t, minterDefects{Guess: true}, l, time.Minute, nil)
+		ok, err := leaseHook{l, m.d}.Renew(ctx, 5, m.Owner(), time.Minute)
+		if m.Worker() != 5 || !ok || err != nil || len(l.calls("acquire")) != 0 || len(l.calls("renew")) != 0 {
+			t.Errorf("worker %d, renewal %v (%v), lease calls %v: want 5, taken without asking", m.Worker(), ok, err, l.calls(""))
+		}
+	})
+	// The renewal defects, on the lease hook alone: what the minter is told of a renewal.
+	for _, c := range []struct {
+		name       string
+		d          minterDefects
+		server     func(l *scriptLeaser)
+		want, sent bool
+	}{
+		{"never-renews", minterDefects{NoRenew: true}, func(*scriptLeaser) {}, true, false},
+		{"ignores-loss", minterDefects{IgnoreLoss: true}, func(l *scriptLeaser) { l.refuse = true }, true, true},
+		{"no-local-expiry, a renewal hangs", minterDefects{NoLocalExpiry: true}, func(l *scriptLeaser) { l.hang = true }, true, true},
+		{"no-local-expiry, a renewal refused", minterDefects{NoLocalExpiry: true}, func(l *scriptLeaser) { l.refuse = true }, false, true},
+		{"no defect, a renewal refused", minterDefects{}, func(l *scriptLeaser) { l.refuse = true }, false, true},
+	} {
+		l := newScriptLeaser()
+		if ok, err := l.Acquire(ctx, 3, "o", time.Minute); !ok || err != nil {
+			t.Fatal(ok, err)
+		}
+		l.set(c.server)
+		ok, err := leaseHook{l, c.d}.Renew(ctx, 3, "o", time.Minute)
+		if ok != c.want || err != nil || (len(l.calls("renew")) > 0) != c.sent {
+			t.Errorf("%s: renewed %v (%v), sent %v; want %v, sent %v", c.name, ok, err, l.calls("renew"), c.want, c.sent)
 		}
 	}
-	closeBoth(t, ctx, ref, cp)
-	if a, b := lr.calls(), lc.calls(); !slices.Equal(a, b) {
-		t.Errorf("lease calls differ:\nreference %v\ncopy      %v", a, b)
-	}
-}
-
-func TestFaultyMinterWithoutDefectRefusesAlike(t *testing.T) {
-	all := make([]int, ids.MaxWorker+1)
-	for i := range all {
-		all[i] = i
-	}
-	_, _, _, _, errR, errC := both(t, func() *scriptLeaser { return newScriptLeaser(all...) },
-		func() ids.Options { return ids.Options{Owner: "o"} })
-	if !errors.Is(errR, ids.ErrNoWorker) || !errors.Is(errC, ids.ErrNoWorker) {
-		t.Errorf("every worker taken: reference %v, copy %v", errR, errC)
-	}
-	_, _, _, _, errR, errC = both(t, func() *scriptLeaser { return newScriptLeaser() },
-		func() ids.Options { return ids.Options{TTL: time.Millisecond} })
-	if errR == nil || errC == nil || errR.Error() != errC.Error() {
-		t.Errorf("a ttl too short: reference %v, copy %v", errR, errC)
-	}
+	t.Run("trusts-local", func(t *testing.T) {
+		l := newScriptLeaser()
+		m := hooked(t, minterDefects{TrustLocal: true}, l, time.Minute, nil)
+		l.set(func(l *scriptLeaser) { l.refuse = true })
+		if err := m.Reaffirm(ctx); err != nil || len(l.calls("renew")) != 0 {
+			t.Errorf("reaffirm %v after %v: want nil, asking nothing", err, l.calls("renew"))
+		}
+	})
+	t.Run("fixed-owner", func(t *testing.T) {
+		m := hooked(t, minterDefects{FixedOwner: true}, newScriptLeaser(), time.Minute, nil)
+		if m.Owner() != "emq-minter" {
+			t.Errorf("owner %q", m.Owner())
+		}
+	})
 }

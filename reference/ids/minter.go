@@ -234,6 +234,14 @@ func (m *Minter) NextSnowflake(ctx context.Context) (uint64, error) {
 	}
 }
 
+// Err is why the minter mints no more (ErrClosed, ErrLeaseLost), or nil while it may mint, as
+// its own record of the lease says: it asks nothing of the server.
+func (m *Minter) Err() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.usable()
+}
+
 func (m *Minter) usable() error {
 	switch {
 	case m.closed:
