@@ -140,7 +140,7 @@ func TestCrossRuntime(t *testing.T) {
 		}
 		// The Go runtime holds no claim, but the token is the job's, not the runtime's.
 		mustStale(t, "go complete with a token never issued", r.gob.Complete(ctx, queue, e.ID, 2))
-		dl, err := r.gob.Extend(ctx, queue, e.ID, 1, 30*time.Second)
+		dl, err := r.gob.Extend(ctx, queue, e.ID, 1, bus.Ms(30*time.Second))
 		if err != nil {
 			t.Fatalf("go extends node's lease: %v", err)
 		}
@@ -169,7 +169,7 @@ func TestCrossRuntime(t *testing.T) {
 		if err != nil || again.Created {
 			t.Fatalf("go re-enqueue of a node id must be a duplicate: %+v %v", again, err)
 		}
-		j, err := r.gob.Claim(ctx, queue, 300*time.Millisecond)
+		j, err := r.gob.Claim(ctx, queue, bus.Ms(300*time.Millisecond))
 		if err != nil || j == nil {
 			t.Fatalf("go claim: %+v %v", j, err)
 		}
@@ -207,7 +207,7 @@ func TestCrossRuntime(t *testing.T) {
 		if n, err := r.gob.Reap(ctx, queue, 5, 100); err != nil || n != 1 {
 			t.Fatalf("go reap: %d %v (want 1)", n, err)
 		}
-		j, err := r.gob.Claim(ctx, queue, 30*time.Second)
+		j, err := r.gob.Claim(ctx, queue, bus.Ms(30*time.Second))
 		if err != nil || j == nil || j.ID != e.ID || j.Token != 2 {
 			t.Fatalf("go redelivery: %+v %v (want %s token 2)", j, err, e.ID)
 		}

@@ -220,7 +220,7 @@ func (dr *drainRound) report(err error) {
 // startConsumers runs one consumer per queue (workers and parked slots each).
 func (dr *drainRound) startConsumers(ctx context.Context, all []string, sz sizes) error {
 	for i, q := range all {
-		c, err := dr.t.b.Consumer(q, bus.ConsumerOptions{Concurrency: sz.workers, Parked: sz.parked, Lease: lease, Grace: 5 * time.Second,
+		c, err := dr.t.b.Consumer(q, bus.ConsumerOptions{Concurrency: sz.workers, Parked: sz.parked, Lease: bus.Ms(lease), Grace: 5 * time.Second,
 			Logf: func(f string, args ...any) {
 				select {
 				case <-dr.done:

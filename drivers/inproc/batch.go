@@ -32,7 +32,7 @@ func (d *Driver) EnqueueBatch(ctx context.Context, a protocol.EnqueueBatchArgs) 
 		if err != nil {
 			return protocol.EnqueueBatchResult{}, err
 		}
-		msgs[i] = bus.Message{ID: j.ID, Payload: p, DelayMS: delay}
+		msgs[i] = bus.Message{ID: j.ID, Payload: p, Delay: delay}
 	}
 	es, err := b.EnqueueBatch(ctx, a.Queue, msgs)
 	if err != nil {
@@ -55,7 +55,7 @@ func (d *Driver) ClaimBatch(ctx context.Context, a protocol.ClaimBatchArgs) (pro
 	if err != nil {
 		return protocol.ClaimBatchResult{}, err
 	}
-	js, err := b.ClaimBatchMS(ctx, a.Queue, lease, int(max(min(a.N, protocol.MaxBatch+1), 0)))
+	js, err := b.ClaimBatch(ctx, a.Queue, lease, int(max(min(a.N, protocol.MaxBatch+1), 0)))
 	if err != nil {
 		return protocol.ClaimBatchResult{}, err
 	}

@@ -22,9 +22,6 @@ import (
 	"github.com/echomq/kit/reference/keys"
 )
 
-// maxMint bounds the ids one mint returns (n × parallel).
-const maxMint = 100_000
-
 // Name is the driver's name in reports.
 const Name = "echomq-go-reference"
 
@@ -128,8 +125,8 @@ func (d *Driver) Mint(ctx context.Context, a protocol.MintArgs) (protocol.MintRe
 		return protocol.MintResult{}, err
 	}
 	par := max(a.Parallel, 1)
-	// One reply holds every id: bounded like the port server's mint (portserver.MaxMint).
-	if a.N < 0 || a.N > maxMint || par > 1024 || a.N*par > maxMint {
+	// One reply holds every id: bounded as protocol.MaxMint says.
+	if a.N < 0 || a.N > protocol.MaxMint || par > protocol.MaxParallel || a.N*par > protocol.MaxMint {
 		return protocol.MintResult{}, argErr("mint n %d parallel %d", a.N, a.Parallel)
 	}
 	out := make([][]string, par)
@@ -201,7 +198,7 @@ func (d *Driver) Enqueue(ctx context.Context, a protocol.EnqueueArgs) (protocol.
 	if err != nil {
 		return protocol.EnqueueResult{}, err
 	}
-	e, err := b.Send(ctx, a.Queue, bus.Message{ID: a.ID, Payload: p, DelayMS: delay, Lane: a.Lane})
+	e, err := b.Send(ctx, a.Queue, bus.Message{ID: a.ID, Payload: p, Delay: delay, Lane: a.Lane})
 	return protocol.EnqueueResult{ID: e.ID, Created: e.Created}, err
 }
 
@@ -215,7 +212,7 @@ func (d *Driver) Claim(ctx context.Context, a protocol.ClaimArgs) (*protocol.Cla
 	if err != nil {
 		return nil, err
 	}
-	j, err := b.ClaimMS(ctx, a.Queue, lease)
+	j, err := b.Claim(ctx, a.Queue, lease)
 	return claimResult(j, err)
 }
 
@@ -229,7 +226,7 @@ func (d *Driver) LaneClaim(ctx context.Context, a protocol.ClaimArgs) (*protocol
 	if err != nil {
 		return nil, err
 	}
-	j, err := b.LaneClaimMS(ctx, a.Queue, lease)
+	j, err := b.LaneClaim(ctx, a.Queue, lease)
 	return claimResult(j, err)
 }
 
@@ -255,7 +252,7 @@ func (d *Driver) Extend(ctx context.Context, a protocol.ExtendArgs) (protocol.Ex
 	if err != nil {
 		return protocol.ExtendResult{}, err
 	}
-	dl, err := b.ExtendMS(ctx, a.Queue, a.ID, a.Token, lease)
+	dl, err := b.Extend(ctx, a.Queue, a.ID, a.Token, lease)
 	return protocol.ExtendResult{DeadlineMS: dl}, err
 }
 
@@ -278,7 +275,7 @@ func (d *Driver) Retry(ctx context.Context, a protocol.RetryArgs) (protocol.Retr
 	if err != nil {
 		return protocol.RetryResult{}, err
 	}
-	dead, err := b.RetryMS(ctx, a.Queue, a.ID, a.Token, a.MaxAttempts, delay, a.Error)
+	dead, err := b.Retry(ctx, a.Queue, a.ID, a.Token, a.MaxAttempts, delay, a.Error)
 	if err != nil {
 		return protocol.RetryResult{}, err
 	}
@@ -428,7 +425,7 @@ func (d *Driver) Park(ctx context.Context, a protocol.ParkArgs) (protocol.ParkRe
 	var mu sync.Mutex
 	res := protocol.ParkResult{Jobs: []protocol.Parked{}}
 	c, err := b.Consumer(a.Queue, bus.ConsumerOptions{
-		Concurrency: a.Consumers, LeaseMS: a.LeaseMS, Park: ms(a.ParkMS), Maintain: -1, Grace: 2 * time.Second,
+		Concurrency: a.Consumers, Lease: bus.Millis(a.LeaseMS), Park: ms(a.ParkMS), Maintain: -1, Grace: 2 * time.Second,
 	}, func(ctx context.Context, j *bus.Job) error {
 		if err := j.Complete(ctx); err != nil {
 			return err
@@ -474,17 +471,14 @@ func (d *Driver) Close(ctx context.Context) error {
 	return err
 }
 
-// maxMS is the largest duration A16 admits (1e14 ms).
-const maxMS = 100_000_000_000_000
-
 // durMS checks a protocol duration for the bus, which takes it in whole milliseconds: never
 // through a time.Duration, which ends near 9.2e12 ms, inside A16's range. Past 1e14 ms it is
 // EMQARG (A16); below the op's minimum the bus refuses it.
-func durMS(field string, n int64) (int64, error) {
-	if n > maxMS {
-		return 0, argErr("%s %d: want at most %d", field, n, int64(maxMS))
+func durMS(field string, n int64) (bus.Millis, error) {
+	if n > protocol.MaxMS {
+		return 0, argErr("%s %d: want at most %d", field, n, int64(protocol.MaxMS))
 	}
-	return n, nil
+	return bus.Millis(n), nil
 }
 
 // ms converts protocol milliseconds, saturating past what a time.Duration holds on either side,

@@ -26,7 +26,7 @@ func ChildConsumer(addr, queue string, opt Options) error {
 	}
 	var mu sync.Mutex
 	out := bufio.NewWriter(os.Stdout)
-	c, err := b.Consumer(queue, bus.ConsumerOptions{Concurrency: opt.Workers, Lease: opt.Lease,
+	c, err := b.Consumer(queue, bus.ConsumerOptions{Concurrency: opt.Workers, Lease: bus.Ms(opt.Lease),
 		Park: 200 * time.Millisecond, Maintain: opt.Lease / 5, MaxAttempts: 1000,
 		Backoff: func(int) time.Duration { return 10 * time.Millisecond }},
 		func(ctx context.Context, j *bus.Job) error {

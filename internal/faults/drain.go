@@ -154,7 +154,7 @@ func (e *env) serverMS(ctx context.Context) int64 {
 
 // consume runs the in-process consumer until the returned stop is called.
 func (e *env) consume(ctx context.Context, b *bus.Bus) (*bus.Consumer, func()) {
-	c, err := b.Consumer(e.queue, bus.ConsumerOptions{Concurrency: e.opt.Workers, Lease: e.opt.Lease,
+	c, err := b.Consumer(e.queue, bus.ConsumerOptions{Concurrency: e.opt.Workers, Lease: bus.Ms(e.opt.Lease),
 		Park: 200 * time.Millisecond, Maintain: e.opt.Lease / 5, Grace: time.Second, MaxAttempts: 1000,
 		Backoff: func(int) time.Duration { return 10 * time.Millisecond }},
 		func(ctx context.Context, j *bus.Job) error {

@@ -73,7 +73,7 @@ func TestRedeliveryAfterCrashHasOneEffect(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := w.a.Handler(w.effectFn)
-	first, err := w.b.Claim(ctx, "payments", 100*time.Millisecond)
+	first, err := w.b.Claim(ctx, "payments", bus.Ms(100*time.Millisecond))
 	if err != nil || first == nil {
 		t.Fatalf("claim: %v %v", first, err)
 	}
@@ -85,7 +85,7 @@ func TestRedeliveryAfterCrashHasOneEffect(t *testing.T) {
 	if n, err := w.b.Reap(ctx, "payments", 10, 100); err != nil || n != 1 {
 		t.Fatalf("reap: %d %v", n, err)
 	}
-	second, err := w.b.Claim(ctx, "payments", 30*time.Second)
+	second, err := w.b.Claim(ctx, "payments", bus.Ms(30*time.Second))
 	if err != nil || second == nil || second.ID != e.ID || second.Token != 2 {
 		t.Fatalf("redelivery: %+v %v", second, err)
 	}
@@ -119,7 +119,7 @@ func TestConsumerWithRedeliveriesHasExactlyOneEffectPerJob(t *testing.T) {
 	var crashed, runs atomic.Int64
 	var done atomic.Int64
 	cctx, stop := context.WithCancel(ctx)
-	c, err := w.b.Consumer("payments", bus.ConsumerOptions{Concurrency: 8, Lease: 5 * time.Second,
+	c, err := w.b.Consumer("payments", bus.ConsumerOptions{Concurrency: 8, Lease: bus.Ms(5 * time.Second),
 		Backoff: func(int) time.Duration { return 0 }},
 		func(ctx context.Context, j *bus.Job) error {
 			runs.Add(1)

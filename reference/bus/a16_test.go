@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"testing"
-	"time"
 
 	"github.com/echomq/kit/reference/bus"
 	"github.com/echomq/kit/reference/emqerr"
@@ -25,7 +24,7 @@ func TestA16DurationsStoredExactly(t *testing.T) {
 			t.Fatal(err)
 		}
 		before := in.now()
-		j, err := b.ClaimMS(ctx, q, ms)
+		j, err := b.Claim(ctx, q, bus.Millis(ms))
 		if err != nil || j == nil || j.ID != e.ID {
 			t.Fatalf("claim %d ms: %v %v", ms, j, err)
 		}
@@ -34,19 +33,19 @@ func TestA16DurationsStoredExactly(t *testing.T) {
 			t.Fatalf("claim with lease_ms %d: active score %d, want TIME + %d in [%d, %d]", ms, got, ms, before+ms, after+ms)
 		}
 		before = in.now()
-		dl, err := b.ExtendMS(ctx, q, j.ID, j.Token, ms)
+		dl, err := b.Extend(ctx, q, j.ID, j.Token, bus.Millis(ms))
 		if err != nil || dl < before+ms || dl > in.now()+ms || in.score(k+"active", j.ID) != dl {
 			t.Fatalf("extend %d ms: deadline %d (%v), active %d", ms, dl, err, in.score(k+"active", j.ID))
 		}
 		before = in.now()
-		if dead, err := b.RetryMS(ctx, q, j.ID, j.Token, 10, ms, "again"); err != nil || dead {
+		if dead, err := b.Retry(ctx, q, j.ID, j.Token, 10, bus.Millis(ms), "again"); err != nil || dead {
 			t.Fatalf("retry %d ms: %v %v", ms, dead, err)
 		}
 		if got := in.score(k+"scheduled", j.ID); got < before+ms || got > in.now()+ms {
 			t.Fatalf("retry with delay_ms %d: scheduled score %d, want TIME + %d", ms, got, ms)
 		}
 		before = in.now()
-		d, err := b.Send(ctx, q, bus.Message{Payload: []byte("later"), DelayMS: ms})
+		d, err := b.Send(ctx, q, bus.Message{Payload: []byte("later"), Delay: bus.Millis(ms)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -54,22 +53,21 @@ func TestA16DurationsStoredExactly(t *testing.T) {
 			t.Fatalf("enqueue with delay_ms %d: scheduled score %d, want TIME + %d", ms, got, ms)
 		}
 	}
-	// Out of range, or both spellings at once: EMQARG before anything is sent.
+	// Out of range: EMQARG before anything is sent.
 	for name, err := range map[string]error{
-		"lease 0":        func() error { _, err := b.ClaimMS(ctx, q, 0); return err }(),
-		"lease 1e14+1":   func() error { _, err := b.ClaimMS(ctx, q, bus.MaxMS+1); return err }(),
-		"extend 1e14+1":  func() error { _, err := b.ExtendMS(ctx, q, "JOB0000000000A", 1, bus.MaxMS+1); return err }(),
-		"retry -1":       func() error { _, err := b.RetryMS(ctx, q, "JOB0000000000A", 1, 1, -1, "e"); return err }(),
-		"delay 1e14+1":   func() error { _, err := b.Send(ctx, q, bus.Message{DelayMS: bus.MaxMS + 1}); return err }(),
-		"delay and ms":   func() error { _, err := b.Send(ctx, q, bus.Message{Delay: time.Second, DelayMS: 1}); return err }(),
-		"consumer lease": func() error { _, err := b.Consumer(q, bus.ConsumerOptions{LeaseMS: bus.MaxMS + 1}, nop); return err }(),
+		"lease 0":        func() error { _, err := b.Claim(ctx, q, 0); return err }(),
+		"lease 1e14+1":   func() error { _, err := b.Claim(ctx, q, bus.MaxMS+1); return err }(),
+		"extend 1e14+1":  func() error { _, err := b.Extend(ctx, q, "JOB0000000000A", 1, bus.MaxMS+1); return err }(),
+		"retry -1":       func() error { _, err := b.Retry(ctx, q, "JOB0000000000A", 1, 1, -1, "e"); return err }(),
+		"delay 1e14+1":   func() error { _, err := b.Send(ctx, q, bus.Message{Delay: bus.MaxMS + 1}); return err }(),
+		"consumer lease": func() error { _, err := b.Consumer(q, bus.ConsumerOptions{Lease: bus.MaxMS + 1}, nop); return err }(),
 	} {
 		mustTypeNamed(t, name, err, emqerr.Arg)
 	}
 }
 
-// A consumer whose LeaseMS is past a time.Duration claims with exactly that lease.
-func TestConsumerLeaseMSExact(t *testing.T) {
+// A consumer whose Lease is past a time.Duration claims with exactly that lease.
+func TestConsumerLeaseExact(t *testing.T) {
 	ctx := ctxT(t)
 	b := openBus(t, addr, bus.Options{})
 	in := inspect(t, addr)
@@ -79,7 +77,7 @@ func TestConsumerLeaseMSExact(t *testing.T) {
 	}
 	got := make(chan int64, 1)
 	before := in.now()
-	c, err := b.Consumer(q, bus.ConsumerOptions{LeaseMS: bus.MaxMS, Maintain: -1}, func(ctx context.Context, j *bus.Job) error {
+	c, err := b.Consumer(q, bus.ConsumerOptions{Lease: bus.MaxMS, Maintain: -1}, func(ctx context.Context, j *bus.Job) error {
 		got <- in.score("emq:{"+q+"}:active", j.ID)
 		return nil
 	})
@@ -95,7 +93,7 @@ func TestConsumerLeaseMSExact(t *testing.T) {
 		t.Fatal(err)
 	}
 	if score < before+bus.MaxMS || score > in.now()+bus.MaxMS {
-		t.Fatalf("consumer with LeaseMS 1e14: active score %d, want TIME + 1e14", score)
+		t.Fatalf("consumer with Lease 1e14: active score %d, want TIME + 1e14", score)
 	}
 }
 

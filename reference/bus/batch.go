@@ -3,7 +3,6 @@ package bus
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/echomq/kit/reference/connector"
 	"github.com/echomq/kit/reference/resp"
@@ -20,16 +19,7 @@ type Ack struct {
 
 // ClaimBatch leases up to n (1..MaxBatch) of the oldest pending jobs of queue in one script
 // call, each exactly as Claim would; it returns none when the queue is empty or paused.
-func (b *Bus) ClaimBatch(ctx context.Context, queue string, lease time.Duration, n int) ([]*Job, error) {
-	ms, err := leaseMS(lease)
-	if err != nil {
-		return nil, fmt.Errorf("bus: claim batch: %w", err)
-	}
-	return b.ClaimBatchMS(ctx, queue, ms, n)
-}
-
-// ClaimBatchMS is ClaimBatch with the lease in whole milliseconds, exact over A16's range.
-func (b *Bus) ClaimBatchMS(ctx context.Context, queue string, leaseMS int64, n int) ([]*Job, error) {
+func (b *Bus) ClaimBatch(ctx context.Context, queue string, lease Millis, n int) ([]*Job, error) {
 	q, err := b.queue(queue)
 	if err != nil {
 		return nil, err
@@ -37,7 +27,7 @@ func (b *Bus) ClaimBatchMS(ctx context.Context, queue string, leaseMS int64, n i
 	if n < 1 || n > MaxBatch {
 		return nil, fmt.Errorf("bus: claim batch: %w", argErr("n %d: want 1..%d", n, MaxBatch))
 	}
-	return b.claimBatch(ctx, q, leaseMS, n)
+	return b.claimBatch(ctx, q, int64(lease), n)
 }
 
 func (b *Bus) claimBatch(ctx context.Context, q *qkeys, ms int64, n int) ([]*Job, error) {

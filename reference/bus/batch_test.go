@@ -17,7 +17,7 @@ import (
 func TestClaimCompleteBatch(t *testing.T) {
 	ctx, b, in, q := ctxT(t), openBus(t, addr, bus.Options{}), inspect(t, addr), qname(t)
 	leaveNoForeignKeys(t, in)
-	if js, err := b.ClaimBatch(ctx, q, time.Second, 10); err != nil || len(js) != 0 {
+	if js, err := b.ClaimBatch(ctx, q, bus.Ms(time.Second), 10); err != nil || len(js) != 0 {
 		t.Fatalf("claim batch of an empty queue = %v, %v", js, err)
 	}
 	var want []string
@@ -29,7 +29,7 @@ func TestClaimCompleteBatch(t *testing.T) {
 		want = append(want, e.ID)
 	}
 	before := in.now()
-	js, err := b.ClaimBatch(ctx, q, 30*time.Second, 3)
+	js, err := b.ClaimBatch(ctx, q, bus.Ms(30*time.Second), 3)
 	after := in.now()
 	if err != nil || len(js) != 3 {
 		t.Fatalf("claim batch = %v, %v", js, err)
@@ -46,7 +46,7 @@ func TestClaimCompleteBatch(t *testing.T) {
 	if err := js[2].Complete(ctx); err != nil {
 		t.Fatal(err)
 	}
-	rest, err := b.ClaimBatch(ctx, q, 30*time.Second, 10)
+	rest, err := b.ClaimBatch(ctx, q, bus.Ms(30*time.Second), 10)
 	if err != nil || len(rest) != 2 || rest[0].ID != want[3] {
 		t.Fatalf("claim batch of the rest = %v, %v", rest, err)
 	}
@@ -69,7 +69,7 @@ func TestClaimCompleteBatch(t *testing.T) {
 	}
 	// Bad input is typed and sends nothing.
 	for _, n := range []int{0, -1, bus.MaxBatch + 1} {
-		if _, err := b.ClaimBatch(ctx, q, time.Second, n); !errors.Is(err, emqerr.Arg) {
+		if _, err := b.ClaimBatch(ctx, q, bus.Ms(time.Second), n); !errors.Is(err, emqerr.Arg) {
 			t.Fatalf("claim batch n=%d: %v", n, err)
 		}
 	}
@@ -82,7 +82,7 @@ func TestClaimCompleteBatch(t *testing.T) {
 	if _, err := b.CompleteBatch(ctx, q, []bus.Ack{{want[0], 0}}); !errors.Is(err, emqerr.Arg) {
 		t.Fatalf("complete batch with token 0: %v", err)
 	}
-	if _, err := b.ClaimBatch(ctx, "Bad Name", time.Second, 1); !errors.Is(err, emqerr.Key) {
+	if _, err := b.ClaimBatch(ctx, "Bad Name", bus.Ms(time.Second), 1); !errors.Is(err, emqerr.Key) {
 		t.Fatalf("claim batch of a bad queue: %v", err)
 	}
 }
@@ -111,7 +111,7 @@ func TestBatchesSplit(t *testing.T) {
 	}
 	var acks []bus.Ack
 	for len(acks) < len(msgs)-1 {
-		js, err := b.ClaimBatch(ctx, q, 30*time.Second, bus.MaxBatch)
+		js, err := b.ClaimBatch(ctx, q, bus.Ms(30*time.Second), bus.MaxBatch)
 		if err != nil || len(js) == 0 {
 			t.Fatalf("claim batch = %d, %v", len(js), err)
 		}
@@ -128,7 +128,7 @@ func TestBatchesSplit(t *testing.T) {
 			t.Fatalf("pair %d: %v", i, s)
 		}
 	}
-	lj, _ := b.LaneClaim(ctx, q, time.Second)
+	lj, _ := b.LaneClaim(ctx, q, bus.Ms(time.Second))
 	lj.Complete(ctx)
 	if left := in.residue(q); len(left) != 0 {
 		t.Fatalf("left behind: %v", left)
@@ -221,7 +221,7 @@ func TestBatchEnqueue(t *testing.T) {
 		}
 	}()
 	var n atomic.Int64
-	c, _ := b.Consumer(q, bus.ConsumerOptions{Concurrency: 16, Lease: 10 * time.Second, Maintain: -1, Park: 100 * time.Millisecond},
+	c, _ := b.Consumer(q, bus.ConsumerOptions{Concurrency: 16, Lease: bus.Ms(10 * time.Second), Maintain: -1, Park: 100 * time.Millisecond},
 		func(ctx context.Context, j *bus.Job) error { n.Add(1); return nil })
 	stop := runConsumer(t, c)
 	waitFor(t, "the drain", func() bool { return n.Load() == 1+producers*(each-1) })
@@ -277,7 +277,7 @@ func TestBatchEnqueueCancelled(t *testing.T) {
 		t.Fatalf("the batcher after cancellations: %v", err)
 	}
 	for {
-		js, _ := b.ClaimBatch(ctx, q, time.Second, bus.MaxBatch)
+		js, _ := b.ClaimBatch(ctx, q, bus.Ms(time.Second), bus.MaxBatch)
 		if len(js) == 0 {
 			break
 		}

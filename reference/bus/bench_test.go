@@ -76,7 +76,7 @@ func BenchmarkDrain(b *testing.B) {
 	}
 	var done atomic.Int64
 	finished := make(chan struct{})
-	c, _ := bb.Consumer(q, bus.ConsumerOptions{Concurrency: 64, Lease: 30 * time.Second, Maintain: -1, Park: time.Second},
+	c, _ := bb.Consumer(q, bus.ConsumerOptions{Concurrency: 64, Lease: bus.Ms(30 * time.Second), Maintain: -1, Park: time.Second},
 		func(ctx context.Context, j *bus.Job) error {
 			if done.Add(1) == int64(b.N) {
 				close(finished)

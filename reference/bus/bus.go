@@ -1,6 +1,22 @@
 // Package bus is the reference EchoMQ bus a Go service uses: it enqueues, claims and settles
 // jobs through the bundle's scripts (one EVALSHA per transition), and runs consumers that park
 // on the queue's wake key when idle. Every connection it opens runs the fence first.
+//
+// A bus does a few things:
+//
+//   - connect: Open (one server) or OpenCluster, then Close; Reconnect on demand;
+//   - produce: Enqueue (or Send a Message), EnqueueBatch;
+//   - take: Claim, LaneClaim (the lanes' ring), ClaimBatch — or a Consumer, which claims, runs
+//     a Handler and settles for it, parking when idle;
+//   - settle a claimed job, fenced by its id and token: Complete, Retry, Fail, Extend,
+//     Checkpoint, CompleteBatch (the same on a *Job, which knows its own);
+//   - recover what time and failure leave: Promote (due jobs), Reap (expired leases), and the
+//     morgue (Morgue, Revive, Purge);
+//   - hold back: Pause and Resume a queue, LanePause, LaneResume and LaneCeiling a lane;
+//   - name: Mint a JOB id, Key a key of the grammar.
+//
+// A lease or a delay is a Millis, whole milliseconds up to A16's 1e14 (beyond a time.Duration);
+// Ms converts a time.Duration.
 package bus
 
 import (

@@ -38,7 +38,7 @@ func TestEnqueueClaimComplete(t *testing.T) {
 	}
 
 	before := in.now()
-	j, err := b.Claim(ctx, q, 200*time.Millisecond)
+	j, err := b.Claim(ctx, q, bus.Ms(200*time.Millisecond))
 	after := in.now()
 	if err != nil || j == nil {
 		t.Fatalf("claim = %v, %v", j, err)
@@ -52,7 +52,7 @@ func TestEnqueueClaimComplete(t *testing.T) {
 	if d := in.score("emq:{"+q+"}:active", e.ID); d < before+200 || d > after+200 {
 		t.Fatalf("deadline %d not in server [%d, %d] + 200", d, before, after)
 	}
-	if j2, err := b.Claim(ctx, q, time.Second); err != nil || j2 != nil {
+	if j2, err := b.Claim(ctx, q, bus.Ms(time.Second)); err != nil || j2 != nil {
 		t.Fatalf("claim of an empty queue = %v, %v", j2, err)
 	}
 
@@ -83,14 +83,14 @@ func TestEnqueueDelayedAndPromote(t *testing.T) {
 	if n, err := b.Promote(ctx, q, 100); err != nil || n != 0 {
 		t.Fatalf("early promote = %d, %v", n, err)
 	}
-	if j, _ := b.Claim(ctx, q, time.Second); j != nil {
+	if j, _ := b.Claim(ctx, q, bus.Ms(time.Second)); j != nil {
 		t.Fatal("a scheduled job was claimable before it was due")
 	}
 	in.waitServerPast(due)
 	if n, err := b.Promote(ctx, q, 100); err != nil || n != 1 {
 		t.Fatalf("promote = %d, %v", n, err)
 	}
-	j, err := b.Claim(ctx, q, time.Second)
+	j, err := b.Claim(ctx, q, bus.Ms(time.Second))
 	if err != nil || j == nil || j.ID != e.ID {
 		t.Fatalf("claim after promote = %v, %v", j, err)
 	}
@@ -137,7 +137,7 @@ func TestKeyBuilderRefusesBeforeTheWire(t *testing.T) {
 		want error
 	}{
 		{"upper-case queue", func() error { _, err := b.Enqueue(ctx, "Orders", nil); return err }, emqerr.Key},
-		{"empty queue", func() error { _, err := b.Claim(ctx, "", time.Second); return err }, emqerr.Key},
+		{"empty queue", func() error { _, err := b.Claim(ctx, "", bus.Ms(time.Second)); return err }, emqerr.Key},
 		{"brace in queue", func() error { _, err := b.Enqueue(ctx, "a}b", nil); return err }, emqerr.Key},
 		{"65-byte queue", func() error { _, err := b.Enqueue(ctx, string(bytes.Repeat([]byte("q"), 65)), nil); return err }, emqerr.Key},
 		{"bad lane", func() error { _, err := b.Enqueue(ctx, q, nil, bus.WithLane("A B")); return err }, emqerr.Key},
@@ -169,7 +169,7 @@ func TestStaleRefusalsChangeNothing(t *testing.T) {
 	ctx, b, in, q := ctxT(t), openBus(t, addr, bus.Options{}), inspect(t, addr), qname(t)
 	leaveNoForeignKeys(t, in)
 	e, _ := b.Enqueue(ctx, q, []byte("p"))
-	j, err := b.Claim(ctx, q, 100*time.Millisecond)
+	j, err := b.Claim(ctx, q, bus.Ms(100*time.Millisecond))
 	if err != nil || j == nil {
 		t.Fatal(j, err)
 	}
@@ -182,7 +182,7 @@ func TestStaleRefusalsChangeNothing(t *testing.T) {
 	mustType(t, err, emqerr.Stale)
 	mustType(t, b.Fail(ctx, q, e.ID, 0+3, "x"), emqerr.Stale)
 	mustType(t, b.Checkpoint(ctx, q, e.ID, 2, []byte("c")), emqerr.Stale)
-	_, err = b.Extend(ctx, q, e.ID, 2, time.Second)
+	_, err = b.Extend(ctx, q, e.ID, 2, bus.Ms(time.Second))
 	mustType(t, err, emqerr.Stale)
 	other, _ := b.Mint(ctx)
 	mustType(t, b.Complete(ctx, q, other, 1), emqerr.Stale) // no such job
@@ -194,7 +194,7 @@ func TestStaleRefusalsChangeNothing(t *testing.T) {
 	}
 
 	// Extend moves the deadline (server clock); then let the lease pass on the server's clock.
-	nd, err := j.Extend(ctx, 150*time.Millisecond)
+	nd, err := j.Extend(ctx, bus.Ms(150*time.Millisecond))
 	if err != nil || nd != in.score(active, e.ID) || nd < deadline {
 		t.Fatalf("extend = %d, %v (deadline %d)", nd, err, deadline)
 	}
@@ -213,7 +213,7 @@ func TestStaleRefusalsChangeNothing(t *testing.T) {
 	if st := in.hash(row)["state"]; st != "pending" {
 		t.Fatalf("state after reap %q", st)
 	}
-	j, _ = b.Claim(ctx, q, time.Second)
+	j, _ = b.Claim(ctx, q, bus.Ms(time.Second))
 	if j.Token != 2 {
 		t.Fatalf("token after reap %d", j.Token)
 	}
@@ -227,8 +227,8 @@ func TestRetryBackoffAndMorgue(t *testing.T) {
 	leaveNoForeignKeys(t, in)
 	e, _ := b.Enqueue(ctx, q, []byte("p"))
 	row := "emq:{" + q + "}:job:" + e.ID
-	j, _ := b.Claim(ctx, q, time.Second)
-	dead, err := j.Retry(ctx, 2, 60*time.Millisecond, "boom 1")
+	j, _ := b.Claim(ctx, q, bus.Ms(time.Second))
+	dead, err := j.Retry(ctx, 2, bus.Ms(60*time.Millisecond), "boom 1")
 	if err != nil || dead {
 		t.Fatalf("retry = %v, %v", dead, err)
 	}
@@ -245,7 +245,7 @@ func TestRetryBackoffAndMorgue(t *testing.T) {
 	if n, _ := b.Promote(ctx, q, 10); n != 1 {
 		t.Fatalf("promote %d", n)
 	}
-	j, _ = b.Claim(ctx, q, time.Second)
+	j, _ = b.Claim(ctx, q, bus.Ms(time.Second))
 	if j == nil || j.Token != 2 {
 		t.Fatalf("second claim %+v", j)
 	}
@@ -272,7 +272,7 @@ func TestRetryBackoffAndMorgue(t *testing.T) {
 	if got := in.hash(row); got["state"] != "pending" || got["attempts"] != "2" {
 		t.Fatalf("revived row %v", got)
 	}
-	j, _ = b.Claim(ctx, q, time.Second)
+	j, _ = b.Claim(ctx, q, bus.Ms(time.Second))
 	if j.Token != 3 {
 		t.Fatalf("token after revive %d", j.Token)
 	}
@@ -299,7 +299,7 @@ func TestCrashAndRedeliverWithCheckpoint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	j, _ := crashed.Claim(ctx, q, 60*time.Millisecond)
+	j, _ := crashed.Claim(ctx, q, bus.Ms(60*time.Millisecond))
 	if err := j.Checkpoint(ctx, []byte("step 3")); err != nil {
 		t.Fatal(err)
 	}
@@ -314,7 +314,7 @@ func TestCrashAndRedeliverWithCheckpoint(t *testing.T) {
 		t.Fatalf("reap = %d, %v", n, err)
 	}
 	mustType(t, producer.Complete(ctx, q, j.ID, j.Token), emqerr.Stale) // the zombie
-	j2, err := producer.Claim(ctx, q, time.Second)
+	j2, err := producer.Claim(ctx, q, bus.Ms(time.Second))
 	if err != nil || j2 == nil || j2.ID != e.ID || j2.Token != 2 || string(j2.LastCheckpoint) != "step 3" {
 		t.Fatalf("redelivery = %+v, %v", j2, err)
 	}
@@ -330,7 +330,7 @@ func TestReapBuriesAtMaxAttempts(t *testing.T) {
 	ctx, b, in, q := ctxT(t), openBus(t, addr, bus.Options{}), inspect(t, addr), qname(t)
 	leaveNoForeignKeys(t, in)
 	e, _ := b.Enqueue(ctx, q, nil)
-	b.Claim(ctx, q, 30*time.Millisecond)
+	b.Claim(ctx, q, bus.Ms(30*time.Millisecond))
 	in.waitServerPast(in.score("emq:{"+q+"}:active", e.ID))
 	if n, _ := b.Reap(ctx, q, 1, 100); n != 1 {
 		t.Fatalf("reap %d", n)
@@ -351,10 +351,10 @@ func TestQueuePause(t *testing.T) {
 		t.Fatal(err)
 	}
 	in.do("DEL", "emq:{"+q+"}:wake")
-	if j, err := b.Claim(ctx, q, time.Second); err != nil || j != nil {
+	if j, err := b.Claim(ctx, q, bus.Ms(time.Second)); err != nil || j != nil {
 		t.Fatalf("claim while paused = %v, %v", j, err)
 	}
-	if j, err := b.LaneClaim(ctx, q, time.Second); err != nil || j != nil {
+	if j, err := b.LaneClaim(ctx, q, bus.Ms(time.Second)); err != nil || j != nil {
 		t.Fatalf("lane claim while paused = %v, %v", j, err)
 	}
 	if in.int("ZCARD", "emq:{"+q+"}:pending") != 1 || in.int("LLEN", "emq:{"+q+"}:ring") != 1 {
@@ -366,8 +366,8 @@ func TestQueuePause(t *testing.T) {
 	if in.int("LLEN", "emq:{"+q+"}:wake") != 1 {
 		t.Fatal("resume with work waiting did not arm the wake")
 	}
-	j, _ := b.Claim(ctx, q, time.Second)
-	lj, _ := b.LaneClaim(ctx, q, time.Second)
+	j, _ := b.Claim(ctx, q, bus.Ms(time.Second))
+	lj, _ := b.LaneClaim(ctx, q, bus.Ms(time.Second))
 	if j == nil || lj == nil || lj.Lane != "g" {
 		t.Fatalf("claims after resume: %v %v", j, lj)
 	}
@@ -380,7 +380,7 @@ func TestEnqueueBatch(t *testing.T) {
 	leaveNoForeignKeys(t, in)
 	dup, _ := b.Mint(ctx)
 	b.Enqueue(ctx, q, []byte("x"), bus.WithID(dup))
-	msgs := []bus.Message{{Payload: []byte("a")}, {ID: dup, Payload: []byte("b")}, {Payload: []byte("c"), Lane: "l1"}, {Payload: []byte("d"), Delay: time.Hour}}
+	msgs := []bus.Message{{Payload: []byte("a")}, {ID: dup, Payload: []byte("b")}, {Payload: []byte("c"), Lane: "l1"}, {Payload: []byte("d"), Delay: bus.Ms(time.Hour)}}
 	out, err := b.EnqueueBatch(ctx, q, msgs)
 	if err != nil || len(out) != 4 {
 		t.Fatalf("batch = %v, %v", out, err)
@@ -395,13 +395,13 @@ func TestEnqueueBatch(t *testing.T) {
 	mustType(t, err, emqerr.Key)
 	// drain
 	for {
-		j, _ := b.Claim(ctx, q, time.Second)
+		j, _ := b.Claim(ctx, q, bus.Ms(time.Second))
 		if j == nil {
 			break
 		}
 		j.Complete(ctx)
 	}
-	lj, _ := b.LaneClaim(ctx, q, time.Second)
+	lj, _ := b.LaneClaim(ctx, q, bus.Ms(time.Second))
 	lj.Complete(ctx)
 }
 
@@ -422,7 +422,7 @@ func TestClaimOldestFirst(t *testing.T) {
 		t.Fatal("ids not in mint order")
 	}
 	for i, id := range want {
-		j, _ := b.Claim(ctx, q, time.Second)
+		j, _ := b.Claim(ctx, q, bus.Ms(time.Second))
 		if j == nil || j.ID != id {
 			t.Fatalf("claim %d = %v, want %s", i, j, id)
 		}

@@ -89,7 +89,7 @@ func TestClusterBusOps(t *testing.T) {
 		if err != nil || !e.Created {
 			t.Fatalf("%s: enqueue %+v %v", q, e, err)
 		}
-		j, err := b.Claim(ctx, q, 30*time.Second)
+		j, err := b.Claim(ctx, q, bus.Ms(30*time.Second))
 		if err != nil || j == nil || j.ID != e.ID {
 			t.Fatalf("%s: claim %+v %v", q, j, err)
 		}
@@ -105,7 +105,7 @@ func TestClusterBusOps(t *testing.T) {
 		if err != nil || len(out) != 3 || !out[0].Created || !out[2].Created {
 			t.Fatalf("%s: enqueue batch %+v %v", q, out, err)
 		}
-		js, err := b.ClaimBatch(ctx, q, 30*time.Second, 10)
+		js, err := b.ClaimBatch(ctx, q, bus.Ms(30*time.Second), 10)
 		if err != nil || len(js) != 2 {
 			t.Fatalf("%s: claim batch %d %v", q, len(js), err)
 		}
@@ -115,7 +115,7 @@ func TestClusterBusOps(t *testing.T) {
 		if dead, err := b.Retry(ctx, q, js[1].ID, js[1].Token, 10, 0, "again"); err != nil || dead {
 			t.Fatal(err)
 		}
-		lj, err := b.LaneClaim(ctx, q, 30*time.Second)
+		lj, err := b.LaneClaim(ctx, q, bus.Ms(30*time.Second))
 		if err != nil || lj == nil || lj.Lane != "g1" {
 			t.Fatalf("%s: lane claim %+v %v", q, lj, err)
 		}
@@ -132,7 +132,7 @@ func TestClusterBusOps(t *testing.T) {
 		if err := b.Pause(ctx, q); err != nil {
 			t.Fatal(err)
 		}
-		if j, err := b.Claim(ctx, q, time.Second); err != nil || j != nil {
+		if j, err := b.Claim(ctx, q, bus.Ms(time.Second)); err != nil || j != nil {
 			t.Fatalf("%s: claim from a paused queue %+v %v", q, j, err)
 		}
 		if err := b.Resume(ctx, q); err != nil {

@@ -22,12 +22,9 @@ type Handler func(ctx context.Context, j *Job) error
 
 // ConsumerOptions configure a Consumer. Zero fields take the defaults noted.
 type ConsumerOptions struct {
-	Concurrency int           // workers, each with its own parking connection; 1
-	Lease       time.Duration // claim lease, extended by a heartbeat every Lease/3; 30s
-	// LeaseMS is the lease in whole milliseconds (3..MaxMS), exact over A16's whole range, which
-	// Lease cannot hold past about 9.2e12 ms; set Lease or LeaseMS, not both.
-	LeaseMS     int64
-	MaxAttempts int64 // claims before a failing job is buried; 10
+	Concurrency int    // workers, each with its own parking connection; 1
+	Lease       Millis // claim lease (3..MaxMS), extended by a heartbeat every Lease/3; 30 s
+	MaxAttempts int64  // claims before a failing job is buried; 10
 	// Backoff is the retry delay after the attempt-th failure; exponential from 1s, capped at
 	// 10 minutes, when nil.
 	Backoff func(attempt int) time.Duration
@@ -66,8 +63,9 @@ type Consumer struct {
 	q    *qkeys
 	opt  ConsumerOptions
 	h    Handler
-	wake []any // the BLPOP command
-	ms   int64 // the lease in ms, exactly as the claims send it
+	wake []any         // the BLPOP command
+	ms   int64         // the lease in ms, exactly as the claims send it
+	life time.Duration // the lease for the consumer's own timers; saturated past a Duration's range
 
 	retries atomic.Int64
 	last    atomic.Pointer[error]
@@ -107,7 +105,7 @@ func refused(err error) bool {
 
 // leased bounds one claim or settlement of the consumer: a call never outlives a lease.
 func (c *Consumer) leased(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(ctx, c.opt.Lease)
+	return context.WithTimeout(ctx, c.life)
 }
 
 // ErrLeaseLost is the cause a handler's context is cancelled with when its heartbeat finds the
@@ -148,19 +146,10 @@ func (b *Bus) Consumer(queue string, opt ConsumerOptions, h Handler) (*Consumer,
 	if opt.Concurrency == 0 {
 		opt.Concurrency = 1
 	}
-	if opt.LeaseMS != 0 && opt.Lease != 0 {
-		return nil, fmt.Errorf("bus: consumer: %w", argErr("lease %v and lease_ms %d: set one of them", opt.Lease, opt.LeaseMS))
+	if opt.Lease == 0 {
+		opt.Lease = Ms(30 * time.Second)
 	}
-	ms := opt.LeaseMS
-	switch {
-	case ms != 0:
-		opt.Lease = msDuration(ms) // the consumer's own timers; saturated past a Duration's range
-	case opt.Lease == 0:
-		opt.Lease = 30 * time.Second
-		fallthrough
-	default:
-		ms = opt.Lease.Milliseconds()
-	}
+	ms, life := int64(opt.Lease), msDuration(int64(opt.Lease))
 	if opt.MaxAttempts == 0 {
 		opt.MaxAttempts = 10
 	}
@@ -171,7 +160,7 @@ func (b *Bus) Consumer(queue string, opt ConsumerOptions, h Handler) (*Consumer,
 		opt.Park = 5 * time.Second
 	}
 	if opt.Maintain == 0 {
-		opt.Maintain = opt.Lease / 2
+		opt.Maintain = life / 2
 	}
 	if opt.Grace == 0 {
 		opt.Grace = 10 * time.Second
@@ -182,12 +171,12 @@ func (b *Bus) Consumer(queue string, opt ConsumerOptions, h Handler) (*Consumer,
 	switch {
 	case opt.Concurrency < 0, opt.MaxAttempts < 0, opt.Grace < 0, opt.Parked < 0:
 		return nil, fmt.Errorf("bus: consumer: %w", argErr("negative concurrency, attempts, grace or parked"))
-	case opt.Lease < 3*time.Millisecond || ms < 3 || ms > MaxMS:
+	case ms < 3 || ms > MaxMS:
 		return nil, fmt.Errorf("bus: consumer: %w", argErr("lease %d ms: want 3..%d", ms, int64(MaxMS)))
 	case opt.Park < time.Millisecond:
 		return nil, fmt.Errorf("bus: consumer: %w", argErr("park %v: want at least 1ms", opt.Park))
 	}
-	c := &Consumer{bus: b, q: q, opt: opt, h: h, ms: ms}
+	c := &Consumer{bus: b, q: q, opt: opt, h: h, ms: ms, life: life}
 	c.wake = []any{"BLPOP", q.wake, strconv.FormatFloat(opt.Park.Seconds(), 'f', 3, 64)}
 	return c, nil
 }
@@ -542,7 +531,7 @@ func (w *worker) settle(hard context.Context, j *Job, herr error) {
 		case errors.As(herr, &p):
 			return j.Fail(sctx, herr.Error())
 		}
-		_, err := j.Retry(sctx, c.opt.MaxAttempts, max(c.opt.Backoff(int(j.Token)), 0), herr.Error())
+		_, err := j.Retry(sctx, c.opt.MaxAttempts, Ms(max(c.opt.Backoff(int(j.Token)), 0)), herr.Error())
 		return err
 	}
 	for attempt := 1; ; attempt++ {
@@ -599,7 +588,7 @@ func (w *worker) beat() {
 	ms := j.lease.Load()
 	lease := msDuration(ms)
 	ctx, cancel := context.WithTimeout(context.Background(), lease/3)
-	_, err := j.ExtendMS(ctx, ms)
+	_, err := j.Extend(ctx, Millis(ms))
 	cancel()
 	if errors.Is(err, emqerr.Stale) {
 		if w.cur.Load() == j {

@@ -70,7 +70,7 @@ func TestConsumerSettlesByOutcome(t *testing.T) {
 	var mu sync.Mutex
 	attempts := map[string]int64{}
 	c, err := b.Consumer(q, bus.ConsumerOptions{
-		Concurrency: 4, Lease: 2 * time.Second, MaxAttempts: 3,
+		Concurrency: 4, Lease: bus.Ms(2 * time.Second), MaxAttempts: 3,
 		Backoff: func(int) time.Duration { return 0 }, Park: 50 * time.Millisecond,
 	}, func(ctx context.Context, j *bus.Job) error {
 		defer handled.Add(1)
@@ -133,7 +133,7 @@ func TestConsumerHeartbeat(t *testing.T) {
 	ctx, b, in, q := ctxT(t), openBus(t, addr, bus.Options{}), inspect(t, addr), qname(t)
 	leaveNoForeignKeys(t, in)
 	result := make(chan error, 1)
-	c, _ := b.Consumer(q, bus.ConsumerOptions{Lease: 60 * time.Millisecond, Park: 50 * time.Millisecond},
+	c, _ := b.Consumer(q, bus.ConsumerOptions{Lease: bus.Ms(60 * time.Millisecond), Park: 50 * time.Millisecond},
 		func(ctx context.Context, j *bus.Job) error {
 			first := in.score("emq:{"+q+"}:active", j.ID)
 			in.waitServerPast(first + 60) // two leases past the first deadline
@@ -161,7 +161,7 @@ func TestConsumerLeaseLostCancelsHandler(t *testing.T) {
 	ctx, b, in, q := ctxT(t), openBus(t, addr, bus.Options{}), inspect(t, addr), qname(t)
 	leaveNoForeignKeys(t, in)
 	cause := make(chan error, 1)
-	c, _ := b.Consumer(q, bus.ConsumerOptions{Lease: 90 * time.Millisecond, Park: 50 * time.Millisecond, Maintain: -1},
+	c, _ := b.Consumer(q, bus.ConsumerOptions{Lease: bus.Ms(90 * time.Millisecond), Park: 50 * time.Millisecond, Maintain: -1},
 		func(ctx context.Context, j *bus.Job) error {
 			if err := b.Complete(ctx, q, j.ID, j.Token); err != nil { // someone else settles it
 				t.Error(err)
@@ -189,7 +189,7 @@ func TestConsumerParksAndWakes(t *testing.T) {
 	leaveNoForeignKeys(t, in)
 	var got sync.Map
 	var n atomic.Int64
-	c, _ := b.Consumer(q, bus.ConsumerOptions{Concurrency: 3, Lease: time.Second, Park: 100 * time.Millisecond, Maintain: -1},
+	c, _ := b.Consumer(q, bus.ConsumerOptions{Concurrency: 3, Lease: bus.Ms(time.Second), Park: 100 * time.Millisecond, Maintain: -1},
 		func(ctx context.Context, j *bus.Job) error {
 			got.Store(j.ID, j.Worker)
 			n.Add(1)
@@ -279,7 +279,7 @@ func TestConsumerGracefulShutdown(t *testing.T) {
 
 	started := make(chan string, 2)
 	release := make(chan struct{})
-	c, _ := b.Consumer(q, bus.ConsumerOptions{Concurrency: 4, Lease: 5 * time.Second, Park: 200 * time.Millisecond, Grace: 150 * time.Millisecond},
+	c, _ := b.Consumer(q, bus.ConsumerOptions{Concurrency: 4, Lease: bus.Ms(5 * time.Second), Park: 200 * time.Millisecond, Grace: 150 * time.Millisecond},
 		func(ctx context.Context, j *bus.Job) error {
 			started <- string(j.Payload)
 			if string(j.Payload) == "quick" {
@@ -322,11 +322,11 @@ func TestConsumerGracefulShutdown(t *testing.T) {
 		return runtime.NumGoroutine() <= baseline
 	})
 	// Clean up: the stuck job's lease is still live; hand it back and drain.
-	j, _ := b.Claim(ctx, q, time.Second)
+	j, _ := b.Claim(ctx, q, bus.Ms(time.Second))
 	j.Complete(ctx)
 	in.do("ZADD", "emq:{"+q+"}:active", "XX", 0, stuck.ID)
 	b.Reap(ctx, q, 10, 10)
-	j, _ = b.Claim(ctx, q, time.Second)
+	j, _ = b.Claim(ctx, q, bus.Ms(time.Second))
 	j.Complete(ctx)
 }
 
@@ -340,7 +340,7 @@ func TestConsumerParkedBound(t *testing.T) {
 	}
 	var n atomic.Int64
 	var workers sync.Map
-	c, _ := b.Consumer(q, bus.ConsumerOptions{Concurrency: 8, Parked: 2, Lease: time.Second, Park: 100 * time.Millisecond, Maintain: -1},
+	c, _ := b.Consumer(q, bus.ConsumerOptions{Concurrency: 8, Parked: 2, Lease: bus.Ms(time.Second), Park: 100 * time.Millisecond, Maintain: -1},
 		func(ctx context.Context, j *bus.Job) error {
 			workers.Store(j.Worker, true)
 			n.Add(1)

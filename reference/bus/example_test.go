@@ -24,7 +24,7 @@ func Example() {
 	if _, err := b.Enqueue(ctx, "emails", []byte(`{"to":"ada@example.com"}`)); err != nil {
 		log.Fatal(err)
 	}
-	c, err := b.Consumer("emails", bus.ConsumerOptions{Concurrency: 8, Lease: 30 * time.Second},
+	c, err := b.Consumer("emails", bus.ConsumerOptions{Concurrency: 8, Lease: bus.Ms(30 * time.Second)},
 		func(ctx context.Context, j *bus.Job) error {
 			fmt.Printf("send %s (attempt %d)\n", j.Payload, j.Token)
 			cancel() // one job is enough for the example; Run then shuts down gracefully

@@ -37,7 +37,7 @@ func TestLostCompletionSentAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	var runs atomic.Int32
-	c, err := b.Consumer(q, bus.ConsumerOptions{Lease: time.Minute, Maintain: -1}, func(context.Context, *bus.Job) error {
+	c, err := b.Consumer(q, bus.ConsumerOptions{Lease: bus.Ms(time.Minute), Maintain: -1}, func(context.Context, *bus.Job) error {
 		runs.Add(1)
 		return nil
 	})

@@ -101,7 +101,7 @@ func TestConsumerRidesThroughAndStopsOnRefusal(t *testing.T) {
 	b := openBus(t, v.Addr, bus.Options{})
 	q := qname(t)
 	var handled atomic.Int64
-	c, err := b.Consumer(q, bus.ConsumerOptions{Concurrency: 2, Lease: 500 * time.Millisecond, Park: 100 * time.Millisecond, Maintain: 100 * time.Millisecond},
+	c, err := b.Consumer(q, bus.ConsumerOptions{Concurrency: 2, Lease: bus.Ms(500 * time.Millisecond), Park: 100 * time.Millisecond, Maintain: 100 * time.Millisecond},
 		func(context.Context, *bus.Job) error { handled.Add(1); return nil })
 	if err != nil {
 		t.Fatal(err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sync/atomic"
-	"time"
 )
 
 // Job is a claimed job. Token is the attempt count the claim minted: the fencing token every
@@ -35,25 +34,16 @@ func (j *Job) Checkpoint(ctx context.Context, data []byte) error {
 	return err
 }
 
-// Extend moves the lease deadline to server TIME + d and makes d the heartbeat's lease.
-func (j *Job) Extend(ctx context.Context, d time.Duration) (deadlineMS int64, err error) {
-	ms, err := leaseMS(d)
-	if err != nil {
+// Extend moves the lease deadline to server TIME + lease and makes lease the heartbeat's.
+func (j *Job) Extend(ctx context.Context, lease Millis) (deadlineMS int64, err error) {
+	if err := checkLease(int64(lease)); err != nil {
 		return 0, fmt.Errorf("bus: extend: %w", err)
 	}
-	return j.ExtendMS(ctx, ms)
-}
-
-// ExtendMS is Extend with the lease in whole milliseconds (1..MaxMS), exact over A16's range.
-func (j *Job) ExtendMS(ctx context.Context, ms int64) (deadlineMS int64, err error) {
-	if err := checkLease(ms); err != nil {
-		return 0, fmt.Errorf("bus: extend: %w", err)
-	}
-	v, err := j.bus.fencedQ(ctx, "extend", j.q, j.ID, j.Token, j.bus.scripts.extend, extendKeys, ms)
+	v, err := j.bus.fencedQ(ctx, "extend", j.q, j.ID, j.Token, j.bus.scripts.extend, extendKeys, int64(lease))
 	if err != nil {
 		return 0, err
 	}
-	j.lease.Store(ms)
+	j.lease.Store(int64(lease))
 	return v.Int, nil
 }
 
@@ -64,11 +54,11 @@ func (j *Job) Complete(ctx context.Context) error {
 }
 
 // Retry returns the job for another attempt after delay, or buries it at maxAttempts.
-func (j *Job) Retry(ctx context.Context, maxAttempts int64, delay time.Duration, errText string) (dead bool, err error) {
-	if maxAttempts < 1 || delay < 0 {
-		return false, fmt.Errorf("bus: retry: %w", argErr("max attempts %d, delay %v", maxAttempts, delay))
+func (j *Job) Retry(ctx context.Context, maxAttempts int64, delay Millis, errText string) (dead bool, err error) {
+	if err := checkRetry(maxAttempts, delay); err != nil {
+		return false, err
 	}
-	v, err := j.bus.fencedQ(ctx, "retry", j.q, j.ID, j.Token, j.bus.scripts.retry, retryKeys, maxAttempts, delayMS(delay), errText)
+	v, err := j.bus.fencedQ(ctx, "retry", j.q, j.ID, j.Token, j.bus.scripts.retry, retryKeys, maxAttempts, int64(delay), errText)
 	if err != nil {
 		return false, err
 	}

@@ -65,7 +65,7 @@ func TestLaneRotation(t *testing.T) {
 	var got []string
 	var jobs []*bus.Job
 	for {
-		j, err := b.LaneClaim(ctx, q, time.Second)
+		j, err := b.LaneClaim(ctx, q, bus.Ms(time.Second))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -111,12 +111,12 @@ func TestLanePauseAndCeiling(t *testing.T) {
 	if err := b.LaneCeiling(ctx, q, "b", 1); err != nil {
 		t.Fatal(err)
 	}
-	j1, _ := b.LaneClaim(ctx, q, time.Second)
+	j1, _ := b.LaneClaim(ctx, q, bus.Ms(time.Second))
 	if j1 == nil || j1.Lane != "b" {
 		t.Fatalf("claim %v", j1)
 	}
 	in.ringInvariant(q, "claim b at ceiling")
-	if j, _ := b.LaneClaim(ctx, q, time.Second); j != nil {
+	if j, _ := b.LaneClaim(ctx, q, bus.Ms(time.Second)); j != nil {
 		t.Fatalf("claimed %s past b's ceiling with a paused", j.Lane)
 	}
 	in.do("DEL", "emq:{"+q+"}:wake")
@@ -136,7 +136,7 @@ func TestLanePauseAndCeiling(t *testing.T) {
 	}
 	var n int
 	for {
-		j, _ := b.LaneClaim(ctx, q, time.Second)
+		j, _ := b.LaneClaim(ctx, q, bus.Ms(time.Second))
 		if j == nil {
 			break
 		}
@@ -177,7 +177,7 @@ func TestRingInvariantProperty(t *testing.T) {
 				}
 			case k < 5:
 				op = "lane claim"
-				j, err := b.LaneClaim(ctx, q, 10*time.Second)
+				j, err := b.LaneClaim(ctx, q, bus.Ms(10*time.Second))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -232,7 +232,7 @@ func TestRingInvariantProperty(t *testing.T) {
 			n := len(in.ring(q))
 			seen := map[string]bool{}
 			for i := 0; i < n; i++ {
-				j, err := b.LaneClaim(ctx, q, 10*time.Second)
+				j, err := b.LaneClaim(ctx, q, bus.Ms(10*time.Second))
 				if err != nil || j == nil {
 					t.Fatalf("claim %d of %d: %v %v", i, n, j, err)
 				}

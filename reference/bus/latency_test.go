@@ -31,7 +31,7 @@ func latencyE2E(b *testing.B, parked int) {
 	var mu sync.Mutex
 	var got atomic.Int64
 	all := make(chan struct{})
-	c, err := bb.Consumer(q, bus.ConsumerOptions{Concurrency: workers, Parked: parked, Lease: 30 * time.Second},
+	c, err := bb.Consumer(q, bus.ConsumerOptions{Concurrency: workers, Parked: parked, Lease: bus.Ms(30 * time.Second)},
 		func(ctx context.Context, j *bus.Job) error {
 			d := time.Since(time.Unix(0, int64(binary.BigEndian.Uint64(j.Payload))))
 			mu.Lock()

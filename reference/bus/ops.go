@@ -16,18 +16,28 @@ import (
 type Message struct {
 	ID      string
 	Payload []byte
-	Delay   time.Duration
-	// DelayMS is the delay in whole milliseconds, exact over A16's whole range (0..MaxMS), which
-	// Delay cannot hold past about 9.2e12 ms; set Delay or DelayMS, not both.
-	DelayMS int64
+	Delay   Millis
 	Lane    string
 }
 
 // MaxMS is the canon's largest duration (A16: lease_ms 1..1e14, delay_ms 0..1e14), about 3169
-// years. A time.Duration stops near 9.2e12 ms, so the *MS entry points (ClaimMS, ExtendMS,
-// RetryMS, Message.DelayMS, ConsumerOptions.LeaseMS) take whole milliseconds and the bus sends
-// them to the scripts exactly.
+// years.
 const MaxMS = 100_000_000_000_000
+
+// Millis is a lease or a delay as the scripts take it: whole milliseconds, up to MaxMS. A
+// time.Duration stops near 9.2e12 ms, short of A16's range, so the ops take Millis and send it
+// to the scripts exactly; Ms converts a time.Duration.
+type Millis int64
+
+// Ms is d in whole milliseconds; a positive d below one millisecond is one, so that a lease or
+// a delay never rounds to nothing.
+func Ms(d time.Duration) Millis {
+	ms := d.Milliseconds()
+	if d > 0 && ms == 0 {
+		ms = 1
+	}
+	return Millis(ms)
+}
 
 // Enqueued is the outcome of one enqueue: Created is false for a duplicate id (nothing changed).
 type Enqueued struct {
@@ -42,7 +52,7 @@ type EnqueueOption func(*Message)
 func WithID(id string) EnqueueOption { return func(m *Message) { m.ID = id } }
 
 // WithDelay schedules the job delay from now on the server's clock.
-func WithDelay(d time.Duration) EnqueueOption { return func(m *Message) { m.Delay = d } }
+func WithDelay(d time.Duration) EnqueueOption { return func(m *Message) { m.Delay = Ms(d) } }
 
 // WithLane enqueues into lane g.
 func WithLane(g string) EnqueueOption { return func(m *Message) { m.Lane = g } }
@@ -96,8 +106,8 @@ func (b *Bus) Send(ctx context.Context, queue string, m Message) (Enqueued, erro
 // delay in ms; ARGV is (id, payload, delay) for enqueue, (id, lane, payload, delay) for
 // lane_enqueue.
 func (b *Bus) enqueueCall(ctx context.Context, q *qkeys, m *Message, ks []string) (*connector.Script, []string, int64, error) {
-	if m.Delay < 0 || m.DelayMS < 0 || m.DelayMS > MaxMS || (m.Delay != 0 && m.DelayMS != 0) {
-		return nil, nil, 0, fmt.Errorf("bus: enqueue: %w", argErr("delay %v, delay_ms %d: want one of them, 0..%d ms", m.Delay, m.DelayMS, int64(MaxMS)))
+	if m.Delay < 0 || m.Delay > MaxMS {
+		return nil, nil, 0, fmt.Errorf("bus: enqueue: %w", argErr("delay %d ms: want 0..%d ms", m.Delay, int64(MaxMS)))
 	}
 	var lane string
 	if m.Lane != "" {
@@ -117,10 +127,7 @@ func (b *Bus) enqueueCall(ctx context.Context, q *qkeys, m *Message, ks []string
 	if err != nil {
 		return nil, nil, 0, err
 	}
-	delay := delayMS(m.Delay)
-	if m.DelayMS != 0 {
-		delay = m.DelayMS
-	}
+	delay := int64(m.Delay)
 	if lane == "" {
 		return b.scripts.enqueue, append(ks, row, q.pending, q.scheduled, q.wake), delay, nil
 	}
@@ -129,40 +136,22 @@ func (b *Bus) enqueueCall(ctx context.Context, q *qkeys, m *Message, ks []string
 
 // Claim leases the oldest pending job of queue for lease, or returns nil, nil when the queue
 // is empty or paused.
-func (b *Bus) Claim(ctx context.Context, queue string, lease time.Duration) (*Job, error) {
-	ms, err := leaseMS(lease)
-	if err != nil {
-		return nil, fmt.Errorf("bus: claim: %w", err)
-	}
-	return b.ClaimMS(ctx, queue, ms)
-}
-
-// ClaimMS is Claim with the lease in whole milliseconds (1..MaxMS), exact over A16's range.
-func (b *Bus) ClaimMS(ctx context.Context, queue string, leaseMS int64) (*Job, error) {
+func (b *Bus) Claim(ctx context.Context, queue string, lease Millis) (*Job, error) {
 	q, err := b.queue(queue)
 	if err != nil {
 		return nil, err
 	}
-	return b.claim(ctx, q, leaseMS, false)
+	return b.claim(ctx, q, int64(lease), false)
 }
 
 // LaneClaim leases the oldest job of the lane at the ring's head and rotates the ring, or
 // returns nil, nil when no lane is serviceable or the queue is paused.
-func (b *Bus) LaneClaim(ctx context.Context, queue string, lease time.Duration) (*Job, error) {
-	ms, err := leaseMS(lease)
-	if err != nil {
-		return nil, fmt.Errorf("bus: lane claim: %w", err)
-	}
-	return b.LaneClaimMS(ctx, queue, ms)
-}
-
-// LaneClaimMS is LaneClaim with the lease in whole milliseconds (1..MaxMS).
-func (b *Bus) LaneClaimMS(ctx context.Context, queue string, leaseMS int64) (*Job, error) {
+func (b *Bus) LaneClaim(ctx context.Context, queue string, lease Millis) (*Job, error) {
 	q, err := b.queue(queue)
 	if err != nil {
 		return nil, err
 	}
-	return b.claim(ctx, q, leaseMS, true)
+	return b.claim(ctx, q, int64(lease), true)
 }
 
 func (b *Bus) claim(ctx context.Context, q *qkeys, ms int64, lanes bool) (*Job, error) {
@@ -209,14 +198,6 @@ func (b *Bus) claimed(q *qkeys, v resp.Value, leaseMS int64) (*Job, error) {
 		j.Payload = []byte{}
 	}
 	return j, nil
-}
-
-func leaseMS(d time.Duration) (int64, error) {
-	ms := d.Milliseconds()
-	if ms < 1 {
-		return 0, argErr("lease %v: want at least 1ms", d)
-	}
-	return ms, nil
 }
 
 // checkLease refuses a lease outside A16's 1..MaxMS ms before any byte is sent.
@@ -292,19 +273,11 @@ func (b *Bus) Complete(ctx context.Context, queue, id string, token int64) error
 
 // Retry returns the job to pending (delay 0) or scheduled, keeping errText as its last error;
 // at maxAttempts it goes to the morgue instead and dead is true.
-func (b *Bus) Retry(ctx context.Context, queue, id string, token, maxAttempts int64, delay time.Duration, errText string) (dead bool, err error) {
-	if maxAttempts < 1 || delay < 0 {
-		return false, fmt.Errorf("bus: retry: %w", argErr("max attempts %d, delay %v", maxAttempts, delay))
+func (b *Bus) Retry(ctx context.Context, queue, id string, token, maxAttempts int64, delay Millis, errText string) (dead bool, err error) {
+	if err := checkRetry(maxAttempts, delay); err != nil {
+		return false, err
 	}
-	return b.RetryMS(ctx, queue, id, token, maxAttempts, delayMS(delay), errText)
-}
-
-// RetryMS is Retry with the delay in whole milliseconds (0..MaxMS), exact over A16's range.
-func (b *Bus) RetryMS(ctx context.Context, queue, id string, token, maxAttempts, delayMS int64, errText string) (dead bool, err error) {
-	if maxAttempts < 1 || delayMS < 0 || delayMS > MaxMS {
-		return false, fmt.Errorf("bus: retry: %w", argErr("max attempts %d, delay %d ms: want at least 1, and 0..%d ms", maxAttempts, delayMS, int64(MaxMS)))
-	}
-	v, err := b.fenced(ctx, "retry", queue, id, token, b.scripts.retry, retryKeys, maxAttempts, delayMS, errText)
+	v, err := b.fenced(ctx, "retry", queue, id, token, b.scripts.retry, retryKeys, maxAttempts, int64(delay), errText)
 	if err != nil {
 		return false, err
 	}
@@ -317,13 +290,12 @@ func (b *Bus) RetryMS(ctx context.Context, queue, id string, token, maxAttempts,
 	return false, fmt.Errorf("bus: retry: unexpected reply %q", v.Text())
 }
 
-// delayMS is d in whole milliseconds; a positive delay below 1ms still schedules.
-func delayMS(d time.Duration) int64 {
-	ms := d.Milliseconds()
-	if d > 0 && ms == 0 {
-		ms = 1
+// checkRetry refuses a retry's arguments outside A16 before any byte is sent.
+func checkRetry(maxAttempts int64, delay Millis) error {
+	if maxAttempts < 1 || delay < 0 || delay > MaxMS {
+		return fmt.Errorf("bus: retry: %w", argErr("max attempts %d, delay %d ms: want at least 1, and 0..%d ms", maxAttempts, delay, int64(MaxMS)))
 	}
-	return ms
+	return nil
 }
 
 // Fail sends the job to the morgue with errText as its last error.
@@ -333,20 +305,11 @@ func (b *Bus) Fail(ctx context.Context, queue, id string, token int64, errText s
 }
 
 // Extend moves the job's lease deadline to server TIME + lease and returns it (server ms).
-func (b *Bus) Extend(ctx context.Context, queue, id string, token int64, lease time.Duration) (int64, error) {
-	ms, err := leaseMS(lease)
-	if err != nil {
+func (b *Bus) Extend(ctx context.Context, queue, id string, token int64, lease Millis) (int64, error) {
+	if err := checkLease(int64(lease)); err != nil {
 		return 0, fmt.Errorf("bus: extend: %w", err)
 	}
-	return b.ExtendMS(ctx, queue, id, token, ms)
-}
-
-// ExtendMS is Extend with the lease in whole milliseconds (1..MaxMS), exact over A16's range.
-func (b *Bus) ExtendMS(ctx context.Context, queue, id string, token, leaseMS int64) (int64, error) {
-	if err := checkLease(leaseMS); err != nil {
-		return 0, fmt.Errorf("bus: extend: %w", err)
-	}
-	v, err := b.fenced(ctx, "extend", queue, id, token, b.scripts.extend, extendKeys, leaseMS)
+	v, err := b.fenced(ctx, "extend", queue, id, token, b.scripts.extend, extendKeys, int64(lease))
 	if err != nil {
 		return 0, err
 	}

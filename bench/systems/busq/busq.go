@@ -276,7 +276,7 @@ func (q *Bus) Consume(ctx context.Context, workers int, h queue.Handler) (func()
 }
 
 func (q *Bus) consume(ctx context.Context, workers int, logf func(string, ...any), h bus.Handler) (func() error, error) {
-	c, err := q.b.Consumer(q.name(), bus.ConsumerOptions{Concurrency: workers, Parked: Parked, Lease: Lease, Grace: 5 * time.Second, Logf: logf}, h)
+	c, err := q.b.Consumer(q.name(), bus.ConsumerOptions{Concurrency: workers, Parked: Parked, Lease: bus.Ms(Lease), Grace: 5 * time.Second, Logf: logf}, h)
 	if err != nil {
 		return nil, err
 	}

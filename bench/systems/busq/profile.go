@@ -42,7 +42,7 @@ func (q *Bus) ProfileScripts(ctx context.Context, k, group, conc int) ([]measure
 	singles := make([]*bus.Job, k)
 	if err := p.step(ctx, "claim", func() error {
 		return queue.Parallel(k, conc, func(i int) error {
-			j, err := q.b.Claim(ctx, name, Lease)
+			j, err := q.b.Claim(ctx, name, bus.Ms(Lease))
 			if err == nil && j == nil {
 				err = fmt.Errorf("%w: claim %d found the queue empty", queue.ErrIncomplete, i)
 			}
@@ -89,7 +89,7 @@ func (p *profiler) step(ctx context.Context, name string, run func() error) erro
 func (q *Bus) claimBatches(ctx context.Context, name string, k, group int) ([]*bus.Job, error) {
 	var jobs []*bus.Job
 	for len(jobs) < k {
-		js, err := q.b.ClaimBatch(ctx, name, Lease, min(group, k-len(jobs)))
+		js, err := q.b.ClaimBatch(ctx, name, bus.Ms(Lease), min(group, k-len(jobs)))
 		if err != nil {
 			return nil, err
 		}
