@@ -272,7 +272,7 @@ func rangeEdgesAccepted(t *T) {
 	}
 }
 
-// extend sets the deadline to the server's TIME + lease_ms — shorter or longer than
+// extendFromServerTime: extend sets the deadline to the server's TIME + lease_ms — shorter or longer than
 // before — and answers that score.
 func extendFromServerTime(t *T) {
 	q := t.q("orders")

@@ -10,7 +10,7 @@ import (
 	"github.com/echomq/kit/protocol"
 )
 
-// blocked counts the port's connections blocked in BLPOP (CLIENT LIST), waiting up to 5 s for n.
+// waitBlocked waits up to 5 s for n of the port's connections blocked in BLPOP (CLIENT LIST).
 func (t *T) waitBlocked(n int) {
 	deadline := time.Now().Add(5 * time.Second)
 	t.cover(rulePark)

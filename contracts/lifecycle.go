@@ -173,13 +173,13 @@ func (t *T) lcMorgue(qn string, limit int64) []protocol.DeadJob {
 	return m.Jobs
 }
 
-// deadJob is the morgue entry the keyspace implies for id.
+// lcDeadJob is the morgue entry the keyspace implies for id.
 func (t *T) lcDeadJob(qn, id string, attempts int64, payload, why string) protocol.DeadJob {
 	died, _ := t.zscore(t.q(qn).Dead(), id)
 	return protocol.DeadJob{ID: id, Attempts: attempts, PayloadB64: b64(payload), Error: why, DiedMS: died}
 }
 
-// unchanged runs op and checks that the keyspace is exactly as before.
+// lcUnchanged runs op and checks that the keyspace is exactly as before.
 func (t *T) lcUnchanged(rule Rule, what string, op func()) {
 	before := t.snapshot()
 	op()

@@ -336,7 +336,7 @@ func (t *T) keysUnder(prefix string) []string {
 	return out
 }
 
-// run plays ops from next on a fresh queue until next runs out or the model and the port part.
+// runWalk plays ops from next on a fresh queue until next runs out or the model and the port part.
 func (t *T) runWalk(s *walkSession, next func(w *walker) (wop, bool)) ([]wop, *walkFailure) {
 	w := t.newWalker(s)
 	for {

@@ -1,5 +1,6 @@
 // Package drivers is the seam between the contracts and a port: the Driver interface the
-// fourteen contracts talk to, and the port protocol's wire shapes. drivers/inproc drives the
+// fourteen contracts talk to (its arguments and results are the port protocol's shapes, package
+// protocol), and Dispatch, one protocol line to a Driver call. drivers/inproc drives the
 // reference bus in this process; drivers/subprocess drives any program that speaks the port
 // protocol (contracts/PROTOCOL.md) on its standard input and output.
 //

@@ -4,7 +4,7 @@ import "encoding/json"
 
 // The port protocol's wire shapes (contracts/PROTOCOL.md Part B, Ops). One JSON object per line each way.
 // Field names here are the protocol: the subprocess driver encodes them, the reference port
-// decodes them, and contracts/port-protocol.schema.json describes them.
+// decodes them, and port-protocol.schema.json (Schema) describes them.
 
 // Request is one line sent to a port. Args carries the op's own fields at the top level.
 type Request struct {

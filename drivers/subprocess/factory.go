@@ -1,6 +1,6 @@
 // Package subprocess is a drivers.Factory for ports that are programs: it starts one process per
 // session, speaks the port protocol (contracts/PROTOCOL.md Part B) on its standard input and
-// output, validates every reply against contracts/port-protocol.schema.json, and turns a crash, a
+// output, validates every reply against protocol/port-protocol.schema.json, and turns a crash, a
 // hang, garbage, an out-of-sequence reply or an unknown error type into a *drivers.PortError that
 // quotes the offending line and the tail of the port's stderr. A misbehaving port can fail a
 // contract; it can never hang or crash the harness: deadlines kill the port's process group.

@@ -7,7 +7,7 @@ import (
 	"github.com/echomq/kit/reference/keys"
 )
 
-// queue holds a queue's keys, built once, and the static KEYS lists of its scripts. The lists
+// qkeys holds a queue's keys, built once, and the static KEYS lists of its scripts. The lists
 // are shared read-only by concurrent calls.
 type qkeys struct {
 	k                                                    keys.Q

@@ -1,5 +1,7 @@
-// Package model is the walk's oracle: a model of one queue under the canon's state table,
-// pure (no server, no port), which the model-checked walks of contracts/ run beside the port.
+// Package model holds the suite's oracles, pure (no server, no port): the model of one queue
+// under the canon's state table that the model-checked walks of contracts/ run beside the port
+// (model.go), the ops a walk explores (gen.go), and the lane clauses' model of a queue's lanes
+// (lanes.go).
 package model
 
 import (
