@@ -61,7 +61,7 @@ func TestLostMinterLeasesAgain(t *testing.T) {
 	v := enginestest.ValkeyWith(t, engines.ValkeyOptions{Args: []string{"--databases", "1"}})
 	in := inspect(t, v.Addr)
 	ctx := ctxT(t)
-	b := openBus(t, v.Addr, bus.Options{MinterTTL: 150 * time.Millisecond})
+	b := openBus(t, v.Addr, bus.Options{MinterTTL: 1500 * time.Millisecond}) // renewed every 500 ms: no busy machine lapses it
 	last, err := b.Mint(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -206,7 +206,7 @@ func TestMigrationAbortsBeforeWrites(t *testing.T) {
 				if c.runs == nil {
 					h.waitFor(func() bool { return h.r.Stats().TryAgain > waits }, "the router to meet the abort")
 				}
-				if _, err := engines.MoveSlot(h.ctx, h.shards, h.src, h.dst, int(slot), 100, 0); err != nil {
+				if _, err := engines.MoveSlot(h.ctx, h.shards, h.src, h.dst, int(slot), 100, nil); err != nil {
 					t.Fatal(err)
 				}
 				if err := <-got; err != nil {
