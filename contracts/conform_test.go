@@ -63,7 +63,6 @@ type run struct {
 	stderr     string
 	report     *report.JSONReport
 	transcript string
-	took       time.Duration
 	dir        string // the certification folder
 }
 
@@ -132,9 +131,8 @@ func runCmd(t *testing.T, cmd *exec.Cmd, env []string, out string) *run {
 		"EMQ_CONFORM_OUT", "EMQ_KNOWN_FAILING", "EMQ_WRONG_KIND_ADDR", "EMQ_VALKEY80_ADDR", "EMQ_CLUSTER_NODE_ADDR", "EMQ_STANDALONE_VALKEY_ADDR"), env...)
 	var so, se bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &so, &se
-	start := time.Now()
 	err := cmd.Run()
-	r := &run{stdout: so.String(), stderr: se.String(), took: time.Since(start), dir: out}
+	r := &run{stdout: so.String(), stderr: se.String(), dir: out}
 	var ee *exec.ExitError
 	switch {
 	case errors.As(err, &ee):
@@ -196,30 +194,31 @@ func realPort(t *testing.T) string {
 }
 
 // TestMisbehavingPortFailsCleanly: a port that crashes, hangs or prints garbage mid-suite gets
-// a FAIL report (exit 1) within the deadlines, never a hang or a harness error.
+// a FAIL report (exit 1) within the deadlines, never a hang or a harness error. The request
+// deadline stays a long one (10 s, the default), which the port's real work (a mint of 100000
+// ids, the contracts that must pass) meets on a busy machine: a 700 ms one failed them
+// (issue 29). The hang meets it once: one C09 clause runs beside C02, and its failure names
+// the deadline.
 func TestMisbehavingPortFailsCleanly(t *testing.T) {
 	port := realPort(t)
 	cases := []struct {
-		mode, op, label, reason string
-		fail, pass              []string
+		mode, op, label, focus, reason string
+		fail, pass                     []string
 	}{
-		{"crash", "claim", "C01,C02,C06,C07", "without answering", []string{"C06", "C07"}, []string{"C01", "C02"}},
-		{"hang", "retry", "C09,C02", "within 700ms", []string{"C09"}, []string{"C02"}},
-		{"garbage", "reap", "C11", "not JSON", []string{"C11"}, nil},
-		{"count", "*", "C01,C02", "out of sequence", []string{"C01"}, []string{"C02"}},
+		{"crash", "claim", "C01,C02,C06,C07", "", "without answering", []string{"C06", "C07"}, []string{"C01", "C02"}},
+		{"hang", "retry", "C09,C02", "^(C09/retry/backoff-parks-in-scheduled|C02/.*)$", "within 10s (deadline)", []string{"C09"}, []string{"C02"}},
+		{"garbage", "reap", "C11", "", "not JSON", []string{"C11"}, nil},
+		{"count", "*", "C01,C02", "", "out of sequence", []string{"C01"}, []string{"C02"}},
 	}
 	for _, c := range cases {
 		t.Run(c.mode, func(t *testing.T) {
-			args := []string{"-port", bins["badport"], "-deadline", "700ms"}
-			if c.label != "" {
-				args = append(args, "-label", c.label)
+			args := []string{"-port", bins["badport"], "-deadline", "10s", "-label", c.label}
+			if c.focus != "" {
+				args = append(args, "-focus", c.focus)
 			}
 			r := conform(t, []string{"BADPORT_CMD=" + port, "BADPORT_OP=" + c.op, "BADPORT_MODE=" + c.mode}, args...)
 			if r.exit != 1 {
 				t.Fatalf("exit %d, want 1 (a port's misbehaviour is a failure)\n%s\n%s", r.exit, r.stdout, r.stderr)
-			}
-			if r.took > 90*time.Second {
-				t.Errorf("the run took %s", r.took)
 			}
 			for _, id := range c.fail {
 				s := r.status(id)
@@ -372,8 +371,12 @@ func TestVerdicts(t *testing.T) {
 	})
 	t.Run("harness-error", func(t *testing.T) {
 		// A bad flag, no Valkey, a selection of nothing, a port that never completes a hello: each
-		// is exit 2, said in one line, within seconds (the hello waits out its deadline once).
-		hang := []string{"BADPORT_CMD=" + port, "BADPORT_OP=hello", "BADPORT_MODE=hang"}
+		// is exit 2, said in one line, without waiting anything out: the hello waits its
+		// deadline once (one session said hello, by the badport's log), and no run takes the
+		// minute of the runner's wait for its server (what a retried dial would cost). A
+		// tighter bound would time the machine.
+		hellos := filepath.Join(t.TempDir(), "hellos")
+		hang := []string{"BADPORT_CMD=" + port, "BADPORT_OP=hello", "BADPORT_MODE=hang", "BADPORT_LOG=" + hellos}
 		for _, c := range []struct {
 			env  []string
 			args []string
@@ -395,8 +398,8 @@ func TestVerdicts(t *testing.T) {
 			if !errors.As(err, &ee) || ee.ExitCode() != 2 {
 				t.Errorf("%v: %v, want exit 2\n%s", c.args, err, stderr.String())
 			}
-			if took := time.Since(start); took > 30*time.Second {
-				t.Errorf("%v: exit 2 took %s", c.args, took)
+			if took := time.Since(start); took >= time.Minute {
+				t.Errorf("%v: exit 2 took %s, a wait of the runner's own waited out", c.args, took)
 			}
 			if len(c.args) == 2 && c.args[0] == "-port" && !strings.Contains(stderr.String(), "a mute port") {
 				t.Errorf("%v: the mute port is not named as one:\n%s", c.args, stderr.String())
@@ -404,6 +407,9 @@ func TestVerdicts(t *testing.T) {
 			if l := strings.TrimSpace(stderr.String()); c.args[0] != "-nonsense" && strings.Count(l, "\n") > 0 {
 				t.Errorf("%v: the harness error is not one line:\n%s", c.args, l)
 			}
+		}
+		if b, err := os.ReadFile(hellos); err != nil || len(strings.Fields(string(b))) != 1 {
+			t.Errorf("a port that never answers hello was sent %q (%v): want one hello, its deadline waited out once", b, err)
 		}
 	})
 }
