@@ -68,14 +68,15 @@ func TestMisbehavingPorts(t *testing.T) {
 	bin := fakePort(t)
 	ctx := context.Background()
 	const hang = 400 * time.Millisecond
+	waited := "no reply to seq 2 within " + (hang + DefaultPerItem).String() // a mint of one item
 	cases := []struct {
 		mode, reason, line string
 		stderr             bool
 		deadline           time.Duration
 	}{
 		{"crash", "without answering seq 2 (exit status 2)", "", true, time.Minute},
-		{"hang", "no reply to seq 2 within 400ms", "", true, hang},
-		{"hang-child", "no reply to seq 2 within 400ms", "", true, hang},
+		{"hang", waited, "", true, hang},
+		{"hang-child", waited, "", true, hang},
 		{"garbage", "not JSON", "ready to serve!", false, time.Minute},
 		{"huge", "longer than 16777216 bytes (the limit); it begins", `{"seq":2,"ok":true`, false, time.Minute},
 		{"outofseq", "out of sequence: expected seq 2, got 3", `"seq":3`, false, time.Minute},
@@ -126,7 +127,7 @@ func TestStartDeadline(t *testing.T) {
 	// A later request's failure names the deadline it waited: its own, not the start deadline.
 	d := session(t, fakePort(t), "hang", "mint", Options{Deadline: 200 * time.Millisecond, StartDeadline: time.Minute})
 	_, err := d.Mint(context.Background(), protocol.MintArgs{N: 1})
-	portError(t, err, "no reply to seq 2 within 200ms (deadline)")
+	portError(t, err, "no reply to seq 2 within "+(200*time.Millisecond+DefaultPerItem).String()+" (deadline)")
 }
 
 func TestTwiceIsOutOfSequence(t *testing.T) {
