@@ -1,0 +1,273 @@
+package mutation
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// Gremlins (github.com/go-gremlins/gremlins, pinned) makes the Go reference's mutants and runs
+// them: for each it writes the mutated file into a copy of the module and runs `go test` in it.
+// A `go` shim first on gremlins' PATH answers two invocations and passes every other to the
+// real go: the coverage run (`go test -cover -coverprofile F ./...`) gets the profile the plan
+// holds, and a mutant's `go test … -failfast PKG` builds the copy's emq-port and certifies it.
+// Gremlins has no sampling: the profile the shim hands it holds one single-column block per
+// sampled mutant that some clause executes, so gremlins runs exactly those (and any mutant of
+// another type on the same token, which the shim answers at once as not sampled).
+
+// GremlinsVersion is the version `make mutation` installs (ci/provision-gremlins.sh).
+const GremlinsVersion = "v0.6.0"
+
+// goMutators are gremlins' mutant types, all enabled (its defaults leave six off).
+var goMutators = []string{"arithmetic-base", "conditionals-boundary", "conditionals-negation", "increment-decrement",
+	"invert-assignments", "invert-bitwise", "invert-bwassign", "invert-logical", "invert-loopctrl", "invert-negatives",
+	"remove-self-assignments"}
+
+// goSwap is what each gremlins type makes of each token it mutates (gremlins' documented
+// operators), to write a mutant's line before the tool has run it.
+var goSwap = map[string]map[string]string{
+	"ARITHMETIC_BASE":         {"+": "-", "-": "+", "*": "/", "/": "*", "%": "*"},
+	"CONDITIONALS_BOUNDARY":   {">": ">=", ">=": ">", "<": "<=", "<=": "<"},
+	"CONDITIONALS_NEGATION":   {"==": "!=", "!=": "==", ">": "<=", ">=": "<", "<": ">=", "<=": ">"},
+	"INCREMENT_DECREMENT":     {"++": "--", "--": "++"},
+	"INVERT_ASSIGNMENTS":      {"+=": "-=", "-=": "+=", "*=": "/=", "/=": "*=", "%=": "%="},
+	"INVERT_BITWISE":          {"&": "|", "|": "&", "^": "&", "&^": "&", "<<": ">>", ">>": "<<"},
+	"INVERT_BWASSIGN":         {"&=": "|=", "|=": "&=", "^=": "&=", "&^=": "&=", "<<=": ">>=", ">>=": "<<="},
+	"INVERT_LOGICAL":          {"&&": "||", "||": "&&"},
+	"INVERT_LOOPCTRL":         {"break": "continue", "continue": "break"},
+	"INVERT_NEGATIVES":        {"-": "+"},
+	"REMOVE_SELF_ASSIGNMENTS": {"+=": "=", "-=": "=", "*=": "=", "/=": "=", "%=": "=", "&=": "=", "|=": "=", "^=": "=", "&^=": "=", "<<=": "=", ">>=": "="},
+}
+
+// goTargets are the packages of the Go reference whose code a standalone certification of
+// emq-port runs: the reference (its cluster router and slot map serve only cluster mode, which
+// `make mutation` does not certify), the port server and the port's main.
+var goTargets = []string{
+	"reference/bus", "reference/connector", "reference/emqerr", "reference/fence", "reference/ids",
+	"reference/keys", "reference/resp", "reference/wait", "internal/portserver", "cmd/emq-port",
+}
+
+// snapshot copies into dir the module files emq-port is built from (the files of every package
+// of the module it depends on, with go.mod and go.sum): gremlins copies what it is given once
+// per worker, and mutates nothing of the checkout. It returns the package folders copied.
+func snapshot(ctx context.Context, goBin, root, dir string) ([]string, error) {
+	cmd := exec.CommandContext(ctx, goBin, "list", "-deps", "-f", "{{if .Module}}{{if .Module.Main}}{{.Dir}}{{end}}{{end}}", "./cmd/emq-port")
+	cmd.Dir = root
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("go list: %w", err)
+	}
+	var pkgs []string
+	for _, abs := range strings.Fields(string(out)) {
+		rel, err := filepath.Rel(root, abs)
+		if err != nil {
+			return nil, err
+		}
+		pkgs = append(pkgs, filepath.ToSlash(rel))
+		if err := copyFiles(abs, filepath.Join(dir, rel)); err != nil {
+			return nil, err
+		}
+	}
+	for _, f := range []string{"go.mod", "go.sum"} {
+		if err := copyFile(filepath.Join(root, f), filepath.Join(dir, f)); err != nil {
+			return nil, err
+		}
+	}
+	sort.Strings(pkgs)
+	return pkgs, nil
+}
+
+// copyFiles copies the regular files of src (not its subfolders) into dst.
+func copyFiles(src, dst string) error {
+	ents, err := os.ReadDir(src)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if e.Type().IsRegular() {
+			if err := copyFile(filepath.Join(src, e.Name()), filepath.Join(dst, e.Name())); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func copyFile(src, dst string) error {
+	b, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(dst, b, 0o644)
+}
+
+// excludes are gremlins' --exclude-files patterns for the snapshot's packages that are not
+// targets.
+func excludes(pkgs []string) []string {
+	target := map[string]bool{}
+	for _, t := range goTargets {
+		target[t] = true
+	}
+	var out []string
+	for _, p := range pkgs {
+		if !target[p] {
+			out = append(out, "^"+regexp.QuoteMeta(p)+"/[^/]+$")
+		}
+	}
+	return out
+}
+
+// targetSums are the SHA-256 of every Go source gremlins may mutate, by path.
+func targetSums(dir string) (map[string]string, error) { return targetSumsOf(dir, goTargets) }
+
+// targetSumsOf are the SHA-256 of the Go sources (tests aside) of the package folders pkgs.
+func targetSumsOf(dir string, pkgs []string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, pkg := range pkgs {
+		files, err := filepath.Glob(filepath.Join(dir, pkg, "*.go"))
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range files {
+			if strings.HasSuffix(f, "_test.go") {
+				continue
+			}
+			b, err := os.ReadFile(f)
+			if err != nil {
+				return nil, err
+			}
+			sum := sha256.Sum256(b)
+			out[filepath.ToSlash(filepath.Join(pkg, filepath.Base(f)))] = hex.EncodeToString(sum[:])
+		}
+	}
+	return out, nil
+}
+
+// gremlinsArgs are the flags of an unleash over the snapshot's targets.
+func gremlinsArgs(pkgs []string, extra ...string) []string {
+	args := []string{"unleash"}
+	for _, m := range goMutators {
+		args = append(args, "--"+m)
+	}
+	for _, x := range excludes(pkgs) {
+		args = append(args, "--exclude-files", x)
+	}
+	return append(args, extra...)
+}
+
+// runGremlins runs gremlins in the snapshot with the shim first on PATH; its console goes to
+// log.
+func runGremlins(ctx context.Context, bin, snap, shimDir, planDir string, args []string, log io.Writer) error {
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Dir = snap
+	cmd.Env = append(os.Environ(), "PATH="+shimDir+string(os.PathListSeparator)+os.Getenv("PATH"), PlanEnv+"="+planDir)
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("gremlins %s: %w", strings.Join(args, " "), err)
+	}
+	return nil
+}
+
+// gremlinsOutput is the part of gremlins' -o file a listing reads.
+type gremlinsOutput struct {
+	Files []struct {
+		Name      string `json:"file_name"`
+		Mutations []struct {
+			Type   string `json:"type"`
+			Status string `json:"status"`
+			Line   int    `json:"line"`
+			Column int    `json:"column"`
+		} `json:"mutations"`
+	} `json:"files"`
+}
+
+// goMutants reads a gremlins listing (a --dry-run's -o file) into mutants, their lines read
+// from the snapshot.
+func goMutants(listing, snap string) ([]Mutant, error) {
+	b, err := os.ReadFile(listing)
+	if err != nil {
+		return nil, err
+	}
+	var out gremlinsOutput
+	if err := json.Unmarshal(b, &out); err != nil {
+		return nil, fmt.Errorf("%s: %w", listing, err)
+	}
+	var ms []Mutant
+	for _, f := range out.Files {
+		lines, err := readLines(filepath.Join(snap, f.Name))
+		if err != nil {
+			return nil, err
+		}
+		for _, mu := range f.Mutations {
+			m, err := goMutant(f.Name, lines, mu.Type, mu.Line, mu.Column)
+			if err != nil {
+				return nil, err
+			}
+			ms = append(ms, m)
+		}
+	}
+	Number(ms)
+	return ms, nil
+}
+
+func goMutant(file string, lines []string, typ string, line, col int) (Mutant, error) {
+	if line < 1 || line > len(lines) || col < 1 || col > len(lines[line-1]) {
+		return Mutant{}, fmt.Errorf("gremlins places a mutant at %s:%d:%d, outside the file", file, line, col)
+	}
+	was := lines[line-1]
+	tok, now := "", ""
+	for old, repl := range goSwap[typ] {
+		if strings.HasPrefix(was[col-1:], old) && len(old) > len(tok) {
+			tok, now = old, repl
+		}
+	}
+	if tok == "" {
+		return Mutant{}, fmt.Errorf("gremlins' %s at %s:%d:%d: no token it mutates there (%q)", typ, file, line, col, was)
+	}
+	return Mutant{Port: PortReference, ID: fmt.Sprintf("%s:%d:%d:%s", file, line, col, typ), File: file, Line: line, Col: col,
+		EndLine: line, EndCol: col + len(tok), Mutator: typ, Was: was, Now: was[:col-1] + now + was[col-1+len(tok):]}, nil
+}
+
+func readLines(path string) ([]string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	for sc.Scan() {
+		out = append(out, sc.Text())
+	}
+	return out, sc.Err()
+}
+
+// selectionProfile is the coverage profile the shim hands gremlins for a run: one block of a
+// single column at each sampled mutant that some clause executes.
+func selectionProfile(module string, ms []Mutant) string {
+	var b strings.Builder
+	b.WriteString("mode: set\n")
+	for _, m := range ms {
+		if m.Covered {
+			fmt.Fprintf(&b, "%s/%s:%d.%d,%d.%d 1 1\n", module, m.File, m.Line, m.Col, m.Line, m.Col)
+		}
+	}
+	return b.String()
+}
