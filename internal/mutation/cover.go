@@ -39,7 +39,7 @@ func cover(ms []Mutant, runs []ClauseRun, c Coverage) {
 // goBlock is one block of a Go coverage profile and the clauses that ran it.
 type goBlock struct {
 	SL, SC, EL, EC, Stmts int
-	Clauses           []int
+	Clauses               []int
 }
 
 // goCoverage is a profile's Go blocks by file (the path in the checkout).
