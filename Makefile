@@ -87,12 +87,13 @@ mutants: provision-valkey provision-redis provision-valkey80
 MUTATION_SAMPLE ?= 0
 MUTATION_SEED ?= 1
 MUTATION_OUT ?= out/mutation
+MUTATION_FLAGS ?=
 mutation: provision-valkey provision-redis provision-valkey80
 	$(GO) build -o bin/emq-mutation ./cmd/emq-mutation
 	EMQ_STRYKER=$$(bash ci/provision-stryker.sh) EMQ_GREMLINS=$$(bash ci/provision-gremlins.sh) \
-		./bin/emq-mutation -sample $(MUTATION_SAMPLE) -seed $(MUTATION_SEED) -out $(MUTATION_OUT)
+		./bin/emq-mutation -sample $(MUTATION_SAMPLE) -seed $(MUTATION_SEED) -out $(MUTATION_OUT) $(MUTATION_FLAGS)
 mutation-smoke:
-	$(MAKE) --no-print-directory mutation MUTATION_SAMPLE=3 MUTATION_SEED=1 MUTATION_OUT=out/mutation-smoke
+	$(MAKE) --no-print-directory mutation MUTATION_SAMPLE=3 MUTATION_SEED=1 MUTATION_OUT=out/mutation-smoke MUTATION_FLAGS="-profile contract -triaged=false"
 
 ## faults: the long fault drills (internal/faults; `make test` runs the short ones) and the worst-case timing at the defaults — writes transcripts/faults.out
 faults: provision-valkey

@@ -42,10 +42,8 @@ type Plan struct {
 	Pristine Subject `json:"pristine"`
 	// Deadline bounds one certification (a mutant past it is a Timeout).
 	Deadline time.Duration `json:"deadline"`
-	// Mutants are the sample, by the tool's id. List: the tool is only listing its mutants,
-	// and a hook answers every run at once.
+	// Mutants are the sample, by the tool's id.
 	Mutants map[string]Mutant `json:"mutants"`
-	List    bool              `json:"list,omitempty"`
 	// Go is the real go command; Targets the pristine sources gremlins mutates (path → SHA-256)
 	// and Profile the coverage profile the shim answers gremlins' coverage run with.
 	Go      string            `json:"go,omitempty"`

@@ -271,3 +271,37 @@ func selectionProfile(module string, ms []Mutant) string {
 	}
 	return b.String()
 }
+
+// markUnbuildable records as NotViable each sampled mutant no clause executes that does not
+// build (gremlins' string + turned -, say): the shim finds that out for the mutants it runs,
+// and one that is not run is still only a mutant if it builds. Each is built in the snapshot,
+// its line put back after.
+func (p *Plan) markUnbuildable(ctx context.Context, snap string, sample []Mutant) error {
+	for _, m := range sample {
+		if m.Covered {
+			continue
+		}
+		path := filepath.Join(snap, m.File)
+		orig, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		lines := strings.SplitAfter(string(orig), "\n")
+		mutated := strings.Join(lines[:m.Line-1], "") + m.Now + "\n" + strings.Join(lines[m.Line:], "")
+		if err := os.WriteFile(path, []byte(mutated), 0o644); err != nil {
+			return err
+		}
+		build := exec.CommandContext(ctx, p.Go, "build", "-trimpath", "./"+filepath.Dir(m.File))
+		build.Dir = snap
+		out, berr := build.CombinedOutput()
+		if err := os.WriteFile(path, orig, 0o644); err != nil {
+			return err
+		}
+		if berr != nil && ctx.Err() == nil {
+			if err := p.record(m.Port, Verdict{ID: m.ID, Status: NotViable, Detail: oneLine(string(out))}); err != nil {
+				return err
+			}
+		}
+	}
+	return ctx.Err()
+}

@@ -28,9 +28,10 @@ import (
 // clauses are those whose run executed the mutated code. The Valkey's MONITOR stream of each
 // run also says which bundle scripts the clause ran (EVALSHA), for the bundle's mutants.
 
-// ClauseRun is one clause's run in a profile.
+// ClauseRun is one run of a profile: one clause, or (ByContract) one contract's clauses.
 type ClauseRun struct {
-	Clause  string          `json:"clause"`
+	Unit    string          `json:"unit"`    // the clause id, or the contract's ("C05")
+	Clauses []string        `json:"clauses"` // the clauses the run stands for
 	Dir     string          `json:"dir"`     // the coverage folder the port wrote into
 	Took    time.Duration   `json:"took_ns"` // the clause's own duration
 	Scripts map[string]bool `json:"scripts,omitempty"`
@@ -46,6 +47,26 @@ type Profiling struct {
 	Env func(dir string) []string
 	// Monitor records the bundle scripts each clause runs.
 	Monitor bool
+	// ByContract runs each contract once instead of each clause (14 runs, not 150): a mutant
+	// then has every clause of a contract that executes its code as its first clauses.
+	ByContract bool
+}
+
+// units are what a profile runs one at a time: each clause, or each contract, with the
+// clauses each stands for.
+func (p *Plan) units(byContract bool) (names []string, clauses [][]string) {
+	for _, c := range p.Clauses {
+		name := c
+		if byContract {
+			name, _, _ = strings.Cut(c, "/")
+		}
+		if n := len(names); n > 0 && names[n-1] == name {
+			clauses[n-1] = append(clauses[n-1], c)
+			continue
+		}
+		names, clauses = append(names, name), append(clauses, []string{c})
+	}
+	return names, clauses
 }
 
 // RunProfile runs every clause of the plan once, alone, as pr says; workers at a time (one
@@ -53,8 +74,9 @@ type Profiling struct {
 // its coverage is kept and the run marked FailsAlone (a kill by it is checked again: Certify).
 // Any other trouble fails the profile.
 func (p *Plan) RunProfile(ctx context.Context, pr Profiling, dir string, workers int) ([]ClauseRun, error) {
-	runs := make([]ClauseRun, len(p.Clauses))
-	errs := make([]error, len(p.Clauses))
+	names, groups := p.units(pr.ByContract)
+	runs := make([]ClauseRun, len(names))
+	errs := make([]error, len(names))
 	next := make(chan int)
 	var wg sync.WaitGroup
 	for range workers {
@@ -63,7 +85,7 @@ func (p *Plan) RunProfile(ctx context.Context, pr Profiling, dir string, workers
 			defer wg.Done()
 			for i := range next {
 				for try := 1; try <= 3; try++ {
-					runs[i], errs[i] = p.profileOne(ctx, pr, filepath.Join(dir, strconv.Itoa(i)), p.Clauses[i])
+					runs[i], errs[i] = p.profileOne(ctx, pr, filepath.Join(dir, strconv.Itoa(i)), names[i], groups[i])
 					if errs[i] == nil && !runs[i].FailsAlone {
 						break
 					}
@@ -71,12 +93,12 @@ func (p *Plan) RunProfile(ctx context.Context, pr Profiling, dir string, workers
 					if errs[i] != nil {
 						why = errs[i].Error()
 					}
-					p.note("profile: %s against the pristine port, try %d of 3: %s", p.Clauses[i], try, why)
+					p.note("profile: %s against the pristine port, try %d of 3: %s", names[i], try, why)
 				}
 			}
 		}()
 	}
-	for i := range p.Clauses {
+	for i := range names {
 		if ctx.Err() != nil {
 			break
 		}
@@ -92,8 +114,8 @@ func (p *Plan) RunProfile(ctx context.Context, pr Profiling, dir string, workers
 	return runs, ctx.Err()
 }
 
-func (p *Plan) profileOne(ctx context.Context, pr Profiling, dir, clause string) (ClauseRun, error) {
-	run := ClauseRun{Clause: clause, Dir: filepath.Join(dir, "cover")}
+func (p *Plan) profileOne(ctx context.Context, pr Profiling, dir, unit string, clauses []string) (ClauseRun, error) {
+	run := ClauseRun{Unit: unit, Clauses: clauses, Dir: filepath.Join(dir, "cover")}
 	if err := os.RemoveAll(run.Dir); err != nil {
 		return run, err
 	}
@@ -112,7 +134,7 @@ func (p *Plan) profileOne(ctx context.Context, pr Profiling, dir, clause string)
 		}
 	}
 	subj := Subject{Args: pr.Subject.Args, Env: append(append([]string(nil), pr.Subject.Env...), pr.Env(run.Dir)...)}
-	v := p.stage(ctx, dir, "cert", subj, set, "-focus", anyOf([]string{clause}))
+	v := p.stage(ctx, dir, "cert", subj, set, "-focus", anyOf(clauses))
 	if stopMon != nil {
 		run.Scripts = stopMon()
 	}
@@ -127,19 +149,20 @@ func (p *Plan) profileOne(ctx context.Context, pr Profiling, dir, clause string)
 	if err != nil {
 		return run, err
 	}
+	offered := false
 	for _, c := range r.Result.Contracts {
 		for _, cl := range c.Clauses {
-			if cl.ID != clause {
-				continue
+			if cl.Ran() {
+				run.Took += cl.Duration
 			}
-			run.Took = cl.Duration
-			if cl.Status == contracts.StatusNotOffered { // the port does not offer what it needs: it runs nothing of a mutant
-				if err := os.RemoveAll(run.Dir); err != nil {
-					return run, err
-				}
-				return run, os.MkdirAll(run.Dir, 0o755)
-			}
+			offered = offered || (cl.Ran() && cl.Status != contracts.StatusNotOffered)
 		}
+	}
+	if !offered { // the port does not offer what the unit needs: it runs nothing of a mutant
+		if err := os.RemoveAll(run.Dir); err != nil {
+			return run, err
+		}
+		return run, os.MkdirAll(run.Dir, 0o755)
 	}
 	return run, nil
 }
@@ -201,12 +224,13 @@ func monitor(ctx context.Context, addr string) (stop func() map[string]bool, err
 	}, nil
 }
 
-// cheapestFirst orders clause indices by their profile duration, then by the harness's order.
+// cheapestFirst are the clauses of the runs idx, the runs ordered by their duration, then by
+// the harness's order.
 func cheapestFirst(runs []ClauseRun, idx []int) []string {
 	sort.SliceStable(idx, func(a, b int) bool { return runs[idx[a]].Took < runs[idx[b]].Took })
-	out := make([]string, len(idx))
-	for i, k := range idx {
-		out[i] = runs[k].Clause
+	var out []string
+	for _, k := range idx {
+		out = append(out, runs[k].Clauses...)
 	}
 	return out
 }
@@ -217,7 +241,7 @@ func (p *Plan) Profiled(ctx context.Context, pr Profiling, dir string, workers i
 	index := filepath.Join(dir, "runs.json")
 	if b, err := os.ReadFile(index); err == nil {
 		var runs []ClauseRun
-		if err := json.Unmarshal(b, &runs); err == nil && len(runs) == len(p.Clauses) {
+		if names, _ := p.units(pr.ByContract); json.Unmarshal(b, &runs) == nil && len(runs) == len(names) {
 			return runs, nil
 		}
 	}
@@ -235,10 +259,12 @@ func (p *Plan) Profiled(ctx context.Context, pr Profiling, dir string, workers i
 	return runs, os.WriteFile(index, b, 0o644)
 }
 
-// Digest names the checkout's state: the SHA-256 of every file git tracks or would track
-// (tracked, and untracked but not ignored), path and content.
+// Digest names the checkout's state as a profile sees it: the SHA-256 of every file git tracks
+// or would track (tracked, and untracked but not ignored), path and content, but for this run's
+// own machinery and triage, which no certification runs.
 func Digest(ctx context.Context, root string) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+	cmd := exec.CommandContext(ctx, "git", "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--",
+		".", ":!internal/mutation", ":!cmd/emq-mutation", ":!contracts/mutation-triage.txt")
 	cmd.Dir = root
 	out, err := cmd.Output()
 	if err != nil {

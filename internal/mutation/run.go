@@ -30,6 +30,9 @@ type Options struct {
 	Stryker, Gremlins string
 	// Triage is the committed triage file.
 	Triage string
+	// ByContract profiles each contract, not each clause (see Profiling): 14 runs instead of
+	// 150, for a smoke run.
+	ByContract bool
 	// Partial and Deadline: see Plan.
 	Partial  bool
 	Deadline time.Duration
@@ -118,10 +121,14 @@ func (o Options) prepare(ctx context.Context, run string) (*Plan, func(), error)
 		return nil, stop, err
 	}
 	bin := filepath.Join(run, "bin")
-	build := exec.CommandContext(ctx, goBin, "build", "-o", bin+"/", "./cmd/emq-selftest", "./cmd/emq-engines", "./cmd/emq-port")
-	build.Dir = o.Root
-	if out, err := build.CombinedOutput(); err != nil {
-		return nil, stop, fmt.Errorf("building the judge: %v: %s", err, out)
+	// The pristine emq-port is built as the shim builds a mutant's (-trimpath), which also
+	// warms the build cache the shim's builds in gremlins' copies of the module share.
+	for _, b := range [][]string{{"build", "-o", bin + "/", "./cmd/emq-selftest", "./cmd/emq-engines"}, {"build", "-trimpath", "-o", bin + "/", "./cmd/emq-port"}} {
+		build := exec.CommandContext(ctx, goBin, b...)
+		build.Dir = o.Root
+		if out, err := build.CombinedOutput(); err != nil {
+			return nil, stop, fmt.Errorf("go %s: %v: %s", strings.Join(b, " "), err, out)
+		}
 	}
 	if err := os.Symlink(o.Self, filepath.Join(run, "shim", "go")); err != nil {
 		return nil, stop, err
@@ -178,13 +185,9 @@ func (o Options) node(ctx context.Context, p *Plan) (Result, error) {
 	defer log.Close()
 	hook := shellQuote(o.Self) + " hook-node"
 	timeout := (p.Deadline + time.Minute).Milliseconds()
-	// The listing: every hook answers at once.
-	p.List = true
-	if err := p.write(); err != nil {
-		return Result{}, err
-	}
+	// The listing: every test run answers at once.
 	listing := filepath.Join(p.Dir, "listing.json")
-	if err := runStryker(ctx, o.Stryker, project, p.Dir, strykerConfig(hook, listing, "", o.Workers, timeout), log); err != nil {
+	if err := runStryker(ctx, o.Stryker, project, p.Dir, strykerConfig("true", listing, "", o.Workers, timeout), log); err != nil {
 		return Result{}, err
 	}
 	report, files, err := readStryker(listing)
@@ -195,10 +198,11 @@ func (o Options) node(ctx context.Context, p *Plan) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	fmt.Fprintf(o.Stdout, "node: StrykerJS made %d mutants; profiling every clause\n", len(all))
+	fmt.Fprintf(o.Stdout, "node: StrykerJS made %d mutants; profiling the pristine port\n", len(all))
 	runs, err := p.Profiled(ctx, Profiling{
-		Subject: p.Pristine,
-		Env:     func(dir string) []string { return []string{"NODE_V8_COVERAGE=" + dir} },
+		Subject:    p.Pristine,
+		Env:        func(dir string) []string { return []string{"NODE_V8_COVERAGE=" + dir} },
+		ByContract: o.ByContract,
 	}, o.profileDir(PortNode), o.Workers)
 	if err != nil {
 		return Result{}, err
@@ -208,7 +212,6 @@ func (o Options) node(ctx context.Context, p *Plan) (Result, error) {
 		return Result{}, err
 	}
 	cover(all, runs, cov)
-	p.List = false
 	s, err := o.sample(p, all)
 	if err != nil {
 		return Result{}, err
@@ -247,7 +250,6 @@ func (o Options) reference(ctx context.Context, p *Plan) (Result, error) {
 	}
 	defer log.Close()
 	shim := filepath.Join(filepath.Dir(p.Dir), "shim")
-	p.List = true
 	if err := p.write(); err != nil {
 		return Result{}, err
 	}
@@ -259,7 +261,7 @@ func (o Options) reference(ctx context.Context, p *Plan) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	fmt.Fprintf(o.Stdout, "reference: gremlins made %d mutants; profiling every clause\n", len(all))
+	fmt.Fprintf(o.Stdout, "reference: gremlins made %d mutants; profiling the pristine port\n", len(all))
 	runs, module, err := o.goProfile(ctx, p)
 	if err != nil {
 		return Result{}, err
@@ -269,9 +271,11 @@ func (o Options) reference(ctx context.Context, p *Plan) (Result, error) {
 		return Result{}, err
 	}
 	cover(all, runs, cov)
-	p.List = false
 	s, err := o.sample(p, all)
 	if err != nil {
+		return Result{}, err
+	}
+	if err := p.markUnbuildable(ctx, snap, s); err != nil {
 		return Result{}, err
 	}
 	p.Profile = selectionProfile(module, s)
@@ -306,9 +310,10 @@ func (o Options) goProfile(ctx context.Context, p *Plan) ([]ClauseRun, string, e
 		return nil, "", fmt.Errorf("go build -cover: %v: %s", err, out)
 	}
 	runs, err := p.Profiled(ctx, Profiling{
-		Subject: Subject{Args: []string{"-port", shellQuote(bin)}},
-		Env:     func(dir string) []string { return []string{"GOCOVERDIR=" + dir} },
-		Monitor: true,
+		Subject:    Subject{Args: []string{"-port", shellQuote(bin)}},
+		Env:        func(dir string) []string { return []string{"GOCOVERDIR=" + dir} },
+		Monitor:    true,
+		ByContract: o.ByContract,
 	}, o.profileDir(PortReference), o.Workers)
 	return runs, module, err
 }
@@ -326,7 +331,7 @@ func (o Options) bundle(ctx context.Context, p *Plan) (Result, error) {
 	if _, err := os.Stat(filepath.Join(dir, "runs.json")); err != nil {
 		dir = o.profileDir(PortBundle)
 	}
-	runs, err := p.Profiled(ctx, Profiling{Env: func(string) []string { return nil }, Monitor: true}, dir, o.Workers)
+	runs, err := p.Profiled(ctx, Profiling{Env: func(string) []string { return nil }, Monitor: true, ByContract: o.ByContract}, dir, o.Workers)
 	if err != nil {
 		return Result{}, err
 	}
@@ -369,7 +374,11 @@ func (o Options) bundle(ctx context.Context, p *Plan) (Result, error) {
 
 // profileDir is where a port's profile of this checkout is kept.
 func (o Options) profileDir(port string) string {
-	return filepath.Join(o.Out, "profile", port+"-"+o.digest)
+	unit := "clause"
+	if o.ByContract {
+		unit = "contract"
+	}
+	return filepath.Join(o.Out, "profile", port+"-"+unit+"-"+o.digest)
 }
 
 // shellQuote quotes a path for a command line split shell-like.

@@ -22,7 +22,7 @@ import (
 // its environment to the port) and answers with the verdict's exit status.
 //
 // Stryker has no sampling either. A run is two Stryker runs: a listing, whose hook answers at
-// once, gives every mutant's id, place and replacement; then the run proper is given, as its
+// once (its command is `true`), gives every mutant's id, place and replacement; then the run proper is given, as its
 // incremental file (Stryker reuses the results it holds and tests the mutants it lacks), the
 // listing with every mutant out of the sample marked Ignored and every sampled mutant no clause
 // executes marked NoCoverage, so that it tests the covered sample alone and its own report says
@@ -267,9 +267,6 @@ func HookNode(ctx context.Context, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintln(stderr, "hook-node:", err)
 		return 2
-	}
-	if p.List {
-		return 0
 	}
 	wd, err := os.Getwd()
 	if err != nil {
