@@ -114,7 +114,11 @@ func (p *Plan) certify(ctx context.Context, m Mutant, subj Subject) Verdict {
 	dir := filepath.Join(p.Dir, "certs", m.Port, safeName(m.ID))
 	first := anyOf(m.Clauses)
 	if p.FailFast {
-		return p.confirm(ctx, dir, subj, set, p.stage(ctx, dir, "first", subj, set, "-fail-fast", "-first", first))
+		sel := "-first"
+		if p.Partial {
+			sel = "-focus"
+		}
+		return p.confirm(ctx, dir, subj, set, p.stage(ctx, dir, "first", subj, set, "-fail-fast", sel, first))
 	}
 	v := p.stage(ctx, dir, "first", subj, set, "-focus", first)
 	rest := p.others(m.Clauses)

@@ -75,7 +75,7 @@ func snapshot(ctx context.Context, goBin, root, dir string) ([]string, error) {
 			return nil, err
 		}
 		pkgs = append(pkgs, filepath.ToSlash(rel))
-		if err := copyFiles(abs, filepath.Join(dir, rel)); err != nil {
+		if err := copyFiles(abs, filepath.Join(dir, rel), "*"); err != nil {
 			return nil, err
 		}
 	}
@@ -88,8 +88,9 @@ func snapshot(ctx context.Context, goBin, root, dir string) ([]string, error) {
 	return pkgs, nil
 }
 
-// copyFiles copies the regular files of src (not its subfolders) into dst.
-func copyFiles(src, dst string) error {
+// copyFiles copies the regular files of src (not its subfolders) whose names match pattern
+// into dst.
+func copyFiles(src, dst, pattern string) error {
 	ents, err := os.ReadDir(src)
 	if err != nil {
 		return err
@@ -98,7 +99,7 @@ func copyFiles(src, dst string) error {
 		return err
 	}
 	for _, e := range ents {
-		if e.Type().IsRegular() {
+		if ok, _ := filepath.Match(pattern, e.Name()); ok && e.Type().IsRegular() {
 			if err := copyFile(filepath.Join(src, e.Name()), filepath.Join(dst, e.Name())); err != nil {
 				return err
 			}

@@ -371,3 +371,18 @@ func TestShimFlagValue(t *testing.T) {
 		t.Errorf("%q", v)
 	}
 }
+
+func TestProfileUnits(t *testing.T) {
+	p := &Plan{Clauses: []string{"C01/fence/a", "C01/fence/b", "C02/mint/c"}}
+	names, groups := p.units(true)
+	if strings.Join(names, ",") != "C01,C02" || len(groups[0]) != 2 || groups[1][0] != "C02/mint/c" {
+		t.Errorf("by contract: %v %v", names, groups)
+	}
+	if names, _ := p.units(false); len(names) != 3 {
+		t.Errorf("by clause: %v", names)
+	}
+	runs := []ClauseRun{{Clauses: []string{"a1", "a2"}, Took: 3}, {Clauses: []string{"b"}, Took: 1}, {Clauses: []string{"c"}, Took: 2}}
+	if got := strings.Join(cheapestFirst(runs, []int{0, 2, 1}), ","); got != "b,c,a1,a2" {
+		t.Errorf("cheapest first: %s", got)
+	}
+}

@@ -106,15 +106,15 @@ func readStryker(path string) (strykerReport, map[string]*strykerFile, error) {
 }
 
 // nodeProject lays out the project Stryker mutates: the Node port without its unit tests, and
-// the bundle it loads (port.js finds lua/ three folders above lib/).
+// the bundle's scripts it loads (port.js finds lua/ three folders above lib/). No Go file is
+// copied: the output folder sits inside the kit's module.
 func nodeProject(root, dir string) error {
-	if err := copyFiles(filepath.Join(root, "ports/node"), filepath.Join(dir, "ports/node")); err != nil {
-		return err
+	for _, c := range [][2]string{{"ports/node", "*.js"}, {"ports/node/lib", "*.js"}, {"lua", "*.lua"}} {
+		if err := copyFiles(filepath.Join(root, c[0]), filepath.Join(dir, c[0]), c[1]); err != nil {
+			return err
+		}
 	}
-	if err := copyFiles(filepath.Join(root, "ports/node/lib"), filepath.Join(dir, "ports/node/lib")); err != nil {
-		return err
-	}
-	return copyFiles(filepath.Join(root, "lua"), filepath.Join(dir, "lua"))
+	return nil
 }
 
 // strykerConfig is the configuration of one Stryker run over the project.
