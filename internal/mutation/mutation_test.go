@@ -386,3 +386,23 @@ func TestProfileUnits(t *testing.T) {
 		t.Errorf("cheapest first: %s", got)
 	}
 }
+
+func TestChangedTokenIgnoresLayoutAndParentheses(t *testing.T) {
+	for _, c := range []struct {
+		was, now   string
+		col        int
+		from, into string
+	}{
+		{"\tif a < 1 || b < 0 || c > m {", "\tif (a < 1 || b < 0) && c > m {", 20, "||", "&&"},
+		{"\t\t{lua.Enqueue, &s.enqueue}, // x", "\t\t{lua.Enqueue,\t|s.enqueue}, // y", 17, "&", "|"},
+		{"\t\tbreak", "\t\tcontinue", 3, "break", "continue"},
+	} {
+		col, from, into, ok := changedToken(c.was, c.now)
+		if !ok || col != c.col || from != c.from || into != c.into {
+			t.Errorf("%q → %q: column %d %q→%q (%v), want %d %q→%q", c.was, c.now, col, from, into, ok, c.col, c.from, c.into)
+		}
+	}
+	if _, _, _, ok := changedToken("a + b - c", "a - b + c"); ok {
+		t.Error("two changed tokens are taken for one")
+	}
+}

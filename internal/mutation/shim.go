@@ -5,7 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"go/format"
+	"go/scanner"
+	"go/token"
 	"io"
 	"os"
 	"os/exec"
@@ -69,7 +70,7 @@ func (p *Plan) shimMutant(ctx context.Context, stderr io.Writer) int {
 	m, ok, err := p.identify(wd)
 	switch {
 	case err != nil:
-		fmt.Fprintln(stderr, "go shim:", err)
+		p.note("go shim: %v", err) // gremlins discards what a test run prints
 		return 3
 	case !ok:
 		return 0 // a mutant out of the sample (another type on a sampled token): not judged
@@ -97,8 +98,9 @@ func (p *Plan) shimMutant(ctx context.Context, stderr io.Writer) int {
 }
 
 // identify finds which sampled mutant the working copy holds: the one target file that differs
-// from the checkout, the one line of it that differs once both are gofmt-ed (gremlins prints the
-// file with go/printer's defaults), and the sampled mutant of that file and line that reads so.
+// from the checkout, the one line of it whose words differ (gremlins prints the file with
+// go/printer's defaults, which realign what gofmt aligns, and may add parentheses), and on it
+// the one token that changed, which names the mutant by its column and what it became.
 func (p *Plan) identify(wd string) (Mutant, bool, error) {
 	var changed []string
 	for file, sum := range p.Targets {
@@ -115,18 +117,14 @@ func (p *Plan) identify(wd string) (Mutant, bool, error) {
 		return Mutant{}, false, fmt.Errorf("want one mutated file in %s, found %d: %v", wd, len(changed), changed)
 	}
 	file := changed[0]
-	mutated, err := os.ReadFile(filepath.Join(wd, file))
+	now, err := readLines(filepath.Join(wd, file))
 	if err != nil {
 		return Mutant{}, false, err
-	}
-	if mutated, err = format.Source(mutated); err != nil {
-		return Mutant{}, false, fmt.Errorf("%s: %w", file, err)
 	}
 	pristine, err := readLines(filepath.Join(p.Root, file))
 	if err != nil {
 		return Mutant{}, false, err
 	}
-	now := strings.Split(string(mutated), "\n")
 	line := 0
 	for i := range min(len(now), len(pristine)) {
 		if Fold(now[i]) != Fold(pristine[i]) {
@@ -139,10 +137,64 @@ func (p *Plan) identify(wd string) (Mutant, bool, error) {
 	if line == 0 {
 		return Mutant{}, false, fmt.Errorf("%s differs from the checkout only in layout", file)
 	}
+	col, was, became, ok := changedToken(pristine[line-1], now[line-1])
+	if !ok {
+		return Mutant{}, false, fmt.Errorf("%s:%d: no one token changed: %q became %q", file, line, pristine[line-1], now[line-1])
+	}
 	for _, m := range p.Mutants {
-		if m.File == file && m.Line == line && Fold(m.Now) == Fold(now[line-1]) {
+		if m.File == file && m.Line == line && m.Col == col && goSwap[m.Mutator][was] == became {
 			return m, true, nil
 		}
 	}
 	return Mutant{}, false, nil
+}
+
+// lineToken is a token of one line of Go and its byte column (from 1).
+type lineToken struct {
+	col  int
+	text string
+}
+
+// goLineTokens scans one line of Go, comments and parentheses left out.
+func goLineTokens(line string) []lineToken {
+	var s scanner.Scanner
+	fset := token.NewFileSet()
+	f := fset.AddFile("", -1, len(line))
+	s.Init(f, []byte(line), func(token.Position, string) {}, 0)
+	var out []lineToken
+	for {
+		pos, tok, lit := s.Scan()
+		if tok == token.EOF {
+			return out
+		}
+		if tok == token.LPAREN || tok == token.RPAREN || (tok == token.SEMICOLON && lit == "\n") {
+			continue
+		}
+		text := lit
+		if text == "" {
+			text = tok.String()
+		}
+		out = append(out, lineToken{fset.Position(pos).Column, text})
+	}
+}
+
+// changedToken is the one token of was that now reads otherwise: its column, and both texts.
+func changedToken(was, now string) (int, string, string, bool) {
+	a, b := goLineTokens(was), goLineTokens(now)
+	if len(a) != len(b) {
+		return 0, "", "", false
+	}
+	at := -1
+	for i := range a {
+		if a[i].text != b[i].text {
+			if at >= 0 {
+				return 0, "", "", false
+			}
+			at = i
+		}
+	}
+	if at < 0 {
+		return 0, "", "", false
+	}
+	return a[at].col, a[at].text, b[at].text, true
 }
