@@ -8,6 +8,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/printer"
+	"go/token"
 	"io"
 	"os"
 	"os/exec"
@@ -212,12 +216,16 @@ func goMutants(listing, snap string) ([]Mutant, error) {
 	}
 	var ms []Mutant
 	for _, f := range out.Files {
-		lines, err := readLines(filepath.Join(snap, f.Name))
+		src, err := os.ReadFile(filepath.Join(snap, f.Name))
+		if err != nil {
+			return nil, err
+		}
+		gf, err := parseGo(f.Name, src)
 		if err != nil {
 			return nil, err
 		}
 		for _, mu := range f.Mutations {
-			m, err := goMutant(f.Name, lines, mu.Type, mu.Line, mu.Column)
+			m, err := gf.mutant(mu.Type, mu.Line, mu.Column)
 			if err != nil {
 				return nil, err
 			}
@@ -228,11 +236,31 @@ func goMutants(listing, snap string) ([]Mutant, error) {
 	return ms, nil
 }
 
-func goMutant(file string, lines []string, typ string, line, col int) (Mutant, error) {
-	if line < 1 || line > len(lines) || col < 1 || col > len(lines[line-1]) {
-		return Mutant{}, fmt.Errorf("gremlins places a mutant at %s:%d:%d, outside the file", file, line, col)
+// goFile is a Go source parsed once for its mutants' lines.
+type goFile struct {
+	name  string
+	lines []string
+	fset  *token.FileSet
+	ast   *ast.File
+}
+
+func parseGo(name string, src []byte) (*goFile, error) {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, name, src, parser.ParseComments)
+	if err != nil {
+		return nil, err
 	}
-	was := lines[line-1]
+	return &goFile{name: name, lines: strings.Split(string(src), "\n"), fset: fset, ast: f}, nil
+}
+
+// mutant is gremlins' mutant of type typ at line:col. Its Now is the line as gremlins writes it:
+// the token swapped in the syntax tree and the file printed again, which adds the parentheses
+// the tree needs (a || b || c, its second || turned &&, reads (a || b) && c).
+func (g *goFile) mutant(typ string, line, col int) (Mutant, error) {
+	if line < 1 || line > len(g.lines) || col < 1 || col > len(g.lines[line-1]) {
+		return Mutant{}, fmt.Errorf("gremlins places a mutant at %s:%d:%d, outside the file", g.name, line, col)
+	}
+	was := g.lines[line-1]
 	tok, now := "", ""
 	for old, repl := range goSwap[typ] {
 		if strings.HasPrefix(was[col-1:], old) && len(old) > len(tok) {
@@ -240,11 +268,66 @@ func goMutant(file string, lines []string, typ string, line, col int) (Mutant, e
 		}
 	}
 	if tok == "" {
-		return Mutant{}, fmt.Errorf("gremlins' %s at %s:%d:%d: no token it mutates there (%q)", typ, file, line, col, was)
+		return Mutant{}, fmt.Errorf("gremlins' %s at %s:%d:%d: no token it mutates there (%q)", typ, g.name, line, col, was)
 	}
-	return Mutant{Port: PortReference, ID: fmt.Sprintf("%s:%d:%d:%s", file, line, col, typ), File: file, Line: line, Col: col,
-		EndLine: line, EndCol: col + len(tok), Mutator: typ, Was: was, Now: was[:col-1] + now + was[col-1+len(tok):]}, nil
+	m := Mutant{Port: PortReference, ID: fmt.Sprintf("%s:%d:%d:%s", g.name, line, col, typ), File: g.name, Line: line, Col: col,
+		EndLine: line, EndCol: col + len(tok), Mutator: typ, Was: was, Now: was[:col-1] + now + was[col-1+len(tok):]}
+	if printed, ok := g.printed(line, col, now); ok {
+		m.Now = printed
+	}
+	return m, nil
 }
+
+// printed is line of the file printed with the token at line:col turned into repl, or false
+// when no operator of the tree sits there.
+func (g *goFile) printed(line, col int, repl string) (string, bool) {
+	var at *token.Token
+	ast.Inspect(g.ast, func(n ast.Node) bool {
+		var pos token.Pos
+		var tp *token.Token
+		switch x := n.(type) {
+		case *ast.BinaryExpr:
+			pos, tp = x.OpPos, &x.Op
+		case *ast.UnaryExpr:
+			pos, tp = x.OpPos, &x.Op
+		case *ast.AssignStmt:
+			pos, tp = x.TokPos, &x.Tok
+		case *ast.IncDecStmt:
+			pos, tp = x.TokPos, &x.Tok
+		case *ast.BranchStmt:
+			pos, tp = x.TokPos, &x.Tok
+		default:
+			return true
+		}
+		if p := g.fset.Position(pos); p.Line == line && p.Column == col {
+			at = tp
+		}
+		return at == nil
+	})
+	swap, ok := tokenOf[repl]
+	if at == nil || !ok {
+		return "", false
+	}
+	orig := *at
+	*at = swap
+	var b bytes.Buffer
+	err := (&printer.Config{Mode: printer.UseSpaces | printer.TabIndent, Tabwidth: 8}).Fprint(&b, g.fset, g.ast)
+	*at = orig
+	lines := strings.Split(b.String(), "\n")
+	if err != nil || line > len(lines) {
+		return "", false
+	}
+	return lines[line-1], true
+}
+
+// tokenOf maps an operator's or keyword's text to its token.
+var tokenOf = func() map[string]token.Token {
+	m := map[string]token.Token{}
+	for t := token.ILLEGAL; t <= token.TILDE; t++ {
+		m[t.String()] = t
+	}
+	return m
+}()
 
 func readLines(path string) ([]string, error) {
 	b, err := os.ReadFile(path)

@@ -209,15 +209,25 @@ func TestGoProfileAndBlocks(t *testing.T) {
 }
 
 func TestGoMutantLine(t *testing.T) {
-	lines := []string{"package p", "\tif a <= b && c {"}
-	m, err := goMutant("p/x.go", lines, "CONDITIONALS_BOUNDARY", 2, 7)
-	if err != nil || m.Now != "\tif a < b && c {" {
-		t.Fatalf("%q %v", m.Now, err)
+	g, err := parseGo("p/x.go", []byte("package p\n\nfunc f(a, b, c bool, x, y int) bool {\n\treturn a || b || x <= y\n}\n"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	if m, err = goMutant("p/x.go", lines, "INVERT_LOGICAL", 2, 12); err != nil || m.Now != "\tif a <= b || c {" {
-		t.Fatalf("%q %v", m.Now, err)
+	for _, c := range []struct {
+		typ  string
+		col  int
+		want string
+	}{
+		{"CONDITIONALS_BOUNDARY", 21, "\treturn a || b || x < y"},
+		{"INVERT_LOGICAL", 16, "\treturn (a || b) && x <= y"}, // as gremlins prints it
+		{"INVERT_LOGICAL", 11, "\treturn a && b || x <= y"},
+	} {
+		m, err := g.mutant(c.typ, 4, c.col)
+		if err != nil || m.Now != c.want {
+			t.Errorf("%s at 4:%d: %q (%v), want %q", c.typ, c.col, m.Now, err, c.want)
+		}
 	}
-	if _, err := goMutant("p/x.go", lines, "INVERT_LOGICAL", 2, 2); err == nil {
+	if _, err := g.mutant("INVERT_LOGICAL", 4, 2); err == nil {
 		t.Error("a mutant placed on no token of its type is accepted")
 	}
 }
@@ -257,12 +267,15 @@ func TestShimIdentifiesGremlinsWrite(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(wd, "p/x.go"), buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	lines, _ := readLines(filepath.Join(root, "p/x.go"))
-	m, err := goMutant("p/x.go", lines, "CONDITIONALS_BOUNDARY", 9, 11)
+	g, err := parseGo("p/x.go", []byte(src))
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, _ := goMutant("p/x.go", lines, "CONDITIONALS_NEGATION", 9, 11)
+	m, err := g.mutant("CONDITIONALS_BOUNDARY", 9, 11)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, _ := g.mutant("CONDITIONALS_NEGATION", 9, 11)
 	p := &Plan{Root: root, Targets: sums, Mutants: map[string]Mutant{m.ID: m, other.ID: other}}
 	got, ok, err := p.identify(wd)
 	if err != nil || !ok || got.ID != m.ID {
@@ -292,6 +305,11 @@ func TestNodeMutantUTF16Columns(t *testing.T) {
 		Location: strykerLocation{Start: strykerPos{1, 11}, End: strykerPos{1, 18}}})
 	if err != nil || m.Now != "const s = '→' - x;" {
 		t.Fatalf("%q %v", m.Now, err)
+	}
+	m, err = nodeMutant("ports/node/x.js", []string{"return !c && w >= 0 && n < v;"}, strykerMutant{ID: "9", MutatorName: "LogicalOperator", Replacement: "!c || w >= 0",
+		Location: strykerLocation{Start: strykerPos{1, 8}, End: strykerPos{1, 20}}})
+	if err != nil || m.Now != "return (!c || w >= 0) && n < v;" {
+		t.Fatalf("a replaced operand keeps its place in the tree: %q %v", m.Now, err)
 	}
 	m, err = nodeMutant("ports/node/x.js", lines, strykerMutant{ID: "8", MutatorName: "BlockStatement", Replacement: "{}",
 		Location: strykerLocation{Start: strykerPos{2, 8}, End: strykerPos{4, 2}}})

@@ -199,9 +199,32 @@ func nodeMutant(file string, lines []string, sm strykerMutant) (Mutant, error) {
 	if s.Column < 1 || s.Column-1 > len(first) || e.Column-1 > len(last) || e.Column < 1 {
 		return Mutant{}, fmt.Errorf("stryker mutant %s at %s:%d:%d: outside the line", sm.ID, file, s.Line, s.Column)
 	}
-	now := string(utf16.Decode(first[:s.Column-1])) + sm.Replacement + string(utf16.Decode(last[e.Column-1:]))
+	before, after := string(utf16.Decode(first[:s.Column-1])), string(utf16.Decode(last[e.Column-1:]))
+	repl := sm.Replacement
+	if binds(before, after) && strings.ContainsAny(repl, " ") && !strings.HasPrefix(repl, "{") {
+		repl = "(" + repl + ")" // the mutated node stays one operand, as it is in the tree
+	}
+	now := before + repl + after
 	return Mutant{Port: PortNode, ID: sm.ID, File: file, Line: s.Line, Col: s.Column, EndLine: e.Line, EndCol: e.Column,
 		Mutator: sm.MutatorName, Was: lines[s.Line-1], Now: strings.ReplaceAll(now, "\n", " ")}, nil
+}
+
+// jsOperators are the operators that bind a replaced expression to its neighbours.
+var jsOperators = []string{"&&", "||", "??", "===", "!==", "==", "!=", "<=", ">=", "<", ">", "+", "-", "*", "/", "%", "!", "**", "typeof", "await"}
+
+// binds says an operator sits right before or after a replaced span, so a compound replacement
+// written back into the line needs parentheses to read as the mutant it is.
+func binds(before, after string) bool {
+	b, a := strings.TrimRight(before, " \t"), strings.TrimLeft(after, " \t")
+	if strings.HasSuffix(b, "=>") { // an arrow function's body
+		b = ""
+	}
+	for _, op := range jsOperators {
+		if strings.HasSuffix(b, op) || strings.HasPrefix(a, op) {
+			return true
+		}
+	}
+	return false
 }
 
 // incremental writes the listing as the run's incremental file: a mutant out of the sample is
