@@ -152,9 +152,11 @@ func (o Options) prepare(ctx context.Context, run string) (*Plan, func(), error)
 	return p, stop, nil
 }
 
-// sample draws the run's sample from every mutant a tool made, sets it in the plan, and records
-// at once the verdict of each sampled mutant no clause executes.
-func (o Options) sample(p *Plan, all []Mutant) ([]Mutant, error) {
+// sample gives every mutant a tool made its covering clauses (from the profile's runs and
+// their coverage), draws the run's sample, sets it in the plan, and records at once the verdict
+// of each sampled mutant no clause executes.
+func (o Options) sample(p *Plan, all []Mutant, runs []ClauseRun, cov Coverage) ([]Mutant, error) {
+	cover(all, runs, cov)
 	s := Sample(all, o.Sample, o.Seed)
 	p.Mutants = map[string]Mutant{}
 	for _, m := range s {
@@ -211,8 +213,7 @@ func (o Options) node(ctx context.Context, p *Plan) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	cover(all, runs, cov)
-	s, err := o.sample(p, all)
+	s, err := o.sample(p, all, runs, cov)
 	if err != nil {
 		return Result{}, err
 	}
@@ -270,8 +271,7 @@ func (o Options) reference(ctx context.Context, p *Plan) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	cover(all, runs, cov)
-	s, err := o.sample(p, all)
+	s, err := o.sample(p, all, runs, cov)
 	if err != nil {
 		return Result{}, err
 	}
@@ -339,8 +339,7 @@ func (o Options) bundle(ctx context.Context, p *Plan) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	cover(all, runs, cov)
-	s, err := o.sample(p, all)
+	s, err := o.sample(p, all, runs, cov)
 	if err != nil {
 		return Result{}, err
 	}
