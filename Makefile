@@ -6,7 +6,7 @@ PORT ?=
 OUT ?= certification
 GOTEST_FLAGS ?= -count=1 -timeout 30m
 
-.PHONY: test conform engines provision provision-bullmq provision-node-systems provision-chromium transcripts bench bench-ci bundle fuzz vet fmt node-test faults mutants
+.PHONY: test conform engines provision provision-bullmq provision-node-systems provision-chromium transcripts bench bench-ci bundle fuzz vet fmt node-test faults mutants mutation mutation-smoke
 
 ## test: vet, gofmt, every Go test against real engines (the mutant table has its own target), the Node port's unit tests
 test: provision provision-chromium provision-node-systems vet
@@ -78,6 +78,22 @@ transcripts: provision
 ## mutants: every catalogue mutant against its own contract, killed on behaviour (prints the table)
 mutants: provision-valkey provision-redis provision-valkey80
 	$(GO) test -count=1 -timeout 45m -run TestMutantsAreKilled -v ./contracts
+
+## mutation: StrykerJS over the Node port, gremlins over the Go reference as emq-port, the kit's
+## operators over lua/, every mutant judged by a certification on behaviour (internal/mutation;
+## hours for all of them: MUTATION_SAMPLE=N MUTATION_SEED=S draws a reproducible sample per
+## port). Ends with one `MUTATION <port> killed K/N (P %) equivalent E untriaged U` line per port;
+## survivors under out/mutation. Not part of make test; mutation-smoke is 3 mutants per port.
+MUTATION_SAMPLE ?= 0
+MUTATION_SEED ?= 1
+MUTATION_OUT ?= out/mutation
+MUTATION_FLAGS ?=
+mutation: provision-valkey provision-redis provision-valkey80
+	$(GO) build -o bin/emq-mutation ./cmd/emq-mutation
+	EMQ_STRYKER=$$(bash ci/provision-stryker.sh) EMQ_GREMLINS=$$(bash ci/provision-gremlins.sh) \
+		./bin/emq-mutation -sample $(MUTATION_SAMPLE) -seed $(MUTATION_SEED) -out $(MUTATION_OUT) $(MUTATION_FLAGS)
+mutation-smoke:
+	$(MAKE) --no-print-directory mutation MUTATION_SAMPLE=3 MUTATION_SEED=1 MUTATION_OUT=out/mutation-smoke MUTATION_FLAGS="-profile contract -triaged=false"
 
 ## faults: the long fault drills (internal/faults; `make test` runs the short ones) and the worst-case timing at the defaults — writes transcripts/faults.out
 faults: provision-valkey
