@@ -3,6 +3,7 @@ package bench
 import (
 	"time"
 
+	"github.com/echomq/kit/bench/baseline"
 	"github.com/echomq/kit/bench/measure"
 	"github.com/echomq/kit/bench/queue"
 	"github.com/echomq/kit/bench/scale"
@@ -41,6 +42,8 @@ type Run struct {
 	Scripts   []measure.ScriptCost `json:"bus_scripts,omitempty"` // each drain script alone, Valkey's own timing
 	Targets   []Target             `json:"targets"`
 	Gate      []GateResult         `json:"gate,omitempty"`
+	// Baseline is the bus against its baseline build (nil when the gate has no baseline check).
+	Baseline *baseline.Result `json:"baseline_check,omitempty"`
 	// GatePolicy is bench/gate.json's re-run policy, as judged.
 	GatePolicy string   `json:"gate_policy,omitempty"`
 	Gaps       []string `json:"gaps"`
