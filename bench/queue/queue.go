@@ -51,6 +51,11 @@ type Info struct {
 	// WithRow says how a business row and its job commit together, or that they cannot.
 	WithRow string   `json:"with_row"`
 	Offers  []string `json:"offers"`
+	// Docs is the documentation its settings follow (a page of the system's own, or the kit's
+	// file for the bus and the model); Wake is how its idle consumer learns of a new job, which
+	// bounds its latency while it keeps up with the offered rate.
+	Docs string `json:"docs,omitempty"`
+	Wake string `json:"wake,omitempty"`
 }
 
 // Runs reports whether the system offers scenario.

@@ -246,10 +246,16 @@ func writeLatencyTable(b *strings.Builder, ls *bench.LatencyScenario) {
 			fmt.Fprintf(b, "<tr><td>%s</td><td colspan=\"6\" class=\"fail\">error: %s</td></tr>\n", esc(r.System), esc(r.Err))
 			continue
 		}
-		fmt.Fprintf(b, "<tr><td>%s</td><td>%.2f</td><td>%.2f</td><td>%.2f</td><td>%.2f</td><td>%s (%.2f)</td><td>%.2f</td></tr>\n", esc(r.System),
-			r.Latency.P50, r.Latency.P99, r.Latency.P999, r.Latency.Max, floats(r.RoundP99), r.P99Median, r.SenderLate.P99)
+		fmt.Fprintf(b, "<tr><td>%s</td><td>%.2f</td><td>%.2f</td><td>%.2f</td><td>%.2f</td><td>%s (%s)</td><td>%.2f</td></tr>\n", esc(r.System),
+			r.Latency.P50, r.Latency.P99, r.Latency.P999, r.Latency.Max, esc(roundP99s(r)), esc(medianText(r)), r.SenderLate.P99)
 	}
-	b.WriteString("</table>\n")
+	b.WriteString("</table>\n<p class=\"wrap\" data-fit>A round marked * was saturated (the offered rate was not offered); what held each system:</p>\n<ul>\n")
+	for _, r := range ls.Results {
+		if r.Limit != "" {
+			fmt.Fprintf(b, "<li class=\"wrap\" data-fit>%s: %s</li>\n", esc(r.System), esc(r.Limit))
+		}
+	}
+	b.WriteString("</ul>\n")
 }
 
 func writeTargetsHTML(b *strings.Builder, run *bench.Run) {

@@ -167,17 +167,17 @@ func offer(ctx context.Context, b busAPI, p params, n int) ([]float64, int64, fl
 			}
 		}()
 	}
+	sl := newSleeper()
 	start := time.Now()
 	for i := range n {
 		at := start.Add(time.Duration(i) * interval)
-		if d := time.Until(at); d > 0 {
-			time.Sleep(d)
-		}
+		sl.until(at)
 		if ctx.Err() != nil {
 			break
 		}
 		todo <- at.UnixNano()
 	}
+	sl.stop()
 	close(todo)
 	wg.Wait()
 	secs := time.Since(start).Seconds()
