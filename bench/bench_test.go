@@ -2,7 +2,9 @@ package bench
 
 import (
 	"errors"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/echomq/kit/bench/measure"
 	"github.com/echomq/kit/bench/queue"
@@ -150,5 +152,38 @@ func TestBestRivalIsComputed(t *testing.T) {
 		if r.Name == "p99 bus/"+BestPostgres && (r.Rival != riverq.Name || r.Value != 0.125) {
 			t.Errorf("p99 best postgres: %+v", r)
 		}
+	}
+}
+
+// A latency round that did not offer the rate is saturated: left out of the p99 median, and a
+// system saturated in most rounds has no latency to compare and names what fell behind.
+func TestSaturatedRoundsAreNotALatency(t *testing.T) {
+	ok := queue.Samples{Sent: 3000, SendSeconds: 3.01, LateUS: []float64{80, 120, 400}}
+	if why := behindBy(ok, 1000, 3*time.Second); why != "" {
+		t.Fatalf("a round that kept up: %q", why)
+	}
+	slow := queue.Samples{Sent: 3000, SendSeconds: 4.2, LateUS: []float64{80, 120, 400}}
+	if why := behindBy(slow, 1000, 3*time.Second); !strings.Contains(why, "took 4.2s") {
+		t.Fatalf("enqueues that overran the round: %q", why)
+	}
+	late := queue.Samples{Sent: 3000, SendSeconds: 3.01, LateUS: []float64{80, 120, 9000}}
+	if why := behindBy(late, 1000, 3*time.Second); !strings.Contains(why, "late at p99") {
+		t.Fatalf("a generator 9 ms late: %q", why)
+	}
+	info := queue.Info{Wake: "a wake token"}
+	r := &LatencyResult{RoundP99: []float64{1, 50, 2, 3}, RoundSaturated: []bool{false, true, false, false}, RoundBehind: []string{"", "x", "", ""}}
+	r.settle(info, 0)
+	if r.Saturated || r.P99Median != 2 || r.Limit != info.Wake {
+		t.Fatalf("one saturated round of four: %+v", r)
+	}
+	r = &LatencyResult{System: "slowq", RoundP99: []float64{1, 50, 60}, RoundSaturated: []bool{false, true, true}, RoundBehind: []string{"", "its enqueues took", "x"}}
+	r.settle(info, 763)
+	if !r.Saturated || r.P99Median != 0 || !strings.HasPrefix(r.Limit, "SATURATED in 2 of 3 rounds: its enqueues took") || !strings.Contains(r.Limit, "763 jobs/s") {
+		t.Fatalf("two saturated rounds of three: %+v", r)
+	}
+	bus := &LatencyResult{System: busq.Name, Latency: measure.Latency{Count: 1, P50: 0.5, P99: 1}, P99Median: 1}
+	r.Latency = measure.Latency{Count: 1, P50: 1, P99: 55}
+	for _, x := range latencyRatios([]*LatencyResult{bus, r}, map[string]queue.Engine{"slowq": queue.Valkey}, nil) {
+		t.Errorf("a ratio against a saturated system: %+v", x)
 	}
 }
