@@ -225,12 +225,13 @@ func (c *Consumer) Run(ctx context.Context) error {
 	// Lane consumers claim one lane_claim per worker (the ring rotates per claim); the others
 	// claim through the claim batcher. All complete through the complete batcher.
 	var claims chan claimReq
+	var claimB *batcher[claimReq]
 	if !c.opt.Lanes {
-		claims = make(chan claimReq)
+		claims, claimB = make(chan claimReq), c.claimBatcher(hard)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c.claimer(ctx, hard, claims)
+			claimB.run(ctx.Done(), claims)
 		}()
 	}
 	// The park slots: a worker parks holding one, on the slot's connection (dialled at its first
@@ -246,14 +247,14 @@ func (c *Consumer) Run(ctx context.Context) error {
 			}
 		}
 	}()
-	acks := make(chan ackReq)
+	acks, ackB := make(chan ackReq), c.completeBatcher(hard)
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		c.completer(hard, acks)
+		ackB.run(nil, acks)
 	}()
 	for i := 0; i < c.opt.Concurrency; i++ {
-		w := &worker{c: c, idx: i, claims: claims, acks: acks, slots: slots,
+		w := &worker{c: c, idx: i, claims: claims, claimB: claimB, acks: acks, ackB: ackB, slots: slots,
 			claimed: make(chan claimRes, 1), acked: make(chan error, 1)}
 		workers.Add(1)
 		go func() {
@@ -324,10 +325,12 @@ type worker struct {
 	idx   int
 	slots chan *parkSlot // taken while parked, returned on waking
 
-	claims  chan<- claimReq // to the claimer; nil for a lane consumer
-	acks    chan<- ackReq   // to the completer
-	claimed chan claimRes   // the claimer's answers
-	acked   chan error      // the completer's answers
+	claims  chan<- claimReq // to the claim batcher's queue; nil for a lane consumer
+	claimB  *batcher[claimReq]
+	acks    chan<- ackReq // to the complete batcher's queue
+	ackB    *batcher[ackReq]
+	claimed chan claimRes // the claim batcher's answers
+	acked   chan error    // the complete batcher's answers
 
 	// The heartbeat: a timer reused across jobs; cur is the job it extends.
 	hb       *time.Timer
@@ -378,26 +381,34 @@ func (w *worker) run(ctx, hard context.Context) {
 	}
 }
 
-// claim asks for one job: a lane claim of its own, or through the claimer. The claim runs
-// under hard, not ctx: a claim the server ran must reach its handler.
+// claim asks for one job: a lane claim of its own, or through the claim batcher (at once on
+// this goroutine when a call is free). The claim runs under hard, not ctx: a claim the server
+// ran must reach its handler.
 func (w *worker) claim(ctx, hard context.Context) (*Job, error) {
 	if w.claims == nil {
 		cctx, cancel := w.c.leased(hard)
 		defer cancel()
 		return w.c.bus.claim(cctx, w.c.q, w.c.ms, true)
 	}
-	select {
-	case w.claims <- claimReq{w.claimed}:
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	req := claimReq{w.claimed}
+	if !w.claimB.try(req) {
+		select {
+		case w.claims <- req:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	}
 	r := <-w.claimed
 	return r.j, r.err
 }
 
-// complete hands the job to the completer and waits for its outcome.
+// complete hands the job to the complete batcher (sent at once on this goroutine when a call is
+// free) and waits for its outcome.
 func (w *worker) complete(j *Job) error {
-	w.acks <- ackReq{j, w.acked}
+	req := ackReq{j, w.acked}
+	if !w.ackB.try(req) {
+		w.acks <- req
+	}
 	return <-w.acked
 }
 
