@@ -159,7 +159,9 @@ func Build(ctx context.Context, agentSrc string, src Source, bin string) (Agent,
 	}
 	var fails []string
 	for _, tags := range tried {
-		args := []string{"build", "-o", bin}
+		// -trimpath: the compiled packages do not depend on where the tree was extracted, so a
+		// second build of the same baseline hits the build cache.
+		args := []string{"build", "-trimpath", "-o", bin}
 		if len(tags) > 0 {
 			args = append(args, "-tags", strings.Join(tags, ","))
 		}
