@@ -193,3 +193,78 @@ func TestAdaptersCurrentFirst(t *testing.T) {
 		t.Fatalf("adapters = %q, want %q", got, want)
 	}
 }
+
+// TestAnOlderAPIGetsItsAdapter: a baseline whose bus has another API than the working tree's
+// fails the current adapter and builds with the older API's own (a fake tree here, with a bus of
+// a different shape and an adapter file for it), so an API change does not break the check.
+func TestAnOlderAPIGetsItsAdapter(t *testing.T) {
+	ctx := context.Background()
+	agentSrc := t.TempDir()
+	real, err := filepath.Glob(filepath.Join(kitRoot(t), AgentDir, "*.go"))
+	if err != nil || len(real) == 0 {
+		t.Fatalf("agent sources: %v %v", real, err)
+	}
+	for _, f := range real {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(agentSrc, filepath.Base(f)), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	legacy := `//go:build emqlegacy && emqapi_fake
+
+package main
+
+import (
+	"context"
+
+	"github.com/echomq/kit/reference/bus"
+)
+
+const adapterName = "emqapi_fake"
+
+type adapter struct{ b *bus.Bus }
+
+func openBus(ctx context.Context, addr string) (busAPI, error) { return adapter{bus.Dial(addr)}, nil }
+func (a adapter) Enqueue(ctx context.Context, q string, p []byte) error { return a.b.Put(q, p) }
+func (a adapter) EnqueueBatch(ctx context.Context, q string, ps [][]byte) error { return nil }
+func (a adapter) Consume(ctx context.Context, q string, w, p int, h func([]byte)) (func() error, error) {
+	return func() error { return nil }, nil
+}
+func (a adapter) Close() error { return nil }
+`
+	if err := os.WriteFile(filepath.Join(agentSrc, "adapter_fake.go"), []byte(legacy), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tree := t.TempDir()
+	for name, src := range map[string]string{
+		"go.mod":               "module github.com/echomq/kit\n\ngo 1.26\n",
+		"reference/bus/bus.go": "package bus\n\n// A bus of another shape: no Options, no Consumer.\ntype Bus struct{}\n\nfunc Dial(addr string) *Bus { return &Bus{} }\n\nfunc (b *Bus) Put(q string, p []byte) error { return nil }\n",
+	} {
+		if err := writeFile(filepath.Join(tree, name), strings.NewReader(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := Place(agentSrc, tree); err != nil {
+		t.Fatal(err)
+	}
+	a, err := Build(ctx, agentSrc, Source{Label: "fake", Dir: tree}, filepath.Join(t.TempDir(), "agent"))
+	if err != nil || a.Adapter != "emqapi_fake" {
+		t.Fatalf("build against an older API: %+v, %v; want the emqapi_fake adapter", a, err)
+	}
+	if out, err := exec.Command(a.Bin, "-scenario", "adapter").Output(); err != nil || !strings.Contains(string(out), `"adapter":"emqapi_fake"`) {
+		t.Fatalf("the built agent says %s (%v)", out, err)
+	}
+	// With neither adapter fitting, the build fails and names each adapter's error.
+	if err := os.Remove(filepath.Join(tree, AgentDir, "adapter_fake.go")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(agentSrc, "adapter_fake.go")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Build(ctx, agentSrc, Source{Label: "fake", Dir: tree}, filepath.Join(t.TempDir(), "agent")); err == nil || !strings.Contains(err.Error(), "no adapter compiles") {
+		t.Fatalf("no adapter fits: err = %v", err)
+	}
+}
