@@ -50,7 +50,7 @@ func (e *env) runLatency(ctx context.Context) {
 	ls.Ratios = latencyRatios(ls.Results, e.engines(), e.models())
 	e.run.Latency = ls
 	if t := tail.tail(); t != nil {
-		t.Server = tail.server
+		t.Server, t.Stalls = tail.server, tail.stalls
 		e.tailVariants(ctx, t)
 		e.run.Tail = t
 	}
@@ -73,6 +73,9 @@ func (e *env) latencyRound(ctx context.Context, q queue.Queue, r *latencyRun, ro
 		s, err = d.RunLatency(ctx, e.p.Rate, e.p.LatencyDuration, e.p.Workers, e.p.Producers)
 	case e.isBus(q):
 		last := round == max(1, e.p.LatencyRounds)-1
+		if round == 0 {
+			_ = e.bus.WatchStalls(ctx)
+		}
 		if last {
 			_ = e.bus.ResetStats(ctx)
 		}
@@ -82,6 +85,7 @@ func (e *env) latencyRound(ctx context.Context, q queue.Queue, r *latencyRun, ro
 		tail.end(st)
 		if last {
 			tail.server, _ = e.bus.LatencyStats(ctx)
+			tail.stalls, _ = e.bus.Stalls(ctx)
 		}
 	default:
 		s, err = e.openLoop(ctx, q)

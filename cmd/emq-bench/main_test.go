@@ -116,7 +116,7 @@ func checkRun(t *testing.T, rep *bench.Report) *bench.Run {
 	if len(r.Gaps) != 0 {
 		t.Errorf("gaps: %v", r.Gaps)
 	}
-	if len(r.Targets) != 7 {
+	if len(r.Targets) != 8 {
 		t.Errorf("targets: %+v", r.Targets)
 	}
 	if len(r.Scripts) != 5 {
