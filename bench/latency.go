@@ -125,6 +125,9 @@ const LateBound = 5 * time.Millisecond
 // behindBy says how a round fell behind the offered rate ("": it did not).
 func behindBy(s queue.Samples, rate float64, d time.Duration) string {
 	var why []string
+	if s.Failed > 0 {
+		why = append(why, fmt.Sprintf("%d of its %d enqueues failed (the client gave up: %s)", s.Failed, s.Offered, s.FailedWhy))
+	}
 	if s.SendSeconds > 1.1*d.Seconds() {
 		why = append(why, fmt.Sprintf("its %d enqueues took %.1fs for a %.0fs round (%.0f jobs/s of the %.0f offered)",
 			s.Sent, s.SendSeconds, d.Seconds(), float64(s.Sent)/s.SendSeconds, rate))

@@ -123,8 +123,12 @@ type Driven interface {
 
 // Samples is an open-loop run as a driven system reports it: microseconds per job.
 type Samples struct {
-	Offered     int64     `json:"offered"`
-	Sent        int64     `json:"sent"`
+	Offered int64 `json:"offered"`
+	Sent    int64 `json:"sent"`
+	// Failed enqueues the client gave up on (a Node.js client's pool timing out while its adds
+	// pile up), FailedWhy the first reason: the rate was not taken.
+	Failed      int64     `json:"failed"`
+	FailedWhy   string    `json:"failed_why"`
 	Received    int64     `json:"received"`
 	SendSeconds float64   `json:"send_seconds"`
 	LatencyUS   []float64 `json:"latency_us"`
