@@ -49,7 +49,7 @@ func TestTargetsNeedFigures(t *testing.T) {
 	rep := &Report{Params: p}
 	run := &Run{}
 	ts := Targets(rep, run)
-	if len(ts) != 7 {
+	if len(ts) != 8 {
 		t.Fatalf("%d targets", len(ts))
 	}
 	for _, x := range ts {
@@ -58,11 +58,14 @@ func TestTargetsNeedFigures(t *testing.T) {
 		}
 	}
 	res := func(sys string, v float64) *Result { return &Result{System: sys, JobsPerS: measure.Spread{Median: v}} }
+	bus := res(busq.Name, 60000)
+	bus.Server = &measure.ServerTime{UsecPerJob: 12.5, ScriptShare: 0.75} // 75% of the 80k its scripts allow
 	run.Scenarios = []*Scenario{
-		{Name: queue.Drain, Results: []*Result{res(obanq.Name, 1000), res(riverq.Name, 4000), res(busq.Name, 60000), res(nodeq.BullMQ, 25000)}},
+		{Name: queue.Drain, Results: []*Result{res(obanq.Name, 1000), res(riverq.Name, 4000), bus, res(nodeq.BullMQ, 25000)}},
 		{Name: queue.EnqueueConc, Results: []*Result{res(busq.Name, 90000)}},
 	}
-	run.Latency = &LatencyScenario{Rate: 1000, Results: []*LatencyResult{{System: busq.Name, Latency: measure.Latency{Count: 1, P99: 0.9}}}}
+	// Over every round the p99 is 1.4 ms, the median of the rounds' p99s 0.9: the target reads the latter.
+	run.Latency = &LatencyScenario{Rate: 1000, Results: []*LatencyResult{{System: busq.Name, Latency: measure.Latency{Count: 1, P99: 1.4}, P99Median: 0.9}}}
 	run.Scripts = []measure.ScriptCost{{Script: "claim_batch", UsecPerJob: 5}, {Script: "complete_batch", UsecPerJob: 4}}
 	met := map[string]bool{}
 	for _, x := range Targets(rep, run) {
@@ -70,7 +73,9 @@ func TestTargetsNeedFigures(t *testing.T) {
 	}
 	want := map[string]bool{"bus drain ≥ 50000 jobs/s": true, "bus drain ≥ 2.5× river": true, "bus drain ≥ 10× oban-shaped": true,
 		"bus drain ≥ 3× bullmq": false, "bus enqueue ≥ 100000 jobs/s from 64 concurrent producers": false,
-		"bus end-to-end p99 ≤ 1 ms at 1000 jobs/s offered": true, "valkey script time per drained job (claim_batch + complete_batch) ≤ 8 µs": false}
+		"bus end-to-end p99 ≤ 1 ms at 1000 jobs/s offered (the median of the rounds' p99s)":                 true,
+		"valkey script time per drained job (claim_batch + complete_batch) ≤ 8 µs":                          false,
+		"bus drain ≥ 85% of its scripts' ceiling at its own batch sizes (scripts fill ≥ 85% of the window)": false}
 	for g, w := range want {
 		if got, ok := met[g]; !ok || got != w {
 			t.Errorf("%s: met=%v (present %v), want %v", g, got, ok, w)
