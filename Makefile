@@ -103,10 +103,13 @@ faults: provision-valkey
 # DURABILITY=1 adds the guarantee-matched axis to the full bench (bench-ci always runs it): Valkey appendfsync always beside Postgres synchronous_commit=on.
 BENCH_FLAGS := $(if $(DURABILITY),-durability,)
 # The committed record is refused when more than 15% of the cores were busy with other work.
+# The gate's baseline check builds the bus at BENCH_BASELINE (a git ref; empty: the last release
+# tag) and at the working tree and compares them interleaved; with no tag to find it says NOT RUN.
+BENCH_BASELINE ?=
 bench: provision provision-node-systems
-	$(GO) run ./cmd/emq-bench -mode full $(BENCH_FLAGS) -gate bench/gate.json -max-outside 0.15 -out transcripts/bench
+	$(GO) run ./cmd/emq-bench -mode full $(BENCH_FLAGS) -gate bench/gate.json -baseline "$(BENCH_BASELINE)" -max-outside 0.15 -out transcripts/bench
 bench-ci: provision provision-node-systems
-	$(GO) run ./cmd/emq-bench -mode ci -durability -gate bench/gate.json -out out/bench
+	$(GO) run ./cmd/emq-bench -mode ci -durability -gate bench/gate.json -baseline "$(BENCH_BASELINE)" -out out/bench
 
 ## bundle: the bundle version, every script's SHA1 and the bundle digest
 bundle:
