@@ -230,6 +230,11 @@ func TestMisbehavingPortFailsCleanly(t *testing.T) {
 				found := false
 				for _, cl := range s.Clauses {
 					found = found || (strings.Contains(cl.Message(), c.reason) && strings.Contains(cl.Message(), "badport: sabotaging "+strings.TrimPrefix(c.op, "*")))
+					// A conversation fault is reported under the port protocol's rule (B-21), never
+					// under the rule of the op the clause was checking.
+					if cl.Status == contracts.StatusFail && (len(cl.Failures) == 0 || cl.Failures[0].Rule != "port-protocol") {
+						t.Errorf("%s fails under %q, want the port protocol's rule port-protocol:\n%s", cl.ID, cl.Rule(), cl.Message())
+					}
 				}
 				if !found {
 					t.Errorf("%s: no clause's failure says %q with the port's stderr tail", id, c.reason)
@@ -252,7 +257,7 @@ func TestMisbehavingPortFailsCleanly(t *testing.T) {
 					}
 				}
 			}
-			if !strings.Contains(r.stdout, "FAILED: ") || !strings.Contains(r.stdout, "replay: emq-conform -port ") {
+			if !strings.Contains(r.stdout, "FAILED: ") || !strings.Contains(r.stdout, "replay: "+bins["emq-conform"]+" -port ") {
 				t.Errorf("no failed ids by rule or no replay line before the verdict:\n%s", r.stdout)
 			}
 		})

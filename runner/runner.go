@@ -264,6 +264,7 @@ func (o *Options) finish(res *contracts.Result, facts report.Facts, out string) 
 	// What failed, in full, before the verdict line: the rule, expected and got, and the lines
 	// exchanged with the port (the last of them; all of them in the reports), the simplest of
 	// each contract first; then the failed ids by rule and a line that replays them.
+	fmt.Fprint(o.Stdout, report.NotOffered(res))
 	fmt.Fprint(o.Stdout, report.Failures(res, consoleLines))
 	fmt.Fprint(o.Stdout, report.ByRule(res))
 	if l := report.Replay(res, o.Replay, o.PortCommand, o.Seed); l != "" {

@@ -79,7 +79,10 @@ type pageData struct {
 	Badge    template.HTML
 	Failures []failure
 	NotRun   []failure
-	Lines    map[string]string
+	// NotOffered are the clauses of an op or aid the port does not declare: neither a pass nor
+	// a failure, never counted among the failed clauses.
+	NotOffered []failure
+	Lines      map[string]string
 }
 
 func writeHTML(w io.Writer, r *contracts.Result, f Facts) error {
@@ -90,7 +93,9 @@ func writeHTML(w io.Writer, r *contracts.Result, f Facts) error {
 			switch {
 			case cl.Status == contracts.StatusNotRun && cl.Reason != "":
 				d.NotRun = append(d.NotRun, failure{Contract: c.ID + " " + c.Name, Clause: cl, Rest: cl.Reason})
-			case cl.Failed() || cl.Status == contracts.StatusNotOffered:
+			case cl.Status == contracts.StatusNotOffered:
+				d.NotOffered = append(d.NotOffered, failure{Contract: c.ID + " " + c.Name, Clause: cl, Rest: cl.Reason})
+			case cl.Failed():
 				d.Failures = append(d.Failures, failureOf(c.ID+" "+c.Name, cl, shownStatus(c, cl)))
 			}
 		}
@@ -121,7 +126,7 @@ pre,code{font:12px/1.4 ui-monospace,monospace}
 pre{background:#f6f6f6;padding:.5em .6em;margin:.2em 0;white-space:pre-wrap;overflow-wrap:anywhere;word-break:break-word}
 .c{border:1px solid #ddd;border-radius:6px;margin:.4em 0;padding:.3em .9em}
 .c summary{cursor:pointer;overflow-wrap:anywhere}.st{font-weight:bold}
-.PASS{color:#176e2a}.FAIL,.HARNESS{color:#b3261e}.NOT,.KNOWN{color:#8a6d00}
+.PASS{color:#176e2a}.FAIL,.HARNESS{color:#b3261e}.NOT,.KNOWN{color:#8a6d00}.offered{color:#555}
 .rule{color:#555;font-style:italic;overflow-wrap:anywhere}
 ul{margin:.3em 0;padding-left:1.2em}li{margin:.15em 0;overflow-wrap:anywhere}
 </style></head><body>
@@ -153,6 +158,10 @@ ul{margin:.3em 0;padding-left:1.2em}li{margin:.15em 0;overflow-wrap:anywhere}
 {{if .NotRun}}<h2>Clauses not run ({{len .NotRun}})</h2>
 {{range .NotRun}}<div class="card notrun" id="{{.Clause.ID}}"><h3><span class="st NOT">NOT RUN</span> <code>{{.Clause.ID}}</code></h3><pre>{{.Rest}}</pre></div>
 {{end}}{{end}}
+{{if .NotOffered}}<h2 data-first-screen="not-offered">Not offered ({{len .NotOffered}}): neither passed nor failed</h2>
+<p>These clauses drive an optional op or test aid the port's hello does not declare (PROTOCOL.md Part B, "Capabilities"): they neither pass nor fail their contract and stand in no certification's way.</p>
+<ul class="offered">{{range .NotOffered}}<li id="{{.Clause.ID}}"><code>{{.Clause.ID}}</code> — {{.Rest}}</li>
+{{end}}</ul>{{end}}
 <h2>Contracts</h2>
 {{range .Result.Contracts}}{{if ne .Status.String "NOT RUN"}}
 <details class="c"{{if ne .Status.String "PASS"}} open{{end}}><summary><span class="st {{.Status}}">{{index $.Lines .ID}}</span> <b>{{.ID}} {{.Name}}</b></summary>

@@ -241,16 +241,65 @@ func writeFile(path string, write func(io.Writer) error) error {
 	return fh.Close()
 }
 
-// JSONReport is report.json: the facts and the result.
+// JSONReport is report.json: the facts, the clauses counted by verdict and the result. Its
+// published schema is report.schema.json (Schema), written beside it in every certification
+// folder.
 type JSONReport struct {
+	Schema string            `json:"schema"` // SchemaID
 	Facts  Facts             `json:"facts"`
+	Counts Counts            `json:"counts"`
 	Result *contracts.Result `json:"result"`
 }
+
+// Counts are a run's clauses by verdict, each clause in exactly one: a clause not offered is
+// neither passed nor failed, and a clause filtered out is in none.
+type Counts struct {
+	Pass         int `json:"pass"`
+	Fail         int `json:"fail"`
+	KnownFailing int `json:"known_failing"`
+	NotOffered   int `json:"not_offered"`
+	NotRun       int `json:"not_run"`
+	NotClaimed   int `json:"not_claimed"`
+	HarnessError int `json:"harness_error"`
+}
+
+// CountsOf counts r's clauses by verdict (a clause filtered out, NOT RUN without a reason, in
+// none).
+func CountsOf(r *contracts.Result) Counts {
+	var n Counts
+	for _, c := range r.Contracts {
+		for _, cl := range c.Clauses {
+			switch shownStatus(c, cl) {
+			case contracts.StatusPass:
+				n.Pass++
+			case contracts.StatusFail:
+				n.Fail++
+			case contracts.StatusKnownFailing:
+				n.KnownFailing++
+			case contracts.StatusNotOffered:
+				n.NotOffered++
+			case contracts.StatusNotClaimed:
+				n.NotClaimed++
+			case contracts.StatusHarnessError:
+				n.HarnessError++
+			case contracts.StatusNotRun:
+				if cl.Reason != "" {
+					n.NotRun++
+				}
+			}
+		}
+	}
+	return n
+}
+
+// SchemaID is the $id of report.json's schema; every report.json names it. Its last number
+// changes with any change of shape a reader must know of.
+const SchemaID = "urn:echomq:kit:report.json:1"
 
 func writeJSON(w io.Writer, r *contracts.Result, f Facts) error {
 	e := json.NewEncoder(w)
 	e.SetIndent("", "  ")
-	return e.Encode(JSONReport{Facts: f, Result: r})
+	return e.Encode(JSONReport{Schema: SchemaID, Facts: f, Counts: CountsOf(r), Result: r})
 }
 
 // ReadJSON reads a report.json back.
@@ -272,6 +321,7 @@ type junitSuites struct {
 	Tests    int          `xml:"tests,attr"`
 	Failures int          `xml:"failures,attr"`
 	Errors   int          `xml:"errors,attr"`
+	Skipped  int          `xml:"skipped,attr"`
 	Suites   []junitSuite `xml:"testsuite"`
 }
 
@@ -327,6 +377,10 @@ func writeJUnit(w io.Writer, r *contracts.Result, f Facts) error {
 			case contracts.StatusHarnessError:
 				jc.Error = &junitMessage{Message: "harness error", Body: body}
 				s.Errors++
+			case contracts.StatusNotOffered:
+				// Neither a pass nor a failure: the port does not declare the op or aid.
+				jc.Skipped = &junitMessage{Message: "not offered: " + cl.Reason}
+				s.Skipped++
 			case contracts.StatusNotClaimed, contracts.StatusNotRun:
 				// In a run meant to certify, a clause that did not run or is not claimed withholds
 				// the certificate: a failure, so that CI reading JUnit sees what the exit status says.
@@ -346,6 +400,7 @@ func writeJUnit(w io.Writer, r *contracts.Result, f Facts) error {
 		out.Tests += s.Tests
 		out.Failures += s.Failures
 		out.Errors += s.Errors
+		out.Skipped += s.Skipped
 		out.Suites = append(out.Suites, s)
 	}
 	if _, err := io.WriteString(w, xml.Header); err != nil {

@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
@@ -157,6 +158,25 @@ func Main(name string, args []string, stdout, stderr io.Writer, ext Extension) i
 	return runner.ExitHarness
 }
 
+// replayCommand is how the replay line names this program so that it runs as printed, from the
+// folder it was printed in: the path it was started by (bin/emq-conform, /abs/emq-conform),
+// its name when it was found on PATH, and under go run (whose binary is gone once it exits) go
+// run of its package when the folder is the kit's checkout.
+func replayCommand(name, argv0 string) string {
+	switch {
+	case !strings.ContainsRune(argv0, os.PathSeparator):
+		return name
+	case strings.Contains(argv0, string(os.PathSeparator)+"go-build"):
+		if _, err := os.Stat(filepath.Join("cmd", name, "main.go")); err == nil {
+			return "go run ./cmd/" + name
+		}
+		return name
+	case strings.Trim(argv0, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./-") != "":
+		return "'" + strings.ReplaceAll(argv0, "'", `'\''`) + "'" // a path a shell would split
+	}
+	return argv0
+}
+
 // oneLine is a multi-line error in one line: its first line and, when it quotes more (a port's
 // stderr tail), the last line of it.
 func oneLine(msg string) string {
@@ -182,7 +202,7 @@ func list(stdout io.Writer) {
 // through emq-engines), the admitted scripts. cleanup stops what it started.
 func (f flags) options(ctx context.Context, engines *runner.Engines, ext Extension) (runner.Options, func(), error) {
 	cleanup := func() {}
-	o := runner.Options{Out: f.out, Seed: f.seed, PortCommand: f.port, Servers: map[string]contracts.Starter{}, Replay: f.name}
+	o := runner.Options{Out: f.out, Seed: f.seed, PortCommand: f.port, Servers: map[string]contracts.Starter{}, Replay: replayCommand(f.name, os.Args[0])}
 	for _, l := range runner.SplitList(f.label) {
 		id, err := contracts.ParseID(l)
 		if err != nil {
