@@ -21,6 +21,7 @@
 #   PARALLEL       clauses run on this many Valkeys at once (default: the cores + 1, at most 4,
 #                  as emq-conform chooses; 1: one at a time)
 #   KNOWN_FAILING  a known-failing file (optional; see the kit's README)
+#   KNOWN_FLAKY    a known-flaky file (optional; see the kit's README)
 #   EMQ_CACHE      where engines are cached (default: ~/.cache/echomq-kit)
 # Exit status: emq-conform's (0 certified, 1 a contract failed or did not run, 2 harness error).
 set -euo pipefail
@@ -89,6 +90,7 @@ echo "certify-port: Valkey 8.1 on $all; Redis 7 on $wrong, Valkey 8.0 on $old, a
 
 args=(-port "$PORT_CMD" -valkey "$all" -parallel "$PARALLEL" -wrong-kind "$wrong" -valkey80 "$old" -cluster-node "$node" -no-hello "$nohello" -out "$OUT")
 [ -z "${KNOWN_FAILING:-}" ] || args+=(-known-failing "$KNOWN_FAILING")
+[ -z "${KNOWN_FLAKY:-}" ] || args+=(-known-flaky "$KNOWN_FLAKY")
 status=0
 "$conform" "${args[@]}" || status=$?
 echo "certify-port: certification folder $OUT (badge: $OUT/badge.svg)" >&2

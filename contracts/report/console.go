@@ -29,9 +29,9 @@ func Failures(r *contracts.Result, max int) string {
 			switch {
 			case cl.Status == contracts.StatusNotRun && cl.Reason != "":
 				es = append(es, entry{fmt.Sprintf("\n--- %s NOT RUN\n%s\n", cl.ID, cl.Reason), 0})
-			case cl.Failed():
+			case cl.Failed() || listed(cl):
 				full := Failure(cl, 0)
-				es = append(es, entry{fmt.Sprintf("\n--- %s %s\n%s", cl.ID, shownStatus(c, cl), Failure(cl, max)), strings.Count(full, "\n")})
+				es = append(es, entry{fmt.Sprintf("\n--- %s %s\n%s", cl.ID, cl.Status, Failure(cl, max)), strings.Count(full, "\n")})
 			}
 		}
 		slices.SortStableFunc(es, func(a, b entry) int { return cmp.Compare(a.lines, b.lines) })

@@ -52,7 +52,7 @@ func failureOf(contract string, cl contracts.Clause, verdict contracts.Status) f
 	fl := failure{Contract: contract, Clause: cl, Verdict: verdict.String()}
 	var rest []string
 	switch {
-	case cl.Status == contracts.StatusFail && len(cl.Failures) > 0:
+	case (cl.Status == contracts.StatusFail || listed(cl)) && len(cl.Failures) > 0:
 		f := cl.Failures[0]
 		fl.Rule, fl.Expected, fl.Got = f.Quote, f.Expected, f.Got
 		if len(f.Wire) > 0 {
@@ -78,7 +78,9 @@ type pageData struct {
 	Summary  string
 	Badge    template.HTML
 	Failures []failure
-	NotRun   []failure
+	// Listed are the clauses that failed as a known list expects (known failing, known flaky).
+	Listed []failure
+	NotRun []failure
 	// NotOffered are the clauses of an op or aid the port does not declare: neither a pass nor
 	// a failure, never counted among the failed clauses.
 	NotOffered []failure
@@ -96,7 +98,9 @@ func writeHTML(w io.Writer, r *contracts.Result, f Facts) error {
 			case cl.Status == contracts.StatusNotOffered:
 				d.NotOffered = append(d.NotOffered, failure{Contract: c.ID + " " + c.Name, Clause: cl, Rest: cl.Reason})
 			case cl.Failed():
-				d.Failures = append(d.Failures, failureOf(c.ID+" "+c.Name, cl, shownStatus(c, cl)))
+				d.Failures = append(d.Failures, failureOf(c.ID+" "+c.Name, cl, cl.Status))
+			case listed(cl):
+				d.Listed = append(d.Listed, failureOf(c.ID+" "+c.Name, cl, cl.Status))
 			}
 		}
 	}
@@ -143,18 +147,12 @@ ul{margin:.3em 0;padding-left:1.2em}li{margin:.15em 0;overflow-wrap:anywhere}
 {{if .Result.Spread}}<tr><td>cluster</td><td>{{.Result.Spread}}</td></tr>{{end}}
 <tr><td>clauses run</td><td>{{.Result.ClausesRun}} of {{.Result.ClausesTotal}}</td></tr>
 </table>
+{{if .Result.Stale}}<h2 class="bad">Stale known lists ({{len .Result.Stale}}): the run fails until they are updated</h2>
+<ul>{{range .Result.Stale}}<li>{{.}}</li>{{end}}</ul>{{end}}
 {{if .Failures}}<h2 class="bad" data-first-screen="failures">Failed clauses ({{len .Failures}})</h2>
-{{range .Failures}}<div class="card{{if eq .Verdict "KNOWN FAILING"}} known{{end}}" id="{{.Clause.ID}}">
-<h3><span class="st {{.Verdict}}">{{.Verdict}}</span> <code>{{.Clause.ID}}</code></h3>
-<dl>{{if .Rule}}<dt>RULE</dt><dd><pre>{{.Rule}}</pre></dd>{{end}}
-{{if .Expected}}<dt>EXPECTED</dt><dd><pre>{{.Expected}}</pre></dd>{{end}}
-{{if .Got}}<dt>GOT</dt><dd><pre>{{.Got}}</pre></dd>{{end}}
-{{if .Rest}}<dt>DETAILS</dt><dd><pre>{{.Rest}}</pre></dd>{{end}}
-{{if .Exchange}}<dt>EXCHANGE — the JSON lines of this clause (→ the kit's requests, ← the port's replies)</dt><dd><pre>{{.Exchange}}</pre></dd>{{end}}
-{{if .Stderr}}<dt>STDERR — the port's, last lines</dt><dd><pre>{{.Stderr}}</pre></dd>{{end}}
-{{if .Clause.Wire}}<dt>WIRE TRACE — the port's commands, seen by MONITOR</dt><dd><details><summary>{{.Contract}}: show the trace</summary><pre>{{.Clause.Wire}}</pre></details></dd>{{end}}
-</dl></div>
-{{end}}{{end}}
+{{range .Failures}}{{template "card" .}}{{end}}{{end}}
+{{if .Listed}}<h2>Failed as the known lists expect ({{len .Listed}}): they do not fail the run</h2>
+{{range .Listed}}{{template "card" .}}{{end}}{{end}}
 {{if .NotRun}}<h2>Clauses not run ({{len .NotRun}})</h2>
 {{range .NotRun}}<div class="card notrun" id="{{.Clause.ID}}"><h3><span class="st NOT">NOT RUN</span> <code>{{.Clause.ID}}</code></h3><pre>{{.Rest}}</pre></div>
 {{end}}{{end}}
@@ -169,4 +167,14 @@ ul{margin:.3em 0;padding-left:1.2em}li{margin:.15em 0;overflow-wrap:anywhere}
 <ul>{{range .Clauses}}<li><span class="{{.Status}}">{{.Status}}</span> {{if .Message}}<a href="#{{.ID}}"><code>{{.ID}}</code></a>{{else}}<code>{{.ID}}</code>{{end}}</li>{{end}}</ul></details>
 {{end}}{{end}}
 </body></html>
-`))
+{{define "card"}}<div class="card{{if ne .Verdict "FAIL"}}{{if ne .Verdict "HARNESS ERROR"}} known{{end}}{{end}}" id="{{.Clause.ID}}">
+<h3><span class="st {{.Verdict}}">{{.Verdict}}</span> <code>{{.Clause.ID}}</code></h3>
+<dl>{{if .Rule}}<dt>RULE</dt><dd><pre>{{.Rule}}</pre></dd>{{end}}
+{{if .Expected}}<dt>EXPECTED</dt><dd><pre>{{.Expected}}</pre></dd>{{end}}
+{{if .Got}}<dt>GOT</dt><dd><pre>{{.Got}}</pre></dd>{{end}}
+{{if .Rest}}<dt>DETAILS</dt><dd><pre>{{.Rest}}</pre></dd>{{end}}
+{{if .Exchange}}<dt>EXCHANGE — the JSON lines of this clause (→ the kit's requests, ← the port's replies)</dt><dd><pre>{{.Exchange}}</pre></dd>{{end}}
+{{if .Stderr}}<dt>STDERR — the port's, last lines</dt><dd><pre>{{.Stderr}}</pre></dd>{{end}}
+{{if .Clause.Wire}}<dt>WIRE TRACE — the port's commands, seen by MONITOR</dt><dd><details><summary>{{.Contract}}: show the trace</summary><pre>{{.Clause.Wire}}</pre></details></dd>{{end}}
+</dl></div>
+{{end}}`))

@@ -37,6 +37,10 @@ func result(filtered bool) *contracts.Result {
 	return r
 }
 
+// facts are a run's facts as the runner writes them.
+var facts = report.Facts{Port: "p", PortRuntime: "go1.26", PortCommand: "./p", KitVersion: contracts.KitVersion,
+	Bundle: "echomq:2.0.0", BundleDigest: "e36639a69646ef10669ce4a6616c8276e7e7256b", ValkeyVersion: "valkey 8.1.1"}
+
 func TestConsoleLeadsWithTheSimplestFailure(t *testing.T) {
 	r := result(false)
 	f := report.Failures(r, 24)
@@ -64,7 +68,7 @@ func TestConsoleLeadsWithTheSimplestFailure(t *testing.T) {
 func TestJUnitFailsWhatDidNotRun(t *testing.T) {
 	for _, filtered := range []bool{false, true} {
 		dir := t.TempDir()
-		if _, err := report.Write(dir, result(filtered), report.Facts{Port: "p"}); err != nil {
+		if _, err := report.Write(dir, result(filtered), facts); err != nil {
 			t.Fatal(err)
 		}
 		b, err := os.ReadFile(filepath.Join(dir, "junit.xml"))
@@ -113,7 +117,7 @@ func TestNotOfferedIsNeitherPassNorFail(t *testing.T) {
 		t.Errorf("the replay line runs a clause not offered: %s", rp)
 	}
 	dir := t.TempDir()
-	if _, err := report.Write(dir, r, report.Facts{Port: "p"}); err != nil {
+	if _, err := report.Write(dir, r, facts); err != nil {
 		t.Fatal(err)
 	}
 	read := func(name string) string {
