@@ -19,6 +19,10 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the frozen conformance transcripts from a fresh run")
 
+// scratch is TestMain's folder: the binaries, and the certification folders of the shared runs,
+// which outlive the test that made them.
+var scratch string
+
 // bins holds the binaries TestMain builds: emq-conform, emq-selftest (emq-conform with the
 // kit's -mutant flags), badport, and emq-port when it exists.
 var bins = map[string]string{}
@@ -26,6 +30,7 @@ var bins = map[string]string{}
 func TestMain(m *testing.M) {
 	flag.Parse()
 	dir, err := os.MkdirTemp("", "emq-conform-test-")
+	scratch = dir
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
@@ -83,25 +88,49 @@ func conform(t *testing.T, env []string, args ...string) *run {
 	return runBin(t, "emq-conform", env, args...)
 }
 
-// sharedRuns are the runs several tests read (the reference in-process, and on a cluster), each
-// made once per test binary.
+// sharedRuns are the runs several tests read (the reference in-process, and on a cluster, the
+// Node port through ci/certify-port.sh, a mutant's), each made once per test binary.
 var sharedRuns = struct {
 	sync.Mutex
 	m map[string]*run
 }{m: map[string]*run{}}
 
-// shared is conform(t, nil, args...) made once per test binary for every test that reads it.
-func shared(t *testing.T, args ...string) *run {
+// once is the run make makes, made once per test binary under key for every test that reads it;
+// make writes its certification folder into the folder it is given, which lasts as long as the
+// test binary.
+func once(t *testing.T, key string, make func(out string) *run) *run {
 	t.Helper()
 	sharedRuns.Lock()
 	defer sharedRuns.Unlock()
-	key := strings.Join(args, " ")
 	if r, ok := sharedRuns.m[key]; ok {
 		return r
 	}
-	r := conform(t, nil, args...)
+	out, err := os.MkdirTemp(scratch, "run-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := make(out)
 	sharedRuns.m[key] = r
 	return r
+}
+
+// shared is conform(t, nil, args...) made once per test binary for every test that reads it.
+func shared(t *testing.T, args ...string) *run {
+	t.Helper()
+	return once(t, "emq-conform "+strings.Join(args, " "), func(out string) *run {
+		return runCmd(t, exec.Command(bins["emq-conform"], append([]string{"-out", out}, args...)...), nil, out)
+	})
+}
+
+// nodeCertified is the Node port certified by ci/certify-port.sh, once per test binary.
+func nodeCertified(t *testing.T) *run {
+	t.Helper()
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node is not installed: the Node port cannot be certified here (install Node.js 20)")
+	}
+	return once(t, "certify-port.sh node", func(out string) *run {
+		return runCmd(t, exec.Command("bash", "../ci/certify-port.sh"), []string{"PORT_CMD=node ../ports/node/port.js", "OUT=" + out}, out)
+	})
 }
 
 // selftest runs emq-selftest, emq-conform with the kit's -mutant flags, the same way.
@@ -116,11 +145,13 @@ func runBin(t *testing.T, bin string, env []string, args ...string) *run {
 	return runCmd(t, exec.Command(bins[bin], append([]string{"-out", out}, args...)...), env, out)
 }
 
-// certifyScript runs ci/certify-port.sh on the port command line portCmd, as a port's CI would.
-func certifyScript(t *testing.T, portCmd string) *run {
+// mutantRun is a failing certification: the reference with the Lua mutant complete-any-token
+// (its edited script admitted) on C07 and C08, once per test binary.
+func mutantRun(t *testing.T) *run {
 	t.Helper()
-	out := t.TempDir()
-	return runCmd(t, exec.Command("bash", "../ci/certify-port.sh"), []string{"PORT_CMD=" + portCmd, "OUT=" + out}, out)
+	return once(t, "emq-selftest complete-any-token", func(out string) *run {
+		return runCmd(t, exec.Command(bins["emq-selftest"], "-out", out, "-mutant", "complete-any-token", "-admit-mutant-scripts", "-label", "C07,C08"), nil, out)
+	})
 }
 
 // runCmd runs cmd with the environment less the kit's own variables plus env, and reads the
@@ -129,7 +160,7 @@ func runCmd(t *testing.T, cmd *exec.Cmd, env []string, out string) *run {
 	t.Helper()
 	bin := filepath.Base(cmd.Path)
 	cmd.Env = append(withoutEnv(os.Environ(), "EMQ_VALKEY_ADDR", "EMQ_MUTANT", "EMQ_PORT", "EMQ_LABEL", "EMQ_FOCUS", "EMQ_CONFORM_CLUSTER",
-		"EMQ_CONFORM_OUT", "EMQ_KNOWN_FAILING", "EMQ_WRONG_KIND_ADDR", "EMQ_VALKEY80_ADDR", "EMQ_CLUSTER_NODE_ADDR", "EMQ_STANDALONE_VALKEY_ADDR"), env...)
+		"EMQ_CONFORM_OUT", "EMQ_KNOWN_FAILING", "EMQ_KNOWN_FLAKY", "EMQ_WRONG_KIND_ADDR", "EMQ_VALKEY80_ADDR", "EMQ_CLUSTER_NODE_ADDR", "EMQ_STANDALONE_VALKEY_ADDR"), env...)
 	var so, se bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &so, &se
 	start := time.Now()

@@ -72,9 +72,6 @@ func failedIDs(r *report.JSONReport) []string {
 // answers a hello is a harness error, said as one. The replay line it prints runs as printed
 // from the checkout, where make ran.
 func TestMakeConformSaysWhatFailed(t *testing.T) {
-	if testing.Short() {
-		t.Skip("make conform builds the kit's binaries and runs a certification")
-	}
 	env := failingPort(t)
 	out := t.TempDir()
 	cmd := exec.Command("make", "--no-print-directory", "conform", "PORT="+bins["badport"], "OUT="+out)
@@ -115,9 +112,6 @@ func TestMakeConformSaysWhatFailed(t *testing.T) {
 // printed from the folder the script ran in, after the script has ended (its emq-conform and
 // emq-engines stay in the kit's bin/).
 func TestCertifyScriptReplays(t *testing.T) {
-	if testing.Short() {
-		t.Skip("certifies a port")
-	}
 	env := failingPort(t)
 	out := t.TempDir()
 	r := runCmd(t, exec.Command("bash", "../ci/certify-port.sh"), append(env, "PORT_CMD="+bins["badport"], "OUT="+out), out)
