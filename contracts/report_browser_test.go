@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -24,23 +25,7 @@ func TestReportPageInBrowser(t *testing.T) {
 	if r.exit != 1 {
 		t.Fatalf("the mutant run exited %d, want 1", r.exit)
 	}
-	shots, err := os.MkdirTemp("", "emq-report-shots-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	res, err := browsercheck.Check(ctx, filepath.Join(r.dir, "report.html"), filepath.Join(shots, "report.png"), 1000)
-	if errors.Is(err, browsercheck.ErrNoChromium) {
-		t.Skip("SKIP: " + err.Error())
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("report.html screenshot: %s", res.Screenshot)
-	if !res.OK() {
-		t.Errorf("report.html in a browser: %v", res)
-	}
+	res := inBrowser(t, filepath.Join(r.dir, "report.html"), 1000)
 	if top, ok := res.Tops["failures"]; !ok || top > 900 {
 		t.Errorf("the failed clauses start %.0f px down the page (present: %v), want on the first screen (≤ 900)", top, ok)
 	}
@@ -83,24 +68,34 @@ func TestStandingPageInBrowser(t *testing.T) {
 		t.Errorf("the Node port's cells not offered: %d, the mutant's failing cells with a rule: %d, certified: %v %v",
 			notOffered, failed, s.Implementations[0].Certified, s.Implementations[1].Certified)
 	}
-	shots, err := os.MkdirTemp("", "emq-standing-shots-")
+	res := inBrowser(t, filepath.Join(out, "standing.html"), 1200)
+	if top, ok := res.Tops["implementations"]; !ok || top > 900 {
+		t.Errorf("the implementations start %.0f px down the page (present: %v), want on the first screen", top, ok)
+	}
+}
+
+// inBrowser renders page in headless Chromium at width CSS pixels, fails t on text that
+// overflows its box or a request the page makes, and logs where the screenshot is (outside the
+// repository).
+func inBrowser(t *testing.T, page string, width int) browsercheck.Result {
+	t.Helper()
+	shots, err := os.MkdirTemp("", "emq-page-shots-")
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	res, err := browsercheck.Check(ctx, filepath.Join(out, "standing.html"), filepath.Join(shots, "standing.png"), 1200)
+	name := filepath.Base(page)
+	res, err := browsercheck.Check(ctx, page, filepath.Join(shots, strings.TrimSuffix(name, ".html")+".png"), width)
 	if errors.Is(err, browsercheck.ErrNoChromium) {
 		t.Skip("SKIP: " + err.Error())
 	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("standing.html screenshot: %s", res.Screenshot)
+	t.Logf("%s screenshot: %s", name, res.Screenshot)
 	if !res.OK() {
-		t.Errorf("standing.html in a browser: %v", res)
+		t.Errorf("%s in a browser: %v", name, res)
 	}
-	if top, ok := res.Tops["implementations"]; !ok || top > 900 {
-		t.Errorf("the implementations start %.0f px down the page (present: %v), want on the first screen", top, ok)
-	}
+	return res
 }

@@ -41,6 +41,24 @@ func caches(t *testing.T) []string {
 	return out
 }
 
+// certifyJob is the job of .github/workflows/certify-port.yml, which runs in a container.
+func certifyJob(t *testing.T) workflow.Job {
+	t.Helper()
+	src, err := os.ReadFile("../../.github/workflows/certify-port.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := workflow.Parse(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	job, ok := w.Jobs["certify"]
+	if !ok || job.Container == nil {
+		t.Fatalf("the workflow has no job certify in a container")
+	}
+	return job
+}
+
 func dirExists(p string) bool { st, err := os.Stat(p); return err == nil && st.IsDir() }
 
 // TestCopyableWorkflow runs .github/workflows/certify-port.yml the way a runner runs its
@@ -54,18 +72,7 @@ func TestCopyableWorkflow(t *testing.T) {
 	if _, err := exec.LookPath("node"); err != nil {
 		t.Skip("node is not installed: the workflow certifies the Node port")
 	}
-	src, err := os.ReadFile("../../.github/workflows/certify-port.yml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := workflow.Parse(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	job, ok := w.Jobs["certify"]
-	if !ok || job.Container == nil {
-		t.Fatalf("the workflow has no job certify in a container")
-	}
+	job := certifyJob(t)
 	kit, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)
@@ -134,15 +141,7 @@ func TestCopyableWorkflow(t *testing.T) {
 // contracts.KitVersion and a port's checkout of the kit takes the tag v$KIT_VERSION — and
 // CHANGELOG.md has the release's section.
 func TestReleasePinned(t *testing.T) {
-	src, err := os.ReadFile("../../.github/workflows/certify-port.yml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := workflow.Parse(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	job := w.Jobs["certify"]
+	job := certifyJob(t)
 	if job.Env["KIT_VERSION"] != contracts.KitVersion {
 		t.Errorf("the workflow pins KIT_VERSION %q, this kit is %s", job.Env["KIT_VERSION"], contracts.KitVersion)
 	}
