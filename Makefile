@@ -22,14 +22,24 @@ test: provision provision-chromium provision-node-systems vet
 ## mode): every clause, the cluster wire law, queues on every primary; `make conform-cluster` too.
 ## PORT reaches emq-conform through the environment (EMQ_PORT), never pasted into a shell line:
 ## a quote in it is part of the command emq-conform splits, not shell syntax.
+## The binaries go to bin/ (emq-engines beside emq-conform starts the servers), so the replay line
+## a failed run prints (bin/emq-conform -port … -focus …) runs as printed from this folder.
+## Exit status: GNU make exits 2 whenever a command fails, so `make conform` is 0 certified and 2
+## otherwise; `certify` says which on the last line before make's own "Error N" (N is
+## emq-conform's status: 1 the port failed, 2 a harness error).
+certify = @echo "bin/emq-conform $(1)"; st=0; bin/emq-conform $(1) || st=$$?; case $$st in \
+	0) ;; \
+	1) echo "make conform: NOT CERTIFIED: the port failed (emq-conform exit 1; make itself exits 2)" >&2; exit 1;; \
+	*) echo "make conform: HARNESS ERROR: the kit could not run; nothing is said of the port (emq-conform exit $$st; make itself exits 2)" >&2; exit $$st;; \
+	esac
 ifeq ($(strip $(CLUSTER)),)
 conform: provision-valkey provision-redis provision-valkey80
+	$(GO) build -o bin/ ./cmd/emq-conform ./cmd/emq-engines ./cmd/emq-port
 ifeq ($(strip $(PORT)),)
-	$(GO) build -o bin/emq-port ./cmd/emq-port
-	$(GO) run ./cmd/emq-conform -out $(OUT)/reference
-	$(GO) run ./cmd/emq-conform -port ./bin/emq-port -out $(OUT)/reference-subprocess
+	$(call certify,-out $(OUT)/reference)
+	$(call certify,-port ./bin/emq-port -out $(OUT)/reference-subprocess)
 else
-	$(GO) run ./cmd/emq-conform -out $(OUT)/port
+	$(call certify,-out $(OUT)/port)
 endif
 else
 conform: conform-cluster
@@ -38,12 +48,12 @@ conform conform-cluster: export EMQ_PORT = $(value PORT)
 
 .PHONY: conform-cluster
 conform-cluster: provision-valkey provision-redis provision-valkey80
+	$(GO) build -o bin/ ./cmd/emq-conform ./cmd/emq-engines ./cmd/emq-port
 ifeq ($(strip $(PORT)),)
-	$(GO) build -o bin/emq-port ./cmd/emq-port
-	$(GO) run ./cmd/emq-conform -cluster start -out $(OUT)/reference-cluster
-	$(GO) run ./cmd/emq-conform -cluster start -port ./bin/emq-port -out $(OUT)/reference-subprocess-cluster
+	$(call certify,-cluster start -out $(OUT)/reference-cluster)
+	$(call certify,-cluster start -port ./bin/emq-port -out $(OUT)/reference-subprocess-cluster)
 else
-	$(GO) run ./cmd/emq-conform -cluster start -out $(OUT)/port-cluster
+	$(call certify,-cluster start -out $(OUT)/port-cluster)
 endif
 
 ## engines: start Valkey 8.1.1 and PostgreSQL 16.14 and print the addresses to export (Ctrl-C stops them)

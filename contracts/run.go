@@ -18,8 +18,9 @@ type RunOptions struct {
 	// Focus restricts the run to clauses whose text matches one of these regular expressions
 	// (Select).
 	Focus []string
-	// KnownFailing lists contracts that may fail; one of them that passes fails the run.
-	KnownFailing []string
+	// Known names the clauses that may fail (known failing, known flaky); a known-failing one
+	// that passes fails the run. Nil: none.
+	Known Known
 	// Progress, if set, receives each contract's result as soon as its last clause ran.
 	Progress func(ContractResult)
 	// Claim, if set, makes this process one worker of a run shared by several (emq-conform
@@ -47,11 +48,6 @@ func (t *testingT) Fail() { t.failed = true }
 // Run registers the specs for cfg and runs them once (Ginkgo allows one run per process). A
 // selection that picks no clause is ErrNoClause, before anything runs.
 func Run(cfg *Config, opt RunOptions) (*Result, error) {
-	for _, l := range opt.KnownFailing {
-		if _, err := ParseID(l); err != nil {
-			return nil, err
-		}
-	}
 	selected, err := Select(len(cfg.Cluster) > 0, opt.Labels, opt.Focus)
 	if err != nil {
 		return nil, err
@@ -106,7 +102,7 @@ func Run(cfg *Config, opt RunOptions) (*Result, error) {
 		id := contractOf(cl.ID)
 		done[id] = append(done[id], cl)
 		if len(done[id]) == led.clauses(id) && opt.Progress != nil {
-			if cr := ContractOf(id, done[id], opt.KnownFailing); cr.Status != StatusNotRun {
+			if cr := ContractOf(id, done[id], opt.Known); cr.Status != StatusNotRun {
 				opt.Progress(cr)
 			}
 		}
@@ -120,7 +116,7 @@ func Run(cfg *Config, opt RunOptions) (*Result, error) {
 	rc.Succinct = true
 	start := time.Now()
 	RunSpecs(&testingT{}, "EchoMQ conformance", sc, rc)
-	r := Summarize(clauses, opt.KnownFailing)
+	r := Summarize(clauses, opt.Known)
 	r.Duration = time.Since(start)
 	r.Filtered = len(selected) < len(Clauses(len(cfg.Cluster) > 0)) || opt.FailFast
 	r.FailFast = opt.FailFast
@@ -129,10 +125,11 @@ func Run(cfg *Config, opt RunOptions) (*Result, error) {
 
 // ContractOf folds one contract's clause verdicts (all of them done) into its result, for a
 // progress line.
-func ContractOf(id string, clauses []Clause, known []string) ContractResult {
+func ContractOf(id string, clauses []Clause, known Known) ContractResult {
 	c, _ := Lookup(id)
-	cr := ContractResult{ID: c.ID, Name: c.Name, Rule: c.Rule, Clauses: clauses}
-	fold(&cr, known)
+	cr := ContractResult{ID: c.ID, Name: c.Name, Rule: c.Rule}
+	cr.Clauses, _ = expect(clauses, known)
+	fold(&cr)
 	return cr
 }
 

@@ -25,8 +25,11 @@ const (
 	// the clock op); printed with the reason, it neither passes nor fails its contract.
 	StatusNotOffered
 	StatusPass
-	// StatusKnownFailing is a contract that failed and is listed as known failing; clauses are
-	// never this status themselves.
+	// StatusKnownFlaky is a clause that failed and that a known-flaky pattern names (Known), or
+	// a contract whose failures are all such: it does not fail the run, and does not pass.
+	StatusKnownFlaky
+	// StatusKnownFailing is a clause that failed and that a known-failing pattern names, or a
+	// contract whose failures are all known: it does not fail the run, and does not pass.
 	StatusKnownFailing
 	StatusNotClaimed
 	StatusFail
@@ -38,6 +41,7 @@ var statusNames = [...]string{
 	StatusNotRun:       "NOT RUN",
 	StatusNotOffered:   "NOT RUN (not offered)",
 	StatusPass:         "PASS",
+	StatusKnownFlaky:   "KNOWN FLAKY",
 	StatusKnownFailing: "KNOWN FAILING",
 	StatusNotClaimed:   "NOT CLAIMED",
 	StatusFail:         "FAIL",
@@ -141,7 +145,7 @@ func (c Clause) Rule() string {
 // run, is not claimed or hit a harness error ("" for a pass and for a clause filtered out).
 func (c Clause) Message() string {
 	switch c.Status {
-	case StatusFail:
+	case StatusFail, StatusKnownFailing, StatusKnownFlaky:
 		var ts []string
 		for _, f := range c.Failures {
 			ts = append(ts, f.Text())
@@ -181,7 +185,9 @@ type Result struct {
 	// FailFast: the run stopped at its first failing clause (a mutation test), never a
 	// certification; Filtered is set too.
 	FailFast bool `json:"fail_fast,omitempty"`
-	// Stale lists known-failing contracts that passed: the list must be updated.
+	// Stale lists the stale entries of the known lists — a known-failing clause that passed, a
+	// pattern that matches no clause — each a sentence: the lists must be updated, and the run
+	// fails.
 	Stale    []string      `json:"stale_known_failing,omitempty"`
 	Duration time.Duration `json:"duration_ns"`
 	// ClausesRun of ClausesTotal clauses ran in the whole run.
@@ -206,9 +212,37 @@ func contractStatus(cls []Clause) Status {
 	return st
 }
 
+// Known names the clauses a run expects to fail: a failed clause it names is KNOWN FAILING (or
+// KNOWN FLAKY) instead of FAIL, and a known-failing clause that passes is a stale entry, which
+// fails the run (package contracts/known reads the lists).
+type Known interface {
+	IsFailing(clauseID string) bool
+	IsFlaky(clauseID string) bool
+}
+
+// expect marks the failed clauses known names, and says each known-failing clause that passed.
+func expect(cls []Clause, known Known) (marked []Clause, stale []string) {
+	marked = slices.Clone(cls)
+	if known == nil {
+		return marked, nil
+	}
+	for i := range marked {
+		cl := &marked[i]
+		switch {
+		case cl.Status == StatusFail && known.IsFailing(cl.ID):
+			cl.Status = StatusKnownFailing
+		case cl.Status == StatusFail && known.IsFlaky(cl.ID):
+			cl.Status = StatusKnownFlaky
+		case cl.Status == StatusPass && known.IsFailing(cl.ID) && !known.IsFlaky(cl.ID):
+			stale = append(stale, cl.ID+" is listed as known failing but passed: remove it from the list")
+		}
+	}
+	return marked, stale
+}
+
 // Summarize folds clause verdicts, in canon order, into contract results and the run's
-// verdict; known lists the contracts that may fail.
-func Summarize(clauses []Clause, known []string) *Result {
+// verdict; known names the clauses that may fail (nil: none).
+func Summarize(clauses []Clause, known Known) *Result {
 	all := All()
 	r := &Result{Total: len(all), Contracts: make([]ContractResult, len(all))}
 	byID := map[string]*ContractResult{}
@@ -224,7 +258,7 @@ func Summarize(clauses []Clause, known []string) *Result {
 			at[id] = i
 		}
 	}
-	clauses = slices.Clone(clauses)
+	clauses, r.Stale = expect(clauses, known)
 	slices.SortStableFunc(clauses, func(a, b Clause) int { return cmp.Compare(at[a.ID], at[b.ID]) })
 	for _, cl := range clauses {
 		c := byID[contractOf(cl.ID)]
@@ -240,9 +274,7 @@ func Summarize(clauses []Clause, known []string) *Result {
 	}
 	for i := range r.Contracts {
 		c := &r.Contracts[i]
-		if fold(c, known) {
-			r.Stale = append(r.Stale, c.ID)
-		}
+		fold(c)
 		r.ClausesRun += c.ClausesRun
 		r.ClausesTotal += c.ClausesTotal
 		if c.Status == StatusPass && !c.Partial() {
@@ -254,9 +286,8 @@ func Summarize(clauses []Clause, known []string) *Result {
 	return r
 }
 
-// fold sets a contract's status and counts from its clauses; a listed contract that fails is
-// known failing, one that passes is a stale entry of the list (fold then says true).
-func fold(c *ContractResult, known []string) (stale bool) {
+// fold sets a contract's status and counts from its clauses.
+func fold(c *ContractResult) {
 	c.Status = contractStatus(c.Clauses)
 	c.ClausesTotal = len(c.Clauses)
 	c.ClausesRun = 0
@@ -265,15 +296,4 @@ func fold(c *ContractResult, known []string) (stale bool) {
 			c.ClausesRun++
 		}
 	}
-	if !slices.Contains(known, c.ID) {
-		return false
-	}
-	switch c.Status {
-	case StatusFail:
-		c.Status = StatusKnownFailing
-	case StatusPass:
-		c.Note = "listed as known failing but passed: remove it from the list"
-		return true
-	}
-	return false
 }

@@ -74,7 +74,7 @@ func (o *Options) parallel(ctx context.Context, vk server, facts report.Facts, o
 		}
 		clauses = append(clauses, cl)
 	}
-	r := contracts.Summarize(clauses, o.KnownFailing)
+	r := contracts.Summarize(clauses, o.known)
 	r.Duration = time.Since(start)
 	r.Filtered = len(selected) < len(all) || o.FailFast
 	r.FailFast = o.FailFast
@@ -99,7 +99,7 @@ func (o *Options) workers(ctx context.Context, claims string, selected []string)
 		c := contractID(cl.ID)
 		byContract[c] = append(byContract[c], cl)
 		if len(byContract[c]) == want[c] {
-			if cr := contracts.ContractOf(c, byContract[c], o.KnownFailing); cr.Status != contracts.StatusNotRun {
+			if cr := contracts.ContractOf(c, byContract[c], o.known); cr.Status != contracts.StatusNotRun {
 				fmt.Fprintln(o.Stdout, report.Line(cr))
 			}
 		}
@@ -191,7 +191,7 @@ func Work(ctx context.Context, o Options, claims string) error {
 		defer mu.Unlock()
 		_, _ = io.WriteString(console, clauseLine+string(b)+"\n")
 	}
-	_, err = contracts.Run(cfg, contracts.RunOptions{Labels: o.Labels, Focus: o.Focus, KnownFailing: o.KnownFailing,
+	_, err = contracts.Run(cfg, contracts.RunOptions{Labels: o.Labels, Focus: o.Focus,
 		Claim: func(id string) bool { return !stopped(claims) && claim(claims, index[id]) }, OnClause: emit,
 		FailFast: o.FailFast, First: o.first()})
 	if err != nil {
