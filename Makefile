@@ -6,7 +6,7 @@ PORT ?=
 OUT ?= certification
 GOTEST_FLAGS ?= -count=1 -timeout 30m
 
-.PHONY: test conform engines provision provision-bullmq provision-node-systems provision-chromium transcripts bench bench-ci bundle fuzz vet fmt node-test faults mutants
+.PHONY: test conform engines provision provision-bullmq provision-node-systems provision-chromium transcripts bench bench-ci bundle fuzz vet fmt node-test faults mutants mutation mutation-smoke
 
 ## test: vet, gofmt, every Go test against real engines (the mutant table has its own target), the Node port's unit tests
 test: provision provision-chromium provision-node-systems vet
@@ -22,14 +22,24 @@ test: provision provision-chromium provision-node-systems vet
 ## mode): every clause, the cluster wire law, queues on every primary; `make conform-cluster` too.
 ## PORT reaches emq-conform through the environment (EMQ_PORT), never pasted into a shell line:
 ## a quote in it is part of the command emq-conform splits, not shell syntax.
+## The binaries go to bin/ (emq-engines beside emq-conform starts the servers), so the replay line
+## a failed run prints (bin/emq-conform -port … -focus …) runs as printed from this folder.
+## Exit status: GNU make exits 2 whenever a command fails, so `make conform` is 0 certified and 2
+## otherwise; `certify` says which on the last line before make's own "Error N" (N is
+## emq-conform's status: 1 the port failed, 2 a harness error).
+certify = @echo "bin/emq-conform $(1)"; st=0; bin/emq-conform $(1) || st=$$?; case $$st in \
+	0) ;; \
+	1) echo "make conform: NOT CERTIFIED: the port failed (emq-conform exit 1; make itself exits 2)" >&2; exit 1;; \
+	*) echo "make conform: HARNESS ERROR: the kit could not run; nothing is said of the port (emq-conform exit $$st; make itself exits 2)" >&2; exit $$st;; \
+	esac
 ifeq ($(strip $(CLUSTER)),)
 conform: provision-valkey provision-redis provision-valkey80
+	$(GO) build -o bin/ ./cmd/emq-conform ./cmd/emq-engines ./cmd/emq-port
 ifeq ($(strip $(PORT)),)
-	$(GO) build -o bin/emq-port ./cmd/emq-port
-	$(GO) run ./cmd/emq-conform -out $(OUT)/reference
-	$(GO) run ./cmd/emq-conform -port ./bin/emq-port -out $(OUT)/reference-subprocess
+	$(call certify,-out $(OUT)/reference)
+	$(call certify,-port ./bin/emq-port -out $(OUT)/reference-subprocess)
 else
-	$(GO) run ./cmd/emq-conform -out $(OUT)/port
+	$(call certify,-out $(OUT)/port)
 endif
 else
 conform: conform-cluster
@@ -38,12 +48,12 @@ conform conform-cluster: export EMQ_PORT = $(value PORT)
 
 .PHONY: conform-cluster
 conform-cluster: provision-valkey provision-redis provision-valkey80
+	$(GO) build -o bin/ ./cmd/emq-conform ./cmd/emq-engines ./cmd/emq-port
 ifeq ($(strip $(PORT)),)
-	$(GO) build -o bin/emq-port ./cmd/emq-port
-	$(GO) run ./cmd/emq-conform -cluster start -out $(OUT)/reference-cluster
-	$(GO) run ./cmd/emq-conform -cluster start -port ./bin/emq-port -out $(OUT)/reference-subprocess-cluster
+	$(call certify,-cluster start -out $(OUT)/reference-cluster)
+	$(call certify,-cluster start -port ./bin/emq-port -out $(OUT)/reference-subprocess-cluster)
 else
-	$(GO) run ./cmd/emq-conform -cluster start -out $(OUT)/port-cluster
+	$(call certify,-cluster start -out $(OUT)/port-cluster)
 endif
 
 ## engines: start Valkey 8.1.1 and PostgreSQL 16.14 and print the addresses to export (Ctrl-C stops them)
@@ -79,6 +89,22 @@ transcripts: provision
 mutants: provision-valkey provision-redis provision-valkey80
 	$(GO) test -count=1 -timeout 45m -run TestMutantsAreKilled -v ./contracts
 
+## mutation: StrykerJS over the Node port, gremlins over the Go reference as emq-port, the kit's
+## operators over lua/, every mutant judged by a certification on behaviour (internal/mutation;
+## hours for all of them: MUTATION_SAMPLE=N MUTATION_SEED=S draws a reproducible sample per
+## port). Ends with one `MUTATION <port> killed K/N (P %) equivalent E untriaged U` line per port;
+## survivors under out/mutation. Not part of make test; mutation-smoke is 3 mutants per port.
+MUTATION_SAMPLE ?= 0
+MUTATION_SEED ?= 1
+MUTATION_OUT ?= out/mutation
+MUTATION_FLAGS ?=
+mutation: provision-valkey provision-redis provision-valkey80
+	$(GO) build -o bin/emq-mutation ./cmd/emq-mutation
+	EMQ_STRYKER=$$(bash ci/provision-stryker.sh) EMQ_GREMLINS=$$(bash ci/provision-gremlins.sh) \
+		./bin/emq-mutation -sample $(MUTATION_SAMPLE) -seed $(MUTATION_SEED) -out $(MUTATION_OUT) $(MUTATION_FLAGS)
+mutation-smoke:
+	$(MAKE) --no-print-directory mutation MUTATION_SAMPLE=3 MUTATION_SEED=1 MUTATION_OUT=out/mutation-smoke MUTATION_FLAGS="-profile contract -triaged=false"
+
 ## faults: the long fault drills (internal/faults; `make test` runs the short ones) and the worst-case timing at the defaults — writes transcripts/faults.out
 faults: provision-valkey
 	$(GO) test -count=1 -v -timeout 15m -run '^(TestDrills|TestWorstCaseAtDefaults)$$' ./internal/faults -args -faults.long -faults.out $(CURDIR)/transcripts/faults.out
@@ -87,10 +113,13 @@ faults: provision-valkey
 # DURABILITY=1 adds the guarantee-matched axis to the full bench (bench-ci always runs it): Valkey appendfsync always beside Postgres synchronous_commit=on.
 BENCH_FLAGS := $(if $(DURABILITY),-durability,)
 # The committed record is refused when more than 15% of the cores were busy with other work.
+# The gate's baseline check builds the bus at BENCH_BASELINE (a git ref; empty: the last release
+# tag) and at the working tree and compares them interleaved; with no tag to find it says NOT RUN.
+BENCH_BASELINE ?=
 bench: provision provision-node-systems
-	$(GO) run ./cmd/emq-bench -mode full $(BENCH_FLAGS) -gate bench/gate.json -max-outside 0.15 -out transcripts/bench
+	$(GO) run ./cmd/emq-bench -mode full $(BENCH_FLAGS) -gate bench/gate.json -baseline "$(BENCH_BASELINE)" -max-outside 0.15 -out transcripts/bench
 bench-ci: provision provision-node-systems
-	$(GO) run ./cmd/emq-bench -mode ci -durability -gate bench/gate.json -out out/bench
+	$(GO) run ./cmd/emq-bench -mode ci -durability -gate bench/gate.json -baseline "$(BENCH_BASELINE)" -out out/bench
 
 ## bundle: the bundle version, every script's SHA1 and the bundle digest
 bundle:

@@ -16,6 +16,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/echomq/kit/bench/baseline"
+	"github.com/echomq/kit/bench/internal/vkadmin"
 	"github.com/echomq/kit/bench/measure"
 	"github.com/echomq/kit/bench/queue"
 	"github.com/echomq/kit/bench/scale"
@@ -40,6 +42,9 @@ type Config struct {
 	Systems    []string  // open only these systems of the registry (the bus+absorb comes with the bus); empty: all
 	Progress   io.Writer // progress lines; nil discards
 	Gate       *Gate     // thresholds to judge (and re-measure once on a miss); nil: no gate
+	// Baseline names the build the gate's baseline check compares the working tree with
+	// (BENCH_BASELINE); empty: the last release tag.
+	Baseline string
 }
 
 // axis is one set of engine settings and the scenarios run on it.
@@ -117,7 +122,7 @@ func Execute(ctx context.Context, cfg Config) (*Report, error) {
 	for _, ax := range axes {
 		fmt.Fprintf(prog, "emq-bench: axis %s: starting engines\n", ax.name)
 		ax.systems = only(ax.systems, cfg.Systems)
-		run, infos, err := runAxis(ctx, p, ax, cfg.Gate, prog)
+		run, infos, err := runAxis(ctx, p, ax, cfg, prog)
 		if err != nil {
 			return rep, fmt.Errorf("bench: axis %s: %w", ax.name, err)
 		}
@@ -147,7 +152,8 @@ func only(axis, asked []string) []string {
 }
 
 // runAxis measures one axis: its scenarios in order over the shared environment, then the gate.
-func runAxis(ctx context.Context, p Params, ax axis, gate *Gate, prog io.Writer) (*Run, []queue.Info, error) {
+func runAxis(ctx context.Context, p Params, ax axis, cfg Config, prog io.Writer) (*Run, []queue.Info, error) {
+	gate := cfg.Gate
 	e, err := startEnv(ctx, p, ax, prog)
 	if err != nil {
 		return nil, nil, err
@@ -169,6 +175,9 @@ func runAxis(ctx context.Context, p Params, ax axis, gate *Gate, prog io.Writer)
 	if slices.Contains(ax.scenarios, queue.Latency) {
 		e.measure(ctx, queue.Latency)
 	}
+	if gate != nil && gate.Axis == ax.name && gate.Baseline != nil {
+		e.run.Baseline = e.baselineCheck(ctx, *gate.Baseline, cfg.Baseline)
+	}
 	if gate != nil && gate.Axis == ax.name {
 		e.run.GatePolicy = gate.Policy
 		e.run.Gate = judge(gate, e.run, func(scenario string) {
@@ -178,6 +187,15 @@ func runAxis(ctx context.Context, p Params, ax axis, gate *Gate, prog io.Writer)
 		})
 	}
 	return e.run, infos, nil
+}
+
+// baselineCheck compares the working tree's bus with its baseline build on this axis's Valkey
+// (bench/baseline), at the run's workers, producers and rate.
+func (e *env) baselineCheck(ctx context.Context, spec baseline.Spec, ref string) *baseline.Result {
+	fmt.Fprintf(e.prog, "emq-bench: axis %s: the baseline check\n", e.ax.name)
+	return baseline.Run(ctx, baseline.Config{Root: kitRoot(), Ref: ref, Valkey: e.vk.Addr, Spec: spec,
+		Sizes: spec.SizesOf(e.p.Workers, busq.Parked, e.p.Producers, e.p.Rate), Progress: e.prog,
+		Clean: func(ctx context.Context, q string) error { return vkadmin.UnlinkMatch(ctx, e.admin, "emq:{"+q+"}:*") }})
 }
 
 // measure runs one scenario's family on the systems that offer it.

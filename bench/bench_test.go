@@ -2,7 +2,9 @@ package bench
 
 import (
 	"errors"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/echomq/kit/bench/measure"
 	"github.com/echomq/kit/bench/queue"
@@ -47,7 +49,7 @@ func TestTargetsNeedFigures(t *testing.T) {
 	rep := &Report{Params: p}
 	run := &Run{}
 	ts := Targets(rep, run)
-	if len(ts) != 7 {
+	if len(ts) != 8 {
 		t.Fatalf("%d targets", len(ts))
 	}
 	for _, x := range ts {
@@ -56,11 +58,14 @@ func TestTargetsNeedFigures(t *testing.T) {
 		}
 	}
 	res := func(sys string, v float64) *Result { return &Result{System: sys, JobsPerS: measure.Spread{Median: v}} }
+	bus := res(busq.Name, 60000)
+	bus.Server = &measure.ServerTime{UsecPerJob: 12.5, ScriptShare: 0.75} // 75% of the 80k its scripts allow
 	run.Scenarios = []*Scenario{
-		{Name: queue.Drain, Results: []*Result{res(obanq.Name, 1000), res(riverq.Name, 4000), res(busq.Name, 60000), res(nodeq.BullMQ, 25000)}},
+		{Name: queue.Drain, Results: []*Result{res(obanq.Name, 1000), res(riverq.Name, 4000), bus, res(nodeq.BullMQ, 25000)}},
 		{Name: queue.EnqueueConc, Results: []*Result{res(busq.Name, 90000)}},
 	}
-	run.Latency = &LatencyScenario{Rate: 1000, Results: []*LatencyResult{{System: busq.Name, Latency: measure.Latency{Count: 1, P99: 0.9}}}}
+	// Over every round the p99 is 1.4 ms, the median of the rounds' p99s 0.9: the target reads the latter.
+	run.Latency = &LatencyScenario{Rate: 1000, Results: []*LatencyResult{{System: busq.Name, Latency: measure.Latency{Count: 1, P99: 1.4}, P99Median: 0.9}}}
 	run.Scripts = []measure.ScriptCost{{Script: "claim_batch", UsecPerJob: 5}, {Script: "complete_batch", UsecPerJob: 4}}
 	met := map[string]bool{}
 	for _, x := range Targets(rep, run) {
@@ -68,7 +73,9 @@ func TestTargetsNeedFigures(t *testing.T) {
 	}
 	want := map[string]bool{"bus drain ≥ 50000 jobs/s": true, "bus drain ≥ 2.5× river": true, "bus drain ≥ 10× oban-shaped": true,
 		"bus drain ≥ 3× bullmq": false, "bus enqueue ≥ 100000 jobs/s from 64 concurrent producers": false,
-		"bus end-to-end p99 ≤ 1 ms at 1000 jobs/s offered": true, "valkey script time per drained job (claim_batch + complete_batch) ≤ 8 µs": false}
+		"bus end-to-end p99 ≤ 1 ms at 1000 jobs/s offered (the median of the rounds' p99s)":                 true,
+		"valkey script time per drained job (claim_batch + complete_batch) ≤ 8 µs":                          false,
+		"bus drain ≥ 85% of its scripts' ceiling at its own batch sizes (scripts fill ≥ 85% of the window)": false}
 	for g, w := range want {
 		if got, ok := met[g]; !ok || got != w {
 			t.Errorf("%s: met=%v (present %v), want %v", g, got, ok, w)
@@ -92,8 +99,8 @@ func TestGateCanFail(t *testing.T) {
 	run.Scenarios[0].Ratios = ratios(run.Scenarios[0].Results, nil)
 	reruns := 0
 	rs := judge(g, run, func(string) { reruns++ })
-	if Passed(rs) || rs[0].Pass || rs[1].Found || rs[1].Pass || reruns != 1 || rs[0].Reruns != 1 {
-		t.Fatalf("a 2.0 ratio against ≥ 2.5 and a missing latency passed or were not re-run: %+v (reruns %d)", rs, reruns)
+	if Passed(rs) || rs[0].Pass || rs[1].Found || rs[1].Pass || reruns != 2 || rs[0].Reruns != 1 || rs[1].Reruns != 1 {
+		t.Fatalf("a 2.0 ratio against ≥ 2.5 and a missing latency passed or were not each re-run once: %+v (reruns %d)", rs, reruns)
 	}
 	if rs[2].Pass || !rs[2].Found || rs[2].Rival != nodeq.BullMQ {
 		t.Fatalf("the best Valkey rival at 2.0 against ≥ 2.5 passed: %+v", rs[2])
@@ -150,5 +157,38 @@ func TestBestRivalIsComputed(t *testing.T) {
 		if r.Name == "p99 bus/"+BestPostgres && (r.Rival != riverq.Name || r.Value != 0.125) {
 			t.Errorf("p99 best postgres: %+v", r)
 		}
+	}
+}
+
+// A latency round that did not offer the rate is saturated: left out of the p99 median, and a
+// system saturated in most rounds has no latency to compare and names what fell behind.
+func TestSaturatedRoundsAreNotALatency(t *testing.T) {
+	ok := queue.Samples{Sent: 3000, SendSeconds: 3.01, LateUS: []float64{80, 120, 400}}
+	if why := behindBy(ok, 1000, 3*time.Second); why != "" {
+		t.Fatalf("a round that kept up: %q", why)
+	}
+	slow := queue.Samples{Sent: 3000, SendSeconds: 4.2, LateUS: []float64{80, 120, 400}}
+	if why := behindBy(slow, 1000, 3*time.Second); !strings.Contains(why, "took 4.2s") {
+		t.Fatalf("enqueues that overran the round: %q", why)
+	}
+	late := queue.Samples{Sent: 3000, SendSeconds: 3.01, LateUS: []float64{80, 120, 9000}}
+	if why := behindBy(late, 1000, 3*time.Second); !strings.Contains(why, "late at p99") {
+		t.Fatalf("a generator 9 ms late: %q", why)
+	}
+	info := queue.Info{Wake: "a wake token"}
+	r := &LatencyResult{RoundP99: []float64{1, 50, 2, 3}, RoundSaturated: []bool{false, true, false, false}, RoundBehind: []string{"", "x", "", ""}}
+	r.settle(info, 0)
+	if r.Saturated || r.P99Median != 2 || r.Limit != info.Wake {
+		t.Fatalf("one saturated round of four: %+v", r)
+	}
+	r = &LatencyResult{System: "slowq", RoundP99: []float64{1, 50, 60}, RoundSaturated: []bool{false, true, true}, RoundBehind: []string{"", "its enqueues took", "x"}}
+	r.settle(info, 763)
+	if !r.Saturated || r.P99Median != 0 || !strings.HasPrefix(r.Limit, "SATURATED in 2 of 3 rounds: its enqueues took") || !strings.Contains(r.Limit, "763 jobs/s") {
+		t.Fatalf("two saturated rounds of three: %+v", r)
+	}
+	bus := &LatencyResult{System: busq.Name, Latency: measure.Latency{Count: 1, P50: 0.5, P99: 1}, P99Median: 1}
+	r.Latency = measure.Latency{Count: 1, P50: 1, P99: 55}
+	for _, x := range latencyRatios([]*LatencyResult{bus, r}, map[string]queue.Engine{"slowq": queue.Valkey}, nil) {
+		t.Errorf("a ratio against a saturated system: %+v", x)
 	}
 }

@@ -26,9 +26,9 @@ import (
 // The bench drops and recreates every schema starting with it, and drops them at the end.
 const Schema = "emq_bench"
 
-// pgMaxConnections is the bench PostgreSQL's max_connections: the Node.js systems hold pools
-// of their own beside the one the Go systems share.
-const pgMaxConnections = 300
+// pgMaxConnections is the bench PostgreSQL's max_connections: the Node.js systems and their
+// latency producers hold pools of their own beside the one the Go systems share.
+const pgMaxConnections = 400
 
 // env is one axis's shared environment: its engines, the pool and the admin connection every
 // scenario family uses, the systems opened on them, and the run the families fill in.

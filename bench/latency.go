@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -41,17 +42,15 @@ func (e *env) runLatency(ctx context.Context) {
 			e.latencyRound(ctx, q, runs[i], round, tail)
 		}
 	}
-	for _, r := range runs {
+	for i, r := range runs {
 		r.res.Latency, r.res.SenderLate, r.res.CPU = r.hist.Summary(), r.late.Summary(), r.cpu.CPU()
-		if len(r.res.RoundP99) > 0 {
-			r.res.P99Median = measure.SpreadOf(r.res.RoundP99).Median
-		}
+		r.res.settle(qs[i].Info(), e.enqueueRate(r.res.System))
 		ls.Results = append(ls.Results, r.res)
 	}
 	ls.Ratios = latencyRatios(ls.Results, e.engines(), e.models())
 	e.run.Latency = ls
 	if t := tail.tail(); t != nil {
-		t.Server = tail.server
+		t.Server, t.Stalls = tail.server, tail.stalls
 		e.tailVariants(ctx, t)
 		e.run.Tail = t
 	}
@@ -74,6 +73,9 @@ func (e *env) latencyRound(ctx context.Context, q queue.Queue, r *latencyRun, ro
 		s, err = d.RunLatency(ctx, e.p.Rate, e.p.LatencyDuration, e.p.Workers, e.p.Producers)
 	case e.isBus(q):
 		last := round == max(1, e.p.LatencyRounds)-1
+		if round == 0 {
+			_ = e.bus.WatchStalls(ctx)
+		}
 		if last {
 			_ = e.bus.ResetStats(ctx)
 		}
@@ -83,6 +85,7 @@ func (e *env) latencyRound(ctx context.Context, q queue.Queue, r *latencyRun, ro
 		tail.end(st)
 		if last {
 			tail.server, _ = e.bus.LatencyStats(ctx)
+			tail.stalls, _ = e.bus.Stalls(ctx)
 		}
 	default:
 		s, err = e.openLoop(ctx, q)
@@ -102,9 +105,75 @@ func (e *env) latencyRound(ctx context.Context, q queue.Queue, r *latencyRun, ro
 		return
 	}
 	sum := hist.Summary()
+	behind := behindBy(s, e.p.Rate, e.p.LatencyDuration)
 	r.res.RoundP99 = append(r.res.RoundP99, sum.P99)
-	e.progress("%s %s round %d/%d: p50 %.2fms p99 %.2fms p99.9 %.2fms max %.2fms (%d jobs)", queue.Latency, name, round+1, e.p.LatencyRounds,
-		sum.P50, sum.P99, sum.P999, sum.Max, s.Received)
+	r.res.RoundSaturated = append(r.res.RoundSaturated, behind != "")
+	r.res.RoundBehind = append(r.res.RoundBehind, behind)
+	note := ""
+	if behind != "" {
+		note = " SATURATED: " + behind
+	}
+	e.progress("%s %s round %d/%d: p50 %.2fms p99 %.2fms p99.9 %.2fms max %.2fms (%d jobs)%s", queue.Latency, name, round+1, e.p.LatencyRounds,
+		sum.P50, sum.P99, sum.P999, sum.Max, s.Received, note)
+}
+
+// The offered rate was offered when every job was sent within a tenth of the round over its
+// duration and the generator's hand-offs were late by at most LateBound at p99: past either, the
+// senders fell behind and the round's latencies are a queue's backlog, not its latency.
+const LateBound = 5 * time.Millisecond
+
+// behindBy says how a round fell behind the offered rate ("": it did not).
+func behindBy(s queue.Samples, rate float64, d time.Duration) string {
+	var why []string
+	if s.Failed > 0 {
+		why = append(why, fmt.Sprintf("%d of its %d enqueues failed (the client gave up: %s)", s.Failed, s.Offered, s.FailedWhy))
+	}
+	if s.SendSeconds > 1.1*d.Seconds() {
+		why = append(why, fmt.Sprintf("its %d enqueues took %.1fs for a %.0fs round (%.0f jobs/s of the %.0f offered)",
+			s.Sent, s.SendSeconds, d.Seconds(), float64(s.Sent)/s.SendSeconds, rate))
+	}
+	if late := measure.NewHist(); len(s.LateUS) > 0 {
+		late.RecordMicros(s.LateUS)
+		if p99 := late.Summary().P99; p99 > float64(LateBound)/1e6 {
+			why = append(why, fmt.Sprintf("the generator handed jobs on %.1f ms late at p99 (bound %v)", p99, LateBound))
+		}
+	}
+	return strings.Join(why, "; ")
+}
+
+// settle takes the p99 median over the rounds that kept up, and names the limit: what fell
+// behind when most rounds did, else how the system's consumer learns of a job (info.Wake).
+// enqueue is the system's concurrent-enqueue figure of this run (0: not measured).
+func (r *LatencyResult) settle(info queue.Info, enqueue float64) {
+	var kept []float64
+	var behind []string
+	for i, p := range r.RoundP99 {
+		if r.RoundSaturated[i] {
+			behind = append(behind, r.RoundBehind[i])
+			continue
+		}
+		kept = append(kept, p)
+	}
+	if len(kept) > 0 {
+		r.P99Median = measure.SpreadOf(kept).Median
+	}
+	r.Limit = info.Wake
+	if 2*len(behind) <= len(r.RoundP99) {
+		return
+	}
+	r.Saturated, r.P99Median = true, 0
+	r.Limit = fmt.Sprintf("SATURATED in %d of %d rounds: %s", len(behind), len(r.RoundP99), behind[0])
+	if enqueue > 0 {
+		r.Limit += fmt.Sprintf("; its enqueue from %s measured %.0f jobs/s in this run", queue.EnqueueConc, enqueue)
+	}
+}
+
+// enqueueRate is a system's concurrent-enqueue median of the run (0 when not measured).
+func (e *env) enqueueRate(system string) float64 {
+	if r := e.run.scenario(queue.EnqueueConc).Result(system); r != nil {
+		return r.JobsPerS.Median
+	}
+	return 0
 }
 
 // openLoop offers the rate for one round to an in-process system (consumed by W workers) and

@@ -40,7 +40,7 @@ func ParamsFor(mode string) (Params, error) {
 	case "ci":
 		return Params{Mode: mode, Duration: 1500 * time.Millisecond, Repeats: 3, Producers: 64, Workers: 256, PGPool: 32,
 			Batch: 500, Backlog: 20000, Rate: 1000, LatencyDuration: 3 * time.Second, LatencyRounds: 5, Pipeline: 64,
-			BacklogSizes: []int{10000, 100000}, ScalePrimaries: []int{1, 2, 3}, ScaleQueues: 4}, nil
+			BacklogSizes: []int{10000, 50000}, ScalePrimaries: []int{1, 2, 3}, ScaleQueues: 4}, nil
 	case "full":
 		return Params{Mode: mode, Duration: 5 * time.Second, Repeats: 5, Producers: 64, Workers: 256, PGPool: 32,
 			Batch: 500, Backlog: 100000, Rate: 1000, LatencyDuration: 6 * time.Second, LatencyRounds: 5, Pipeline: 64,

@@ -129,7 +129,7 @@ func latencyRatios(rs []*LatencyResult, engines map[string]queue.Engine, models 
 	var p99s []rival
 	var out []Ratio
 	for _, r := range rs {
-		if r.Err == "" && r.Latency.Count > 0 && r.System == busq.Name {
+		if r.Err == "" && !r.Saturated && r.Latency.Count > 0 && r.System == busq.Name {
 			bus = r
 		}
 	}
@@ -137,8 +137,8 @@ func latencyRatios(rs []*LatencyResult, engines map[string]queue.Engine, models 
 		return nil
 	}
 	for _, o := range rs {
-		if o == bus || o.Err != "" || o.Latency.Count == 0 || o.Latency.P50 <= 0 || o.P99Median <= 0 {
-			continue
+		if o == bus || o.Err != "" || o.Saturated || o.Latency.Count == 0 || o.Latency.P50 <= 0 || o.P99Median <= 0 {
+			continue // a saturated rival's rounds measured its backlog: no latency to compare
 		}
 		out = append(out, Ratio{Name: "p50 " + busq.Name + "/" + o.System, Value: bus.Latency.P50 / o.Latency.P50},
 			Ratio{Name: "p99 " + busq.Name + "/" + o.System, Value: bus.P99Median / o.P99Median})

@@ -36,6 +36,9 @@ type Tail struct {
 	SchedMaxMs   float64 `json:"sched_max_ms"`
 	// Valkey's own per-command latency (INFO latencystats, µs): the server's part.
 	Server [][2]string `json:"valkey_latencystats"`
+	// Stalls are Valkey's latency-monitor events of 1 ms or more over the bus's rounds (LATENCY
+	// LATEST): a "fast-command" among them is the server's thread kept off its CPU.
+	Stalls [][2]string `json:"valkey_stalls,omitempty"`
 	// Variants: the same round with one suspect removed (fewer workers; no GC; no enqueue batcher).
 	Variants []TailVariant `json:"variants"`
 }
@@ -97,7 +100,7 @@ type tailAcc struct {
 	m0                    []metrics.Sample
 	gcCycles              int64
 	pauses, sched         *metrics.Float64Histogram
-	server                [][2]string
+	server, stalls        [][2]string
 }
 
 var tailMetrics = []string{"/gc/cycles/total:gc-cycles", "/gc/pauses:seconds", "/sched/latencies:seconds"}

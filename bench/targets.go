@@ -33,6 +33,17 @@ func Targets(rep *Report, run *Run) []Target {
 	} else {
 		add("bus drain ≥ 50000 jobs/s", false, 0, missing)
 	}
+	// The drain past the round-trip bound: the scripts it ran fill at least 85% of its window,
+	// i.e. it reaches 85% of what its own scripts, at the batch sizes it ran them, allow on one
+	// Valkey thread (1e6 ÷ their µs per job).
+	goal := "bus drain ≥ 85% of its scripts' ceiling at its own batch sizes (scripts fill ≥ 85% of the window)"
+	if bus != nil && bus.Server != nil && bus.Server.UsecPerJob > 0 {
+		ceil := 1e6 / bus.Server.UsecPerJob
+		add(goal, bus.Server.ScriptShare >= 0.85, bus.Server.ScriptShare, fmt.Sprintf("%.0f%% (%.0f jobs/s of %.0f at %.2f µs of script per job)",
+			100*bus.Server.ScriptShare, bus.JobsPerS.Median, ceil, bus.Server.UsecPerJob))
+	} else {
+		add(goal, false, 0, missing)
+	}
 	for _, o := range []struct {
 		name string
 		x    float64
@@ -51,15 +62,16 @@ func Targets(rep *Report, run *Run) []Target {
 	} else {
 		add("bus enqueue ≥ 100000 jobs/s from concurrent producers", false, 0, missing)
 	}
-	goal := "bus end-to-end p99 ≤ 1 ms at 1000 jobs/s offered"
+	goal = "bus end-to-end p99 ≤ 1 ms at 1000 jobs/s offered (the median of the rounds' p99s)"
 	lat := run.Latency.LatencyOf(busq.Name)
 	switch {
-	case lat == nil:
+	case lat == nil || lat.Saturated || lat.P99Median <= 0:
 		add(goal, false, 0, missing)
 	case run.Latency.Rate != 1000:
-		add(goal, false, lat.Latency.P99, fmt.Sprintf("p99 %.2f ms, but at %.0f jobs/s offered: not the target's rate", lat.Latency.P99, run.Latency.Rate))
+		add(goal, false, lat.P99Median, fmt.Sprintf("p99 %.2f ms, but at %.0f jobs/s offered: not the target's rate", lat.P99Median, run.Latency.Rate))
 	default:
-		add(goal, lat.Latency.P99 <= 1, lat.Latency.P99, fmt.Sprintf("p99 %.2f ms over every round (%d jobs)", lat.Latency.P99, lat.Latency.Count))
+		add(goal, lat.P99Median <= 1, lat.P99Median, fmt.Sprintf("p99 %.2f ms, median of the rounds (%.2f ms over every round's %d jobs together)",
+			lat.P99Median, lat.Latency.P99, lat.Latency.Count))
 	}
 	goal = "valkey script time per drained job (claim_batch + complete_batch) ≤ 8 µs"
 	if cl, co := run.ScriptCost("claim_batch"), run.ScriptCost("complete_batch"); cl > 0 && co > 0 {

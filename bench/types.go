@@ -3,6 +3,7 @@ package bench
 import (
 	"time"
 
+	"github.com/echomq/kit/bench/baseline"
 	"github.com/echomq/kit/bench/measure"
 	"github.com/echomq/kit/bench/queue"
 	"github.com/echomq/kit/bench/scale"
@@ -41,6 +42,8 @@ type Run struct {
 	Scripts   []measure.ScriptCost `json:"bus_scripts,omitempty"` // each drain script alone, Valkey's own timing
 	Targets   []Target             `json:"targets"`
 	Gate      []GateResult         `json:"gate,omitempty"`
+	// Baseline is the bus against its baseline build (nil when the gate has no baseline check).
+	Baseline *baseline.Result `json:"baseline_check,omitempty"`
 	// GatePolicy is bench/gate.json's re-run policy, as judged.
 	GatePolicy string   `json:"gate_policy,omitempty"`
 	Gaps       []string `json:"gaps"`
@@ -115,9 +118,19 @@ type LatencyResult struct {
 	Received    int64           `json:"received"`
 	SendSeconds float64         `json:"send_seconds"`
 	Latency     measure.Latency `json:"latency"` // every round's samples together
-	// RoundP99 is each round's p99 (ms), and P99Median their median: the gate's figure.
+	// RoundP99 is each round's p99 (ms), and P99Median the median over the rounds that were
+	// not saturated: the gate's figure.
 	RoundP99  []float64 `json:"round_p99_ms,omitempty"`
 	P99Median float64   `json:"p99_median_ms,omitempty"`
+	// RoundSaturated marks the rounds whose offered rate was not offered (RoundBehind says why):
+	// their p99 measures a queue that fell behind, not a latency. Saturated is set when most
+	// rounds were, and then no latency ratio is taken against the system.
+	RoundSaturated []bool   `json:"round_saturated,omitempty"`
+	RoundBehind    []string `json:"round_behind,omitempty"`
+	Saturated      bool     `json:"saturated,omitempty"`
+	// Limit is what held the system's latency: for a saturated one, what fell behind; for the
+	// others, how a waiting consumer learns of a new job, from the system's description.
+	Limit string `json:"limit,omitempty"`
 	// SenderLate is the load generator's lateness at the hand-off to Enqueue (already counted
 	// inside Latency, for every system alike).
 	SenderLate measure.Latency `json:"sender_late"`

@@ -13,19 +13,21 @@
 # Environment:
 #   PORT_CMD       the command that runs the port (required; emq-conform splits it shell-like
 #                  itself: it is never re-parsed by a shell here)
-#   KIT            the kit's checkout (default: the one holding this script)
+#   KIT            the kit's checkout (default: the one holding this script); emq-conform and
+#                  emq-engines are built into its bin/
 #   KIT_VERSION    if set, the kit version emq-conform must report (emq-conform -version): a
 #                  workflow pins the kit it certifies with
 #   OUT            the certification folder (default: ./certification)
 #   PARALLEL       clauses run on this many Valkeys at once (default: the cores + 1, at most 4,
 #                  as emq-conform chooses; 1: one at a time)
 #   KNOWN_FAILING  a known-failing file (optional; see the kit's README)
+#   KNOWN_FLAKY    a known-flaky file (optional; see the kit's README)
 #   EMQ_CACHE      where engines are cached (default: ~/.cache/echomq-kit)
 # Exit status: emq-conform's (0 certified, 1 a contract failed or did not run, 2 harness error).
 set -euo pipefail
 
 : "${PORT_CMD:?set PORT_CMD to the command that runs your port}"
-KIT=${KIT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
+KIT=$(cd "${KIT:-$(dirname "${BASH_SOURCE[0]}")/..}" && pwd)
 OUT=${OUT:-certification}
 PARALLEL=${PARALLEL:-$(( $(nproc) + 1 > 4 ? 4 : $(nproc) + 1 ))}
 work=$(mktemp -d "${TMPDIR:-/tmp}/emq-certify.XXXXXX")
@@ -38,10 +40,14 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-echo "certify-port: building emq-conform from $KIT" >&2
-( cd "$KIT" && go build -o "$work/emq-conform" ./cmd/emq-conform )
+# emq-conform and emq-engines go to the kit's bin/ and stay there: the replay line a failed run
+# prints ($KIT/bin/emq-conform -port … -focus …) runs as printed, emq-engines beside it starting
+# the servers from the cache this script filled.
+echo "certify-port: building emq-conform and emq-engines from $KIT into $KIT/bin" >&2
+( cd "$KIT" && go build -o bin/ ./cmd/emq-conform ./cmd/emq-engines )
+conform=$KIT/bin/emq-conform
 if [ -n "${KIT_VERSION:-}" ]; then
-  got=$("$work/emq-conform" -version)
+  got=$("$conform" -version)
   case "$got" in "emq-conform $KIT_VERSION "*) ;; *) echo "certify-port: KIT_VERSION=$KIT_VERSION, but the kit at $KIT is: $got" >&2; exit 2;; esac
 fi
 valkey=$(bash "$KIT/ci/provision-valkey.sh")
@@ -84,7 +90,8 @@ echo "certify-port: Valkey 8.1 on $all; Redis 7 on $wrong, Valkey 8.0 on $old, a
 
 args=(-port "$PORT_CMD" -valkey "$all" -parallel "$PARALLEL" -wrong-kind "$wrong" -valkey80 "$old" -cluster-node "$node" -no-hello "$nohello" -out "$OUT")
 [ -z "${KNOWN_FAILING:-}" ] || args+=(-known-failing "$KNOWN_FAILING")
+[ -z "${KNOWN_FLAKY:-}" ] || args+=(-known-flaky "$KNOWN_FLAKY")
 status=0
-"$work/emq-conform" "${args[@]}" || status=$?
+"$conform" "${args[@]}" || status=$?
 echo "certify-port: certification folder $OUT (badge: $OUT/badge.svg)" >&2
 exit "$status"

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/echomq/kit/drivers"
 	"github.com/echomq/kit/protocol"
 	"github.com/echomq/kit/reference/ids"
 )
@@ -107,17 +108,40 @@ func clockStepsBack(t *T) {
 	}
 }
 
+// sequenceOverflow: 5000 ids minted while one scripted millisecond lasts scale real ones
+// overflow the 12-bit sequence. A port slower than the scripted millisecond lets its clock move
+// on before the 4096th id, rightly: the clause then slows the clock (×4, up to 32 s a scripted
+// millisecond) instead of failing a correct port for the machine's speed. A port that leaves
+// its millisecond early is caught whatever the speed: no id may stand beyond where the scripted
+// clock could have been.
 func sequenceOverflow(t *T) {
 	clk := t.clocker()
-	// One scripted millisecond lasts 500 real ones: 5000 ids overflow the 12-bit sequence.
-	const scale = 500
-	at := t.now() + 10000
+	t.cover(ruleSeqOverflow)
+	from := t.now() + 10000
+	for scale := int64(500); ; scale *= 4 {
+		first, n, spread, elapsed := t.mintAcrossOverflow(clk, from, scale)
+		if n == ids.MaxSequence+1 && spread >= 2 {
+			return
+		}
+		if elapsed < scale || scale >= 32000 {
+			t.fail(ruleSeqOverflow, fmt.Sprintf("4096 ids in the scripted millisecond %d (its whole sequence), the rest in later ones", first),
+				fmt.Sprintf("%d ids in millisecond %d, %d milliseconds in all (the mint took %d real ms, a scripted one lasted %d)", n, first, spread, elapsed, scale))
+		}
+		from = t.now() + 10000 + (elapsed/scale+2)*1000 // past every millisecond this try used
+	}
+}
+
+// mintAcrossOverflow scripts the port's clock at unix ms at (scale real ms a scripted one),
+// mints 5000 ids and checks each: under one worker id, strictly increasing, never beyond where
+// the scripted clock stood. It returns the first scripted millisecond, how many ids it holds,
+// how many milliseconds the ids span and how long the mint took.
+func (t *T) mintAcrossOverflow(clk drivers.Clocker, at, scale int64) (first uint64, n, spread int, elapsed int64) {
 	set := time.Now()
 	t.setClock(clk, at, scale, ruleSeqOverflow)
 	list := t.mintN(5000, ruleSeqOverflow)
+	elapsed = time.Since(set).Milliseconds()
 	// The port's clock was set after set: it reads at most this now.
-	clockMax := uint64(sinceEpochMS(at) + time.Since(set).Milliseconds()/scale)
-	t.cover(ruleSeqOverflow)
+	clockMax := uint64(sinceEpochMS(at) + elapsed/scale)
 	perMS := map[uint64]int{}
 	_, worker, _ := ids.Split(t.validJob(list[0]))
 	for i, id := range list {
@@ -135,10 +159,8 @@ func sequenceOverflow(t *T) {
 			t.fail(ruleSeqOverflow, "past 4095 ids in one millisecond the minter waits for the next: every id above the one before", fmt.Sprintf("id %d %s after %s", i, id, list[i-1]))
 		}
 	}
-	first := uint64(sinceEpochMS(at))
-	t.check(perMS[first] == ids.MaxSequence+1 && len(perMS) >= 2, ruleSeqOverflow,
-		fmt.Sprintf("4096 ids in the scripted millisecond %d (its whole sequence), the rest in later ones", first),
-		"%d ids in millisecond %d, %d milliseconds in all", perMS[first], first, len(perMS))
+	first = uint64(sinceEpochMS(at))
+	return first, perMS[first], len(perMS), elapsed
 }
 
 func increasing(t *T, list []string, what string) {

@@ -19,6 +19,10 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the frozen conformance transcripts from a fresh run")
 
+// scratch is TestMain's folder: the binaries, and the certification folders of the shared runs,
+// which outlive the test that made them.
+var scratch string
+
 // bins holds the binaries TestMain builds: emq-conform, emq-selftest (emq-conform with the
 // kit's -mutant flags), badport, and emq-port when it exists.
 var bins = map[string]string{}
@@ -26,6 +30,7 @@ var bins = map[string]string{}
 func TestMain(m *testing.M) {
 	flag.Parse()
 	dir, err := os.MkdirTemp("", "emq-conform-test-")
+	scratch = dir
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
@@ -63,7 +68,6 @@ type run struct {
 	stderr     string
 	report     *report.JSONReport
 	transcript string
-	took       time.Duration
 	dir        string // the certification folder
 }
 
@@ -83,25 +87,49 @@ func conform(t *testing.T, env []string, args ...string) *run {
 	return runBin(t, "emq-conform", env, args...)
 }
 
-// sharedRuns are the runs several tests read (the reference in-process, and on a cluster), each
-// made once per test binary.
+// sharedRuns are the runs several tests read (the reference in-process, and on a cluster, the
+// Node port through ci/certify-port.sh, a mutant's), each made once per test binary.
 var sharedRuns = struct {
 	sync.Mutex
 	m map[string]*run
 }{m: map[string]*run{}}
 
-// shared is conform(t, nil, args...) made once per test binary for every test that reads it.
-func shared(t *testing.T, args ...string) *run {
+// once is the run make makes, made once per test binary under key for every test that reads it;
+// make writes its certification folder into the folder it is given, which lasts as long as the
+// test binary.
+func once(t *testing.T, key string, make func(out string) *run) *run {
 	t.Helper()
 	sharedRuns.Lock()
 	defer sharedRuns.Unlock()
-	key := strings.Join(args, " ")
 	if r, ok := sharedRuns.m[key]; ok {
 		return r
 	}
-	r := conform(t, nil, args...)
+	out, err := os.MkdirTemp(scratch, "run-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := make(out)
 	sharedRuns.m[key] = r
 	return r
+}
+
+// shared is conform(t, nil, args...) made once per test binary for every test that reads it.
+func shared(t *testing.T, args ...string) *run {
+	t.Helper()
+	return once(t, "emq-conform "+strings.Join(args, " "), func(out string) *run {
+		return runCmd(t, exec.Command(bins["emq-conform"], append([]string{"-out", out}, args...)...), nil, out)
+	})
+}
+
+// nodeCertified is the Node port certified by ci/certify-port.sh, once per test binary.
+func nodeCertified(t *testing.T) *run {
+	t.Helper()
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node is not installed: the Node port cannot be certified here (install Node.js 20)")
+	}
+	return once(t, "certify-port.sh node", func(out string) *run {
+		return runCmd(t, exec.Command("bash", "../ci/certify-port.sh"), []string{"PORT_CMD=node ../ports/node/port.js", "OUT=" + out}, out)
+	})
 }
 
 // selftest runs emq-selftest, emq-conform with the kit's -mutant flags, the same way.
@@ -116,11 +144,13 @@ func runBin(t *testing.T, bin string, env []string, args ...string) *run {
 	return runCmd(t, exec.Command(bins[bin], append([]string{"-out", out}, args...)...), env, out)
 }
 
-// certifyScript runs ci/certify-port.sh on the port command line portCmd, as a port's CI would.
-func certifyScript(t *testing.T, portCmd string) *run {
+// mutantRun is a failing certification: the reference with the Lua mutant complete-any-token
+// (its edited script admitted) on C07 and C08, once per test binary.
+func mutantRun(t *testing.T) *run {
 	t.Helper()
-	out := t.TempDir()
-	return runCmd(t, exec.Command("bash", "../ci/certify-port.sh"), []string{"PORT_CMD=" + portCmd, "OUT=" + out}, out)
+	return once(t, "emq-selftest complete-any-token", func(out string) *run {
+		return runCmd(t, exec.Command(bins["emq-selftest"], "-out", out, "-mutant", "complete-any-token", "-admit-mutant-scripts", "-label", "C07,C08"), nil, out)
+	})
 }
 
 // runCmd runs cmd with the environment less the kit's own variables plus env, and reads the
@@ -129,12 +159,11 @@ func runCmd(t *testing.T, cmd *exec.Cmd, env []string, out string) *run {
 	t.Helper()
 	bin := filepath.Base(cmd.Path)
 	cmd.Env = append(withoutEnv(os.Environ(), "EMQ_VALKEY_ADDR", "EMQ_MUTANT", "EMQ_PORT", "EMQ_LABEL", "EMQ_FOCUS", "EMQ_CONFORM_CLUSTER",
-		"EMQ_CONFORM_OUT", "EMQ_KNOWN_FAILING", "EMQ_WRONG_KIND_ADDR", "EMQ_VALKEY80_ADDR", "EMQ_CLUSTER_NODE_ADDR", "EMQ_STANDALONE_VALKEY_ADDR"), env...)
+		"EMQ_CONFORM_OUT", "EMQ_KNOWN_FAILING", "EMQ_KNOWN_FLAKY", "EMQ_WRONG_KIND_ADDR", "EMQ_VALKEY80_ADDR", "EMQ_CLUSTER_NODE_ADDR", "EMQ_STANDALONE_VALKEY_ADDR"), env...)
 	var so, se bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &so, &se
-	start := time.Now()
 	err := cmd.Run()
-	r := &run{stdout: so.String(), stderr: se.String(), took: time.Since(start), dir: out}
+	r := &run{stdout: so.String(), stderr: se.String(), dir: out}
 	var ee *exec.ExitError
 	switch {
 	case errors.As(err, &ee):
@@ -196,30 +225,31 @@ func realPort(t *testing.T) string {
 }
 
 // TestMisbehavingPortFailsCleanly: a port that crashes, hangs or prints garbage mid-suite gets
-// a FAIL report (exit 1) within the deadlines, never a hang or a harness error.
+// a FAIL report (exit 1) within the deadlines, never a hang or a harness error. The request
+// deadline stays a long one (10 s, the default), which the port's real work (a mint of 100000
+// ids, the contracts that must pass) meets on a busy machine: a 700 ms one failed them
+// (issue 29). The hang meets it once: one C09 clause runs beside C02, and its failure names
+// the deadline.
 func TestMisbehavingPortFailsCleanly(t *testing.T) {
 	port := realPort(t)
 	cases := []struct {
-		mode, op, label, reason string
-		fail, pass              []string
+		mode, op, label, focus, reason string
+		fail, pass                     []string
 	}{
-		{"crash", "claim", "C01,C02,C06,C07", "without answering", []string{"C06", "C07"}, []string{"C01", "C02"}},
-		{"hang", "retry", "C09,C02", "within 700ms", []string{"C09"}, []string{"C02"}},
-		{"garbage", "reap", "C11", "not JSON", []string{"C11"}, nil},
-		{"count", "*", "C01,C02", "out of sequence", []string{"C01"}, []string{"C02"}},
+		{"crash", "claim", "C01,C02,C06,C07", "", "without answering", []string{"C06", "C07"}, []string{"C01", "C02"}},
+		{"hang", "retry", "C09,C02", "^(C09/retry/backoff-parks-in-scheduled|C02/.*)$", "within 10s (deadline)", []string{"C09"}, []string{"C02"}},
+		{"garbage", "reap", "C11", "", "not JSON", []string{"C11"}, nil},
+		{"count", "*", "C01,C02", "", "out of sequence", []string{"C01"}, []string{"C02"}},
 	}
 	for _, c := range cases {
 		t.Run(c.mode, func(t *testing.T) {
-			args := []string{"-port", bins["badport"], "-deadline", "700ms"}
-			if c.label != "" {
-				args = append(args, "-label", c.label)
+			args := []string{"-port", bins["badport"], "-deadline", "10s", "-label", c.label}
+			if c.focus != "" {
+				args = append(args, "-focus", c.focus)
 			}
 			r := conform(t, []string{"BADPORT_CMD=" + port, "BADPORT_OP=" + c.op, "BADPORT_MODE=" + c.mode}, args...)
 			if r.exit != 1 {
 				t.Fatalf("exit %d, want 1 (a port's misbehaviour is a failure)\n%s\n%s", r.exit, r.stdout, r.stderr)
-			}
-			if r.took > 90*time.Second {
-				t.Errorf("the run took %s", r.took)
 			}
 			for _, id := range c.fail {
 				s := r.status(id)
@@ -230,6 +260,11 @@ func TestMisbehavingPortFailsCleanly(t *testing.T) {
 				found := false
 				for _, cl := range s.Clauses {
 					found = found || (strings.Contains(cl.Message(), c.reason) && strings.Contains(cl.Message(), "badport: sabotaging "+strings.TrimPrefix(c.op, "*")))
+					// A conversation fault is reported under the port protocol's rule (B-21), never
+					// under the rule of the op the clause was checking.
+					if cl.Status == verdict.StatusFail && (len(cl.Failures) == 0 || cl.Failures[0].Rule != "port-protocol") {
+						t.Errorf("%s fails under %q, want the port protocol's rule port-protocol:\n%s", cl.ID, cl.Rule(), cl.Message())
+					}
 				}
 				if !found {
 					t.Errorf("%s: no clause's failure says %q with the port's stderr tail", id, c.reason)
@@ -252,7 +287,7 @@ func TestMisbehavingPortFailsCleanly(t *testing.T) {
 					}
 				}
 			}
-			if !strings.Contains(r.stdout, "FAILED: ") || !strings.Contains(r.stdout, "replay: emq-conform -port ") {
+			if !strings.Contains(r.stdout, "FAILED: ") || !strings.Contains(r.stdout, "replay: "+bins["emq-conform"]+" -port ") {
 				t.Errorf("no failed ids by rule or no replay line before the verdict:\n%s", r.stdout)
 			}
 		})
@@ -287,10 +322,17 @@ func TestSessionsPerClause(t *testing.T) {
 // clauses not offered, a known-failing list (honoured, and stale), and a harness that cannot run.
 func TestVerdicts(t *testing.T) {
 	port := realPort(t)
-	known := filepath.Join(t.TempDir(), "known-failing")
-	if err := os.WriteFile(known, []byte("# gaps we know about\nC04   # key builder\n"), 0o644); err != nil {
-		t.Fatal(err)
+	// The clauses the mutant lax-queue-name fails, as a port under construction lists them:
+	// exact ids and a pattern.
+	list := func(name, text string) string {
+		path := filepath.Join(t.TempDir(), name)
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
 	}
+	known := list("known-failing", "# gaps we know about\nC04/kind/refusal-order\nC04/kind/fields   # the fields clause\n"+
+		"C04/kind/bad-queue-name-refused\nC04/kind/bad-lane-name-refused\nC04/kind/bad-queue-refused-by-every-op\nC04/kind/bad-lane-refused-by-every-op\n")
 	t.Run("not-claimed", func(t *testing.T) {
 		r := conform(t, []string{"BADPORT_CMD=" + port, "BADPORT_CLAIMS=C01"}, "-port", bins["badport"], "-label", "C01,C02")
 		if r.exit != 1 || r.status("C01").Status != verdict.StatusPass || r.status("C02").Status != verdict.StatusNotClaimed {
@@ -317,13 +359,55 @@ func TestVerdicts(t *testing.T) {
 	})
 	t.Run("known-failing", func(t *testing.T) {
 		// A Go mutant fails only its own contract: an edited script fails every contract that
-		// runs it on the wire law.
+		// runs it on the wire law. Its failed clauses are listed: KNOWN FAILING, exit 0, shown
+		// apart from the failures, not a certification.
 		r := selftest(t, nil, "-mutant", "lax-queue-name", "-known-failing", known)
 		if r.exit != 0 || r.status("C04").Status != verdict.StatusKnownFailing || r.report.Result.Certified {
 			t.Fatalf("exit %d, C04 %s, certified %v; want 0, KNOWN FAILING, false\n%s", r.exit, r.status("C04").Status, r.report.Result.Certified, r.stdout)
 		}
-		if !strings.Contains(r.stdout, "CONFORMANCE 13/14") {
+		if !strings.Contains(r.stdout, "CONFORMANCE 13/14") || !strings.Contains(r.stdout, "--- C04/kind/fields KNOWN FAILING") || strings.Contains(r.stdout, "FAILED: ") {
 			t.Errorf("console:\n%s", r.stdout)
+		}
+		if r.report.Counts.KnownFailing != 6 || r.report.Counts.Fail != 0 {
+			t.Errorf("report.json counts %+v, want 6 known failing, none failed", r.report.Counts)
+		}
+	})
+	t.Run("known-flaky", func(t *testing.T) {
+		// A pattern for the whole contract as flaky: its failures do not fail the run, its passes
+		// are passes (a flaky entry is never stale for passing).
+		r := selftest(t, nil, "-mutant", "lax-queue-name", "-label", "C04", "-known-flaky", list("known-flaky", "C04/**\n"))
+		if r.exit != 0 || r.status("C04").Status != verdict.StatusKnownFlaky || len(r.report.Result.Stale) > 0 {
+			t.Fatalf("exit %d, C04 %s, stale %v; want 0, KNOWN FLAKY, none\n%s", r.exit, r.status("C04").Status, r.report.Result.Stale, r.stdout)
+		}
+	})
+	t.Run("stale-known-failing", func(t *testing.T) {
+		// The clean reference passes what the list says fails: every such clause is a stale entry,
+		// said on the console, in JUnit and report.json, and the run fails; so does a pattern
+		// that matches no clause, said before the run too.
+		stale := list("stale", "C04/kind/fields\nC04/kind/no-such-clause\n")
+		r := conform(t, nil, "-known-failing", stale, "-label", "C04")
+		if r.exit != 1 || len(r.report.Result.Stale) != 2 {
+			t.Fatalf("exit %d, stale %v; want 1 and two stale entries\n%s", r.exit, r.report.Result.Stale, r.stdout)
+		}
+		for _, want := range []string{"STALE KNOWN LISTS", "C04/kind/fields is listed as known failing but passed", `"C04/kind/no-such-clause" (` + stale + ":2) matches no clause"} {
+			if !strings.Contains(r.stdout, want) {
+				t.Errorf("the console lacks %q:\n%s", want, r.stdout)
+			}
+		}
+		if !strings.Contains(r.stderr, "no-such-clause") {
+			t.Errorf("the pattern that matches nothing is not said before the run:\n%s", r.stderr)
+		}
+		if junit, _ := os.ReadFile(filepath.Join(r.dir, "junit.xml")); !bytes.Contains(junit, []byte(`<failure message="stale entry: C04/kind/fields is listed`)) {
+			t.Errorf("junit.xml does not fail the stale entry:\n%s", junit)
+		}
+	})
+	t.Run("bad-pattern", func(t *testing.T) {
+		cmd := exec.Command(bins["emq-conform"], "-known-failing", list("bad", "C04/kind/bad-*\n"), "-label", "C04")
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		var ee *exec.ExitError
+		if err := cmd.Run(); !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(stderr.String(), "a * stands for a whole component") {
+			t.Errorf("a line that is not a pattern: %v, want exit 2 saying why\n%s", err, stderr.String())
 		}
 	})
 	t.Run("fail-fast", func(t *testing.T) {
@@ -364,16 +448,15 @@ func TestVerdicts(t *testing.T) {
 			t.Errorf("stderr does not say the probe's close failed:\n%s", r.stderr)
 		}
 	})
-	t.Run("stale-known-failing", func(t *testing.T) {
-		r := conform(t, nil, "-known-failing", known, "-label", "C04")
-		if r.exit != 1 || !strings.Contains(r.stdout, "known-failing list is stale: C04") {
-			t.Fatalf("exit %d; want 1 and a stale-list line\n%s", r.exit, r.stdout)
-		}
-	})
 	t.Run("harness-error", func(t *testing.T) {
 		// A bad flag, no Valkey, a selection of nothing, a port that never completes a hello: each
-		// is exit 2, said in one line, within seconds (the hello waits out its deadline once).
-		hang := []string{"BADPORT_CMD=" + port, "BADPORT_OP=hello", "BADPORT_MODE=hang"}
+		// is exit 2, said in one line, without waiting anything out: a port's hello is waited for
+		// once (one session said hello a run, by the badport's log), and no run takes the minute
+		// of the runner's wait for its server or of the default start deadline (what a retried
+		// dial or a mute port taken for a slow one would cost). A tighter bound would time the
+		// machine.
+		hellos, ports := filepath.Join(t.TempDir(), "hellos"), 0
+		hang := []string{"BADPORT_CMD=" + port, "BADPORT_OP=hello", "BADPORT_MODE=hang", "BADPORT_LOG=" + hellos}
 		for _, c := range []struct {
 			env  []string
 			args []string
@@ -385,6 +468,9 @@ func TestVerdicts(t *testing.T) {
 			// seconds, under the default 60 s start deadline.
 			{hang, []string{"-port", bins["badport"]}},
 		} {
+			if c.env != nil {
+				ports++
+			}
 			cmd := exec.Command(bins["emq-conform"], append([]string{"-out", t.TempDir()}, c.args...)...)
 			cmd.Env = append(os.Environ(), c.env...)
 			var stderr bytes.Buffer
@@ -395,8 +481,8 @@ func TestVerdicts(t *testing.T) {
 			if !errors.As(err, &ee) || ee.ExitCode() != 2 {
 				t.Errorf("%v: %v, want exit 2\n%s", c.args, err, stderr.String())
 			}
-			if took := time.Since(start); took > 30*time.Second {
-				t.Errorf("%v: exit 2 took %s", c.args, took)
+			if took := time.Since(start); took >= time.Minute {
+				t.Errorf("%v: exit 2 took %s, a wait of the runner's own waited out", c.args, took)
 			}
 			if len(c.args) == 2 && c.args[0] == "-port" && !strings.Contains(stderr.String(), "a mute port") {
 				t.Errorf("%v: the mute port is not named as one:\n%s", c.args, stderr.String())
@@ -404,6 +490,9 @@ func TestVerdicts(t *testing.T) {
 			if l := strings.TrimSpace(stderr.String()); c.args[0] != "-nonsense" && strings.Count(l, "\n") > 0 {
 				t.Errorf("%v: the harness error is not one line:\n%s", c.args, l)
 			}
+		}
+		if b, err := os.ReadFile(hellos); err != nil || len(strings.Fields(string(b))) != ports {
+			t.Errorf("%d runs of a port that never answers hello sent %q (%v): want one hello a run", ports, b, err)
 		}
 	})
 }

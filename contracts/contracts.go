@@ -68,4 +68,4 @@ func ParseID(id string) (string, error) {
 
 // KitVersion is the conformance kit's version, reported in every certification and by
 // emq-conform -version; CHANGELOG.md says what each one changed.
-const KitVersion = "0.2.0"
+const KitVersion = "0.3.0"

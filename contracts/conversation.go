@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -23,7 +24,7 @@ var (
 	ruleSeqEcho        = Rule{"seq-echo", `contracts/PROTOCOL.md Part B: "seq is echoed" — whatever the number the kit sends (not a count of the port's own), and "the reply to request n is the n-th line the port prints"`}
 	ruleUnknownOp      = Rule{"unknown-op", `contracts/PROTOCOL.md Part B: "A failed op answers ok: false with error.type one of … UNSUPPORTED (an op the port does not implement)" — an op the protocol does not have is one, and the session goes on`}
 	ruleSecondHello    = Rule{"second-hello", `contracts/PROTOCOL.md Part B: "a second hello on an open session is EMQARG" — and the open session goes on unchanged`}
-	ruleAidUnsupported = Rule{"aid-unsupported", `contracts/PROTOCOL.md Part B clock: "a test aid, only for a port declaring capability clock … Other ports answer UNSUPPORTED"`}
+	ruleAidUnsupported = Rule{"aid-unsupported", `contracts/PROTOCOL.md Part B clock: "a test aid, only for a port declaring capability clock … Other ports answer UNSUPPORTED"; Fields: "An op behind a capability the port does not declare … is answered UNSUPPORTED whatever its fields"`}
 	ruleAidTTL         = Rule{"aid-minter-ttl", `contracts/PROTOCOL.md Part B hello: "minter_ttl_ms (a test aid, capability minter_ttl): lease the worker id for that many ms instead of the port's default"`}
 	ruleAidIgnored     = Rule{"aid-ignored", `contracts/PROTOCOL.md Part B hello: "minter_ttl_ms (a test aid, capability minter_ttl) … a port without the capability ignores it"`}
 )
@@ -53,10 +54,21 @@ func seqEchoedUnknownOpSecondHello(t *T) {
 
 func testAidsAsDeclared(t *T) {
 	caps := t.Hello.Capabilities
+	// An op the port does not offer is UNSUPPORTED whatever its fields: one in its domain, and
+	// one that a port offering the op would refuse EMQARG.
+	unoffered := map[string][]map[string]json.RawMessage{}
 	if !slices.Contains(caps, protocol.CapClock) {
-		_, err := drivers.Raw(t.ctx, t.D, "clock", map[string]json.RawMessage{"set_ms": rawOf(protocol.EpochMS + 1000)})
-		var ue *drivers.UnsupportedError
-		t.check(errors.As(err, &ue), ruleAidUnsupported, "clock, from a port that does not declare the capability, is answered UNSUPPORTED", "%v", errText(err))
+		unoffered["clock"] = []map[string]json.RawMessage{{"set_ms": rawOf(protocol.EpochMS + 1000)}, {"set_ms": rawOf("soon")}}
+	}
+	if !slices.Contains(caps, protocol.CapBatch) {
+		unoffered["enqueue_batch"] = []map[string]json.RawMessage{{"queue": rawOf("orders"), "jobs": json.RawMessage("null")}}
+	}
+	for _, op := range slices.Sorted(maps.Keys(unoffered)) {
+		for _, fields := range unoffered[op] {
+			_, err := drivers.Raw(t.ctx, t.D, op, fields)
+			var ue *drivers.UnsupportedError
+			t.check(errors.As(err, &ue), ruleAidUnsupported, fmt.Sprintf("%s %s, from a port that does not declare its capability, is answered UNSUPPORTED", op, rawFields(fields)), "%v", errText(err))
+		}
 	}
 	if !slices.Contains(caps, protocol.CapMinterTTL) {
 		d := t.start()
@@ -77,7 +89,7 @@ func (t *T) helloDomains() []string {
 		base["cluster"] = true
 	}
 	for _, f := range protocol.Fields["hello"] {
-		if f.Name == "minter_ttl_ms" && !slices.Contains(t.Hello.Capabilities, protocol.CapMinterTTL) {
+		if f.Cap != "" && !slices.Contains(t.Hello.Capabilities, f.Cap) {
 			continue // a port without the aid ignores the field (test-aids-as-declared)
 		}
 		for _, in := range inputsOf(f) {
@@ -106,6 +118,12 @@ func withoutLeases(snap map[string]string) map[string]string {
 		}
 	}
 	return snap
+}
+
+// rawFields writes a raw request's fields as one JSON object, for a report.
+func rawFields(fields map[string]json.RawMessage) string {
+	b, _ := json.Marshal(fields)
+	return string(b)
 }
 
 func errText(err error) string {

@@ -337,12 +337,35 @@ func (t *T) fail(rule Rule, expected, got string, wire ...Line) {
 
 // record records a failed check without ending the clause.
 func (t *T) record(rule Rule, expected, got string, wire ...Line) {
+	rule, expected, got = t.faultFirst(rule, expected, got)
 	t.cover(rule)
 	f := verdict.Failure{Rule: rule.ID, Quote: rule.Quote, Expected: expected, Got: got}
 	for _, l := range wire {
 		f.Wire = append(f.Wire, l.String())
 	}
 	t.rec.Decide(verdict.StatusFail, "", &f)
+}
+
+// faultFirst names the rule a failure breaks when a session of the clause broke the conversation
+// (drivers.Faulter): the port protocol's (B-21), not the op's — what the op's check saw follows
+// from the fault. A session's close keeps its own rule (B-24).
+func (t *T) faultFirst(rule Rule, expected, got string) (Rule, string, string) {
+	if rule.ID == rulePortProtocol.ID || rule.ID == ruleClose.ID {
+		return rule, expected, got
+	}
+	for _, d := range append([]drivers.Driver{t.D}, t.more...) {
+		f, ok := d.(drivers.Faulter)
+		if !ok {
+			continue
+		}
+		if pe := f.Fault(); pe != nil {
+			if !strings.Contains(got, pe.Reason) {
+				got = fmt.Sprintf("the port broke the conversation on %s: %s; then: %s", pe.Op, pe.Reason, got)
+			}
+			return rulePortProtocol, fmt.Sprintf("every request answered in sequence, within its deadline, by one reply line (the check under way: %s, rule %s)", expected, rule.ID), got
+		}
+	}
+	return rule, expected, got
 }
 
 // cover records that the clause evaluates these rules. Checks record their rule themselves; a

@@ -29,10 +29,7 @@ func TestReferenceInProcess(t *testing.T) {
 // starts every server a certification needs and runs the contracts on four Valkeys at once —
 // with CONFORMANCE 14/14 and exit 0; its transcript is frozen like the reference's.
 func TestNodePort(t *testing.T) {
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Skip("node is not installed: the Node port cannot be certified here (install Node.js 20)")
-	}
-	r := certifyScript(t, "node ../ports/node/port.js")
+	r := nodeCertified(t)
 	certified(t, r, "the Node port (ci/certify-port.sh)")
 	if lines := strings.Split(strings.TrimSpace(r.stderr), "\n"); !strings.HasPrefix(lines[len(lines)-1], "certify-port: certification folder") {
 		t.Errorf("the script does not end with the certification folder:\n%s", r.stderr)

@@ -18,8 +18,9 @@ type RunOptions struct {
 	// Focus restricts the run to clauses whose text matches one of these regular expressions
 	// (Select).
 	Focus []string
-	// KnownFailing lists contracts that may fail; one of them that passes fails the run.
-	KnownFailing []string
+	// Known names the clauses that may fail (known failing, known flaky); a known-failing one
+	// that passes fails the run. Nil: none.
+	Known verdict.Known
 	// Progress, if set, receives each contract's result as soon as its last selected clause ran.
 	Progress func(verdict.ContractResult)
 	// FailFast stops the run at its first failing clause: the clauses after it are NOT RUN and
@@ -43,11 +44,6 @@ var longClause = regexp.MustCompile(`/walk-|/lease-|/fields$|-fields$|at-its-max
 // so the verdicts, and the reports made of them, are those of a run on one lane. A selection that
 // picks no clause is ErrNoClause, before anything runs.
 func Run(ctx context.Context, lanes []*Config, opt RunOptions) (*verdict.Result, error) {
-	for _, l := range opt.KnownFailing {
-		if _, err := ParseID(l); err != nil {
-			return nil, err
-		}
-	}
 	cluster := len(lanes[0].Cluster) > 0
 	todo, err := selected(cluster, opt.Labels, opt.Focus)
 	if err != nil {
@@ -60,7 +56,7 @@ func Run(ctx context.Context, lanes []*Config, opt RunOptions) (*verdict.Result,
 	if first != nil {
 		slices.SortStableFunc(todo, func(a, b planned) int { return cmp.Compare(rank(first, a), rank(first, b)) })
 	}
-	tally := verdict.NewTally(headings(), idsOf(todo), opt.KnownFailing, opt.Progress)
+	tally := verdict.NewTally(Headings(), idsOf(todo), opt.Known, opt.Progress)
 	start := time.Now()
 	if len(lanes) == 1 {
 		inGinkgo(lanes[0], todo, opt.FailFast, tally.Add)
@@ -69,7 +65,7 @@ func Run(ctx context.Context, lanes []*Config, opt RunOptions) (*verdict.Result,
 		onLanes(ctx, lanes, todo, stop, tally.Add)
 	}
 	all := Clauses(cluster)
-	r := verdict.Summarize(headings(), tally.Clauses(all, opt.FailFast), opt.KnownFailing)
+	r := verdict.Summarize(Headings(), tally.Clauses(all, opt.FailFast), opt.Known)
 	r.Duration = time.Since(start)
 	r.Filtered = len(todo) < len(all) || opt.FailFast
 	r.FailFast = opt.FailFast

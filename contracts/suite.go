@@ -117,8 +117,9 @@ func selected(cluster bool, labels, focus []string) ([]planned, error) {
 	return out, nil
 }
 
-// headings are the fourteen contracts as results with no clause yet, in canon order.
-func headings() []verdict.ContractResult {
+// Headings are the fourteen contracts as results with no clause yet, in canon order: what
+// verdict.Summarize folds a run's clauses into.
+func Headings() []verdict.ContractResult {
 	var out []verdict.ContractResult
 	for _, c := range all {
 		out = append(out, verdict.ContractResult{ID: c.ID, Name: c.Name, Rule: c.Rule})

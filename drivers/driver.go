@@ -82,6 +82,14 @@ func (e *PortError) Error() string {
 	return s
 }
 
+// Faulter is a session that knows whether the port broke the conversation itself — crashed, hung
+// past a deadline, printed a line that is not a reply, answered out of sequence (PROTOCOL.md
+// Part B, B-21) — as opposed to answering an op wrongly or INTERNAL. Fault is the first such
+// fault, nil when none: every later failure of the session follows from it.
+type Faulter interface {
+	Fault() *PortError
+}
+
 // UnsupportedError is a port's UNSUPPORTED answer: it does not implement the op.
 type UnsupportedError struct {
 	Op      string

@@ -300,15 +300,19 @@ func TestLiveRetryPromote(t *testing.T) {
 	if c.token != 2 {
 		t.Fatalf("redelivery token %d, want 2", c.token)
 	}
+	// A backoff of an hour: the promote below runs before the due time on any machine. Then the
+	// due time passes on the server's clock without an hour's wait: the score is the due time,
+	// and the test moves it behind TIME (what an hour would do).
 	t0 := r.now()
-	r.ok(lua.Retry, id(1), "", id(1), 2, 3, 300, "e2")
-	if s, _ := r.score(r.q.Scheduled(), id(1)); s < t0+300 || r.state(id(1)) != "scheduled" || r.hash(r.q.Errors())[id(1)] != "e2" {
+	r.ok(lua.Retry, id(1), "", id(1), 2, 3, 3600000, "e2")
+	s, _ := r.score(r.q.Scheduled(), id(1))
+	if s < t0+3600000 || s > r.now()+3600000 || r.state(id(1)) != "scheduled" || r.hash(r.q.Errors())[id(1)] != "e2" {
 		t.Fatalf("retry with backoff: score %d (t0 %d), state %s", s, t0, r.state(id(1)))
 	}
 	if v := r.ok(lua.Promote, "", "", 100); v.Int != 0 {
 		t.Fatalf("promote before due = %d", v.Int)
 	}
-	time.Sleep(350 * time.Millisecond)
+	r.do("ZADD", r.q.Scheduled(), "XX", r.now()-1, id(1))
 	r.do("DEL", r.q.Wake())
 	if v := r.ok(lua.Promote, "", "", 100); v.Int != 1 || r.state(id(1)) != "pending" || len(r.members(r.q.Wake())) != 1 {
 		t.Fatalf("promote when due = %d, state %s", v.Int, r.state(id(1)))
@@ -379,10 +383,13 @@ func TestLiveReap(t *testing.T) {
 	r := newRig(t)
 	r.enqueue(id(1), "p1", 0)
 	r.enqueue(id(2), "p2", 0)
-	zombie := r.mustClaim(lua.Claim, 250)
+	// The zombie's lease outlasts its checkpoint on any machine; its last act shortens it to 1 ms,
+	// so its death is noticed without a long wait.
+	zombie := r.mustClaim(lua.Claim, 60000)
 	r.ok(lua.Checkpoint, id(1), "", id(1), zombie.token, "half")
 	live := r.mustClaim(lua.Claim, 60000)
-	time.Sleep(300 * time.Millisecond)
+	r.ok(lua.Extend, id(1), "", id(1), zombie.token, 1)
+	time.Sleep(10 * time.Millisecond) // at least: the zombie's lease has passed
 	r.do("DEL", r.q.Wake())
 	if v := r.ok(lua.Reap, "", "", 5, 100); v.Int != 1 {
 		t.Fatalf("reap = %d, want 1", v.Int)
@@ -441,7 +448,7 @@ func TestLiveReap(t *testing.T) {
 func TestLiveExtend(t *testing.T) {
 	r := newRig(t)
 	r.enqueue(id(1), "p1", 0)
-	c := r.mustClaim(lua.Claim, 1000)
+	c := r.mustClaim(lua.Claim, 30000) // shorter than the extension, and outlasting the checks
 	old, _ := r.score(r.q.Active(), id(1))
 	t0 := r.now()
 	v := r.ok(lua.Extend, id(1), "", id(1), c.token, 60000)

@@ -116,6 +116,10 @@ type Field struct {
 	Zero string
 	// Items are the fields of each object of a KindList field (Min..Max of them).
 	Items []Field
+	// Cap, if set, is the capability a port declares for the field to bind it (a test aid's
+	// field): a port without it ignores the field, whatever its value (PROTOCOL.md Part B, "What
+	// a port does not offer").
+	Cap string
 }
 
 // Has tells whether f has a documented default value (an integer Default).
@@ -146,7 +150,7 @@ func fence(more ...Field) []Field { return append([]Field{name("queue"), jobID()
 var Fields = map[string][]Field{
 	"hello": {
 		{Name: "valkey", Kind: KindAddr, Required: true},
-		{Name: "minter_ttl_ms", Kind: KindInt, Min: MinMinterTTL, Max: MaxMinterTTL, Absent: "the port's own lease time"},
+		{Name: "minter_ttl_ms", Kind: KindInt, Min: MinMinterTTL, Max: MaxMinterTTL, Absent: "the port's own lease time", Cap: CapMinterTTL},
 		{Name: "cluster", Kind: KindBool, Default: "false"},
 	},
 	"mint": {
@@ -218,6 +222,9 @@ func (f Field) domain() string {
 		d := "integer " + num(f.Min) + ".." + num(f.Max)
 		if f.Zero != "" {
 			d = "0 (" + f.Zero + ") or integer " + num(f.Min) + ".." + num(f.Max)
+		}
+		if f.Cap != "" {
+			d += ", for a port declaring `" + f.Cap + "` (others ignore the field, whatever its value)"
 		}
 		return d
 	case KindName:

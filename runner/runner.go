@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/echomq/kit/contracts"
+	"github.com/echomq/kit/contracts/known"
 	"github.com/echomq/kit/contracts/report"
 	"github.com/echomq/kit/contracts/verdict"
 	"github.com/echomq/kit/drivers"
@@ -51,8 +52,13 @@ type Options struct {
 	// Parallel, given more than one Valkey, runs the clauses on all of them at once.
 	Parallel Parallel
 
-	// Labels and Focus select contracts and clauses; KnownFailing lists contracts that may fail.
-	Labels, Focus, KnownFailing []string
+	// Labels and Focus select contracts and clauses.
+	Labels, Focus []string
+	// KnownFailing and KnownFlaky name the clauses that may fail, as clause-id patterns
+	// ("C10/dead/*", "*/*/fields", "C04" for all of C04) or "@" and a file of them (package
+	// contracts/known). A known-failing clause that passes, or a pattern that matches no clause,
+	// is a stale entry: the run fails (exit 1) and says so.
+	KnownFailing, KnownFlaky []string
 	// Seed replays the model-checked walks; 0 is the fixed default.
 	Seed int64
 	// FailFast stops at the first failing clause (a mutation test): never a certification.
@@ -71,6 +77,9 @@ type Options struct {
 
 	// SelfTest judges something else than the port as given; its zero value certifies.
 	SelfTest SelfTest
+
+	known     *known.Lists // KnownFailing and KnownFlaky, read
+	unmatched []string     // their patterns that match no clause: stale
 }
 
 // SelfTest is a run that judges behaviour alone: the kit's self-test (a mutant of the reference,
@@ -121,6 +130,9 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 	if _, err := contracts.Select(len(o.Cluster) > 0, o.Labels, o.Focus); err != nil {
 		return nil, harness("%v", err)
 	}
+	if err := o.loadKnown(); err != nil {
+		return nil, err
+	}
 	bundle, err := lua.Load()
 	if err != nil {
 		return nil, harness("the script bundle: %v", err)
@@ -160,6 +172,24 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 		facts.PortRuntime = res.Hello.Runtime
 	}
 	return o.finish(res, facts, out)
+}
+
+// loadKnown reads the known lists, and says at once each pattern that matches no clause (the
+// run will fail on it).
+func (o *Options) loadKnown() error {
+	var err error
+	o.known = &known.Lists{}
+	if o.known.Failing, err = known.Load(o.KnownFailing, "known-failing"); err != nil {
+		return harness("%v", err)
+	}
+	if o.known.Flaky, err = known.Load(o.KnownFlaky, "known-flaky"); err != nil {
+		return harness("%v", err)
+	}
+	o.unmatched = o.known.Unmatched(contracts.Clauses(len(o.Cluster) > 0))
+	for _, u := range o.unmatched {
+		fmt.Fprintf(o.Stderr, "emq-conform: stale entry: %s; the run will fail until it is removed\n", u)
+	}
+	return nil
 }
 
 // config is the contracts' configuration for a run of port against vk.
@@ -253,7 +283,7 @@ func (o *Options) run(ctx context.Context, cfg *contracts.Config, vk server, fac
 
 // runOptions are the run's selection, each contract's line to console as it finishes.
 func (o *Options) runOptions(console io.Writer) contracts.RunOptions {
-	ro := contracts.RunOptions{Labels: o.Labels, Focus: o.Focus, KnownFailing: o.KnownFailing,
+	ro := contracts.RunOptions{Labels: o.Labels, Focus: o.Focus, Known: o.known,
 		Progress: func(c verdict.ContractResult) { fmt.Fprintln(console, report.Line(c)) }, FailFast: o.FailFast}
 	if o.First != nil {
 		ro.First = o.First.MatchString
@@ -263,12 +293,12 @@ func (o *Options) runOptions(console io.Writer) contracts.RunOptions {
 
 // finish prints what failed and the verdict, and writes the certification folder.
 func (o *Options) finish(res *verdict.Result, facts report.Facts, out string) (*Outcome, error) {
-	for _, id := range res.Stale {
-		fmt.Fprintf(o.Stdout, "known-failing list is stale: %s passed\n", id)
-	}
+	res.Stale = append(res.Stale, o.unmatched...)
+	res.Certified = res.Certified && len(res.Stale) == 0
 	// What failed, in full, before the verdict line: the rule, expected and got, and the lines
 	// exchanged with the port (the last of them; all of them in the reports), the simplest of
 	// each contract first; then the failed ids by rule and a line that replays them.
+	fmt.Fprint(o.Stdout, report.NotOffered(res))
 	fmt.Fprint(o.Stdout, report.Failures(res, consoleLines))
 	fmt.Fprint(o.Stdout, report.ByRule(res))
 	if l := report.Replay(res, o.Replay, o.PortCommand, o.Seed); l != "" {
@@ -277,6 +307,7 @@ func (o *Options) finish(res *verdict.Result, facts report.Facts, out string) (*
 	if l := report.SpreadLine(res); l != "" {
 		fmt.Fprintln(o.Stdout, l)
 	}
+	fmt.Fprint(o.Stdout, report.StaleLines(res))
 	fmt.Fprintln(o.Stdout, report.Summary(res))
 	fmt.Fprintf(o.Stdout, "took %s\n", res.Duration.Round(100*time.Millisecond))
 	path, err := report.Write(out, res, facts)

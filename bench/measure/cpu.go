@@ -18,7 +18,7 @@ const clockTick = 10 * time.Millisecond
 // the whole machine (teammates' work included). An engine not started here (PID 0) is unknown.
 type Clock struct {
 	ValkeyPID, PGPID int
-	ClientPID        int   // a system's client in another process (BullMQ's Node driver), counted as the bench's
+	ClientPID        int   // a system's client in another process (a Node.js driver and its producer process), counted as the bench's
 	ValkeyPIDs       []int // more Valkey servers counted as one party (a cluster's primaries)
 }
 
@@ -44,8 +44,8 @@ func (c Clock) Read() Times {
 		t.bench = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 	}
 	if c.ClientPID > 0 {
-		if f, ok := procStat(c.ClientPID); ok {
-			t.bench += f.self
+		if d := treeCPU(c.ClientPID); d >= 0 {
+			t.bench += d
 		}
 	}
 	if c.ValkeyPID > 0 || len(c.ValkeyPIDs) > 0 {
@@ -165,7 +165,10 @@ func procStat(pid int) (statFields, bool) {
 }
 
 // postgresCPU is the postmaster's CPU, its reaped children's, and its live children's.
-func postgresCPU(pid int) time.Duration {
+func postgresCPU(pid int) time.Duration { return treeCPU(pid) }
+
+// treeCPU is a process's CPU, its reaped children's, and its live children's (-1: unknown).
+func treeCPU(pid int) time.Duration {
 	pm, ok := procStat(pid)
 	if !ok {
 		return -1

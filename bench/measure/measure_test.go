@@ -4,6 +4,8 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/echomq/kit/internal/await"
 )
 
 func TestSpread(t *testing.T) {
@@ -43,9 +45,14 @@ func TestProcStatAndCPU(t *testing.T) {
 	}
 	c := Clock{ValkeyPID: os.Getpid(), PGPID: os.Getppid()}
 	a := c.Read()
-	for x := 0; time.Since(a.At) < 50*time.Millisecond; x++ {
-		_ = x * x // burn CPU so the clock moves
-	}
+	// Burn CPU until the process's CPU clock has moved: on a busy machine 50 ms of wall time
+	// may give it none.
+	await.Until(t, "this process's CPU time to grow", func() bool {
+		for x, end := 0, time.Now().Add(time.Millisecond); time.Now().Before(end); x++ {
+			_ = x * x
+		}
+		return c.Read().bench > a.bench
+	})
 	var acc Acc
 	acc.Add(a, c.Read())
 	got := acc.CPU()

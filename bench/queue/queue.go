@@ -51,6 +51,11 @@ type Info struct {
 	// WithRow says how a business row and its job commit together, or that they cannot.
 	WithRow string   `json:"with_row"`
 	Offers  []string `json:"offers"`
+	// Docs is the documentation its settings follow (a page of the system's own, or the kit's
+	// file for the bus and the model); Wake is how its idle consumer learns of a new job, which
+	// bounds its latency while it keeps up with the offered rate.
+	Docs string `json:"docs,omitempty"`
+	Wake string `json:"wake,omitempty"`
 }
 
 // Runs reports whether the system offers scenario.
@@ -118,8 +123,12 @@ type Driven interface {
 
 // Samples is an open-loop run as a driven system reports it: microseconds per job.
 type Samples struct {
-	Offered     int64     `json:"offered"`
-	Sent        int64     `json:"sent"`
+	Offered int64 `json:"offered"`
+	Sent    int64 `json:"sent"`
+	// Failed enqueues the client gave up on (a Node.js client's pool timing out while its adds
+	// pile up), FailedWhy the first reason: the rate was not taken.
+	Failed      int64     `json:"failed"`
+	FailedWhy   string    `json:"failed_why"`
 	Received    int64     `json:"received"`
 	SendSeconds float64   `json:"send_seconds"`
 	LatencyUS   []float64 `json:"latency_us"`

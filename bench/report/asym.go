@@ -98,11 +98,15 @@ func writeConditions(w io.Writer, rep *bench.Report, run *bench.Run) {
 	fmt.Fprintf(w, "  %d worker slots (drain, latency), one pgx pool of %d connections shared by every Go Postgres system,\n", p.Workers, p.PGPool)
 	fmt.Fprintf(w, "  the pg-commit-n ceiling and the bus's business rows (each Node.js system: a pool of at most %d of its own);\n", p.PGPool)
 	fmt.Fprintf(w, "  empty handlers; one process drives the Go systems, one Node.js process each Node.js system.\n")
-	fmt.Fprintf(w, "Systems (version; client runtime; settings):\n")
+	fmt.Fprintf(w, "Systems (version; client runtime; settings; the documentation they follow):\n")
 	for _, s := range rep.Systems {
 		fmt.Fprintf(w, "  %s: %s; %s;\n    %s\n", s.Name, s.Version, s.Runtime, settingsText(s.Settings))
+		if s.Docs != "" {
+			fmt.Fprintf(w, "    as documented: %s\n", s.Docs)
+		}
 	}
-	fmt.Fprintf(w, "  Node.js systems run each scenario inside Node (bench/systems/nodeq/js: no hop per job); their CPU is counted on the bench side.\n")
+	fmt.Fprintf(w, "  Node.js systems run each scenario inside Node (bench/systems/nodeq/js: no hop per job), the latency scenario's generator\n")
+	fmt.Fprintf(w, "  in a producer process of its own (as their documentation deploys producers); their CPU is counted on the bench side.\n")
 	fmt.Fprintf(w, "Machine: %s (GOMAXPROCS %d), %s/%s, %s. The engines and the load generator share these cores;\n",
 		coresText(rep.Machine), rep.Machine.GOMAXPROCS, rep.Machine.OS, rep.Machine.Arch, rep.Machine.Go)
 	fmt.Fprintf(w, "  \"cpu\" columns are cores kept busy (CPU s ÷ wall s): bench process (load + every client side) / valkey / postgres / whole machine,\n")

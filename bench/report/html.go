@@ -75,12 +75,12 @@ func writeAsymmetryHTML(b *strings.Builder, rep *bench.Report, run *bench.Run) {
 	}
 	b.WriteString("</table>\n<p class=\"wrap\" data-fit>Delivery is at least once on every side. Valkey's enqueues are not atomic with PostgreSQL: the bus gets atomicity through an outbox (enqueue-transactional) and an exactly-once effect through reference/absorb (drain-exactly-once).</p>\n")
 	for _, r := range rep.Runs {
-		if len(r.Gate) > 0 {
-			verdict, class := "PASS", "pass"
-			if !bench.Passed(r.Gate) {
-				verdict, class = "FAIL", "fail"
+		if len(r.Gate) > 0 || r.Baseline != nil {
+			class := "pass"
+			if !r.GatePass() {
+				class = "fail"
 			}
-			fmt.Fprintf(b, "<p data-fit data-first-screen=\"gate\">Gate on axis %s: <span class=\"%s\">%s</span> (the table is in the axis's section)</p>\n", esc(r.Axis), class, verdict)
+			fmt.Fprintf(b, "<p data-fit data-first-screen=\"gate\">Gate on axis %s: <span class=\"%s\">%s</span> (the table is in the axis's section)</p>\n", esc(r.Axis), class, esc(gateLine(r)))
 		}
 	}
 }
@@ -132,14 +132,14 @@ func writeLegend(b *strings.Builder, rep *bench.Report, run *bench.Run) {
 }
 
 func writeGateHTML(b *strings.Builder, run *bench.Run) {
-	if len(run.Gate) == 0 {
+	if len(run.Gate) == 0 && run.Baseline == nil {
 		return
 	}
-	verdict, class := "GATE PASS", "pass"
-	if !bench.Passed(run.Gate) {
-		verdict, class = "GATE FAIL", "fail"
+	class := "pass"
+	if !run.GatePass() {
+		class = "fail"
 	}
-	fmt.Fprintf(b, "<h3 data-fit>Gate: <span class=\"%s\">%s</span></h3>\n<table><tr><th>scenario</th><th>ratio</th><th>threshold</th><th>measured</th><th>verdict</th></tr>\n", class, verdict)
+	fmt.Fprintf(b, "<h3 data-fit>Gate: <span class=\"%s\">%s</span></h3>\n<table><tr><th>scenario</th><th>ratio</th><th>threshold</th><th>measured</th><th>verdict</th></tr>\n", class, esc(gateLine(run)))
 	for _, g := range run.Gate {
 		c := "pass"
 		if !g.Pass {
@@ -148,6 +148,11 @@ func writeGateHTML(b *strings.Builder, run *bench.Run) {
 		fmt.Fprintf(b, "<tr><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td class=\"%s\">%s</td></tr>\n", esc(g.Scenario), esc(g.Ratio), esc(g.Threshold()), esc(gateValue(g)), c, esc(gateVerdict(g)))
 	}
 	b.WriteString("</table>\n")
+	if run.Baseline != nil {
+		var t strings.Builder
+		writeBaseline(&t, run.Baseline)
+		fmt.Fprintf(b, "<pre class=\"wrap\" data-fit>%s</pre>\n", esc(t.String()))
+	}
 }
 
 func writeScenarioHTML(b *strings.Builder, rep *bench.Report, run *bench.Run, s *bench.Scenario) {
@@ -241,10 +246,16 @@ func writeLatencyTable(b *strings.Builder, ls *bench.LatencyScenario) {
 			fmt.Fprintf(b, "<tr><td>%s</td><td colspan=\"6\" class=\"fail\">error: %s</td></tr>\n", esc(r.System), esc(r.Err))
 			continue
 		}
-		fmt.Fprintf(b, "<tr><td>%s</td><td>%.2f</td><td>%.2f</td><td>%.2f</td><td>%.2f</td><td>%s (%.2f)</td><td>%.2f</td></tr>\n", esc(r.System),
-			r.Latency.P50, r.Latency.P99, r.Latency.P999, r.Latency.Max, floats(r.RoundP99), r.P99Median, r.SenderLate.P99)
+		fmt.Fprintf(b, "<tr><td>%s</td><td>%.2f</td><td>%.2f</td><td>%.2f</td><td>%.2f</td><td>%s (%s)</td><td>%.2f</td></tr>\n", esc(r.System),
+			r.Latency.P50, r.Latency.P99, r.Latency.P999, r.Latency.Max, esc(roundP99s(r)), esc(medianText(r)), r.SenderLate.P99)
 	}
-	b.WriteString("</table>\n")
+	b.WriteString("</table>\n<p class=\"wrap\" data-fit>A round marked * was saturated (the offered rate was not offered); what held each system:</p>\n<ul>\n")
+	for _, r := range ls.Results {
+		if r.Limit != "" {
+			fmt.Fprintf(b, "<li class=\"wrap\" data-fit>%s: %s</li>\n", esc(r.System), esc(r.Limit))
+		}
+	}
+	b.WriteString("</ul>\n")
 }
 
 func writeTargetsHTML(b *strings.Builder, run *bench.Run) {

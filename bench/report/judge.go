@@ -10,10 +10,10 @@ import (
 )
 
 func writeGate(w io.Writer, run *bench.Run) {
-	if len(run.Gate) == 0 {
+	if len(run.Gate) == 0 && run.Baseline == nil {
 		return
 	}
-	fmt.Fprintf(w, "%s — axis %s (same-run ratios against bench/gate.json) ==\n", HeadGate, run.Axis)
+	fmt.Fprintf(w, "%s — axis %s (same-run ratios and the baseline check, against bench/gate.json) ==\n", HeadGate, run.Axis)
 	if run.GatePolicy != "" {
 		fmt.Fprintf(w, "re-run policy: %s\n", run.GatePolicy)
 	}
@@ -23,11 +23,10 @@ func writeGate(w io.Writer, run *bench.Run) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Scenario, r.Ratio, r.Threshold(), gateValue(r), gateVerdict(r), r.Why)
 	}
 	tw.Flush()
-	if bench.Passed(run.Gate) {
-		fmt.Fprintf(w, "GATE PASS\n\n")
-	} else {
-		fmt.Fprintf(w, "GATE FAIL\n\n")
+	if run.Baseline != nil {
+		writeBaseline(w, run.Baseline)
 	}
+	fmt.Fprintf(w, "%s\n\n", gateLine(run))
 }
 
 func gateValue(r bench.GateResult) string {

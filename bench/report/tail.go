@@ -30,6 +30,10 @@ func writeTail(w io.Writer, run *bench.Run) {
 	if len(t.Server) > 0 {
 		fmt.Fprintf(w, "valkey's own command time (INFO latencystats over the last round, µs): %s\n", serverText(t.Server))
 	}
+	if len(t.Stalls) > 0 {
+		fmt.Fprintf(w, "valkey's latency monitor over the latency rounds (events of 1 ms or more of wall time; a fast-command that\n")
+		fmt.Fprintf(w, "  takes a millisecond is the server's thread kept off its CPU): %s\n", stallsText(t.Stalls))
+	}
 	for _, v := range t.Variants {
 		if v.Err != "" {
 			fmt.Fprintf(w, "variant %s: error: %s\n", v.Name, v.Err)
@@ -38,6 +42,14 @@ func writeTail(w io.Writer, run *bench.Run) {
 		fmt.Fprintf(w, "variant %s: p50 %.2f ms, p99 %.2f ms (sender late p99 %.2f ms)\n", v.Name, v.P50, v.P99, v.SenderLate)
 	}
 	fmt.Fprintf(w, "→ %s\n\n", tailVerdict(run))
+}
+
+func stallsText(kv [][2]string) string {
+	var parts []string
+	for _, s := range kv {
+		parts = append(parts, s[0]+" "+s[1])
+	}
+	return strings.Join(parts, "; ")
 }
 
 func serverText(kv [][2]string) string {

@@ -240,8 +240,8 @@ func writeLatency(w io.Writer, run *bench.Run) {
 			fmt.Fprintf(tw, "%s\terror\t\t\t\t\t\t\t\t%s\n", r.System, r.Err)
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%.2f\t%.2f\t%s (%.2f)\t%d/%d\t%.1fs\t%.2f/%.2f\t%s\n", r.System, r.Latency.P50, r.Latency.P99, r.Latency.P999, r.Latency.Max,
-			floats(r.RoundP99), r.P99Median, r.Received, r.Offered, r.SendSeconds, r.SenderLate.P50, r.SenderLate.P99, cpuText(r.CPU))
+		fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%.2f\t%.2f\t%s (%s)\t%d/%d\t%.1fs\t%.2f/%.2f\t%s\n", r.System, r.Latency.P50, r.Latency.P99, r.Latency.P999, r.Latency.Max,
+			roundP99s(r), medianText(r), r.Received, r.Offered, r.SendSeconds, r.SenderLate.P50, r.SenderLate.P99, cpuText(r.CPU))
 		if r.Err != "" {
 			fmt.Fprintf(tw, "\t(error: %s)\n", r.Err)
 		}
@@ -249,17 +249,36 @@ func writeLatency(w io.Writer, run *bench.Run) {
 	tw.Flush()
 	fmt.Fprintln(w, "p50, p99, p99.9, max: every round's samples together; the ratios and the gate use the median of the rounds' p99s.")
 	fmt.Fprintln(w, "sender late: how late the open-loop generator handed each job to Enqueue; it is inside every latency above, for every system alike.")
+	fmt.Fprintf(w, "A round marked * was SATURATED: its enqueues overran the round by more than a tenth, or the generator handed jobs on more than %v late\n", bench.LateBound)
+	fmt.Fprintln(w, "at p99; its p99 is a backlog, not a latency, and is left out of the median. What held each system (the limit when most rounds saturated):")
+	for _, r := range ls.Results {
+		if r.Limit != "" {
+			fmt.Fprintf(w, "  %s: %s\n", r.System, r.Limit)
+		}
+	}
 	writeRatios(w, ls.Ratios, "below 1: the bus was faster")
 	fmt.Fprintln(w)
 	writeTail(w, run)
 }
 
-func floats(xs []float64) string {
+// roundP99s prints each round's p99, a saturated round marked *.
+func roundP99s(r *bench.LatencyResult) string {
 	var parts []string
-	for _, x := range xs {
-		parts = append(parts, fmt.Sprintf("%.2f", x))
+	for i, x := range r.RoundP99 {
+		p := fmt.Sprintf("%.2f", x)
+		if i < len(r.RoundSaturated) && r.RoundSaturated[i] {
+			p += "*"
+		}
+		parts = append(parts, p)
 	}
 	return strings.Join(parts, "/")
+}
+
+func medianText(r *bench.LatencyResult) string {
+	if r.Saturated {
+		return "saturated"
+	}
+	return fmt.Sprintf("%.2f", r.P99Median)
 }
 
 func writeTargets(w io.Writer, run *bench.Run) {

@@ -3,7 +3,7 @@
 // run, with each engine's ceiling, then the bus's drain across Valkey Cluster primaries (the
 // scale axis), and writes bench.out, bench.json, bench.html and SVG latency plots into -out.
 //
-//	go run ./cmd/emq-bench -mode ci|full -out DIR [-durability] [-gate bench/gate.json] [-only SCENARIOS] [-systems SYSTEMS]
+//	go run ./cmd/emq-bench -mode ci|full -out DIR [-durability] [-gate bench/gate.json [-baseline REF]] [-only SCENARIOS] [-systems SYSTEMS]
 //	    [-producers N -workers W -pg-pool C -backlog B -batch K -rate R]
 //
 // Valkey comes from EMQ_VALKEY_ADDR when set, else is started natively (see internal/engines);
@@ -53,7 +53,8 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.Float64Var(&o.Rate, "rate", 0, "offered jobs/s of the latency scenario (0: the mode's)")
 	only := fs.String("only", "", "comma-separated scenarios to run (ceilings always run with any of them; \"scale\": the scale axis across cluster primaries, which needs no other engine); empty: all")
 	systems := fs.String("systems", "", "comma-separated systems to open (bus, bullmq, asynq, river, graphile-worker, graphile-worker-w, pg-boss, oban-shaped); empty: all. A gate needs the systems its ratios name")
-	gateFile := fs.String("gate", "", "thresholds on same-run ratios (bench/gate.json): the run fails when one is missed twice")
+	gateFile := fs.String("gate", "", "thresholds on same-run ratios (bench/gate.json): the run fails when one is missed twice; its baseline check compares the bus with its baseline build")
+	baselineRef := fs.String("baseline", os.Getenv("BENCH_BASELINE"), "the gate's baseline check: the git ref the working tree's bus is compared with (default $BENCH_BASELINE, else the last release tag)")
 	redraw := fs.String("redraw", "", "redraw DIR's bench.out, bench.html and plots from its bench.json, measuring nothing")
 	maxOutside := fs.Float64("max-outside", 0, "refuse to write the report when more than this share of the machine's cores was busy with work not this run's (0: write whatever the load)")
 	if err := fs.Parse(args); err != nil {
@@ -72,7 +73,8 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	if _, err := o.Apply(p); err != nil {
 		return err
 	}
-	cfg := bench.Config{Mode: *mode, Overrides: o, Only: splitList(*only), Systems: splitList(*systems), Durability: *dur, Progress: stderr}
+	cfg := bench.Config{Mode: *mode, Overrides: o, Only: splitList(*only), Systems: splitList(*systems), Durability: *dur, Progress: stderr,
+		Baseline: *baselineRef}
 	if *gateFile != "" {
 		if cfg.Gate, err = bench.LoadGate(*gateFile); err != nil {
 			return err
@@ -98,7 +100,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 
 var (
 	errBusy = errors.New("the machine was busy")
-	errGate = errors.New("GATE FAIL: a same-run ratio missed its threshold twice (see the GATE section of bench.out)")
+	errGate = errors.New("GATE FAIL: a same-run ratio missed its threshold twice, or the bus is slower than its baseline beyond a margin (see the GATE section of bench.out)")
 )
 
 func splitList(s string) []string {

@@ -29,14 +29,64 @@ func Failures(r *verdict.Result, max int) string {
 			switch {
 			case cl.Status == verdict.StatusNotRun && cl.Reason != "":
 				es = append(es, entry{fmt.Sprintf("\n--- %s NOT RUN\n%s\n", cl.ID, cl.Reason), 0})
-			case cl.Failed() || cl.Status == verdict.StatusNotOffered:
+			case cl.Failed() || listed(cl):
 				full := Failure(cl, 0)
-				es = append(es, entry{fmt.Sprintf("\n--- %s %s\n%s", cl.ID, shownStatus(c, cl), Failure(cl, max)), strings.Count(full, "\n")})
+				es = append(es, entry{fmt.Sprintf("\n--- %s %s\n%s", cl.ID, cl.Status, Failure(cl, max)), strings.Count(full, "\n")})
 			}
 		}
 		slices.SortStableFunc(es, func(a, b entry) int { return cmp.Compare(a.lines, b.lines) })
 		for _, e := range es {
 			b.WriteString(e.text)
+		}
+	}
+	return b.String()
+}
+
+// NotOffered lists the clauses not offered (an optional op or test aid the port does not
+// declare), grouped by reason: neither passed nor failed, they stand in no certification's way,
+// so they are said apart from the failures. "" when there are none.
+func NotOffered(r *verdict.Result) string {
+	var g groups
+	for _, c := range r.Contracts {
+		for _, cl := range c.Clauses {
+			if cl.Status == verdict.StatusNotOffered {
+				g.add(cl.Reason, cl.ID)
+			}
+		}
+	}
+	return g.render("NOT OFFERED: %d clause(s), neither passed nor failed (PROTOCOL.md Part B, \"Capabilities\")")
+}
+
+// groups are clause ids under headings, in order of first appearance.
+type groups struct {
+	order []string
+	ids   map[string][]string
+	n     int
+}
+
+func (g *groups) add(key, id string) {
+	if g.ids == nil {
+		g.ids = map[string][]string{}
+	}
+	if _, ok := g.ids[key]; !ok {
+		g.order = append(g.order, key)
+	}
+	g.ids[key] = append(g.ids[key], id)
+	g.n++
+}
+
+// render writes the title (its %d the number of ids), then each heading and its ids; "" for
+// no ids.
+func (g *groups) render(title string) string {
+	if g.n == 0 {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n"+title+"\n", g.n)
+	for _, k := range g.order {
+		fmt.Fprintf(&b, "  %s\n", k)
+		for _, id := range g.ids[k] {
+			fmt.Fprintf(&b, "    %s\n", id)
 		}
 	}
 	return b.String()
@@ -59,8 +109,7 @@ func failed(r *verdict.Result) []verdict.Clause {
 // ByRule lists the failed clause ids grouped by the rule each breaks (a clause not run or not
 // claimed, by its status), the rules in order of first appearance; "" when nothing failed.
 func ByRule(r *verdict.Result) string {
-	var order []string
-	ids := map[string][]string{}
+	var g groups
 	for _, cl := range failed(r) {
 		k := cl.Rule()
 		switch cl.Status {
@@ -69,27 +118,9 @@ func ByRule(r *verdict.Result) string {
 		case verdict.StatusNotClaimed:
 			k = "NOT CLAIMED: " + cl.Reason
 		}
-		if _, ok := ids[k]; !ok {
-			order = append(order, k)
-		}
-		ids[k] = append(ids[k], cl.ID)
+		g.add(k, cl.ID)
 	}
-	if len(order) == 0 {
-		return ""
-	}
-	var b strings.Builder
-	n := 0
-	for _, k := range order {
-		n += len(ids[k])
-	}
-	fmt.Fprintf(&b, "\nFAILED: %d clause(s), by the rule they break\n", n)
-	for _, k := range order {
-		fmt.Fprintf(&b, "  %s\n", k)
-		for _, id := range ids[k] {
-			fmt.Fprintf(&b, "    %s\n", id)
-		}
-	}
-	return b.String()
+	return g.render("FAILED: %d clause(s), by the rule they break")
 }
 
 // Replay is a command line that runs exactly the failed clauses again with the same port and

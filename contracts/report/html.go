@@ -52,7 +52,7 @@ func failureOf(contract string, cl verdict.Clause, status verdict.Status) failur
 	fl := failure{Contract: contract, Clause: cl, Verdict: status.String()}
 	var rest []string
 	switch {
-	case cl.Status == verdict.StatusFail && len(cl.Failures) > 0:
+	case (cl.Status == verdict.StatusFail || listed(cl)) && len(cl.Failures) > 0:
 		f := cl.Failures[0]
 		fl.Rule, fl.Expected, fl.Got = f.Quote, f.Expected, f.Got
 		if len(f.Wire) > 0 {
@@ -78,8 +78,13 @@ type pageData struct {
 	Summary  string
 	Badge    template.HTML
 	Failures []failure
-	NotRun   []failure
-	Lines    map[string]string
+	// Listed are the clauses that failed as a known list expects (known failing, known flaky).
+	Listed []failure
+	NotRun []failure
+	// NotOffered are the clauses of an op or aid the port does not declare: neither a pass nor
+	// a failure, never counted among the failed clauses.
+	NotOffered []failure
+	Lines      map[string]string
 }
 
 func writeHTML(w io.Writer, r *verdict.Result, f Facts) error {
@@ -90,8 +95,12 @@ func writeHTML(w io.Writer, r *verdict.Result, f Facts) error {
 			switch {
 			case cl.Status == verdict.StatusNotRun && cl.Reason != "":
 				d.NotRun = append(d.NotRun, failure{Contract: c.ID + " " + c.Name, Clause: cl, Rest: cl.Reason})
-			case cl.Failed() || cl.Status == verdict.StatusNotOffered:
-				d.Failures = append(d.Failures, failureOf(c.ID+" "+c.Name, cl, shownStatus(c, cl)))
+			case cl.Status == verdict.StatusNotOffered:
+				d.NotOffered = append(d.NotOffered, failure{Contract: c.ID + " " + c.Name, Clause: cl, Rest: cl.Reason})
+			case cl.Failed():
+				d.Failures = append(d.Failures, failureOf(c.ID+" "+c.Name, cl, cl.Status))
+			case listed(cl):
+				d.Listed = append(d.Listed, failureOf(c.ID+" "+c.Name, cl, cl.Status))
 			}
 		}
 	}
@@ -121,7 +130,7 @@ pre,code{font:12px/1.4 ui-monospace,monospace}
 pre{background:#f6f6f6;padding:.5em .6em;margin:.2em 0;white-space:pre-wrap;overflow-wrap:anywhere;word-break:break-word}
 .c{border:1px solid #ddd;border-radius:6px;margin:.4em 0;padding:.3em .9em}
 .c summary{cursor:pointer;overflow-wrap:anywhere}.st{font-weight:bold}
-.PASS{color:#176e2a}.FAIL,.HARNESS{color:#b3261e}.NOT,.KNOWN{color:#8a6d00}
+.PASS{color:#176e2a}.FAIL,.HARNESS{color:#b3261e}.NOT,.KNOWN{color:#8a6d00}.offered{color:#555}
 .rule{color:#555;font-style:italic;overflow-wrap:anywhere}
 ul{margin:.3em 0;padding-left:1.2em}li{margin:.15em 0;overflow-wrap:anywhere}
 </style></head><body>
@@ -138,8 +147,27 @@ ul{margin:.3em 0;padding-left:1.2em}li{margin:.15em 0;overflow-wrap:anywhere}
 {{if .Result.Spread}}<tr><td>cluster</td><td>{{.Result.Spread}}</td></tr>{{end}}
 <tr><td>clauses run</td><td>{{.Result.ClausesRun}} of {{.Result.ClausesTotal}}</td></tr>
 </table>
+{{if .Result.Stale}}<h2 class="bad">Stale known lists ({{len .Result.Stale}}): the run fails until they are updated</h2>
+<ul>{{range .Result.Stale}}<li>{{.}}</li>{{end}}</ul>{{end}}
 {{if .Failures}}<h2 class="bad" data-first-screen="failures">Failed clauses ({{len .Failures}})</h2>
-{{range .Failures}}<div class="card{{if eq .Verdict "KNOWN FAILING"}} known{{end}}" id="{{.Clause.ID}}">
+{{range .Failures}}{{template "card" .}}{{end}}{{end}}
+{{if .Listed}}<h2>Failed as the known lists expect ({{len .Listed}}): they do not fail the run</h2>
+{{range .Listed}}{{template "card" .}}{{end}}{{end}}
+{{if .NotRun}}<h2>Clauses not run ({{len .NotRun}})</h2>
+{{range .NotRun}}<div class="card notrun" id="{{.Clause.ID}}"><h3><span class="st NOT">NOT RUN</span> <code>{{.Clause.ID}}</code></h3><pre>{{.Rest}}</pre></div>
+{{end}}{{end}}
+{{if .NotOffered}}<h2 data-first-screen="not-offered">Not offered ({{len .NotOffered}}): neither passed nor failed</h2>
+<p>These clauses drive an optional op or test aid the port's hello does not declare (PROTOCOL.md Part B, "Capabilities"): they neither pass nor fail their contract and stand in no certification's way.</p>
+<ul class="offered">{{range .NotOffered}}<li id="{{.Clause.ID}}"><code>{{.Clause.ID}}</code> — {{.Rest}}</li>
+{{end}}</ul>{{end}}
+<h2>Contracts</h2>
+{{range .Result.Contracts}}{{if ne .Status.String "NOT RUN"}}
+<details class="c"{{if ne .Status.String "PASS"}} open{{end}}><summary><span class="st {{.Status}}">{{index $.Lines .ID}}</span> <b>{{.ID}} {{.Name}}</b></summary>
+<div class="rule">{{.Rule}}</div>{{if .Note}}<div><b>note:</b> {{.Note}}</div>{{end}}
+<ul>{{range .Clauses}}<li><span class="{{.Status}}">{{.Status}}</span> {{if .Message}}<a href="#{{.ID}}"><code>{{.ID}}</code></a>{{else}}<code>{{.ID}}</code>{{end}}</li>{{end}}</ul></details>
+{{end}}{{end}}
+</body></html>
+{{define "card"}}<div class="card{{if ne .Verdict "FAIL"}}{{if ne .Verdict "HARNESS ERROR"}} known{{end}}{{end}}" id="{{.Clause.ID}}">
 <h3><span class="st {{.Verdict}}">{{.Verdict}}</span> <code>{{.Clause.ID}}</code></h3>
 <dl>{{if .Rule}}<dt>RULE</dt><dd><pre>{{.Rule}}</pre></dd>{{end}}
 {{if .Expected}}<dt>EXPECTED</dt><dd><pre>{{.Expected}}</pre></dd>{{end}}
@@ -149,15 +177,4 @@ ul{margin:.3em 0;padding-left:1.2em}li{margin:.15em 0;overflow-wrap:anywhere}
 {{if .Stderr}}<dt>STDERR — the port's, last lines</dt><dd><pre>{{.Stderr}}</pre></dd>{{end}}
 {{if .Clause.Wire}}<dt>WIRE TRACE — the port's commands, seen by MONITOR</dt><dd><details><summary>{{.Contract}}: show the trace</summary><pre>{{.Clause.Wire}}</pre></details></dd>{{end}}
 </dl></div>
-{{end}}{{end}}
-{{if .NotRun}}<h2>Clauses not run ({{len .NotRun}})</h2>
-{{range .NotRun}}<div class="card notrun" id="{{.Clause.ID}}"><h3><span class="st NOT">NOT RUN</span> <code>{{.Clause.ID}}</code></h3><pre>{{.Rest}}</pre></div>
-{{end}}{{end}}
-<h2>Contracts</h2>
-{{range .Result.Contracts}}{{if ne .Status.String "NOT RUN"}}
-<details class="c"{{if ne .Status.String "PASS"}} open{{end}}><summary><span class="st {{.Status}}">{{index $.Lines .ID}}</span> <b>{{.ID}} {{.Name}}</b></summary>
-<div class="rule">{{.Rule}}</div>{{if .Note}}<div><b>note:</b> {{.Note}}</div>{{end}}
-<ul>{{range .Clauses}}<li><span class="{{.Status}}">{{.Status}}</span> {{if .Message}}<a href="#{{.ID}}"><code>{{.ID}}</code></a>{{else}}<code>{{.ID}}</code>{{end}}</li>{{end}}</ul></details>
-{{end}}{{end}}
-</body></html>
-`))
+{{end}}`))

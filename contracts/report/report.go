@@ -3,6 +3,7 @@
 package report
 
 import (
+	_ "embed"
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
@@ -54,13 +55,18 @@ func status(c verdict.ContractResult) string {
 	return c.Status.String()
 }
 
-// shownStatus is the status a failed clause is shown with: KNOWN FAILING in a contract listed
-// as known failing.
-func shownStatus(c verdict.ContractResult, cl verdict.Clause) verdict.Status {
-	if c.Status == verdict.StatusKnownFailing && cl.Status == verdict.StatusFail {
-		return verdict.StatusKnownFailing
+// listed tells a clause that failed as a known list expected (known failing, known flaky): it
+// is shown with its failure, apart from the failures that fail the run.
+func listed(cl verdict.Clause) bool {
+	return cl.Status == verdict.StatusKnownFailing || cl.Status == verdict.StatusKnownFlaky
+}
+
+// StaleLines says each stale entry of the known lists ("" when none): the run fails on them.
+func StaleLines(r *verdict.Result) string {
+	if len(r.Stale) == 0 {
+		return ""
 	}
-	return cl.Status
+	return "\nSTALE KNOWN LISTS (the run fails until they are updated):\n  " + strings.Join(r.Stale, "\n  ") + "\n"
 }
 
 func dots(left, right string, width int) string {
@@ -84,6 +90,8 @@ func Summary(r *verdict.Result) string {
 		s += fmt.Sprintf(" (%d of %d clauses run: see NOT RUN above; not a certification)", r.ClausesRun, r.ClausesTotal)
 	case r.Spread != nil && !r.Spread.Covered():
 		s += " (the run's queues did not land on every primary: not a certification)"
+	case len(r.Stale) > 0:
+		s += " (the known lists are stale: see STALE above; not a certification)"
 	}
 	return s
 }
@@ -145,7 +153,7 @@ func Transcript(r *verdict.Result, f Facts) string {
 			switch {
 			case cl.Status == verdict.StatusNotRun || cl.Status == verdict.StatusNotOffered:
 				fmt.Fprintf(&b, "    %s\n", cl.Reason)
-			case cl.Failed():
+			case cl.Failed() || listed(cl):
 				b.WriteString(indent(Failure(cl, 0), "    "))
 			}
 		}
@@ -210,11 +218,12 @@ func Write(dir string, r *verdict.Result, f Facts) (string, error) {
 	}
 	transcript := filepath.Join(dir, "conformance-"+label+".out")
 	files := map[string]func(io.Writer) error{
-		transcript:                        func(w io.Writer) error { _, err := io.WriteString(w, Transcript(r, f)); return err },
-		filepath.Join(dir, "junit.xml"):   func(w io.Writer) error { return writeJUnit(w, r, f) },
-		filepath.Join(dir, "report.json"): func(w io.Writer) error { return writeJSON(w, r, f) },
-		filepath.Join(dir, "report.html"): func(w io.Writer) error { return writeHTML(w, r, f) },
-		filepath.Join(dir, "badge.svg"):   func(w io.Writer) error { _, err := io.WriteString(w, Badge(r)); return err },
+		transcript:                               func(w io.Writer) error { _, err := io.WriteString(w, Transcript(r, f)); return err },
+		filepath.Join(dir, "junit.xml"):          func(w io.Writer) error { return writeJUnit(w, r, f) },
+		filepath.Join(dir, "report.json"):        func(w io.Writer) error { return writeJSON(w, r, f) },
+		filepath.Join(dir, "report.html"):        func(w io.Writer) error { return writeHTML(w, r, f) },
+		filepath.Join(dir, "badge.svg"):          func(w io.Writer) error { _, err := io.WriteString(w, Badge(r)); return err },
+		filepath.Join(dir, "report.schema.json"): func(w io.Writer) error { _, err := w.Write(schema); return err },
 		filepath.Join(dir, "facts.json"): func(w io.Writer) error {
 			e := json.NewEncoder(w)
 			e.SetIndent("", "  ")
@@ -241,23 +250,85 @@ func writeFile(path string, write func(io.Writer) error) error {
 	return fh.Close()
 }
 
-// JSONReport is report.json: the facts and the result.
+// JSONReport is report.json: the facts, the clauses counted by verdict and the result. Its
+// published schema is report.schema.json (Schema), written beside it in every certification
+// folder.
 type JSONReport struct {
+	Schema string          `json:"schema"` // SchemaID
 	Facts  Facts           `json:"facts"`
+	Counts Counts          `json:"counts"`
 	Result *verdict.Result `json:"result"`
 }
+
+// Counts are a run's clauses by verdict, each clause in exactly one: a clause not offered is
+// neither passed nor failed, and a clause filtered out is in none.
+type Counts struct {
+	Pass         int `json:"pass"`
+	Fail         int `json:"fail"`
+	KnownFailing int `json:"known_failing"`
+	KnownFlaky   int `json:"known_flaky"`
+	NotOffered   int `json:"not_offered"`
+	NotRun       int `json:"not_run"`
+	NotClaimed   int `json:"not_claimed"`
+	HarnessError int `json:"harness_error"`
+}
+
+// CountsOf counts r's clauses by verdict (a clause filtered out, NOT RUN without a reason, in
+// none).
+func CountsOf(r *verdict.Result) Counts {
+	var n Counts
+	for _, c := range r.Contracts {
+		for _, cl := range c.Clauses {
+			switch cl.Status {
+			case verdict.StatusPass:
+				n.Pass++
+			case verdict.StatusFail:
+				n.Fail++
+			case verdict.StatusKnownFailing:
+				n.KnownFailing++
+			case verdict.StatusKnownFlaky:
+				n.KnownFlaky++
+			case verdict.StatusNotOffered:
+				n.NotOffered++
+			case verdict.StatusNotClaimed:
+				n.NotClaimed++
+			case verdict.StatusHarnessError:
+				n.HarnessError++
+			case verdict.StatusNotRun:
+				if cl.Reason != "" {
+					n.NotRun++
+				}
+			}
+		}
+	}
+	return n
+}
+
+// SchemaID is the $id of report.json's schema (report.schema.json, Schema); every report.json
+// names it.
+const SchemaID = "https://echomq.dev/kit/report.schema.json"
+
+//go:embed report.schema.json
+var schema []byte
+
+// Schema returns report.json's JSON Schema (draft 2020-12), a fresh copy: the kit's tests
+// validate every report.json they read against it, and Write puts it beside report.json.
+func Schema() []byte { return append([]byte(nil), schema...) }
 
 func writeJSON(w io.Writer, r *verdict.Result, f Facts) error {
 	e := json.NewEncoder(w)
 	e.SetIndent("", "  ")
-	return e.Encode(JSONReport{Facts: f, Result: r})
+	return e.Encode(JSONReport{Schema: SchemaID, Facts: f, Counts: CountsOf(r), Result: r})
 }
 
-// ReadJSON reads a report.json back.
+// ReadJSON reads a report.json back, held to its schema (Validate).
 func ReadJSON(path string) (*JSONReport, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
+	}
+	if err := Validate(b); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	var out JSONReport
 	if err := json.Unmarshal(b, &out); err != nil {
@@ -272,6 +343,7 @@ type junitSuites struct {
 	Tests    int          `xml:"tests,attr"`
 	Failures int          `xml:"failures,attr"`
 	Errors   int          `xml:"errors,attr"`
+	Skipped  int          `xml:"skipped,attr"`
 	Suites   []junitSuite `xml:"testsuite"`
 }
 
@@ -316,17 +388,18 @@ func writeJUnit(w io.Writer, r *verdict.Result, f Facts) error {
 			body := Failure(cl, 0)
 			switch cl.Status {
 			case verdict.StatusFail:
-				failing := c.Status == verdict.StatusKnownFailing
-				if failing {
-					jc.Skipped = &junitMessage{Message: "known failing: " + cl.Rule(), Body: body}
-					s.Skipped++
-				} else {
-					jc.Failure = &junitMessage{Message: cl.Rule(), Body: body}
-					s.Failures++
-				}
+				jc.Failure = &junitMessage{Message: cl.Rule(), Body: body}
+				s.Failures++
+			case verdict.StatusKnownFailing, verdict.StatusKnownFlaky:
+				jc.Skipped = &junitMessage{Message: strings.ToLower(cl.Status.String()) + ": " + cl.Rule(), Body: body}
+				s.Skipped++
 			case verdict.StatusHarnessError:
 				jc.Error = &junitMessage{Message: "harness error", Body: body}
 				s.Errors++
+			case verdict.StatusNotOffered:
+				// Neither a pass nor a failure: the port does not declare the op or aid.
+				jc.Skipped = &junitMessage{Message: "not offered: " + cl.Reason}
+				s.Skipped++
 			case verdict.StatusNotClaimed, verdict.StatusNotRun:
 				// In a run meant to certify, a clause that did not run or is not claimed withholds
 				// the certificate: a failure, so that CI reading JUnit sees what the exit status says.
@@ -346,6 +419,19 @@ func writeJUnit(w io.Writer, r *verdict.Result, f Facts) error {
 		out.Tests += s.Tests
 		out.Failures += s.Failures
 		out.Errors += s.Errors
+		out.Skipped += s.Skipped
+		out.Suites = append(out.Suites, s)
+	}
+	if len(r.Stale) > 0 {
+		// A stale known list fails the run: CI reading JUnit sees it fail too.
+		s := junitSuite{Name: "known lists", Time: "0.000"}
+		for _, st := range r.Stale {
+			s.Cases = append(s.Cases, junitCase{Name: st, Classname: "known", Time: "0.000", Failure: &junitMessage{Message: "stale entry: " + st}})
+			s.Tests++
+			s.Failures++
+		}
+		out.Tests += s.Tests
+		out.Failures += s.Failures
 		out.Suites = append(out.Suites, s)
 	}
 	if _, err := io.WriteString(w, xml.Header); err != nil {

@@ -25,10 +25,37 @@ func contractStatus(cls []Clause) Status {
 	return st
 }
 
-// Fold sets the contract's status and counts from its clauses; a contract listed in known
-// that fails is known failing, one that passes is a stale entry of the list (Fold then says
-// true).
-func (c *ContractResult) Fold(known []string) (stale bool) {
+// Known names the clauses a run expects to fail: a failed clause it names is KNOWN FAILING (or
+// KNOWN FLAKY) instead of FAIL, and a known-failing clause that passes is a stale entry, which
+// fails the run (package contracts/known reads the lists).
+type Known interface {
+	IsFailing(clauseID string) bool
+	IsFlaky(clauseID string) bool
+}
+
+// expect marks the failed clauses known names, and says each known-failing clause that passed
+// (known nil: none is marked).
+func expect(cls []Clause, known Known) (marked []Clause, stale []string) {
+	marked = slices.Clone(cls)
+	if known == nil {
+		return marked, nil
+	}
+	for i := range marked {
+		cl := &marked[i]
+		switch {
+		case cl.Status == StatusFail && known.IsFailing(cl.ID):
+			cl.Status = StatusKnownFailing
+		case cl.Status == StatusFail && known.IsFlaky(cl.ID):
+			cl.Status = StatusKnownFlaky
+		case cl.Status == StatusPass && known.IsFailing(cl.ID) && !known.IsFlaky(cl.ID):
+			stale = append(stale, cl.ID+" is listed as known failing but passed: remove it from the list")
+		}
+	}
+	return marked, stale
+}
+
+// Fold sets the contract's status and counts from its clauses (marked by expect).
+func (c *ContractResult) Fold() {
 	c.Status = contractStatus(c.Clauses)
 	c.ClausesTotal = len(c.Clauses)
 	c.ClausesRun = 0
@@ -37,24 +64,13 @@ func (c *ContractResult) Fold(known []string) (stale bool) {
 			c.ClausesRun++
 		}
 	}
-	if !slices.Contains(known, c.ID) {
-		return false
-	}
-	switch c.Status {
-	case StatusFail:
-		c.Status = StatusKnownFailing
-	case StatusPass:
-		c.Note = "listed as known failing but passed: remove it from the list"
-		return true
-	}
-	return false
 }
 
 // Summarize folds a run's clause verdicts into contract results and the run's verdict.
 // contracts are the suite's contracts in canon order (ID, Name and Rule; their Clauses are
-// ignored), clauses every clause of the run in the order of the reports; known lists the
-// contracts that may fail. A clause of no listed contract is left out.
-func Summarize(contracts []ContractResult, clauses []Clause, known []string) *Result {
+// ignored), clauses every clause of the run in the order of the reports; known names the
+// clauses that may fail (nil: none). A clause of no listed contract is left out.
+func Summarize(contracts []ContractResult, clauses []Clause, known Known) *Result {
 	r := &Result{Total: len(contracts), Contracts: make([]ContractResult, len(contracts))}
 	byID := map[string]*ContractResult{}
 	for i, c := range contracts {
@@ -63,6 +79,7 @@ func Summarize(contracts []ContractResult, clauses []Clause, known []string) *Re
 	}
 	var homes [][]QueueHome
 	primaries := 0
+	clauses, r.Stale = expect(clauses, known)
 	for _, cl := range clauses {
 		c := byID[ContractID(cl.ID)]
 		if c == nil {
@@ -77,9 +94,7 @@ func Summarize(contracts []ContractResult, clauses []Clause, known []string) *Re
 	}
 	for i := range r.Contracts {
 		c := &r.Contracts[i]
-		if c.Fold(known) {
-			r.Stale = append(r.Stale, c.ID)
-		}
+		c.Fold()
 		r.ClausesRun += c.ClausesRun
 		r.ClausesTotal += c.ClausesTotal
 		if c.Status == StatusPass && !c.Partial() {

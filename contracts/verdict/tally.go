@@ -15,15 +15,15 @@ type Tally struct {
 	picked   map[string]bool
 	got      map[string]Clause
 	in       map[string][]Clause // by contract, as they came
-	known    []string
+	known    Known
 	progress func(ContractResult)
 	failed   atomic.Bool
 }
 
 // NewTally is the tally of a run of the selected clause ids over contracts (ID, Name and Rule);
-// known lists the contracts that may fail, and progress, if set, receives each contract folded
+// known names the clauses that may fail, and progress, if set, receives each contract folded
 // as soon as its last selected clause is in (a contract that ran nothing is not told).
-func NewTally(contracts []ContractResult, selected, known []string, progress func(ContractResult)) *Tally {
+func NewTally(contracts []ContractResult, selected []string, known Known, progress func(ContractResult)) *Tally {
 	t := &Tally{heads: map[string]ContractResult{}, want: map[string]int{}, picked: map[string]bool{},
 		got: map[string]Clause{}, in: map[string][]Clause{}, known: known, progress: progress}
 	for _, c := range contracts {
@@ -50,8 +50,8 @@ func (t *Tally) Add(cl Clause) {
 		return
 	}
 	cr := t.heads[id]
-	cr.Clauses = t.in[id]
-	cr.Fold(t.known)
+	cr.Clauses, _ = expect(t.in[id], t.known)
+	cr.Fold()
 	if cr.Status != StatusNotRun {
 		t.progress(cr)
 	}

@@ -28,8 +28,11 @@ const (
 	// the clock op); printed with the reason, it neither passes nor fails its contract.
 	StatusNotOffered
 	StatusPass
-	// StatusKnownFailing is a contract that failed and is listed as known failing; clauses are
-	// never this status themselves.
+	// StatusKnownFlaky is a clause that failed and that a known-flaky pattern names (Known), or
+	// a contract whose failures are all such: it does not fail the run, and does not pass.
+	StatusKnownFlaky
+	// StatusKnownFailing is a clause that failed and that a known-failing pattern names, or a
+	// contract whose failures are all known: it does not fail the run, and does not pass.
 	StatusKnownFailing
 	StatusNotClaimed
 	StatusFail
@@ -41,6 +44,7 @@ var statusNames = [...]string{
 	StatusNotRun:       "NOT RUN",
 	StatusNotOffered:   "NOT RUN (not offered)",
 	StatusPass:         "PASS",
+	StatusKnownFlaky:   "KNOWN FLAKY",
 	StatusKnownFailing: "KNOWN FAILING",
 	StatusNotClaimed:   "NOT CLAIMED",
 	StatusFail:         "FAIL",
@@ -144,7 +148,7 @@ func (c Clause) Rule() string {
 // run, is not claimed or hit a harness error ("" for a pass and for a clause filtered out).
 func (c Clause) Message() string {
 	switch c.Status {
-	case StatusFail:
+	case StatusFail, StatusKnownFailing, StatusKnownFlaky:
 		var ts []string
 		for _, f := range c.Failures {
 			ts = append(ts, f.Text())
@@ -184,7 +188,9 @@ type Result struct {
 	// FailFast: the run stopped at its first failing clause (a mutation test), never a
 	// certification; Filtered is set too.
 	FailFast bool `json:"fail_fast,omitempty"`
-	// Stale lists known-failing contracts that passed: the list must be updated.
+	// Stale lists the stale entries of the known lists — a known-failing clause that passed, a
+	// pattern that matches no clause — each a sentence: the lists must be updated, and the run
+	// fails.
 	Stale    []string      `json:"stale_known_failing,omitempty"`
 	Duration time.Duration `json:"duration_ns"`
 	// ClausesRun of ClausesTotal clauses ran in the whole run.

@@ -108,7 +108,8 @@ func TestDriverPark(t *testing.T) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		r, err := d.Park(ctx, protocol.ParkArgs{Queue: "p", Consumers: 2, Jobs: 3, LeaseMS: 5000, ParkMS: 1000, TimeoutMS: 8000})
+		// The park returns at its third job; its timeout only bounds a broken port.
+		r, err := d.Park(ctx, protocol.ParkArgs{Queue: "p", Consumers: 2, Jobs: 3, LeaseMS: 5000, ParkMS: 1000, TimeoutMS: 60000})
 		done <- result{r, err}
 	}()
 	// The kit enqueues from its own connection while the port is parked.

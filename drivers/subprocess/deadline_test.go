@@ -73,8 +73,11 @@ func TestMutePort(t *testing.T) {
 	defer d.Close(context.Background())
 	_, err = d.Hello(context.Background(), protocol.HelloArgs{Valkey: "127.0.0.1:1"})
 	portError(t, err, "sat idle for 1s")
-	// slow-start sleeps before it reads: not mute, however idle.
-	d = session(t, bin, "slow-start", "none", Options{StartDeadline: 10 * time.Minute, MuteAfter: 100 * time.Millisecond})
+	// slow-start sleeps before it reads: not mute, however idle. It sleeps longer than MuteAfter,
+	// and MuteAfter is long: once the port has read its hello, its reply must come within
+	// MuteAfter or it is taken for mute, which a busy machine would do to a 100 ms one.
+	d = session(t, bin, "slow-start", "none", Options{StartDeadline: 10 * time.Minute, MuteAfter: 3 * time.Second,
+		Env: []string{"FAKE_START_MS=4000"}})
 	if _, err := d.Mint(context.Background(), protocol.MintArgs{N: 1}); err != nil {
 		t.Fatalf("mint after a slow start: %v", err)
 	}

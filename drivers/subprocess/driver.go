@@ -266,6 +266,10 @@ func (d *driver) Raw(ctx context.Context, op string, fields map[string]json.RawM
 	return d.sendSeq(ctx, op, req, seq, d.f.opt.Deadline)
 }
 
+// Fault is the session's first protocol-level failure (drivers.Faulter): nil while the port
+// keeps the conversation.
+func (d *driver) Fault() *drivers.PortError { return d.failed }
+
 // usable refuses a call on a failed or closed session.
 func (d *driver) usable(op string) error {
 	if d.failed != nil {

@@ -126,6 +126,9 @@ func Check(ctx context.Context, page, shot string, width int) (Result, error) {
 			"--host-resolver-rules=MAP * ~NOTFOUND", "--proxy-server=127.0.0.1:9",
 			"--user-data-dir=" + filepath.Join(dir, "profile"), fmt.Sprintf("--window-size=%d,2400", width)}, extra...)
 		cmd := exec.CommandContext(ctx, bin, args...)
+		// Chromium's own temporary files go under dir too, removed with it: a Chromium that is
+		// killed leaves its org.chromium.Chromium.* folder behind.
+		cmd.Env = append(os.Environ(), "TMPDIR="+dir)
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		out, err := cmd.Output()

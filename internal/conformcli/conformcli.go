@@ -13,12 +13,14 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/echomq/kit/contracts"
+	"github.com/echomq/kit/contracts/known"
 	"github.com/echomq/kit/drivers"
 	"github.com/echomq/kit/drivers/inproc"
 	"github.com/echomq/kit/drivers/subprocess"
@@ -42,6 +44,7 @@ type flags struct {
 	name                                                          string
 	parallel                                                      int
 	port, valkey, cluster, out, knownFile, label, focus, admitDir string
+	flakyFile                                                     string
 	list, version, failFast                                       bool
 	first                                                         string
 	deadline, startDeadline                                       time.Duration
@@ -58,7 +61,8 @@ func parse(name string, args []string, stderr io.Writer, ext Extension) (flags, 
 	fs.StringVar(&f.valkey, "valkey", env("EMQ_VALKEY_ADDR"), "host:port of a dedicated Valkey 8.1 (it is FLUSHALLed); empty: emq-engines (beside this binary, or in the kit's checkout) starts one [EMQ_VALKEY_ADDR]")
 	fs.StringVar(&f.cluster, "cluster", env("EMQ_CONFORM_CLUSTER"), "run against a Valkey Cluster: its node addresses, host:port,host:port,… (dedicated: every primary is FLUSHALLed); \"start\": emq-engines starts a 3-primary cluster [EMQ_CONFORM_CLUSTER]")
 	fs.StringVar(&f.out, "out", env("EMQ_CONFORM_OUT"), "certification folder (default certification/<port>/) [EMQ_CONFORM_OUT]")
-	fs.StringVar(&f.knownFile, "known-failing", env("EMQ_KNOWN_FAILING"), "file of contract ids allowed to fail, one per line, # comments [EMQ_KNOWN_FAILING]")
+	fs.StringVar(&f.knownFile, "known-failing", env("EMQ_KNOWN_FAILING"), "`FILE` of clauses known to fail: clause-id patterns, one per line, # comments (C10/dead/*, */*/fields, C04 for all of C04); one that passes, or a pattern that matches nothing, fails the run [EMQ_KNOWN_FAILING]")
+	fs.StringVar(&f.flakyFile, "known-flaky", env("EMQ_KNOWN_FLAKY"), "`FILE` of clauses known to fail now and then, as -known-failing: their failures do not fail the run [EMQ_KNOWN_FLAKY]")
 	fs.StringVar(&f.label, "label", env("EMQ_LABEL"), "run only these contracts, e.g. C09 or C09,C10 [EMQ_LABEL]")
 	fs.StringVar(&f.focus, "focus", env("EMQ_FOCUS"), "run only clauses whose id matches this regular expression [EMQ_FOCUS]")
 	fs.BoolVar(&f.failFast, "fail-fast", false, "stop at the first failing clause and report it (a mutation test: a kill needs one failure); never a certification")
@@ -149,6 +153,25 @@ func Main(name string, args []string, stdout, stderr io.Writer, ext Extension) i
 	return runner.ExitHarness
 }
 
+// replayCommand is how the replay line names this program so that it runs as printed, from the
+// folder it was printed in: the path it was started by (bin/emq-conform, /abs/emq-conform),
+// its name when it was found on PATH, and under go run (whose binary is gone once it exits) go
+// run of its package when the folder is the kit's checkout.
+func replayCommand(name, argv0 string) string {
+	switch {
+	case !strings.ContainsRune(argv0, os.PathSeparator):
+		return name
+	case strings.Contains(argv0, string(os.PathSeparator)+"go-build"):
+		if _, err := os.Stat(filepath.Join("cmd", name, "main.go")); err == nil {
+			return "go run ./cmd/" + name
+		}
+		return name
+	case strings.Trim(argv0, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./-") != "":
+		return "'" + strings.ReplaceAll(argv0, "'", `'\''`) + "'" // a path a shell would split
+	}
+	return argv0
+}
+
 // oneLine is a multi-line error in one line: its first line and, when it quotes more (a port's
 // stderr tail), the last line of it.
 func oneLine(msg string) string {
@@ -178,7 +201,7 @@ func list(stdout io.Writer) {
 // through emq-engines), the admitted scripts. cleanup stops what it started.
 func (f flags) options(ctx context.Context, engines *spawner, ext Extension) (runner.Options, func(), error) {
 	cleanup := func() {}
-	o := runner.Options{Out: f.out, Seed: f.seed, PortCommand: f.port, Servers: map[string]contracts.Starter{}, Replay: f.name}
+	o := runner.Options{Out: f.out, Seed: f.seed, PortCommand: f.port, Servers: map[string]contracts.Starter{}, Replay: replayCommand(f.name, os.Args[0])}
 	for _, l := range splitList(f.label) {
 		id, err := contracts.ParseID(l)
 		if err != nil {
@@ -201,12 +224,20 @@ func (f flags) options(ctx context.Context, engines *spawner, ext Extension) (ru
 	if _, err := contracts.Select(f.cluster != "", o.Labels, o.Focus); err != nil {
 		return o, cleanup, err
 	}
-	var err error
-	if f.knownFile != "" {
-		if o.KnownFailing, err = readKnownFailing(f.knownFile); err != nil {
-			return o, cleanup, fmt.Errorf("-known-failing: %w", err)
+	// The known lists are read now too, so that a line that is not a pattern is said at once.
+	for _, l := range []struct {
+		flag, file string
+		to         *[]string
+	}{{"-known-failing", f.knownFile, &o.KnownFailing}, {"-known-flaky", f.flakyFile, &o.KnownFlaky}} {
+		if l.file == "" {
+			continue
 		}
+		if _, err := known.ReadFile(l.file); err != nil {
+			return o, cleanup, fmt.Errorf("%s: %w", l.flag, err)
+		}
+		*l.to = []string{"@" + l.file}
 	}
+	var err error
 	if o.Factory, err = f.factory(ext); err != nil {
 		return o, cleanup, err
 	}
@@ -218,7 +249,7 @@ func (f flags) options(ctx context.Context, engines *spawner, ext Extension) (ru
 		return o, cleanup, err
 	}
 	if f.admitDir != "" {
-		if o.SelfTest.Admit, o.SelfTest.Digest, err = admitScripts(bundle, f.admitDir); err != nil {
+		if o.SelfTest.Admit, o.SelfTest.Digest, err = AdmitScripts(bundle, f.admitDir); err != nil {
 			return o, cleanup, fmt.Errorf("-admit-scripts: %w", err)
 		}
 		o.SelfTest.Note = "scripts of " + f.admitDir + " admitted: not a certification"

@@ -74,7 +74,7 @@ func TestVersion(t *testing.T) {
 func TestBadInputIsAHarnessError(t *testing.T) {
 	clearEnv(t)
 	known := filepath.Join(t.TempDir(), "known")
-	if err := os.WriteFile(known, []byte("C04\nC4 # not an id\n"), 0o644); err != nil {
+	if err := os.WriteFile(known, []byte("C04\nC10/dead/morgue-* # not a pattern\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
@@ -84,7 +84,8 @@ func TestBadInputIsAHarnessError(t *testing.T) {
 		{[]string{"-label", "C99"}, "-label: contracts: unknown contract id"},
 		{[]string{"-focus", "no-such-clause"}, "no clause matches the selection"},
 		{[]string{"-focus", "("}, "error parsing regexp"},
-		{[]string{"-known-failing", known}, "-known-failing: " + known + ":2: contracts: unknown contract id \"C4\""},
+		{[]string{"-known-failing", known}, "-known-failing: known: not a clause-id pattern: " + known + ":2: \"C10/dead/morgue-*\""},
+		{[]string{"-known-flaky", known}, "-known-flaky: known: not a clause-id pattern: " + known + ":2: "},
 		{[]string{"-known-failing", filepath.Join(t.TempDir(), "absent")}, "no such file"},
 		{[]string{"-parallel", "2", "-valkey", "127.0.0.1:1"}, "-parallel 2 needs 2 Valkeys: -valkey gives 1"},
 		{[]string{"-parallel", "2", "-cluster", "127.0.0.1:1"}, "-parallel runs against standalone Valkeys only"},
@@ -103,10 +104,10 @@ func TestBadInputIsAHarnessError(t *testing.T) {
 func TestFlagsToOptions(t *testing.T) {
 	clearEnv(t)
 	known := filepath.Join(t.TempDir(), "known")
-	if err := os.WriteFile(known, []byte("# gaps we know about\nc04   # key builder\n\nC09\n"), 0o644); err != nil {
+	if err := os.WriteFile(known, []byte("# gaps we know about\nc04   # key builder\n\nC09/retry/*\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	f, err := parse("emq-conform", []string{"-valkey", "127.0.0.1:7001", "-label", "c03, C09", "-focus", "walk", "-known-failing", known,
+	f, err := parse("emq-conform", []string{"-valkey", "127.0.0.1:7001", "-label", "c03, C09", "-focus", "walk", "-known-failing", known, "-known-flaky", known,
 		"-seed", "7", "-out", "certs", "-wrong-kind", "127.0.0.1:7002"}, &bytes.Buffer{}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -117,7 +118,7 @@ func TestFlagsToOptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	if o.Valkey != "127.0.0.1:7001" || !slices.Equal(o.Labels, []string{"C03", "C09"}) || !slices.Equal(o.Focus, []string{"walk"}) ||
-		!slices.Equal(o.KnownFailing, []string{"C04", "C09"}) || o.Seed != 7 || o.Out != "certs" || o.Replay != "emq-conform" || o.Factory == nil {
+		!slices.Equal(o.KnownFailing, []string{"@" + known}) || !slices.Equal(o.KnownFlaky, []string{"@" + known}) || o.Seed != 7 || o.Out != "certs" || o.Replay != "emq-conform" || o.Factory == nil {
 		t.Errorf("options %+v", o)
 	}
 	if len(o.Servers) != 1 || o.Servers[contracts.ServerWrongKind.Name] == nil {

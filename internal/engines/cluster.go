@@ -13,7 +13,6 @@ import (
 
 	"github.com/echomq/kit/reference/resp"
 	"github.com/echomq/kit/reference/slotmap"
-	"github.com/echomq/kit/reference/wait"
 )
 
 // EnvValkeyCluster names a running Valkey Cluster to use as given: its node addresses,
@@ -258,10 +257,11 @@ func coverage(shards []Shard, primaries int) error {
 }
 
 // MoveSlot moves slot from primary src to primary dst the way a resharding tool does: SETSLOT
-// IMPORTING on dst and MIGRATING on src, MIGRATE of the slot's keys in batches of batch keys with
-// pause between them (so live traffic meets the half-moved slot), then SETSLOT NODE on every
-// primary of shards. It returns the number of keys moved.
-func MoveSlot(ctx context.Context, shards []Shard, src, dst Shard, slot, batch int, pause time.Duration) (int, error) {
+// IMPORTING on dst and MIGRATING on src, MIGRATE of the slot's keys in batches of batch keys,
+// between (when not nil) run after each batch (a drill waits there for live traffic to meet the
+// half-moved slot), then SETSLOT NODE on every primary of shards. It returns the number of keys
+// moved.
+func MoveSlot(ctx context.Context, shards []Shard, src, dst Shard, slot, batch int, between func(context.Context) error) (int, error) {
 	s := strconv.Itoa(slot)
 	do := func(addr string, args ...string) (resp.Value, error) {
 		v, err := clusterDo(ctx, addr, args...)
@@ -295,8 +295,10 @@ func MoveSlot(ctx context.Context, shards []Shard, src, dst Shard, slot, batch i
 			return moved, err
 		}
 		moved += len(ks)
-		if err := wait.Sleep(ctx, pause); err != nil {
-			return moved, err
+		if between != nil {
+			if err := between(ctx); err != nil {
+				return moved, fmt.Errorf("engines: move slot %d: %w", slot, err)
+			}
 		}
 	}
 	// The new owner first, then the old, then the rest: the order a resharding tool uses, so no

@@ -86,7 +86,7 @@ func TestClusterStarts(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, pid := range pids {
-		if !waitGone(pid, 5*time.Second) {
+		if !waitGone(pid) {
 			t.Errorf("node pid %d survived Stop", pid)
 		}
 	}
@@ -145,7 +145,7 @@ func TestClusterDiesWithParent(t *testing.T) {
 	}
 	cmd.Wait()
 	for _, pid := range pids {
-		if !waitGone(pid, 5*time.Second) {
+		if !waitGone(pid) {
 			t.Errorf("node pid %d survived its parent's SIGKILL", pid)
 			syscall.Kill(pid, syscall.SIGKILL)
 		}

@@ -80,7 +80,7 @@ func TestEnginesDieWithParent(t *testing.T) {
 	}
 	cmd.Wait()
 	for _, pid := range append([]int{vpid, ppid}, pgKids...) {
-		if !waitGone(pid, 5*time.Second) {
+		if !waitGone(pid) {
 			t.Errorf("pid %d survived its parent's SIGKILL", pid)
 			syscall.Kill(pid, syscall.SIGKILL)
 		}

@@ -41,18 +41,17 @@ func TestPostgresNative(t *testing.T) {
 	if !strings.HasPrefix(full, "PostgreSQL 16.14") || sc != "off" {
 		t.Fatalf("version() %q synchronous_commit %q", full, sc)
 	}
-	// A connection still open must not hold up Stop (fast shutdown).
+	// A connection still open must not hold up Stop (fast shutdown): Stop answers nil only when
+	// the server ended on its own signal, and an error when it had to be killed after its grace
+	// (a smart shutdown would wait for the connection for ever). How long the shutdown took is
+	// the machine's, not a bound of this test.
 	pid, dir := p.PID(), filepath.Dir(p.LogPath())
 	kids := children(pid)
 	if len(kids) == 0 {
 		t.Fatalf("postmaster %d has no children", pid)
 	}
-	start := time.Now()
 	if err := p.Stop(); err != nil {
 		t.Fatal(err)
-	}
-	if d := time.Since(start); d > 5*time.Second {
-		t.Fatalf("Stop took %v", d)
 	}
 	for _, k := range append(kids, pid) {
 		if alive(k) {

@@ -167,6 +167,8 @@ var sessionMutants = []Spec{
 		Go: sessionWrap(func(f *sessionFront) { f.reHello = true })},
 	{Name: "clock-undeclared-answers", Contract: "C01", Rule: "aid-unsupported", Defect: "the port does not declare the clock capability, yet answers the clock op ok instead of UNSUPPORTED",
 		Go: sessionWrap(func(f *sessionFront) { f.hide = []string{protocol.CapClock} })},
+	{Name: "batch-undeclared-answers", Contract: "C01", Rule: "aid-unsupported", Defect: "the port does not declare the batch capability, yet answers the batch ops (a malformed one EMQARG) instead of UNSUPPORTED",
+		Go: sessionWrap(func(f *sessionFront) { f.hide = []string{protocol.CapBatch} })},
 	{Name: "ttl-undeclared-refused", Contract: "C01", Rule: "aid-ignored", Defect: "a port without the minter_ttl capability refuses hello's minter_ttl_ms instead of ignoring it",
 		Go: sessionWrap(func(f *sessionFront) { f.hide, f.refuseTTL = []string{protocol.CapMinterTTL}, true })},
 	{Name: "ttl-declared-ignored", Contract: "C02", Rule: "aid-minter-ttl", Defect: "the port declares the minter_ttl capability but leases for its own default, whatever hello's minter_ttl_ms",

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/echomq/kit/internal/await"
 	"github.com/echomq/kit/reference/bus"
 	"github.com/echomq/kit/reference/connector"
 	"github.com/echomq/kit/reference/emqerr"
@@ -184,16 +185,23 @@ func TestBatchEnqueue(t *testing.T) {
 	if in.hash("emq:{" + q + "}:job:" + dup.ID)["payload"] != "first" {
 		t.Fatal("a duplicate in a batch changed the row")
 	}
-	// Count the script calls the producers made.
+	// Count the script calls the producers made: every one of them, read up to a sentinel sent
+	// after the last (a time window would count what a busy machine had printed by then).
+	in.do("ECHO", "enqueued-"+q)
 	calls := 0
-	idle, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
-	defer cancel()
-	for {
-		line, err := mon.Next(idle)
+	for s := "enqueued-" + q; ; {
+		line, err := mon.Next(ctx)
 		if err != nil {
+			t.Fatalf("monitor after %d script calls: %v", calls, err)
+		}
+		ml, err := connector.ParseMonitorLine(line)
+		if err != nil {
+			continue
+		}
+		if isSentinel(ml, s) {
 			break
 		}
-		if ml, err := connector.ParseMonitorLine(line); err == nil && ml.Args[0] == "EVALSHA" {
+		if ml.Args[0] == "EVALSHA" {
 			calls++
 		}
 	}
@@ -208,14 +216,23 @@ func TestBatchEnqueue(t *testing.T) {
 	}
 	defer mon2.Close()
 	var drainCalls atomic.Int64
+	sentinel := "drained-" + q  // sent once the drain is over
+	var met atomic.Bool         // the monitor read up to the sentinel
+	tail := make(chan struct{}) // closed when the monitor goroutine ends
 	go func() {
+		defer close(tail)
 		for {
 			line, err := mon2.Next(ctx)
 			if err != nil {
 				return
 			}
-			if ml, err := connector.ParseMonitorLine(line); err == nil && ml.Args[0] == "EVALSHA" && len(ml.Args) > 3 &&
-				strings.Contains(ml.Args[3], "{"+q+"}") {
+			ml, err := connector.ParseMonitorLine(line)
+			switch {
+			case err != nil:
+			case isSentinel(ml, sentinel):
+				met.Store(true)
+				return
+			case ml.Args[0] == "EVALSHA" && len(ml.Args) > 3 && strings.Contains(ml.Args[3], "{"+q+"}"):
 				drainCalls.Add(1)
 			}
 		}
@@ -224,12 +241,15 @@ func TestBatchEnqueue(t *testing.T) {
 	c, _ := b.Consumer(q, bus.ConsumerOptions{Concurrency: 16, Lease: bus.Ms(10 * time.Second), Maintain: -1, Park: 100 * time.Millisecond},
 		func(ctx context.Context, j *bus.Job) error { n.Add(1); return nil })
 	stop := runConsumer(t, c)
-	waitFor(t, "the drain", func() bool { return n.Load() == 1+producers*(each-1) })
+	await.Count(t, "the drain", n.Load, 1+producers*(each-1))
 	stop()
 	if left := in.residue(q); len(left) != 0 {
 		t.Fatalf("left behind: %v", left)
 	}
-	time.Sleep(100 * time.Millisecond) // the monitor's tail
+	in.do("ECHO", sentinel) // the monitor's tail: every call run before it is read
+	if <-tail; !met.Load() {
+		t.Fatal("the monitor ended before the drain's last call")
+	}
 	if d := drainCalls.Load(); d == 0 || d >= 2*(producers*(each-1)+1) {
 		t.Fatalf("%d script calls to drain %d jobs: want fewer than a claim and a complete each", d, n.Load())
 	}

@@ -9,10 +9,11 @@ import (
 )
 
 // The bus's batching: a consumer's claims and completes, and enqueues under
-// Options.BatchEnqueue, go through one batcher each. Requests that queue up while a call is
-// out are gathered and sent as one script call (up to MaxBatch), with at most batchInFlight
-// calls of a kind in flight: no timer, no added wait. A lone request goes as the single-job
-// script. Every job is still fenced on its own token.
+// Options.BatchEnqueue, go through one batcher each. A request that finds a call free goes at
+// once as the single-job script, sent by its own goroutine: a lone request waits for nothing and
+// takes no hop through another goroutine. Requests that find every call out queue up and are
+// gathered and sent as one script call (up to MaxBatch), with at most batchInFlight calls of a
+// kind in flight: no timer, no added wait. Every job is still fenced on its own token.
 
 // batchInFlight bounds each consumer batcher's calls in flight. With one, the server idled
 // while a batch's reply travelled back and its workers re-asked, and a woken worker's claim
@@ -20,17 +21,45 @@ import (
 // third only splits the batches smaller.
 const batchInFlight = 2
 
-// batcher gathers, sends, fans out: it takes requests from in, and while a call is free sends
-// what has queued up (up to limit) as one call; send answers every request it carries.
+// batcher gathers, sends, fans out: a request either goes at once on its caller's goroutine
+// (try: a call was free) or is taken from in by run, which, while a call is free, sends what
+// has queued up (up to limit) as one call; send answers every request it carries.
 type batcher[R any] struct {
-	limit, inFlight int
-	send            func(reqs []R)
+	limit int
+	slots chan struct{} // one token per call in flight, inline or gathered
+	send  func(reqs []R)
+}
+
+func newBatcher[R any](limit, inFlight int, send func(reqs []R)) *batcher[R] {
+	return &batcher[R]{limit: limit, slots: make(chan struct{}, inFlight), send: send}
+}
+
+// try sends r alone, on the caller's goroutine, if a call is free, and reports whether it did;
+// when every call is out, r must go through run's queue, where it joins the next batch. A
+// request run is already holding for the next free call gets it first: try only takes a call
+// nobody waits for.
+func (b *batcher[R]) try(r R) bool {
+	select {
+	case b.slots <- struct{}{}:
+	default:
+		return false
+	}
+	defer func() { <-b.slots }()
+	b.send([]R{r})
+	return true
+}
+
+// close takes every call token for good: it returns once the calls in flight are answered, and
+// no call starts after it (try then reports false, and run must have stopped).
+func (b *batcher[R]) close() {
+	for range cap(b.slots) {
+		b.slots <- struct{}{}
+	}
 }
 
 // run serves in until it is closed or stop is, then waits for its calls in flight (so the
 // acks of a graceful shutdown still go out).
-func (b batcher[R]) run(stop <-chan struct{}, in <-chan R) {
-	slots := make(chan struct{}, b.inFlight)
+func (b *batcher[R]) run(stop <-chan struct{}, in <-chan R) {
 	var calls sync.WaitGroup
 	defer calls.Wait()
 	for {
@@ -45,7 +74,7 @@ func (b batcher[R]) run(stop <-chan struct{}, in <-chan R) {
 			return
 		}
 		// Wait for a free call before gathering: what queues meanwhile joins this batch.
-		slots <- struct{}{}
+		b.slots <- struct{}{}
 		reqs := append(make([]R, 0, 8), first)
 	more:
 		for len(reqs) < b.limit {
@@ -61,7 +90,7 @@ func (b batcher[R]) run(stop <-chan struct{}, in <-chan R) {
 		}
 		calls.Add(1)
 		go func() {
-			defer func() { <-slots; calls.Done() }()
+			defer func() { <-b.slots; calls.Done() }()
 			b.send(reqs)
 		}()
 	}
@@ -82,11 +111,10 @@ type ackReq struct {
 	reply chan error
 }
 
-// claimer serves claim requests until ctx ends. Claims run under hard: a claim the server ran
-// must reach its worker.
-func (c *Consumer) claimer(ctx, hard context.Context, in <-chan claimReq) {
-	batcher[claimReq]{limit: min(c.opt.Concurrency, MaxBatch), inFlight: batchInFlight,
-		send: func(reqs []claimReq) { c.claimFor(hard, reqs) }}.run(ctx.Done(), in)
+// claimBatcher gathers the workers' claims. Claims run under hard: a claim the server ran must
+// reach its worker.
+func (c *Consumer) claimBatcher(hard context.Context) *batcher[claimReq] {
+	return newBatcher(min(c.opt.Concurrency, MaxBatch), batchInFlight, func(reqs []claimReq) { c.claimFor(hard, reqs) })
 }
 
 // claimFor runs one claim (a lone request) or claim_batch and answers every request.
@@ -115,10 +143,10 @@ func (c *Consumer) claimFor(hard context.Context, reqs []claimReq) {
 	}
 }
 
-// completer completes handled jobs until in is closed (after every worker ended).
-func (c *Consumer) completer(hard context.Context, in <-chan ackReq) {
-	batcher[ackReq]{limit: MaxBatch, inFlight: batchInFlight,
-		send: func(reqs []ackReq) { c.completeFor(hard, reqs) }}.run(nil, in)
+// completeBatcher gathers the workers' completes; its run goes on until its queue is closed
+// (after every worker ended).
+func (c *Consumer) completeBatcher(hard context.Context) *batcher[ackReq] {
+	return newBatcher(MaxBatch, batchInFlight, func(reqs []ackReq) { c.completeFor(hard, reqs) })
 }
 
 // completeFor runs one complete (a lone request) or complete_batch and answers every request.
@@ -162,6 +190,7 @@ type enqReq struct {
 type enqBatcher struct {
 	once sync.Once
 	in   chan *enqReq
+	b    *batcher[*enqReq]
 }
 
 // enqueueBatched enqueues one prepared job of q through q's batcher. A caller whose ctx ends
@@ -171,16 +200,29 @@ func (b *Bus) enqueueBatched(ctx context.Context, q *qkeys, r *enqReq) (bool, er
 	e := &q.enq
 	e.once.Do(func() {
 		e.in = make(chan *enqReq)
+		// One call in flight: the next batch gathers while it is out.
+		e.b = newBatcher(MaxBatch, 1, func(reqs []*enqReq) { b.sendEnqueues(q, reqs) })
 		b.loops.Add(1)
 		go func() {
 			defer b.loops.Done()
-			// One call in flight: the next batch gathers while it is out.
-			batcher[*enqReq]{limit: MaxBatch, inFlight: 1,
-				send: func(reqs []*enqReq) { b.sendEnqueues(q, reqs) }}.run(b.done, e.in)
+			e.b.run(b.done, e.in)
 		}()
 	})
 	if err := ctx.Err(); err != nil {
 		return false, err
+	}
+	select {
+	case <-b.done:
+		return false, typed("enqueue", errBusClosed)
+	default:
+		if e.b == nil { // Close came first
+			return false, typed("enqueue", errBusClosed)
+		}
+	}
+	// A free call takes the job at once on this goroutine (Close waits for it, holding every
+	// call token once it has closed done, so none starts after the check above would pass).
+	if e.b.try(r) {
+		return r.created, r.err
 	}
 	select {
 	case e.in <- r:

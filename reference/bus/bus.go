@@ -318,6 +318,14 @@ func (b *Bus) Close() error {
 	}
 	close(b.done)
 	b.loops.Wait()
+	b.queues.Range(func(_, v any) bool {
+		e := &v.(*qkeys).enq
+		e.once.Do(func() {}) // a batcher not started by now never starts
+		if e.b != nil {
+			e.b.close() // waits for the enqueues its callers send themselves
+		}
+		return true
+	})
 	err := b.mint.Load().m.Close()
 	if errors.Is(err, connector.ErrConnLost) || errors.Is(err, connector.ErrRefused) {
 		err = nil // no server to release it on: the lease lapses by its TTL

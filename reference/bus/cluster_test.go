@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/echomq/kit/internal/await"
 	"github.com/echomq/kit/internal/engines"
 	"github.com/echomq/kit/internal/enginestest"
 	"github.com/echomq/kit/reference/bus"
@@ -198,7 +199,11 @@ func TestClusterConsumersDrain(t *testing.T) {
 		}
 		stops = append(stops, runConsumer(t, c))
 	}
-	time.Sleep(200 * time.Millisecond) // the workers park first: the enqueues must wake them
+	// The workers park first (four on each primary): the enqueues must wake them.
+	for _, addr := range b.Router().Primaries() {
+		in := inspect(t, addr)
+		await.Until(t, "four workers parked on "+addr, func() bool { return blocked(in) == 4 })
+	}
 	for _, q := range qs {
 		msgs := make([]bus.Message, perQueue)
 		for i := range msgs {
@@ -208,11 +213,11 @@ func TestClusterConsumersDrain(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitFor(t, "every job handled", func() bool {
+	await.Count(t, "every job handled", func() int64 {
 		mu.Lock()
 		defer mu.Unlock()
-		return len(seen) == perQueue*len(qs)
-	})
+		return int64(len(seen))
+	}, int64(perQueue*len(qs)))
 	for _, s := range stops {
 		s()
 	}
@@ -226,13 +231,14 @@ func TestClusterConsumersDrain(t *testing.T) {
 
 // The drill with the bus itself: a consumer drains a queue, and a producer feeds it (some jobs
 // delayed, so promote runs too), while the queue's slot moves to another primary key by key.
-// Nothing is lost or run twice; the bus followed the redirects and parks at the new owner.
+// Nothing is lost or run twice; the bus followed the redirects and parks at the new owner. The
+// drill is paced by the load, never by the clock (see TestSlotMigrationUnderLoad).
 func TestClusterConsumerThroughSlotMove(t *testing.T) {
 	vc := enginestest.ValkeyCluster(t, 3)
 	if vc.Mode == engines.ModeGiven {
 		t.Skip("moves a slot between primaries: only on a cluster of our own")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	b := openCluster(t, vc)
 	r := b.Router()
@@ -251,12 +257,14 @@ func TestClusterConsumerThroughSlotMove(t *testing.T) {
 
 	var mu sync.Mutex
 	handled := map[string]int{}
+	var nHandled, nEnq atomic.Int64
 	c, err := b.Consumer(q, bus.ConsumerOptions{Concurrency: 4, Park: 100 * time.Millisecond,
 		Maintain: 20 * time.Millisecond},
 		func(_ context.Context, j *bus.Job) error {
 			mu.Lock()
 			handled[j.ID]++
 			mu.Unlock()
+			nHandled.Add(1)
 			time.Sleep(time.Millisecond) // slower than the producer: a backlog stays for the move
 			return nil
 		})
@@ -296,15 +304,29 @@ func TestClusterConsumerThroughSlotMove(t *testing.T) {
 			mu.Lock()
 			enqueued = append(enqueued, e.ID)
 			mu.Unlock()
+			nEnq.Add(1)
 			time.Sleep(time.Millisecond)
 		}
 	}()
-	time.Sleep(50 * time.Millisecond)
-	moved, err := engines.MoveSlot(ctx, shards, src, dst, int(slot), 25, 5*time.Millisecond)
+	// underLoad waits until the producer has enqueued and the consumer handled n more jobs.
+	underLoad := func(what string, n int64) {
+		t.Helper()
+		e, h := nEnq.Load()+n, nHandled.Load()+n
+		await.Until(t, what, func() bool { return prodErr.Load() != nil || (nEnq.Load() >= e && nHandled.Load() >= h) })
+	}
+	underLoad("the load before the move", 20)
+	moved, err := engines.MoveSlot(ctx, shards, src, dst, int(slot), 25, func(context.Context) error {
+		met := r.Stats().Ask + r.Stats().TryAgain // the load meets every half-moved state
+		await.Until(t, "the load to meet the half-moved slot", func() bool {
+			st := r.Stats()
+			return prodErr.Load() != nil || st.Ask+st.TryAgain > met
+		})
+		return nil
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(150 * time.Millisecond)
+	underLoad("the load after the move", 20)
 	close(stop)
 	producing.Wait()
 	if p := prodErr.Load(); p != nil {
@@ -313,18 +335,19 @@ func TestClusterConsumerThroughSlotMove(t *testing.T) {
 	mu.Lock()
 	want := len(enqueued)
 	mu.Unlock()
-	waitFor(t, "every job handled after the move", func() bool {
+	await.Count(t, "every job handled after the move", func() int64 {
 		mu.Lock()
 		defer mu.Unlock()
-		return len(handled) >= want
-	})
-	// The workers park at the new owner now: a job enqueued to an idle queue wakes one.
-	time.Sleep(300 * time.Millisecond)
+		return int64(len(handled))
+	}, int64(want))
+	// The workers park at the new owner now, all four: a job enqueued to an idle queue wakes one.
+	in := inspect(t, dst.Primary)
+	await.Until(t, "the four workers parked at the new owner", func() bool { return blocked(in) == 4 })
 	late, err := b.Enqueue(ctx, q, []byte("late"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "a job enqueued after the move", func() bool {
+	await.Until(t, "a job enqueued after the move", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return handled[late.ID] == 1

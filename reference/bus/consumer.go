@@ -214,12 +214,13 @@ func (c *Consumer) Run(ctx context.Context) error {
 	// Lane consumers claim one lane_claim per worker (the ring rotates per claim); the others
 	// claim through the claim batcher. All complete through the complete batcher.
 	var claims chan claimReq
+	var claimB *batcher[claimReq]
 	if !c.opt.Lanes {
-		claims = make(chan claimReq)
+		claims, claimB = make(chan claimReq), c.claimBatcher(hard)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c.claimer(ctx, hard, claims)
+			claimB.run(ctx.Done(), claims)
 		}()
 	}
 	// The park slots: a worker parks holding one, on the slot's connection (dialled at its first
@@ -235,14 +236,16 @@ func (c *Consumer) Run(ctx context.Context) error {
 			}
 		}
 	}()
-	acks := make(chan ackReq)
+	// Buffered for every worker: each has at most one completion out, and sends it without
+	// waiting for the batcher (see worker.settle).
+	acks, ackB := make(chan ackReq, c.opt.Concurrency), c.completeBatcher(hard)
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		c.completer(hard, acks)
+		ackB.run(nil, acks)
 	}()
 	for i := 0; i < c.opt.Concurrency; i++ {
-		w := &worker{c: c, idx: i, claims: claims, acks: acks, slots: slots,
+		w := &worker{c: c, idx: i, claims: claims, claimB: claimB, acks: acks, ackB: ackB, slots: slots,
 			claimed: make(chan claimRes, 1), acked: make(chan error, 1)}
 		workers.Add(1)
 		go func() {
@@ -313,10 +316,12 @@ type worker struct {
 	idx   int
 	slots chan *parkSlot // taken while parked, returned on waking
 
-	claims  chan<- claimReq // to the claimer; nil for a lane consumer
-	acks    chan<- ackReq   // to the completer
-	claimed chan claimRes   // the claimer's answers
-	acked   chan error      // the completer's answers
+	claims  chan<- claimReq // to the claim batcher's queue; nil for a lane consumer
+	claimB  *batcher[claimReq]
+	acks    chan<- ackReq // to the complete batcher's queue
+	ackB    *batcher[ackReq]
+	claimed chan claimRes // the claim batcher's answers
+	acked   chan error    // the complete batcher's answers
 
 	// The heartbeat: a timer reused across jobs; cur is the job it extends.
 	hb       *time.Timer
@@ -324,6 +329,11 @@ type worker struct {
 	hbMu     sync.Mutex
 	hbClosed bool
 	beats    sync.WaitGroup
+
+	// pending is the completion sent and not yet answered (at most one), pendingUp the bus's
+	// reconnect signal as it was when it went.
+	pending   *Job
+	pendingUp context.Context
 }
 
 func (w *worker) run(ctx, hard context.Context) {
@@ -333,6 +343,7 @@ func (w *worker) run(ctx, hard context.Context) {
 	w.hb = time.AfterFunc(time.Hour, w.beat)
 	w.hb.Stop()
 	defer func() {
+		w.finishAck(hard)
 		w.hbMu.Lock()
 		w.hbClosed = true
 		w.hbMu.Unlock()
@@ -351,6 +362,7 @@ func (w *worker) run(ctx, hard context.Context) {
 			fails++
 			c.logf("bus: consumer %s worker %d: %v", c.q.name, w.idx, err)
 			c.rode(err)
+			w.finishAck(hard)
 			if !pause(ctx, up, backoffErr(fails)) {
 				return
 			}
@@ -358,6 +370,7 @@ func (w *worker) run(ctx, hard context.Context) {
 		}
 		fails = 0
 		if j == nil {
+			w.finishAck(hard) // settled before it waits, however long the park
 			if !w.parkUntilWoken(ctx) {
 				return
 			}
@@ -367,26 +380,34 @@ func (w *worker) run(ctx, hard context.Context) {
 	}
 }
 
-// claim asks for one job: a lane claim of its own, or through the claimer. The claim runs
-// under hard, not ctx: a claim the server ran must reach its handler.
+// claim asks for one job: a lane claim of its own, or through the claim batcher (at once on
+// this goroutine when a call is free). The claim runs under hard, not ctx: a claim the server
+// ran must reach its handler.
 func (w *worker) claim(ctx, hard context.Context) (*Job, error) {
 	if w.claims == nil {
 		cctx, cancel := w.c.leased(hard)
 		defer cancel()
 		return w.c.bus.claim(cctx, w.c.q, w.c.ms, true)
 	}
-	select {
-	case w.claims <- claimReq{w.claimed}:
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	req := claimReq{w.claimed}
+	if !w.claimB.try(req) {
+		select {
+		case w.claims <- req:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	}
 	r := <-w.claimed
 	return r.j, r.err
 }
 
-// complete hands the job to the completer and waits for its outcome.
+// complete hands the job to the complete batcher (sent at once on this goroutine when a call is
+// free) and waits for its outcome: a completion sent again (finishAck).
 func (w *worker) complete(j *Job) error {
-	w.acks <- ackReq{j, w.acked}
+	req := ackReq{j, w.acked}
+	if !w.ackB.try(req) {
+		w.acks <- req
+	}
 	return <-w.acked
 }
 
@@ -514,45 +535,77 @@ func (w *worker) handle(wctx, hard context.Context, j *Job) {
 	w.settle(hard, j, err)
 }
 
-// settle completes, retries or buries j by its handler's outcome. A settlement whose reply was
-// lost (the connection failed, or no reply came by its deadline) is sent again once the bus has
-// reconnected: it is fenced on the job's token, so a second one either lands while the lease
-// holds or is refused EMQSTALE and changes nothing. Only a job whose lease ran out first is
-// redelivered, so duplicates after a fault are bounded by the handlers running at it.
+// settle completes, retries or buries j by its handler's outcome. A completion goes without
+// waiting for its answer: the worker claims its next job while it travels and takes the answer
+// before it settles again, parks or stops (finishAck), so its claims do not wait for its last
+// completion's round trip (what bound the drain) and it never has more than one out. A
+// settlement whose reply was lost (the connection failed, or no reply came by its deadline) is
+// sent again once the bus has reconnected: it is fenced on the job's token, so a second one
+// either lands while the lease holds or is refused EMQSTALE and changes nothing. Only a job
+// whose lease ran out first is redelivered, so duplicates after a fault are bounded by the jobs
+// leased at it.
 func (w *worker) settle(hard context.Context, j *Job, herr error) {
-	c := w.c
-	var p permanent
-	once := func() error {
-		sctx, cancel := c.leased(hard)
-		defer cancel()
-		switch {
-		case herr == nil:
-			return w.complete(j)
-		case errors.As(herr, &p):
-			return j.Fail(sctx, herr.Error())
-		}
-		_, err := j.Retry(sctx, c.opt.MaxAttempts, Ms(max(c.opt.Backoff(int(j.Token)), 0)), herr.Error())
-		return err
+	w.finishAck(hard)
+	if herr == nil {
+		w.pending, w.pendingUp = j, w.c.bus.up.current()
+		w.acks <- ackReq{j, w.acked} // buffered for every worker: never waits
+		return
 	}
 	for attempt := 1; ; attempt++ {
-		up := c.bus.up.current()
-		err := once()
-		if err == nil || hard.Err() != nil {
-			return
-		}
-		if !replyLost(err) {
-			// EMQSTALE: the lease ran out first (or a lost earlier attempt settled it); the
-			// reaper redelivers the job (at least once).
-			c.logf("bus: consumer %s: settle job %s token %d (attempt %d): %v", c.q.name, j.ID, j.Token, attempt, err)
-			c.rode(err)
-			return
-		}
-		c.logf("bus: consumer %s: settle job %s token %d: %v; sending it again", c.q.name, j.ID, j.Token, err)
-		c.rode(err)
-		if !pause(hard, up, backoffErr(attempt)) {
+		up := w.c.bus.up.current()
+		if !w.again(hard, j, w.settleOnce(hard, j, herr), attempt, up) {
 			return
 		}
 	}
+}
+
+// finishAck takes the answer of the completion out, if any, and sends it again while its reply
+// was lost, as settle does.
+func (w *worker) finishAck(hard context.Context) {
+	j, up := w.pending, w.pendingUp
+	if j == nil {
+		return
+	}
+	w.pending, w.pendingUp = nil, nil
+	for attempt, err := 1, <-w.acked; w.again(hard, j, err, attempt, up); attempt++ {
+		up = w.c.bus.up.current()
+		err = w.settleOnce(hard, j, nil)
+	}
+}
+
+// settleOnce sends j's settlement for its handler's outcome herr once and waits for it.
+func (w *worker) settleOnce(hard context.Context, j *Job, herr error) error {
+	c := w.c
+	sctx, cancel := c.leased(hard)
+	defer cancel()
+	var p permanent
+	switch {
+	case herr == nil:
+		return w.complete(j)
+	case errors.As(herr, &p):
+		return j.Fail(sctx, herr.Error())
+	}
+	_, err := j.Retry(sctx, c.opt.MaxAttempts, Ms(max(c.opt.Backoff(int(j.Token)), 0)), herr.Error())
+	return err
+}
+
+// again judges a settlement's outcome err (its attempt-th, sent while up was the bus's
+// reconnect signal): true when it must be sent again, after a pause cut short by a reconnect.
+func (w *worker) again(hard context.Context, j *Job, err error, attempt int, up context.Context) bool {
+	c := w.c
+	if err == nil || hard.Err() != nil {
+		return false
+	}
+	if !replyLost(err) {
+		// EMQSTALE: the lease ran out first (or a lost earlier attempt settled it); the reaper
+		// redelivers the job (at least once).
+		c.logf("bus: consumer %s: settle job %s token %d (attempt %d): %v", c.q.name, j.ID, j.Token, attempt, err)
+		c.rode(err)
+		return false
+	}
+	c.logf("bus: consumer %s: settle job %s token %d: %v; sending it again", c.q.name, j.ID, j.Token, err)
+	c.rode(err)
+	return pause(hard, up, backoffErr(attempt))
 }
 
 // replyLost reports a call whose outcome is unknown: its connection failed, or its deadline

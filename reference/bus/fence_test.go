@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/echomq/kit/internal/await"
 	"github.com/echomq/kit/internal/engines"
 	"github.com/echomq/kit/internal/enginestest"
 	"github.com/echomq/kit/reference/bus"
@@ -61,7 +62,7 @@ func TestLostMinterLeasesAgain(t *testing.T) {
 	v := enginestest.ValkeyWith(t, engines.ValkeyOptions{Args: []string{"--databases", "1"}})
 	in := inspect(t, v.Addr)
 	ctx := ctxT(t)
-	b := openBus(t, v.Addr, bus.Options{MinterTTL: 150 * time.Millisecond})
+	b := openBus(t, v.Addr, bus.Options{MinterTTL: 1500 * time.Millisecond}) // renewed every 500 ms: no busy machine lapses it
 	last, err := b.Mint(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -126,7 +127,7 @@ func TestConsumerRidesThroughAndStopsOnRefusal(t *testing.T) {
 		if !errors.Is(err, emqerr.Version) {
 			t.Fatalf("Run = %v, want EMQVERSION", err)
 		}
-	case <-time.After(5 * time.Second):
+	case <-time.After(await.Stall): // the redial meets the refusal as soon as the machine lets it
 		t.Fatal("Run did not return on the refusal")
 	}
 	// The main connection may still be redialling when Run returns (its calls fail at once,

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/echomq/kit/internal/await"
 	"github.com/echomq/kit/internal/engines"
 	"github.com/echomq/kit/lua"
 	"github.com/echomq/kit/reference/cluster"
@@ -206,7 +207,7 @@ func TestMigrationAbortsBeforeWrites(t *testing.T) {
 				if c.runs == nil {
 					h.waitFor(func() bool { return h.r.Stats().TryAgain > waits }, "the router to meet the abort")
 				}
-				if _, err := engines.MoveSlot(h.ctx, h.shards, h.src, h.dst, int(slot), 100, 0); err != nil {
+				if _, err := engines.MoveSlot(h.ctx, h.shards, h.src, h.dst, int(slot), 100, nil); err != nil {
 					t.Fatal(err)
 				}
 				if err := <-got; err != nil {
@@ -395,12 +396,7 @@ func (h *hazard) migrate(ks []string) {
 
 func (h *hazard) waitFor(ok func() bool, what string) {
 	h.t.Helper()
-	for end := time.Now().Add(5 * time.Second); !ok(); {
-		if time.Now().After(end) {
-			h.t.Fatalf("waited 5s for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	await.Until(h.t, what, ok)
 }
 
 // consistent checks queue q on the slot's new owner: every job row sits in the index of its state

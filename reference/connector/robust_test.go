@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/echomq/kit/internal/await"
 	"github.com/echomq/kit/reference/resp"
 )
 
@@ -196,10 +197,7 @@ func TestUnsolicitedReplyPoisons(t *testing.T) {
 	}
 	defer c.Close()
 	c.Do(ctx, "PING") // may or may not see the extra line before returning
-	deadline := time.Now().Add(2 * time.Second)
-	for c.Err() == nil && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
+	await.Until(t, "the extra line to poison the connection", func() bool { return c.Err() != nil })
 	if err := c.Err(); !errors.Is(err, ErrUnsolicited) {
 		t.Fatalf("got %v, want ErrUnsolicited", err)
 	}
@@ -222,12 +220,12 @@ func TestCancelledCallerKeepsStreamAligned(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
+	// The server holds SLOW's reply until release, below: the call returns on its own deadline.
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-	start := time.Now()
 	_, err = c.Do(ctx, "SLOW")
 	cancel()
-	if !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > time.Second {
-		t.Fatalf("got %v after %v, want a prompt DeadlineExceeded", err, time.Since(start))
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("got %v, want DeadlineExceeded", err)
 	}
 	done := make(chan resp.Value, 1)
 	go func() {
@@ -253,13 +251,16 @@ func TestBlockingDeadline(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
+	// The server never answers: only the blocking deadline ends the call (the error says so;
+	// without one the call would hang, the go test -timeout's to report), never before
+	// timeout + slack.
 	start := time.Now()
 	_, err = c.Do(context.Background(), "BLPOP", "q", 0.2)
 	if !errors.Is(err, ErrFatal) || !errors.Is(err, ErrDeadline) {
 		t.Fatalf("got %v, want a fatal deadline error", err)
 	}
-	if el := time.Since(start); el < 250*time.Millisecond || el > 2*time.Second {
-		t.Fatalf("deadline hit after %v, want ≈ timeout+slack = 300ms", el)
+	if el := time.Since(start); el < 250*time.Millisecond {
+		t.Fatalf("deadline hit after %v, before timeout+slack = 300ms", el)
 	}
 }
 

@@ -8,11 +8,13 @@ import (
 )
 
 // A long wait for the clock's next millisecond must not lapse a lease that is being renewed:
-// the minter waits without holding the lock the renewal records itself under.
+// the minter waits without holding the lock the renewal records itself under. The wait (3 s)
+// is twice the lease (1.5 s): a renewal held up by the wait would lapse it; a renewal every
+// 500 ms leaves a busy machine a second of slack (a 150 ms lease renewed every 50 ms did not).
 func TestMinterLongWaitKeepsRenewedLease(t *testing.T) {
 	var clk ScriptedClock
-	clk.Set(Epoch.Add(time.Hour), 400) // one millisecond per 400 real ones
-	m := newTestMinter(t, newMemLeaser(), Options{TTL: 150 * time.Millisecond, Now: clk.Now})
+	clk.Set(Epoch.Add(time.Hour), 3000) // one millisecond per 3000 real ones
+	m := newTestMinter(t, newMemLeaser(), Options{TTL: 1500 * time.Millisecond, Now: clk.Now})
 	var last uint64
 	for i := 0; i <= MaxSequence+1; i++ {
 		sf, err := m.NextSnowflake(context.Background())

@@ -3,10 +3,13 @@ package ids
 import (
 	"context"
 	"errors"
+	"fmt"
 	"runtime"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/echomq/kit/internal/await"
 )
 
 // memLeaser is an in-memory lease store with SET NX PX semantics, for unit tests only; the bus's
@@ -15,6 +18,7 @@ type memLeaser struct {
 	mu       sync.Mutex
 	held     map[int]memLease
 	renewErr error // when set, Renew fails with it
+	renewals int   // renewals granted
 }
 
 type memLease struct {
@@ -44,7 +48,14 @@ func (l *memLeaser) Renew(_ context.Context, w int, owner string, ttl time.Durat
 		return false, nil
 	}
 	l.held[w] = memLease{owner, time.Now().Add(ttl)}
+	l.renewals++
 	return true, nil
+}
+
+func (l *memLeaser) renewed() int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return int64(l.renewals)
 }
 
 func (l *memLeaser) Release(_ context.Context, w int, owner string) error {
@@ -268,11 +279,13 @@ func TestMinterNoFreeWorker(t *testing.T) {
 
 func TestMinterRenewsAndStopsWhenLeaseLost(t *testing.T) {
 	l := newMemLeaser()
-	m := newTestMinter(t, l, Options{TTL: 60 * time.Millisecond})
-	// Outlive several TTLs: renewal must keep it minting.
-	time.Sleep(200 * time.Millisecond)
+	// A lease of a second, renewed every third: a renewal late by two thirds of a second lapses
+	// it, which no busy machine does (a 60 ms lease did: baseline of issue 29).
+	m := newTestMinter(t, l, Options{TTL: time.Second})
+	// Outlive two TTLs, counted in renewals (seven thirds of a TTL): renewal must keep it minting.
+	await.Count(t, "seven renewals", l.renewed, 7)
 	if _, err := m.Next(context.Background()); err != nil {
-		t.Fatalf("after 3 TTLs with renewal: %v", err)
+		t.Fatalf("after two TTLs with renewal: %v", err)
 	}
 	if l.holder(m.Worker()) != m.Owner() {
 		t.Fatal("lease not renewed in the store")
@@ -292,17 +305,14 @@ func TestMinterStopsWhenRenewalKeepsFailing(t *testing.T) {
 
 func waitLost(t *testing.T, m *Minter) {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Second)
-	for time.Now().Before(deadline) {
-		if _, err := m.Next(context.Background()); err != nil {
-			if !errors.Is(err, ErrLeaseLost) {
-				t.Fatalf("want ErrLeaseLost, got %v", err)
-			}
-			return
-		}
-		time.Sleep(5 * time.Millisecond)
+	var err error
+	await.Until(t, "the minter to stop minting without its lease", func() bool {
+		_, err = m.Next(context.Background())
+		return err != nil
+	})
+	if !errors.Is(err, ErrLeaseLost) {
+		t.Fatalf("want ErrLeaseLost, got %v", err)
 	}
-	t.Fatal("minter kept minting without its lease")
 }
 
 func TestMinterCloseReleasesWithoutLeak(t *testing.T) {
@@ -329,11 +339,7 @@ func TestMinterCloseReleasesWithoutLeak(t *testing.T) {
 	default:
 		t.Fatal("renewal goroutine still running after Close")
 	}
-	deadline := time.Now().Add(time.Second)
-	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	if n := runtime.NumGoroutine(); n > before {
-		t.Fatalf("goroutines: %d before, %d after Close", before, n)
-	}
+	await.Until(t, fmt.Sprintf("the goroutines back to the %d before NewMinter", before), func() bool {
+		return runtime.NumGoroutine() <= before
+	})
 }

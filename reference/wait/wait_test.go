@@ -18,10 +18,10 @@ func TestSleep(t *testing.T) {
 	if err := wait.Sleep(ctx, time.Hour); !errors.Is(err, context.Canceled) {
 		t.Fatalf("a sleep under a cancelled context: %v", err)
 	}
+	// An hour's sleep that returns at all returned at the context's end (the error says which).
 	ctx, cancel = context.WithTimeout(context.Background(), 10*time.Millisecond)
 	defer cancel()
-	start := time.Now()
-	if err := wait.Sleep(ctx, time.Hour); !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > 10*time.Second {
-		t.Fatalf("a sleep past the context's deadline: %v after %s", err, time.Since(start))
+	if err := wait.Sleep(ctx, time.Hour); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a sleep past the context's deadline: %v", err)
 	}
 }

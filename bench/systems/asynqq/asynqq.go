@@ -62,7 +62,9 @@ func (q *Asynq) Info() queue.Info {
 		Settings: [][2]string{{"Concurrency", strconv.Itoa(q.workers)}, {"TaskCheckInterval", TaskCheckInterval.String() + " (default 1s)"},
 			{"Retention", "0 (a completed task leaves nothing)"}, {"MaxRetry", "0"}, {"batches", "none: asynq has no batch enqueue"}},
 		WithRow: "no: two systems, not atomic",
-		Offers:  []string{queue.EnqueueSingle, queue.EnqueueConc, queue.Drain, queue.DrainBacklog, queue.Latency}}
+		Offers:  []string{queue.EnqueueSingle, queue.EnqueueConc, queue.Drain, queue.DrainBacklog, queue.Latency},
+		Docs:    "pkg.go.dev/github.com/hibiken/asynq#Config (Concurrency, TaskCheckInterval: how often an idle processor looks for a task)",
+		Wake:    "polling: an idle processor dequeues, and on an empty queue sleeps half to one and a half TaskCheckInterval (1 ms) before it looks again"}
 }
 
 func (q *Asynq) Enqueue(ctx context.Context, p []byte) error {

@@ -128,6 +128,37 @@ func (q *Bus) EvalshaStats(ctx context.Context) (calls, usec int64, err error) {
 	return measure.EvalshaStats(ctx, q.admin)
 }
 
+// WatchStalls arms Valkey's latency monitor at 1 ms and clears what it saw: the events it then
+// records (LATENCY LATEST) are the server's own stalls, each an event that took a millisecond or
+// more of wall time.
+func (q *Bus) WatchStalls(ctx context.Context) error {
+	if _, err := q.admin.Do(ctx, "CONFIG", "SET", "latency-monitor-threshold", "1"); err != nil {
+		return fmt.Errorf("bench: latency monitor: %w", err)
+	}
+	if _, err := q.admin.Do(ctx, "LATENCY", "RESET"); err != nil {
+		return fmt.Errorf("bench: LATENCY RESET: %w", err)
+	}
+	return nil
+}
+
+// Stalls reads the latency monitor since WatchStalls: each event's name with its worst and its
+// latest duration in ms ("fast-command": a constant-time command that took a millisecond or more
+// of wall time, which only a server thread kept off its CPU does).
+func (q *Bus) Stalls(ctx context.Context) ([][2]string, error) {
+	v, err := q.admin.Do(ctx, "LATENCY", "LATEST")
+	if err != nil {
+		return nil, fmt.Errorf("bench: LATENCY LATEST: %w", err)
+	}
+	var out [][2]string
+	for _, e := range v.Elems {
+		if len(e.Elems) < 4 {
+			continue
+		}
+		out = append(out, [2]string{e.Elems[0].Text(), fmt.Sprintf("max %d ms (latest %d ms)", e.Elems[3].Int, e.Elems[2].Int)})
+	}
+	return out, nil
+}
+
 // LatencyStats reads Valkey's own per-command latency percentiles (INFO latencystats, µs since
 // the last ResetStats) for the commands the bus's latency path uses.
 func (q *Bus) LatencyStats(ctx context.Context) ([][2]string, error) {

@@ -34,25 +34,36 @@ const (
 
 // spec is one Node.js system.
 type spec struct {
-	name    string
-	module  string // js/<module>.js
-	engine  queue.Engine
-	withRow string
-	offers  []string
+	name       string
+	module     string // js/<module>.js
+	engine     queue.Engine
+	withRow    string
+	offers     []string
+	docs, wake string
 }
 
 var specs = map[string]spec{
 	BullMQ: {name: BullMQ, module: "bullmq", engine: queue.Valkey, withRow: "no: two systems, not atomic",
-		offers: []string{queue.EnqueueSingle, queue.EnqueueConc, queue.EnqueueBatch, queue.Drain, queue.DrainBacklog, queue.Latency}},
+		offers: []string{queue.EnqueueSingle, queue.EnqueueConc, queue.EnqueueBatch, queue.Drain, queue.DrainBacklog, queue.Latency},
+		docs:   "docs.bullmq.io/guide/workers/concurrency (a Worker's concurrency factor), docs.bullmq.io/guide/going-to-production (maxmemory-policy noeviction), docs.bullmq.io/guide/introduction (producers and workers in separate processes)",
+		wake:   "a blocking wait: the Worker's blocking connection waits on the queue's marker key (BZPOPMIN) and moves the job to active by one script"},
 	Graphile: {name: Graphile, module: "graphile", engine: queue.Postgres, withRow: "yes: the job row in the same transaction (add_job)",
-		offers: []string{queue.EnqueueSingle, queue.EnqueueConc, queue.EnqueueBatch, queue.EnqueueTx, queue.Drain, queue.DrainBacklog, queue.Latency}},
+		offers: []string{queue.EnqueueSingle, queue.EnqueueConc, queue.EnqueueBatch, queue.EnqueueTx, queue.Drain, queue.DrainBacklog, queue.Latency},
+		docs:   graphileDocs, wake: graphileWake},
 	// The W row answers how graphile-worker drains with as many workers as every other system;
 	// its enqueue and latency are the documented row's.
 	GraphileW: {name: GraphileW, module: "graphile", engine: queue.Postgres, withRow: "as graphile-worker",
-		offers: []string{queue.Drain, queue.DrainBacklog}},
+		offers: []string{queue.Drain, queue.DrainBacklog}, docs: graphileDocs, wake: graphileWake},
 	PgBoss: {name: PgBoss, module: "pgboss", engine: queue.Postgres, withRow: "yes: the job row in the same transaction (send with its db)",
-		offers: []string{queue.EnqueueSingle, queue.EnqueueConc, queue.EnqueueBatch, queue.EnqueueTx, queue.Drain, queue.DrainBacklog, queue.Latency}},
+		offers: []string{queue.EnqueueSingle, queue.EnqueueConc, queue.EnqueueBatch, queue.EnqueueTx, queue.Drain, queue.DrainBacklog, queue.Latency},
+		docs:   "github.com/timgit/pg-boss docs/api/workers.md (work: batchSize, localConcurrency, pollingIntervalSeconds) and docs/api/constructor.md (useListenNotify, supervise)",
+		wake:   "LISTEN/NOTIFY (the queue's notify option): a send notifies and the worker's fetch loop takes a batch at once, else it polls every pollingIntervalSeconds (0.5 s)"},
 }
+
+const (
+	graphileDocs = "worker.graphile.org/docs/performance (its throughput settings; its latency figure is add_job in one process to execution in another)"
+	graphileWake = "LISTEN/NOTIFY: add_job notifies, the worker's listening connection fetches a batch into its local queue"
+)
 
 // Opener opens the named Node.js system.
 func Opener(name string) queue.Opener {
@@ -129,7 +140,7 @@ func (q *System) hello(ctx context.Context, s queue.Setup) error {
 		return err
 	}
 	q.info = queue.Info{Name: q.spec.name, Engine: q.spec.engine, Version: h.Version, Runtime: "Node.js " + h.Node,
-		Settings: h.Settings, WithRow: q.spec.withRow, Offers: q.spec.offers}
+		Settings: h.Settings, WithRow: q.spec.withRow, Offers: q.spec.offers, Docs: q.spec.docs, Wake: q.spec.wake}
 	return nil
 }
 
@@ -222,11 +233,17 @@ func (q *System) Drain(ctx context.Context, workers int, m *queue.DrainMarks) er
 	return nil
 }
 
+// ProducerEnv names the environment variable that puts the latency scenario's generator back
+// into the system's own Node.js process ("same-process"): the comparison that showed it held
+// the system back (bench/README.md). Unset, the generator runs in a producer process of its own.
+const ProducerEnv = "EMQ_BENCH_NODE_PRODUCER"
+
 // RunLatency is the open-loop latency scenario run inside Node under the bench's clock rules;
 // the driver answers every latency and every sender lateness.
 func (q *System) RunLatency(ctx context.Context, rate float64, d time.Duration, workers, senders int) (queue.Samples, error) {
 	var r queue.Samples
-	req := map[string]any{"op": "latency", "rate": rate, "seconds": d.Seconds(), "workers": workers, "senders": senders}
+	req := map[string]any{"op": "latency", "rate": rate, "seconds": d.Seconds(), "workers": workers, "senders": senders,
+		"producer": os.Getenv(ProducerEnv)}
 	if err := q.call(ctx, req, &r); err != nil {
 		return r, err
 	}

@@ -65,7 +65,9 @@ func (q *Model) Info() queue.Info {
 		WithRow: "yes: the job row in the same transaction (InsertTx)",
 		// The backlog axis asks how real Postgres queues slow as their table grows; the model is
 		// measured in the drain.
-		Offers: []string{queue.EnqueueSingle, queue.EnqueueConc, queue.EnqueueBatch, queue.EnqueueTx, queue.Drain, queue.Latency}}
+		Offers: []string{queue.EnqueueSingle, queue.EnqueueConc, queue.EnqueueBatch, queue.EnqueueTx, queue.Drain, queue.Latency},
+		Docs:   "oban/README.md (the model: which Oban 2.18.3 source file each behaviour follows)",
+		Wake:   "LISTEN/NOTIFY: an insert's notification starts the producer's dispatch, at most once per dispatch_cooldown (5 ms)"}
 }
 func (q *Model) job(p []byte) oban.Job {
 	return oban.Job{Queue: obanQueue, Worker: "Bench.Worker", Args: p}

@@ -105,7 +105,9 @@ func (q *River) Info() queue.Info {
 			{"completer", "River's default batch completer"}, {"why", "River's own benchmark settings (cmd/river/riverbench)"}},
 		WithRow: "yes: the job row in the same transaction (InsertTx)",
 		Offers: []string{queue.EnqueueSingle, queue.EnqueueConc, queue.EnqueueBatch, queue.EnqueueTx, queue.Drain,
-			queue.DrainBacklog, queue.Latency}}
+			queue.DrainBacklog, queue.Latency},
+		Docs: "riverqueue.com/docs/benchmarks (the settings of River's own bench, cmd/river/riverbench)",
+		Wake: "LISTEN/NOTIFY: an insert notifies its queue at most once per FetchCooldown (2 ms) and the producer fetches at most once per FetchCooldown, else every FetchPollInterval (20 ms)"}
 }
 
 func args(p []byte) (riverArgs, error) {

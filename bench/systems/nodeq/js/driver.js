@@ -1,20 +1,28 @@
 // A Node.js system under the kit's bench: `node driver.js <module>` loads ./<module>.js (the
 // system) and answers one JSON request per line on stdin with one reply per line on stdout. The
 // bench (Go) decides what runs; each scenario runs here, inside Node, so the system is measured
-// through its own client with no inter-process hop per job. Times are taken with
-// performance.now() (monotonic, sub-millisecond) on both ends of every interval.
+// through its own client with no inter-process hop per job. Throughput is timed with
+// performance.now(); latency with mono (below), which the latency scenario's producer process
+// shares. `node driver.js <module> --producer` is that producer: it answers hello and offer only.
 'use strict';
 
 const readline = require('node:readline');
+const { spawn } = require('node:child_process');
 const { performance } = require('node:perf_hooks');
 const { Worker: Thread } = require('node:worker_threads');
 
 const sys = require(`./${process.argv[2]}.js`);
+// A producer runs only the latency scenario's generator, in a process of its own (see latency).
+const producerRole = process.argv[3] === '--producer';
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-// A job's body: the intended send instant on the shared clock (performance.timeOrigin + now, in
-// ms), as the Go side's {"t": unix nanos} carries it.
+// mono is the clock every latency is taken on: CLOCK_MONOTONIC in ms (process.hrtime), the same
+// in every process and thread of the machine, so a job stamped by the producer process is timed
+// by the consumer's.
+const mono = () => Number(process.hrtime.bigint()) / 1e6;
+
+// A job's body: its intended send instant on mono's clock, as the Go side's {"t": unix nanos}.
 const body = (at) => ({ t: at });
 
 // enqueue runs producers concurrent loops of one scenario for seconds.
@@ -75,27 +83,28 @@ async function drain(req) {
   return { startup_ms: first - called, window_ms: last - first };
 }
 
-// ticks calls onTick(i, at) at each of n instants interval ms apart from start (all on this
-// thread's performance.now() clock). The waits run on a worker thread in Atomics.wait, which
-// sleeps to a fraction of a millisecond: Node's own timers take whole milliseconds (a fraction
-// is truncated) and read a cached loop clock, so a timer-driven generator hands jobs over up to
-// a millisecond early or late. A tick reaches this thread as a message; the lateness that leaves
-// is the sender's, counted in the latency as for every system.
+// ticks calls onTick(i, at) at each of n instants interval ms apart from start (on mono's
+// clock). The waits run on a worker thread in Atomics.wait, which sleeps to a fraction of a
+// millisecond: Node's own timers take whole milliseconds (a fraction is truncated) and read a
+// cached loop clock, so a timer-driven generator hands jobs over up to a millisecond early or
+// late. A tick reaches this thread as a message; the lateness that leaves is the sender's,
+// counted in the latency as for every system.
 function ticks(n, interval, start, onTick) {
   const src = `
     const { parentPort, workerData } = require('node:worker_threads');
     const { n, interval, start } = workerData;
+    const mono = () => Number(process.hrtime.bigint()) / 1e6;
     const cell = new Int32Array(new SharedArrayBuffer(4));
     for (let i = 0; i < n; i++) {
       const at = start + i * interval;
-      for (let w = at - (performance.timeOrigin + performance.now()); w > 0; w = at - (performance.timeOrigin + performance.now())) {
+      for (let w = at - mono(); w > 0; w = at - mono()) {
         Atomics.wait(cell, 0, 0, w);
       }
       parentPort.postMessage(i);
     }
     parentPort.postMessage(-1);`;
   return new Promise((resolve, reject) => {
-    const th = new Thread(src, { eval: true, workerData: { n, interval, start: performance.timeOrigin + start } });
+    const th = new Thread(src, { eval: true, workerData: { n, interval, start } });
     th.on('message', (i) => {
       if (i < 0) resolve(th.terminate());
       else onTick(i, start + i * interval);
@@ -104,40 +113,89 @@ function ticks(n, interval, start, onTick) {
   });
 }
 
+// offer hands n jobs to the system's add, one at each instant interval ms apart from start (open
+// loop: a job's body carries its instant), and answers what it sent and how late each hand-off
+// was. An add the client gave up on (a pool's connection timeout while adds pile up at a rate the
+// system cannot take) is counted as failed, with the first reason: the round is saturated.
+async function offer(req) {
+  const late = [];
+  let sent = 0;
+  let failed = 0;
+  let why = '';
+  const adds = [];
+  await ticks(req.n, req.interval, req.start, (i, at) => {
+    late.push((mono() - at) * 1000);
+    adds.push(sys.add(body(at)).then(() => { sent++; }, (e) => { failed++; why = why || String((e && e.message) || e); }));
+  });
+  await Promise.all(adds);
+  return { sent, failed, failed_why: why, send_seconds: (mono() - req.start) / 1000, late_us: late };
+}
+
+// The producer process, started at the first latency round and kept for the run: the same
+// driver with its own instance of the system, opened with the consumer's hello.
+let producer = null;
+
+function startProducer(helloReq) {
+  const child = spawn(process.execPath, [__filename, process.argv[2], '--producer'], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const waiting = [];
+  readline.createInterface({ input: child.stdout }).on('line', (line) => {
+    const w = waiting.shift();
+    if (!w) return;
+    const r = JSON.parse(line);
+    if (r.ok) w.resolve(r.result); else w.reject(new Error(`producer: ${r.error}`));
+  });
+  child.on('exit', (code) => {
+    for (const w of waiting.splice(0)) w.reject(new Error(`producer exited (${code})`));
+  });
+  const call = (req) => new Promise((resolve, reject) => {
+    waiting.push({ resolve, reject });
+    child.stdin.write(JSON.stringify(req) + '\n');
+  });
+  return { child, call, ready: call(helloReq) };
+}
+
 // latency offers rate jobs/s for seconds (open loop: each job carries its intended send instant
 // and latency is counted from it) to workers slots; it answers every latency and every sender
-// lateness in microseconds.
+// lateness in microseconds. The generator runs in a producer process of its own unless
+// req.producer is 'same-process': in one process it shares the system's event loop, and a busy
+// loop (the worker's own fetches and completions) holds the hand-offs back — lateness the
+// system would not have with its producers elsewhere, as its documentation deploys them.
 async function latency(req) {
   const lat = [];
-  const late = [];
   const stop = await sys.consume(req.workers, (job) => {
-    lat.push((performance.now() - job.t) * 1000);
+    lat.push((mono() - job.t) * 1000);
   });
   await sleep(1000); // start-up is not what this measures
   const n = Math.floor(req.rate * req.seconds);
-  const start = performance.now() + 5;
-  let sent = 0;
-  let failed = null;
-  const adds = [];
-  await ticks(n, 1000 / req.rate, start, (i, at) => {
-    late.push((performance.now() - at) * 1000);
-    adds.push(sys.add(body(at)).then(() => { sent++; }, (e) => { failed = failed || e; }));
-  });
-  await Promise.all(adds);
-  const sendSeconds = (performance.now() - start) / 1000;
-  const deadline = performance.now() + 10000 + req.seconds * 1000;
-  while (lat.length < sent && performance.now() < deadline) await sleep(10);
-  await stop();
-  if (failed) throw failed;
-  return { offered: n, sent, received: lat.length, send_seconds: sendSeconds, latency_us: lat, late_us: late };
+  const own = req.producer !== 'same-process';
+  const plan = { op: 'offer', n, interval: 1000 / req.rate, start: mono() + (own ? 20 : 5) };
+  let r;
+  try {
+    if (own) {
+      producer = producer || startProducer(helloReq);
+      await producer.ready;
+      r = await producer.call(plan);
+    } else {
+      r = await offer(plan);
+    }
+  } finally {
+    const deadline = mono() + 10000 + req.seconds * 1000;
+    while (r && lat.length < r.sent && mono() < deadline) await sleep(10);
+    await stop();
+  }
+  return { offered: n, sent: r.sent, failed: r.failed, failed_why: r.failed_why, received: lat.length, send_seconds: r.send_seconds,
+    latency_us: lat, late_us: r.late_us };
 }
 
+let helloReq = null;
+
 async function hello(req) {
-  const h = await sys.open(req);
+  helloReq = req;
+  const h = await sys.open({ ...req, producer: producerRole });
   return { version: h.version, node: process.version, settings: h.settings };
 }
 
-const ops = { hello, reset: () => sys.reset().then(() => ({})), enqueue, fill, drain, latency };
+const ops = producerRole ? { hello, offer } : { hello, reset: () => sys.reset().then(() => ({})), enqueue, fill, drain, latency };
 
 async function main() {
   const rl = readline.createInterface({ input: process.stdin, crlfDelay: Infinity });
@@ -158,6 +216,10 @@ async function main() {
     } catch (e) {
       process.stdout.write(JSON.stringify({ ok: false, error: String((e && e.stack) || e) }) + '\n');
     }
+  }
+  if (producer) {
+    producer.child.stdin.end(); // its loop ends, it closes its system and exits
+    await new Promise((r) => { if (producer.child.exitCode !== null) r(); else producer.child.on('exit', r); });
   }
   await sys.close().catch(() => {});
   process.stdout.write('', () => process.exit(0)); // exit once every reply is out of the pipe

@@ -26,7 +26,7 @@ exports.open = async (req) => {
   rows = req.rows;
   pool = new Pool({ connectionString: req.pg_url, max: req.pg_pool });
   utils = await makeWorkerUtils({ connectionString: req.pg_url, schema: cfg.schema, maxPoolSize: req.pg_pool, logger: silent });
-  await utils.migrate();
+  if (!req.producer) await utils.migrate(); // the consumer's instance owns the schema
   const why = documented ? 'the settings of its performance page (worker.graphile.org/docs/performance)' : `its performance page's settings at the bench's W=${req.workers}`;
   return {
     version: `graphile-worker ${version('graphile-worker')}, pg ${version('pg')}`,

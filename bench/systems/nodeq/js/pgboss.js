@@ -21,10 +21,13 @@ exports.open = async (req) => {
   schema = `${req.schema}_pgboss`;
   rows = req.rows;
   pool = new Pool({ connectionString: req.pg_url, max: req.pg_pool });
-  boss = new PgBoss({ connectionString: req.pg_url, schema, max: req.pg_pool, useListenNotify: true, schedule: false });
+  // A producer process only sends: no maintenance, no migration (the consumer's instance owns
+  // both), as pg-boss's constructor options allow.
+  const role = req.producer ? { supervise: false, migrate: false } : {};
+  boss = new PgBoss({ connectionString: req.pg_url, schema, max: req.pg_pool, useListenNotify: true, schedule: false, ...role });
   boss.on('error', (e) => process.stderr.write(`pg-boss: ${e}\n`));
   await boss.start();
-  await boss.createQueue(QUEUE, queueOpts);
+  if (!req.producer) await boss.createQueue(QUEUE, queueOpts);
   return {
     version: `pg-boss ${version('pg-boss')}, pg ${version('pg')}`,
     settings: [['work batchSize', String(BATCH)], ['localConcurrency (fetch loops)', String(LOOPS)], ['burstWhenBatchFull', 'true'],

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -21,8 +22,13 @@ func main() {
 	out := bufio.NewWriter(os.Stdout)
 	reply := func(s string) { out.WriteString(s + "\n"); out.Flush() }
 	if mode == "slow-start" {
-		// An interpreter that takes its time to come up: the first request waits for it.
-		time.Sleep(time.Second)
+		// An interpreter that takes its time to come up (FAKE_START_MS, a second by default):
+		// the first request waits for it.
+		ms, err := strconv.Atoi(os.Getenv("FAKE_START_MS"))
+		if err != nil {
+			ms = 1000
+		}
+		time.Sleep(time.Duration(ms) * time.Millisecond)
 	}
 	for in.Scan() {
 		var req map[string]any
