@@ -69,6 +69,11 @@ func orderClauses(s spec) {
 			{"enqueue", map[string]any{"queue": "Bad!"}},
 			{"enqueue", map[string]any{"queue": "orders", "id": ord, "payload_b64": "*"}},
 			{"complete", map[string]any{"queue": "Bad!", "id": ord}},
+			// An empty name is EMQKEY on its own (B-92), yet a shape fault beside it still wins.
+			{"enqueue", map[string]any{"queue": "", "payload_b64": "*"}},
+			{"claim", map[string]any{"queue": "", "lease_ms": "1"}},
+			{"enqueue", map[string]any{"queue": "orders", "lane": "", "payload_b64": nil}},
+			{"complete", map[string]any{"queue": "orders", "id": "", "token": "1"}},
 		} {
 			req := map[string]json.RawMessage{}
 			for k, v := range c.fields {
