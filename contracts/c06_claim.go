@@ -51,6 +51,7 @@ var c06 = Contract{ID: "C06", Name: "claim",
 			c := t.mustClaim("orders", 5000)
 			t.check(c.ID == id && c.Token == 1, ruleClaim, "after resume the held job, token 1", "%s token %d", c.ID, c.Token)
 		})
+		largestBytesClause(s)
 		// The payload crosses enqueue → row → claim as opaque bytes: every odd payload comes
 		// back exactly, from claim and from lane_claim, and the row holds exactly it.
 		s.clause("payload-bytes-round-trip", clauseOpts{}, func(t *T) {

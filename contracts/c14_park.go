@@ -167,7 +167,7 @@ var c14 = Contract{ID: "C14", Name: "park",
 			one("after three enqueues")
 			t.laneEnqueue("orders", "east", "l")
 			one("after a lane enqueue")
-			c := t.mustClaim("orders", 100)
+			c := t.mustClaim("orders", 30000) // the retry below must meet a live lease, however busy the machine
 			one("after a claim with work remaining")
 			_, err := t.D.Retry(t.ctx, protocol.RetryArgs{FenceArgs: fa("orders", c.ID, c.Token), MaxAttempts: 5, Error: "x"})
 			t.ok(err, ruleRetry, "retry")

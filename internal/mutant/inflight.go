@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/echomq/kit/drivers"
+	"github.com/echomq/kit/protocol"
+	"github.com/echomq/kit/reference/emqerr"
 )
 
 // newestFirst serves a run of requests it holds at once newest first, as a port that keeps the
@@ -19,8 +21,30 @@ func (f newestFirst) Pipeline(ctx context.Context, reqs []drivers.RawRequest) ([
 	return out, nil
 }
 
-// inFlightMutants break the conversation's order under requests in flight.
+// inFlightMutants break the conversation under requests in flight and under its largest lines.
 var inFlightMutants = []Spec{
+	{Name: "line-cap-1mib", Contract: "C06", Rule: "largest-bytes", Defect: "a request carrying more than 1 MiB of base64 (a payload or a checkpoint) is refused EMQARG, as a port reading lines into a 1 MiB buffer would",
+		Go: front(func(d drivers.Driver) drivers.Driver { return lineCap{&sessionFront{Driver: d}} })},
 	{Name: "requests-served-newest-first", Contract: "C01", Rule: "in-flight", Defect: "requests read together are served newest first (a stack of lines, not a queue), their replies still written in order",
 		Go: front(func(d drivers.Driver) drivers.Driver { return newestFirst{&sessionFront{Driver: d}} })},
+}
+
+// lineCap refuses a request whose bytes exceed a buffer of its own, as a port that reads lines
+// into a fixed 1 MiB buffer would (PROTOCOL.md B-281 asks for 4 MiB).
+type lineCap struct{ *sessionFront }
+
+const lineCapBytes = 1 << 20
+
+func (f lineCap) Enqueue(ctx context.Context, a protocol.EnqueueArgs) (protocol.EnqueueResult, error) {
+	if len(a.PayloadB64) > lineCapBytes {
+		return protocol.EnqueueResult{}, &emqerr.Error{Type: emqerr.TypeArg, Message: "request line over 1 MiB"}
+	}
+	return f.sessionFront.Enqueue(ctx, a)
+}
+
+func (f lineCap) Checkpoint(ctx context.Context, a protocol.CheckpointArgs) error {
+	if len(a.DataB64) > lineCapBytes {
+		return &emqerr.Error{Type: emqerr.TypeArg, Message: "request line over 1 MiB"}
+	}
+	return f.sessionFront.Checkpoint(ctx, a)
 }
