@@ -269,10 +269,11 @@ func (o Options) reference(ctx context.Context, p *Plan) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	cov, err := readGoCoverage(ctx, p.Go, module, runs)
+	blocks, err := readGoCoverage(ctx, p.Go, module, runs)
 	if err != nil {
 		return Result{}, err
 	}
+	cov := goCases{goCoverage: blocks, root: o.Root, files: map[string]*goFile{}}
 	s, err := o.sample(p, all, runs, cov)
 	if err != nil {
 		return Result{}, err
