@@ -274,7 +274,7 @@ func (d *driver) Pipeline(ctx context.Context, reqs []drivers.RawRequest) ([]dri
 	if err := d.usable("pipeline"); err != nil {
 		return nil, err
 	}
-	if d.seq == 0 && !d.f.warm.Load() {
+	if d.seq == 0 {
 		return nil, fmt.Errorf("subprocess: a pipeline before the session's hello")
 	}
 	var batch []byte
@@ -334,7 +334,10 @@ func (d *driver) send(ctx context.Context, op string, req []byte, timeout time.D
 
 // sendSeq is send for a request whose seq is seq.
 func (d *driver) sendSeq(ctx context.Context, op string, req []byte, seq uint64, timeout time.Duration) (json.RawMessage, error) {
-	startup := d.seq == 0 && !d.f.warm.Load()
+	// Every session's first request pays a process start-up (B-23), the first one's and every
+	// later one's alike: a machine busy enough to start an interpreter in 10 s must not fail a
+	// correct port, and a port that hangs there is named mute within MuteAfter.
+	startup := d.seq == 0
 	if startup {
 		timeout = d.f.opt.StartDeadline // the start-up's, shorter or longer than a request's
 	} else if op != "park" {
@@ -356,7 +359,6 @@ func (d *driver) sendSeq(ctx context.Context, op string, req []byte, seq uint64,
 		return nil, err
 	}
 	d.f.rec.add("← ", l.text)
-	d.f.warm.Store(true)
 	return d.decode(op, seq, l.text)
 }
 
