@@ -10,35 +10,51 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 )
 
-// blocked counts the port's connections blocked in BLPOP (CLIENT LIST), waiting up to 5 s for n.
+// portClients are the port's connections on the server (CLIENT LIST on every primary, the
+// harness's own left out), each as its fields.
+func (t *T) portClients() []map[string]string {
+	var out []map[string]string
+	for _, nd := range t.admin.nodes { // every primary of a cluster: the wake key's owner holds the parked
+		v, err := nd.c.do(t.ctx, "CLIENT", "LIST")
+		if err != nil {
+			t.harness("CLIENT LIST on %s: %v", nd.addr, err)
+		}
+		for _, l := range strings.Split(v.Text(), "\n") {
+			f := map[string]string{}
+			for _, kv := range strings.Fields(l) {
+				k, v, _ := strings.Cut(kv, "=")
+				f[k] = v
+			}
+			if f["addr"] != "" && !t.isOwnAt(nd.label, f["addr"]) {
+				out = append(out, f)
+			}
+		}
+	}
+	return out
+}
+
+// waitBlocked waits until n of the port's connections are blocked in BLPOP (CLIENT LIST). The
+// event that ends a wait is the park's: a park that returns first (its timeout_ms run out) never
+// had its consumers parked; a slow machine only makes the wait longer.
 func (t *T) waitBlocked(n int) {
-	deadline := time.Now().Add(5 * time.Second)
 	t.cover(rulePark)
 	for {
 		got := 0
-		for _, nd := range t.admin.nodes { // every primary of a cluster: the wake key's owner holds the parked
-			v, err := nd.c.do(t.ctx, "CLIENT", "LIST")
-			if err != nil {
-				t.harness("CLIENT LIST on %s: %v", nd.addr, err)
-			}
-			for _, l := range strings.Split(v.Text(), "\n") {
-				f := map[string]string{}
-				for _, kv := range strings.Fields(l) {
-					k, v, _ := strings.Cut(kv, "=")
-					f[k] = v
-				}
-				if !t.isOwnAt(nd.label, f["addr"]) && f["cmd"] == "blpop" && strings.Contains(f["flags"], "b") {
-					got++
-				}
+		for _, f := range t.portClients() {
+			if f["cmd"] == "blpop" && strings.Contains(f["flags"], "b") {
+				got++
 			}
 		}
 		if got >= n {
 			return
 		}
-		if time.Now().After(deadline) {
-			t.fail(rulePark, fmt.Sprintf("%d idle consumer(s) blocked in BLPOP on the wake key", n), fmt.Sprintf("%d blocked after 5s (CLIENT LIST)", got))
+		select {
+		case <-t.parking:
+			t.fail(rulePark, fmt.Sprintf("%d idle consumer(s) blocked in BLPOP on the wake key while the park runs", n), fmt.Sprintf("%d blocked when the park returned (CLIENT LIST)", got))
+		case <-t.ctx.Done():
+			t.harness("waiting for %d parked consumer(s): %v", n, t.ctx.Err())
+		case <-time.After(10 * time.Millisecond):
 		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
 
@@ -110,7 +126,7 @@ var c14 = Contract{ID: "C14", Name: "park",
 		s.clause("idle-consumer-blocks-and-wakes-promptly", clauseOpts{}, func(t *T) {
 			q := t.q("orders")
 			m0 := t.mark()
-			a := protocol.ParkArgs{Queue: "orders", Consumers: 1, Jobs: 1, LeaseMS: 30000, ParkMS: 3000, TimeoutMS: 8000}
+			a := protocol.ParkArgs{Queue: "orders", Consumers: 1, Jobs: 1, LeaseMS: 30000, ParkMS: 6000, TimeoutMS: 12000}
 			done := t.park(a)
 			t.waitBlocked(1)
 			m := t.mark()
@@ -122,7 +138,7 @@ var c14 = Contract{ID: "C14", Name: "park",
 			r := <-done
 			t.ok(r.err, rulePark, "park")
 			took := r.at.Sub(start)
-			t.check(took < 2*time.Second, rulePark, "an enqueue wakes the parked consumer promptly (well before its 3 s pop times out)", "park returned %s after the enqueue", took.Round(time.Millisecond))
+			t.check(took < promptly(a), rulePark, fmt.Sprintf("an enqueue wakes the parked consumer promptly (within %s, well before its %s pop times out)", promptly(a), time.Duration(a.ParkMS)*time.Millisecond), "park returned %s after the enqueue", took.Round(time.Millisecond))
 			t.check(len(r.res.Jobs) == 1 && r.res.Jobs[0].ID == id && r.res.Jobs[0].Token == 1, rulePark, "the woken consumer claimed and completed "+id, "%+v", r.res.Jobs)
 			t.check(!t.exists(jobKey(q, id)), ruleComplete, "the job completed", "the row is still there")
 			t.noPolling(m0, a)
@@ -131,7 +147,7 @@ var c14 = Contract{ID: "C14", Name: "park",
 		s.clause("burst-wakes-parked-consumers", clauseOpts{}, func(t *T) {
 			q := t.q("orders")
 			m0 := t.mark()
-			a := protocol.ParkArgs{Queue: "orders", Consumers: 3, Jobs: 6, LeaseMS: 30000, ParkMS: 4000, TimeoutMS: 10000}
+			a := protocol.ParkArgs{Queue: "orders", Consumers: 3, Jobs: 6, LeaseMS: 30000, ParkMS: 8000, TimeoutMS: 16000}
 			done := t.park(a)
 			t.waitBlocked(3)
 			m := t.mark()
@@ -140,7 +156,7 @@ var c14 = Contract{ID: "C14", Name: "park",
 			ids := kitIDs(6, 1<<50)
 			start := time.Now()
 			t.kitEnqueue("orders", ids)
-			t.completed(<-done, start, 3*time.Second, ids, "a burst wakes parked consumers one after another, before any pop times out")
+			t.completed(<-done, start, promptly(a), ids, "a burst wakes parked consumers one after another, before any pop times out")
 			t.check(t.llen(q.Wake()) <= 1, ruleWake, "the wake list never exceeds one", "length %d", t.llen(q.Wake()))
 			t.noPolling(m0, a)
 			t.parkConnections(m0, q.Wake())
