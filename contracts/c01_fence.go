@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/echomq/kit/lua"
 	"github.com/echomq/kit/protocol"
@@ -131,8 +132,29 @@ var c01 = Contract{ID: "C01", Name: "fence",
 				}
 			}
 			t.check(fresh > 0, ruleReconnect, "new connections after reconnect, each fenced", "no new connection showed on the wire")
+			left := t.stillOpen(before)
+			t.check(len(left) == 0, ruleReconnect, "reconnect drops every connection: each one from before it is closed, not only silent", "still open on the server: %v", left)
 		})
 	},
+}
+
+// stillOpen are the clients of before (byClient's names) the server still lists, once they have
+// had ten seconds to go: a bound for a connection left open, not a pace.
+func (t *T) stillOpen(before []string) []string {
+	open := func() []string {
+		var left []string
+		for _, c := range t.portClients() {
+			if slices.Contains(before, c["addr"]) || slices.ContainsFunc(before, func(b string) bool { return strings.HasPrefix(b, c["addr"]+"@") }) {
+				left = append(left, c["addr"])
+			}
+		}
+		return left
+	}
+	left := open()
+	for deadline := time.Now().Add(10 * time.Second); len(left) > 0 && time.Now().Before(deadline); left = open() {
+		time.Sleep(10 * time.Millisecond)
+	}
+	return left
 }
 
 // refusedServer presents a server the canon does not admit (A12) to a fresh session: hello must

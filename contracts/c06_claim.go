@@ -40,6 +40,12 @@ var c06 = Contract{ID: "C06", Name: "claim",
 		})
 		s.clause("paused-queue-empty-reply", clauseOpts{}, func(t *T) {
 			q := t.q("orders")
+			// meta holds queue-wide facts (§2.2-8), paused only one of them: another fact written
+			// there by someone else is no pause.
+			t.do("HSET", q.Meta(), "owner", "billing")
+			first := t.enqueue("orders", "first")
+			c0 := t.claim("orders", 30000)
+			t.check(c0 != nil && c0.ID == first, ruleClaim, "a claim with another fact in meta (owner) and no paused field takes the job", "%s", claimText(c0))
 			id := t.enqueue("orders", "held")
 			t.ok(t.D.Pause(t.ctx, protocol.QueueArgs{Queue: "orders"}), ruleQueuePause, "pause")
 			p, _ := t.hget(q.Meta(), "paused")
