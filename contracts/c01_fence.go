@@ -96,46 +96,56 @@ var c01 = Contract{ID: "C01", Name: "fence",
 				t.refusedServer(ServerStandaloneValkey, t.cfg.StandaloneValkey, "a standalone Valkey 8.1 (to a port in cluster mode)", ruleClusterServer)
 			})
 		}
+		droppedClause(s)
 		s.clause("fence-again-after-reconnect", clauseOpts{}, func(t *T) {
 			t.enqueue("orders", "before")
 			m := t.mark()
 			before, _ := byClient(t.portLines(0))
 			t.ok(t.D.Reconnect(t.ctx), ruleReconnect, "reconnect")
 			t.enqueue("orders", "after")
-			order, conns := byClient(t.portLines(m))
-			fence := t.cfg.Bundle.MustScript(lua.Fence).SHA1
-			fresh := 0
-			t.cover(ruleReconnect)
-			for _, c := range order {
-				ls := conns[c]
-				if slices.Contains(before, c) {
-					// An old connection may only finish a pending blocking pop or minter upkeep;
-					// every line it sends after the reconnect is checked, not only its first.
-					for _, l := range ls {
-						if l.Cmd() != "BLPOP" && !strings.HasPrefix(argAt(l, 1), "{emq}:minter:") {
-							t.fail(ruleReconnect, "reconnect drops every connection", "connection "+c+" from before the reconnect still sent "+l.String())
-						}
-					}
-					continue
-				}
-				fresh++
-				t.check(ls[0].Cmd() == "HELLO", ruleReconnect, "HELLO 2 first on a reconnected connection", "connection %s began with %s", c, ls[0])
-				if !t.fenceShown(ls) {
-					continue
-				}
-				for _, l := range ls[1:] {
-					if l.Cmd() == "SCRIPT" {
-						continue
-					}
-					t.check(l.Cmd() == "EVALSHA" && argAt(l, 1) == fence, ruleReconnect, "the fence right after HELLO on a reconnected connection", "connection %s sent %s", c, l)
-					break
-				}
-			}
+			fresh := t.freshConnectionsFenced(m, before, ruleReconnect, "reconnect")
 			t.check(fresh > 0, ruleReconnect, "new connections after reconnect, each fenced", "no new connection showed on the wire")
 			left := t.stillOpen(before)
 			t.check(len(left) == 0, ruleReconnect, "reconnect drops every connection: each one from before it is closed, not only silent", "still open on the server: %v", left)
 		})
 	},
+}
+
+// freshConnectionsFenced checks the port's connections since mark m: one from before (named in
+// before) may only finish a pending blocking pop or minter upkeep, never send anything else;
+// each new one sends HELLO 2 first and the fence right after it (§1.2-1, §5-1). It returns how
+// many new connections showed.
+func (t *T) freshConnectionsFenced(m int, before []string, rule Rule, after string) int {
+	order, conns := byClient(t.portLines(m))
+	fence := t.cfg.Bundle.MustScript(lua.Fence).SHA1
+	fresh := 0
+	t.cover(rule)
+	for _, c := range order {
+		ls := conns[c]
+		if slices.Contains(before, c) {
+			// An old connection may only finish a pending blocking pop or minter upkeep;
+			// every line it sends after the event is checked, not only its first.
+			for _, l := range ls {
+				if l.Cmd() != "BLPOP" && !strings.HasPrefix(argAt(l, 1), "{emq}:minter:") {
+					t.fail(rule, after+" leaves no connection from before it in use", "connection "+c+" from before the "+after+" still sent "+l.String())
+				}
+			}
+			continue
+		}
+		fresh++
+		t.check(ls[0].Cmd() == "HELLO", rule, "HELLO 2 first on a connection opened after the "+after, "connection %s began with %s", c, ls[0])
+		if !t.fenceShown(ls) {
+			continue
+		}
+		for _, l := range ls[1:] {
+			if l.Cmd() == "SCRIPT" {
+				continue
+			}
+			t.check(l.Cmd() == "EVALSHA" && argAt(l, 1) == fence, rule, "the fence right after HELLO on a connection opened after the "+after, "connection %s sent %s", c, l)
+			break
+		}
+	}
+	return fresh
 }
 
 // stillOpen are the clients of before (byClient's names) the server still lists, once they have

@@ -25,6 +25,7 @@ func (t *T) portClients() []map[string]string {
 				k, v, _ := strings.Cut(kv, "=")
 				f[k] = v
 			}
+			f["node"] = nd.label // ids and addresses are a node's own
 			if f["addr"] != "" && !t.isOwnAt(nd.label, f["addr"]) {
 				out = append(out, f)
 			}

@@ -259,6 +259,7 @@ var traceProtocol = map[string][]string{
 	"B-279": {"aid-ignored", "aid-unsupported", "field-range"},
 	"B-280": {"in-flight"},
 	"B-281": {"largest-bytes"},
+	"B-282": {"dropped-connection"},
 	"B-28":  {"hello-op", "wire-fence-first", "server", "minter-lease"},
 	"B-29":  {"server", "version"},
 	"B-3":   {"port-protocol"},

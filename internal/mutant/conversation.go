@@ -2,6 +2,7 @@ package mutant
 
 import (
 	"context"
+	"errors"
 
 	"github.com/echomq/kit/drivers"
 	"github.com/echomq/kit/protocol"
@@ -21,8 +22,30 @@ func (f newestFirst) Pipeline(ctx context.Context, reqs []drivers.RawRequest) ([
 	return out, nil
 }
 
-// inFlightMutants break the conversation under requests in flight and under its largest lines.
+// noRedial never replaces a connection it lost: once an enqueue fails with anything but a canon
+// error (the server dropped the connection), every later one answers that error.
+type noRedial struct {
+	*sessionFront
+	lost *error
+}
+
+func (f noRedial) Enqueue(ctx context.Context, a protocol.EnqueueArgs) (protocol.EnqueueResult, error) {
+	if *f.lost != nil {
+		return protocol.EnqueueResult{}, *f.lost
+	}
+	r, err := f.sessionFront.Enqueue(ctx, a)
+	var canon *emqerr.Error
+	if err != nil && !errors.As(err, &canon) {
+		*f.lost = err
+	}
+	return r, err
+}
+
+// inFlightMutants break the conversation: under requests in flight, on its largest lines, after
+// the server dropped its connections.
 var inFlightMutants = []Spec{
+	{Name: "lost-connection-never-redialled", Contract: "C01", Rule: "dropped-connection", Defect: "a connection the server dropped is never replaced: every request after the loss answers INTERNAL",
+		Go: front(func(d drivers.Driver) drivers.Driver { return noRedial{&sessionFront{Driver: d}, new(error)} })},
 	{Name: "line-cap-1mib", Contract: "C06", Rule: "largest-bytes", Defect: "a request carrying more than 1 MiB of base64 (a payload or a checkpoint) is refused EMQARG, as a port reading lines into a 1 MiB buffer would",
 		Go: front(func(d drivers.Driver) drivers.Driver { return lineCap{&sessionFront{Driver: d}} })},
 	{Name: "requests-served-newest-first", Contract: "C01", Rule: "in-flight", Defect: "requests read together are served newest first (a stack of lines, not a queue), their replies still written in order",
