@@ -261,7 +261,7 @@ func TestMisbehavingPortFailsCleanly(t *testing.T) {
 		mode, op, label, focus, reason string
 		fail, pass                     []string
 	}{
-		{"crash", "claim", "C01,C02,C06,C07", "", "without answering", []string{"C06", "C07"}, []string{"C01", "C02"}},
+		{"crash", "claim", "C02,C06,C07", "", "without answering", []string{"C06", "C07"}, []string{"C02"}}, // C01 claims too (requests in flight)
 		{"hang", "retry", "C09,C02", "^(C09/retry/backoff-parks-in-scheduled|C02/.*)$", "within 10s (deadline)", []string{"C09"}, []string{"C02"}},
 		{"garbage", "reap", "C11", "", "not JSON", []string{"C11"}, nil},
 		{"count", "*", "C01,C02", "", "out of sequence", []string{"C01"}, []string{"C02"}},
