@@ -18,7 +18,7 @@ import (
 // the deployment changed, so that the redial's fence fails and the session must be refused with
 // the fence's typed error (§1.2-2, §5.2-2), never carry on or answer INTERNAL for ever.
 
-var ruleDropped = Rule{"dropped-connection", `contracts/PROTOCOL.md Part B: "When the server drops a port's connection, the request that met the loss may answer INTERNAL; a later request runs on a new connection, which runs the handshake first: within three requests the session serves again, or answers the handshake's typed refusal"`}
+var ruleDropped = Rule{"dropped-connection", `contracts/PROTOCOL.md Part B: "When the server drops a port's connection, a request that meets the loss may answer INTERNAL; the port opens a new connection, which runs the handshake first, and within 30 s the session serves again, or answers the handshake's typed refusal"`}
 
 // droppedClause is C01's: the port's connections killed by the server.
 func droppedClause(s spec) {
