@@ -102,10 +102,12 @@ func claimBatch(t *T) {
 	for i := range 5 {
 		want = append(want, t.enqueue("orders", fmt.Sprintf("job %d", i)))
 	}
+	t.do("DEL", q.Wake()) // each claim of the batch re-arms the wake while work remains (A13-2)
 	before := t.now()
 	r, err := b.ClaimBatch(t.ctx, protocol.ClaimBatchArgs{Queue: "orders", LeaseMS: 30000, N: 3})
 	after := t.now()
 	t.ok(err, ruleBatchClaim, "claim_batch n 3")
+	t.check(t.llen(q.Wake()) == 1, ruleWakeClaimRearm, "claim_batch of 3 of 5 pending re-arms the wake (work remains)", "wake length %d", t.llen(q.Wake()))
 	t.check(len(r.Jobs) == 3, ruleBatchClaim, "three jobs", "%d", len(r.Jobs))
 	for i, j := range r.Jobs {
 		t.check(j.ID == want[i] && j.Token == 1 && unb64(j.PayloadB64) == fmt.Sprintf("job %d", i) && j.CheckpointB64 == nil, ruleBatchClaim,
@@ -116,12 +118,22 @@ func claimBatch(t *T) {
 	for _, id := range want[3:] {
 		t.state("orders", id, "pending", 0, ruleBatchClaim)
 	}
+	t.do("DEL", q.Wake())
 	r, err = b.ClaimBatch(t.ctx, protocol.ClaimBatchArgs{Queue: "orders", LeaseMS: 30000, N: 1000})
 	t.ok(err, ruleBatchClaim, "claim_batch n 1000")
 	t.check(len(r.Jobs) == 2, ruleBatchClaim, "the two left", "%d", len(r.Jobs))
+	t.check(t.llen(q.Wake()) == 0, ruleWakeClaimRearm, "claim_batch that takes the last pending jobs leaves the wake unarmed", "wake length %d", t.llen(q.Wake()))
 	r, err = b.ClaimBatch(t.ctx, protocol.ClaimBatchArgs{Queue: "orders", LeaseMS: 30000, N: 5})
 	t.ok(err, ruleBatchClaim, "claim_batch on an empty queue")
 	t.check(len(r.Jobs) == 0, ruleBatchClaim, "an empty list from an empty queue", "%d jobs", len(r.Jobs))
+	// A redelivery carries the earlier attempt's checkpoint, as claim's does (A3).
+	step := "step\x00\xff of job 0"
+	t.ok(t.D.Checkpoint(t.ctx, protocol.CheckpointArgs{FenceArgs: fa("orders", want[0], 1), DataB64: b64(step)}), ruleCheckpoint, "checkpoint")
+	t.retried("orders", want[0], 1, 0)
+	r, err = b.ClaimBatch(t.ctx, protocol.ClaimBatchArgs{Queue: "orders", LeaseMS: 30000, N: 5})
+	t.ok(err, ruleBatchClaim, "claim_batch of the retried job")
+	t.check(len(r.Jobs) == 1 && r.Jobs[0].ID == want[0] && r.Jobs[0].Token == 2, ruleBatchClaim, "the retried job, token 2", "%v", r.Jobs)
+	t.checkpointBytes(&r.Jobs[0], step)
 	// Paused: nothing, the backlog kept; the limit bites at 1000.
 	t.kitEnqueue("held", kitIDs(1001, 1<<41))
 	t.ok(t.D.Pause(t.ctx, protocol.QueueArgs{Queue: "held"}), ruleQueuePause, "pause")

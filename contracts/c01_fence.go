@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/echomq/kit/contracts/internal/wire"
 	"github.com/echomq/kit/lua"
@@ -26,6 +27,7 @@ var c01 = Contract{ID: "C01", Name: "fence",
 		{name: "hello-rejecting-server-refused", body: helloRejectingServerRefused, noHello: true},
 		{name: "cluster-valkey-refused", body: clusterValkeyRefused, noHello: true, only: standaloneOnly},
 		{name: "server-versions-compared", body: serverVersionsCompared, noHello: true, only: standaloneOnly},
+		{name: "connections-dropped-by-the-server", body: connectionsDroppedByTheServer},
 		{name: "fence-again-after-reconnect", body: fenceAgainAfterReconnect},
 		{name: "standalone-valkey-refused", body: standaloneValkeyRefused, noHello: true, only: clusterOnly},
 	}),
@@ -91,24 +93,35 @@ func fenceAgainAfterReconnect(t *T) {
 	before, _ := byClient(t.portLines(0))
 	t.ok(t.D.Reconnect(t.ctx), ruleReconnect, "reconnect")
 	t.enqueue("orders", "after")
+	fresh := t.freshConnectionsFenced(m, before, ruleReconnect, "reconnect")
+	t.check(fresh > 0, ruleReconnect, "new connections after reconnect, each fenced", "no new connection showed on the wire")
+	left := t.stillOpen(before)
+	t.check(len(left) == 0, ruleReconnect, "reconnect drops every connection: each one from before it is closed, not only silent", "still open on the server: %v", left)
+}
+
+// freshConnectionsFenced checks the port's connections since mark m: one from before (named in
+// before) may only finish a pending blocking pop or minter upkeep, never send anything else;
+// each new one sends HELLO 2 first and the fence right after it (§1.2-1, §5-1). It returns how
+// many new connections showed.
+func (t *T) freshConnectionsFenced(m int, before []string, rule Rule, after string) int {
 	order, conns := byClient(t.portLines(m))
 	fence := t.cfg.Bundle.MustScript(lua.Fence).SHA1
 	fresh := 0
-	t.cover(ruleReconnect)
+	t.cover(rule)
 	for _, c := range order {
 		ls := conns[c]
 		if slices.Contains(before, c) {
 			// An old connection may only finish a pending blocking pop or minter upkeep;
-			// every line it sends after the reconnect is checked, not only its first.
+			// every line it sends after the event is checked, not only its first.
 			for _, l := range ls {
 				if l.Cmd() != "BLPOP" && !strings.HasPrefix(argAt(l, 1), "{emq}:minter:") {
-					t.fail(ruleReconnect, "reconnect drops every connection", "connection "+c+" from before the reconnect still sent "+l.String())
+					t.fail(rule, after+" leaves no connection from before it in use", "connection "+c+" from before the "+after+" still sent "+l.String())
 				}
 			}
 			continue
 		}
 		fresh++
-		t.check(ls[0].Cmd() == "HELLO", ruleReconnect, "HELLO 2 first on a reconnected connection", "connection %s began with %s", c, ls[0])
+		t.check(ls[0].Cmd() == "HELLO", rule, "HELLO 2 first on a connection opened after the "+after, "connection %s began with %s", c, ls[0])
 		if !t.fenceShown(ls) {
 			continue
 		}
@@ -116,11 +129,30 @@ func fenceAgainAfterReconnect(t *T) {
 			if l.Cmd() == "SCRIPT" {
 				continue
 			}
-			t.check(l.Cmd() == "EVALSHA" && argAt(l, 1) == fence, ruleReconnect, "the fence right after HELLO on a reconnected connection", "connection %s sent %s", c, l)
+			t.check(l.Cmd() == "EVALSHA" && argAt(l, 1) == fence, rule, "the fence right after HELLO on a connection opened after the "+after, "connection %s sent %s", c, l)
 			break
 		}
 	}
-	t.check(fresh > 0, ruleReconnect, "new connections after reconnect, each fenced", "no new connection showed on the wire")
+	return fresh
+}
+
+// stillOpen are the clients of before (byClient's names) the server still lists, once they have
+// had ten seconds to go: a bound for a connection left open, not a pace.
+func (t *T) stillOpen(before []string) []string {
+	open := func() []string {
+		var left []string
+		for _, c := range t.portClients() {
+			if slices.Contains(before, c["addr"]) || slices.ContainsFunc(before, func(b string) bool { return strings.HasPrefix(b, c["addr"]+"@") }) {
+				left = append(left, c["addr"])
+			}
+		}
+		return left
+	}
+	left := open()
+	for deadline := time.Now().Add(10 * time.Second); len(left) > 0 && time.Now().Before(deadline); left = open() {
+		time.Sleep(10 * time.Millisecond)
+	}
+	return left
 }
 
 // refusedServer presents a server the canon does not admit (A12) to a fresh session: hello must

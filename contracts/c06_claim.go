@@ -20,6 +20,7 @@ var c06 = Contract{ID: "C06", Name: "claim",
 		{name: "first-claim-token-1", body: firstClaimToken1},
 		{name: "empty-queue-empty-reply", body: emptyQueueEmptyReply},
 		{name: "paused-queue-empty-reply", body: pausedQueueEmptyReply},
+		{name: "largest-payload-and-checkpoint", body: largestPayloadAndCheckpoint},
 		{name: "payload-bytes-round-trip", body: payloadBytesRoundTrip},
 		{name: "checkpoint-bytes-redelivered", body: checkpointBytesRedelivered},
 		{name: "claim-changes-only-its-job", body: claimChangesOnlyItsJob},
@@ -54,6 +55,12 @@ func emptyQueueEmptyReply(t *T) {
 
 func pausedQueueEmptyReply(t *T) {
 	q := t.q("orders")
+	// meta holds queue-wide facts (§2.2-8), paused only one of them: another fact written
+	// there by someone else is no pause.
+	t.do("HSET", q.Meta(), "owner", "billing")
+	first := t.enqueue("orders", "first")
+	c0 := t.claim("orders", 30000)
+	t.check(c0 != nil && c0.ID == first, ruleClaim, "a claim with another fact in meta (owner) and no paused field takes the job", "%s", claimText(c0))
 	id := t.enqueue("orders", "held")
 	t.ok(t.D.Pause(t.ctx, protocol.QueueArgs{Queue: "orders"}), ruleQueuePause, "pause")
 	p, _ := t.hget(q.Meta(), "paused")

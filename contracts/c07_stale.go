@@ -56,13 +56,21 @@ func passedLeaseRefused(t *T) {
 
 func extendMovesDeadline(t *T) {
 	q := t.q("orders")
-	id := t.enqueue("orders", "x")
-	c := t.mustClaim("orders", 150)
-	d0, _ := t.zscore(q.Active(), id)
-	m := t.mark()
-	before := t.now()
-	e, err := t.D.Extend(t.ctx, protocol.ExtendArgs{FenceArgs: fa("orders", id, c.Token), LeaseMS: 30000})
-	after := t.now()
+	var id string
+	var c *protocol.ClaimResult
+	var d0, before, after int64
+	var m int
+	var e protocol.ExtendResult
+	err := t.whileLeaseLives("orders", 150, func(lease int64) (int64, error) {
+		id = t.enqueue("orders", "x")
+		m, before = t.mark(), t.now() // before the claim: the extend follows it closely
+		c = t.mustClaim("orders", lease)
+		d0, _ = t.zscore(q.Active(), id)
+		var err error
+		e, err = t.D.Extend(t.ctx, protocol.ExtendArgs{FenceArgs: fa("orders", id, c.Token), LeaseMS: 30000})
+		after = t.now()
+		return d0, err
+	})
 	t.ok(err, ruleExtend, "extend")
 	got := t.leaseWithin(q.Active(), id, before, after, 30000, ruleExtend)
 	t.check(e.DeadlineMS == got, ruleExtend, fmt.Sprintf("extend answers the new deadline %d", got), "deadline_ms %d", e.DeadlineMS)

@@ -202,14 +202,19 @@ func deadlineAtTimeHasPassed(t *T) {
 	t.check(t.lcZcard(q.Pending()) == boundaryTrials, ruleReapReturn, fmt.Sprintf("%d reaped jobs in pending", boundaryTrials), "%d", t.lcZcard(q.Pending()))
 }
 
+// expire claims a job and checkpoints it, claims another with a long lease, then has the first
+// one's holder extend its lease to 1 ms and waits until that has passed on the server clock (a
+// short lease from the claim would pass before the checkpoint on a busy machine).
 func expire(t *T) (id, live string, tok int64) {
 	q := t.q("orders")
 	id = t.enqueue("orders", "crashy")
 	live = t.enqueue("orders", "healthy")
-	c := t.mustClaim("orders", 100)
+	c := t.mustClaim("orders", 60000)
 	t.check(c.ID == id, ruleClaim, "the oldest job first", "%s", c.ID)
 	t.ok(t.D.Checkpoint(t.ctx, protocol.CheckpointArgs{FenceArgs: fa("orders", id, c.Token), DataB64: b64("step-1")}), ruleCheckpoint, "checkpoint")
 	t.mustClaim("orders", 60000)
+	_, err := t.D.Extend(t.ctx, protocol.ExtendArgs{FenceArgs: fa("orders", id, c.Token), LeaseMS: 1})
+	t.ok(err, ruleExtend, "extend of the first lease to 1 ms")
 	deadline, _ := t.zscore(q.Active(), id)
 	t.waitPast(deadline)
 	return id, live, c.Token

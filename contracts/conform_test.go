@@ -224,6 +224,31 @@ func realPort(t *testing.T) string {
 	return ""
 }
 
+// TestRequestsRunAheadFail: a port that answers requests in flight in order but serves one
+// before the request written ahead of it (badport's ahead: the complete behind the first claim
+// runs first) fails the in-flight clause under its own rule, not as a conversation fault.
+func TestRequestsRunAheadFail(t *testing.T) {
+	port := realPort(t)
+	r := conform(t, []string{"BADPORT_CMD=" + port, "BADPORT_OP=claim", "BADPORT_MODE=ahead"},
+		"-port", bins["badport"], "-label", "C01", "-focus", "^C01/fence/requests-in-flight-served-in-order$")
+	if r.exit != 1 {
+		t.Fatalf("exit %d, want 1\n%s\n%s", r.exit, r.stdout, r.stderr)
+	}
+	for _, cl := range r.status("C01").Clauses {
+		if cl.ID != "C01/fence/requests-in-flight-served-in-order" {
+			continue
+		}
+		if cl.Status != verdict.StatusFail || len(cl.Failures) == 0 || cl.Failures[0].Rule != "in-flight" {
+			t.Fatalf("%s is %s, want FAIL under the rule in-flight:\n%s", cl.ID, cl.Status, r.stdout)
+		}
+		if !strings.Contains(cl.Message(), "complete") {
+			t.Errorf("the failure does not name the complete that ran ahead:\n%s", cl.Message())
+		}
+		return
+	}
+	t.Fatalf("no requests-in-flight clause in the report:\n%s", r.stdout)
+}
+
 // TestMisbehavingPortFailsCleanly: a port that crashes, hangs or prints garbage mid-suite gets
 // a FAIL report (exit 1) within the deadlines, never a hang or a harness error. The request
 // deadline stays a long one (10 s, the default), which the port's real work (a mint of 100000
@@ -236,10 +261,12 @@ func TestMisbehavingPortFailsCleanly(t *testing.T) {
 		mode, op, label, focus, reason string
 		fail, pass                     []string
 	}{
-		{"crash", "claim", "C01,C02,C06,C07", "", "without answering", []string{"C06", "C07"}, []string{"C01", "C02"}},
+		{"crash", "claim", "C02,C06,C07", "", "without answering", []string{"C06", "C07"}, []string{"C02"}}, // C01 claims too (requests in flight)
 		{"hang", "retry", "C09,C02", "^(C09/retry/backoff-parks-in-scheduled|C02/.*)$", "within 10s (deadline)", []string{"C09"}, []string{"C02"}},
 		{"garbage", "reap", "C11", "", "not JSON", []string{"C11"}, nil},
 		{"count", "*", "C01,C02", "", "out of sequence", []string{"C01"}, []string{"C02"}},
+		// Requests in flight (B-280): the park's reply printed after the slot's written behind it.
+		{"swap", "park", "C01", "^C01/fence/requests-in-flight-served-in-order$", "out of sequence", []string{"C01"}, nil},
 	}
 	for _, c := range cases {
 		t.Run(c.mode, func(t *testing.T) {

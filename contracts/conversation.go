@@ -18,7 +18,7 @@ import (
 // answered UNSUPPORTED, a second hello refused, the test aids answered as their capabilities say,
 // and hello's own fields held to their domains. C01 owns them: they are the session's handshake.
 
-var rulesConversation = []Rule{ruleSeqEcho, ruleUnknownOp, ruleSecondHello, ruleAidUnsupported, ruleAidIgnored, ruleAidTTL}
+var rulesConversation = []Rule{ruleSeqEcho, ruleUnknownOp, ruleSecondHello, ruleAidUnsupported, ruleAidIgnored, ruleAidTTL, ruleInFlight, ruleDropped}
 
 var (
 	ruleSeqEcho        = Rule{"seq-echo", `contracts/PROTOCOL.md Part B: "seq is echoed" — whatever the number the kit sends (not a count of the port's own), and "the reply to request n is the n-th line the port prints"`}
@@ -34,6 +34,7 @@ var conversationClauses = []clause{
 	{name: "seq-echoed-unknown-op-second-hello", body: seqEchoedUnknownOpSecondHello},
 	{name: "test-aids-as-declared", body: testAidsAsDeclared},
 	{name: "hello-fields", body: helloFields},
+	{name: "requests-in-flight-served-in-order", body: requestsInFlightServedInOrder},
 }
 
 func seqEchoedUnknownOpSecondHello(t *T) {

@@ -74,6 +74,11 @@ func shapeBeforeNames(t *T) {
 		{"enqueue", map[string]any{"queue": "Bad!"}},
 		{"enqueue", map[string]any{"queue": "orders", "id": ord, "payload_b64": "*"}},
 		{"complete", map[string]any{"queue": "Bad!", "id": ord}},
+		// An empty name is EMQKEY on its own (B-92), yet a shape fault beside it still wins.
+		{"enqueue", map[string]any{"queue": "", "payload_b64": "*"}},
+		{"claim", map[string]any{"queue": "", "lease_ms": "1"}},
+		{"enqueue", map[string]any{"queue": "orders", "lane": "", "payload_b64": nil}},
+		{"complete", map[string]any{"queue": "orders", "id": "", "token": "1"}},
 	} {
 		req := map[string]json.RawMessage{}
 		for k, v := range c.fields {
@@ -115,34 +120,56 @@ func leaseLostByOwnClock(t *T) {
 	t.helloWith(protocol.HelloArgs{MinterTTLMS: 300})
 	first := t.mintN(1, ruleLeaseOwnClock)[0]
 	w := t.portWorker(ruleLeaseOwnClock)
-	if ttl := t.leaseTTL(w); ttl > 1500 {
+	if ttl := t.leaseTTL(w, 0); ttl > 1500 {
 		t.notRun("the port leases its worker id for %d ms and does not honour hello's minter_ttl_ms", ttl)
 	}
-	// Every write waits 1.5 s: the port's renewals hang, so its lease runs out by its own
-	// clock (300 ms) long before the server says so.
-	t.pauseWrites(1500)
-	time.Sleep(700 * time.Millisecond)
-	m, err := t.D.Mint(t.ctx, protocol.MintArgs{N: 3})
-	t.cover(ruleLeaseOwnClock)
-	if err != nil {
-		// INTERNAL: a subprocess port's answer, or the in-process bus's own error.
-		var ce *emqerr.Error
-		t.check(!errors.As(err, &ce), ruleLeaseOwnClock, "a mint after the lease ran out answers INTERNAL (not a canon refusal) or mints under another lease", "%v", err)
-		return
-	}
-	time.Sleep(time.Second) // the pause ends; a lease the port took is now visible
-	leases := t.minterLeases()
-	for _, id := range m.IDs[0] {
-		_, got, _ := ids.Split(t.validJob(id))
-		if got == w || leases[got] == "" || leases[got] == harnessOwner || id <= first {
-			t.fail(ruleLeaseOwnClock, fmt.Sprintf("after worker %d's lease ran out by the minter's clock, no id under it; ids under a worker the port leased since, above %s", w, first),
-				fmt.Sprintf("%s under worker %d (lease %q)", id, got, leases[got]))
+	// Every write waits: the port's renewals hang, so its lease runs out by its own clock
+	// (300 ms) long before the server says so.
+	for _, pause := range []int64{1500, 6000, 24000} {
+		m, during, err := t.mintWhilePaused(pause)
+		t.cover(ruleLeaseOwnClock)
+		if err != nil {
+			// INTERNAL: a subprocess port's answer, or the in-process bus's own error.
+			var ce *emqerr.Error
+			t.check(!errors.As(err, &ce), ruleLeaseOwnClock, "a mint after the lease ran out answers INTERNAL (not a canon refusal) or mints under another lease", "%v", err)
+			return
 		}
+		leases := t.minterLeases()
+		again := false // an id under w answered after the pause: the renewals may have landed first
+		for _, id := range m.IDs[0] {
+			_, got, _ := ids.Split(t.validJob(id))
+			if got == w && !during && pause < 24000 {
+				again = true
+				continue
+			}
+			if got == w || leases[got] == "" || leases[got] == harnessOwner || id <= first {
+				t.fail(ruleLeaseOwnClock, fmt.Sprintf("after worker %d's lease ran out by the minter's clock (writes paused %d ms), no id under it; ids under a worker the port leased since, above %s", w, pause, first),
+					fmt.Sprintf("%s under worker %d (lease %q)", id, got, leases[got]))
+			}
+		}
+		if !again {
+			return
+		}
+		first, w = m.IDs[0][len(m.IDs[0])-1], t.portWorker(ruleLeaseOwnClock)
 	}
 }
 
+// mintWhilePaused pauses every write for pause ms, waits 700 ms (the port's 300 ms lease runs out
+// by its clock) and mints 3 ids. during tells whether the mint was answered while the pause
+// certainly held; the return waits for the pause to end, so that a lease the port took is visible.
+func (t *T) mintWhilePaused(pause int64) (m protocol.MintResult, during bool, err error) {
+	from := t.now()
+	t.pauseWrites(pause)
+	ends := t.now() + pause // the pause ran between from and this TIME
+	time.Sleep(700 * time.Millisecond)
+	m, err = t.D.Mint(t.ctx, protocol.MintArgs{N: 3})
+	during = t.now() < from+pause
+	t.waitPast(ends)
+	return m, during, err
+}
+
 // pauseWrites holds every write of every client for ms (CLIENT PAUSE … WRITE), on every node.
-func (t *T) pauseWrites(ms int) {
+func (t *T) pauseWrites(ms int64) {
 	for _, n := range t.admin.Nodes {
 		if _, err := n.C.Do(t.ctx, "CLIENT", "PAUSE", ms, "WRITE"); err != nil {
 			t.harness("CLIENT PAUSE: %v", err)

@@ -132,10 +132,10 @@ func (t *T) harnessLeasesIntact(taken []int, rule Rule) {
 	}
 }
 
-// leaseTTL is the PX of the port's first SET {emq}:minter:<w> … NX PX <ttl> on the wire.
-func (t *T) leaseTTL(worker int) int64 {
+// leaseTTL is the PX of the port's first SET {emq}:minter:<w> … NX PX <ttl> on the wire since from.
+func (t *T) leaseTTL(worker, from int) int64 {
 	k, _ := keys.Minter(worker)
-	for _, l := range t.portLines(0) {
+	for _, l := range t.portLines(from) {
 		if l.Cmd() != "SET" || argAt(l, 1) != k {
 			continue
 		}
@@ -149,6 +149,47 @@ func (t *T) leaseTTL(worker int) int64 {
 	}
 	t.fail(ruleLeaseFree, "SET "+k+" <owner> NX PX <ttl> on the wire", "no such lease command from the port")
 	return 0
+}
+
+// leaseScales are the minter leases (hello's minter_ttl_ms) C02 watches renewals under, shortest
+// first: a renewal every ttl/3 is the rule at any lease, and a machine too busy to run the
+// port's 100 ms timer on time fails a 300 ms lease's cadence but not a 4.8 s one's.
+var leaseScales = []int64{leaseTTLForClauses, 4 * leaseTTLForClauses, 16 * leaseTTLForClauses}
+
+// leaseRenewed says hello asking for a short minter lease, mints, and checks the port renews the
+// lease about every ttl/3 (canon §3.4), on the wire and on the server. A try that saw no renewal
+// in time is tried again in a fresh session under the next, longer lease of leaseScales; a port
+// that renews too seldom, or never, fails at every scale. It returns the first id the session
+// that passed minted, its worker id and its lease time.
+func (t *T) leaseRenewed() (prev string, w int, ttl int64) {
+	for i := 0; ; i++ {
+		ask, from := leaseScales[i], t.mark()
+		t.helloWith(protocol.HelloArgs{MinterTTLMS: ask})
+		prev = t.mintN(1, ruleLeaseRenewed)[0]
+		w = t.portWorker(ruleLeaseRenewed)
+		k, _ := keys.Minter(w)
+		mine := t.minterLeases()[w]
+		ttl = t.leaseTTL(w, from)
+		if t.hasCap(protocol.CapMinterTTL) {
+			t.check(ttl == ask, ruleAidTTL, fmt.Sprintf("a port declaring minter_ttl leases for hello's minter_ttl_ms, PX %d", ask), "PX %d", ttl)
+		}
+		if ttl > max(1500, ask) {
+			t.notRun("the port leases its worker id for %d ms and does not honour hello's minter_ttl_ms: renewal and loss take too long to observe", ttl)
+		}
+		cadence, seen := t.renewalCadence(k, ttl), t.renewalSeen(k, mine, ttl)
+		if (cadence && seen) || i == len(leaseScales)-1 {
+			t.check(cadence, ruleLeaseRenewed,
+				fmt.Sprintf("renewals of %s about every ttl/3: their median gap on the wire at most ttl/2 (%d ms), under leases of %v ms", k, ttl/2, leaseScales[:i+1]), "renewals further apart")
+			t.check(seen, ruleLeaseRenewed,
+				fmt.Sprintf("the lease renewed every ttl/3: within a %d ms lease, %s's PTTL grows back while it stays the port's", ttl, k),
+				"no renewal: PTTL %d, owner %q (was %q)", t.pttl(k), t.minterLeases()[w], mine)
+			return prev, w, ttl
+		}
+		d := t.D
+		t.D = nil // the next session is the clause's
+		t.ok(d.Close(t.ctx), ruleClose, "close")
+		t.D = t.start()
+	}
 }
 
 // renewalCadence watches the port's renewals of key (SET … IFEQ) for about four lease times and
@@ -172,6 +213,22 @@ func (t *T) renewalCadence(key string, ttl int64) bool {
 	}
 	slices.Sort(gaps)
 	return gaps[len(gaps)/2] <= ttl*1000/2
+}
+
+// releasedOnClose waits until the server has closed every connection of the port (after a
+// close; a port that keeps one open is waited for a few seconds, the driver's business to flag),
+// so that the server has run every command the port sent, then up to a second more for key to
+// go: a release by SET … IFEQ … PX 1 leaves the key its last millisecond. It returns key's PTTL
+// (-2: gone). A lease left to run out keeps its TTL, 30 s by default, far past the wait.
+func (t *T) releasedOnClose(key string) int64 {
+	for deadline := time.Now().Add(5 * time.Second); len(t.portClients()) > 0 && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+	}
+	p := t.pttl(key)
+	for deadline := time.Now().Add(time.Second); p != -2 && time.Now().Before(deadline); p = t.pttl(key) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	return p
 }
 
 // pttl is the remaining time of a key in ms (-2: no key).

@@ -78,6 +78,22 @@ func parkAtItsMaximum(t *T) {
 	ids := kitIDs(n, 1<<41)
 	t.kitEnqueue("orders", ids)
 	start := time.Now()
-	a := protocol.ParkArgs{Queue: "orders", Consumers: n, Jobs: n, LeaseMS: 30000, ParkMS: 1000, TimeoutMS: 20000}
-	t.completed(<-t.park(a), start, 20*time.Second, ids, fmt.Sprintf("%d consumers (the most park takes) complete %d jobs", n, n))
+	// The consumers' lease at its maximum too (B-228: 1e14 ms, beyond a time.Duration's 292
+	// years): a port that converts it without saturating leases its claims for a negative or
+	// wrapped time, and their completes are refused.
+	a := protocol.ParkArgs{Queue: "orders", Consumers: n, Jobs: n, LeaseMS: protocol.MaxMS, ParkMS: 1000, TimeoutMS: 20000}
+	t.completed(<-t.park(a), start, 20*time.Second, ids, fmt.Sprintf("%d consumers (the most park takes) with a lease of %d ms complete %d jobs", n, protocol.MaxMS, n))
+}
+
+// parkLeasePastADuration is C14's: a lease just past what a time.Duration holds (2^63 ns, about
+// 9.22e12 ms), well inside the domain: a port that converts it without saturating wraps it to a
+// negative time.
+func parkLeasePastADuration(t *T) {
+	const lease = 9_300_000_000_000
+	ids := kitIDs(1, 1<<42)
+	t.kitEnqueue("orders", ids)
+	start := time.Now()
+	a := protocol.ParkArgs{Queue: "orders", Consumers: 1, Jobs: 1, LeaseMS: lease, ParkMS: 1000, TimeoutMS: 20000}
+	t.cover(ruleFieldRange)
+	t.completed(<-t.park(a), start, 20*time.Second, ids, fmt.Sprintf("a consumer with a lease of %d ms completes its job", lease))
 }

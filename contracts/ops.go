@@ -1,6 +1,7 @@
 package contracts
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/echomq/kit/contracts/internal/wire"
 	"github.com/echomq/kit/protocol"
+	"github.com/echomq/kit/reference/emqerr"
 	"github.com/echomq/kit/reference/keys"
 )
 
@@ -33,6 +35,32 @@ func (t *T) claim(q string, lease int64) *protocol.ClaimResult {
 	c, err := t.D.Claim(t.ctx, protocol.ClaimArgs{Queue: q, LeaseMS: lease})
 	t.ok(err, ruleClaim, "claim")
 	return c
+}
+
+// whileLeaseLives runs try, which claims a job of queue qn under lease ms and at once runs on it
+// an op that needs the lease live, returning the lease's deadline and the op's error. A short
+// lease keeps a clause's later wait for it to pass short, but a busy machine may let it pass
+// before the op runs: when the op was refused EMQSTALE and the server's clock has reached the
+// deadline, the queue is emptied and try runs again under a lease four times longer (three
+// times at most). A refusal while the lease lived is the port's and is returned at any scale.
+// whileLeaseLives returns the error of the last try.
+func (t *T) whileLeaseLives(qn string, lease int64, try func(lease int64) (int64, error)) error {
+	for i := 0; ; i, lease = i+1, lease*4 {
+		deadline, err := try(lease)
+		if i == 3 || !errors.Is(err, emqerr.Stale) || t.now() < deadline {
+			return err
+		}
+		t.forgetQueue(qn)
+	}
+}
+
+// forgetQueue deletes every key of queue qn (the harness's own DELs).
+func (t *T) forgetQueue(qn string) {
+	for _, k := range t.allKeys() {
+		if p, err := keys.Parse(k); err == nil && p.Queue == qn {
+			t.do("DEL", k)
+		}
+	}
 }
 
 func (t *T) mustClaim(q string, lease int64) *protocol.ClaimResult {

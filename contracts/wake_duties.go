@@ -218,7 +218,12 @@ func (t *T) wakeLaneCeiling(qn string) {
 // wakeRejoin: complete, fail, retry→dead and reap→dead arm when they bring a lane below its ceiling (it rejoins); a complete that empties the lane does not.
 func (t *T) wakeRejoin(qn string) {
 	q := t.q(qn)
-	for i := range 5 {
+	batch := t.hasCap(protocol.CapBatch) // complete_batch settles like complete (A17-1): one job more
+	jobs := 5
+	if batch {
+		jobs++
+	}
+	for i := range jobs {
 		t.laneEnqueue(qn, "east", fmt.Sprint(i))
 	}
 	t.ceiling(ruleWakeRejoin, qn, "east", 1)
@@ -242,6 +247,14 @@ func (t *T) wakeRejoin(qn string) {
 	t.armedBy(q, ruleWakeRejoin, "a reap to the morgue bringing the lane below its ceiling", 1, func() {
 		t.check(t.reapQueue(ruleWakeRejoin, qn, 1) == 1, ruleWakeRejoin, "reap count 1", "another count")
 	})
+	if batch {
+		c = claim(30000)
+		t.armedBy(q, ruleWakeRejoin, "a complete_batch bringing the lane below its ceiling", 1, func() {
+			r, err := t.batcher().CompleteBatch(t.ctx, protocol.CompleteBatchArgs{Queue: qn, Jobs: []protocol.Pair{{ID: c.ID, Token: c.Token}}})
+			t.ok(err, ruleWakeRejoin, "complete_batch")
+			t.check(len(r.Results) == 1 && r.Results[0].OK, ruleWakeRejoin, "the pair settles", "%v", r.Results)
+		})
+	}
 	c = claim(30000)
 	t.armedBy(q, ruleWakeRejoin, "a complete of the lane's last job (nothing rejoins)", 0, func() { t.complete(qn, c.ID, c.Token) })
 }

@@ -112,6 +112,44 @@ func Raw(ctx context.Context, d Driver, op string, fields map[string]json.RawMes
 	return nil, fmt.Errorf("drivers: %s answered the unknown error type %q", op, reply.Error.Type)
 }
 
+// RawRequest is one request of a pipeline: an op and its fields, sent as they are (RawCaller).
+type RawRequest struct {
+	Op     string
+	Fields map[string]json.RawMessage
+}
+
+// RawReply is the answer to one RawRequest: its result, or the error a typed call would return.
+type RawReply struct {
+	Result json.RawMessage
+	Err    error
+}
+
+// Pipeliner is a Driver with a conversation (a subprocess port): it writes every request of a
+// pipeline before it reads a reply, so that a port holds several at once. The port protocol
+// answers them in order (PROTOCOL.md Part B, B-1, B-280); a reply out of sequence ends the
+// session with a *PortError, returned as the error.
+type Pipeliner interface {
+	Pipeline(ctx context.Context, reqs []RawRequest) ([]RawReply, error)
+}
+
+// Pipeline sends reqs to d at once when d is a Pipeliner; a driver without a conversation (the
+// reference in-process) has nothing to hold in flight and serves them one by one through Raw.
+func Pipeline(ctx context.Context, d Driver, reqs []RawRequest) ([]RawReply, error) {
+	if p, ok := d.(Pipeliner); ok {
+		return p.Pipeline(ctx, reqs)
+	}
+	return OneByOne(ctx, d, reqs)
+}
+
+// OneByOne serves reqs through Raw, each once the one before it answered.
+func OneByOne(ctx context.Context, d Driver, reqs []RawRequest) ([]RawReply, error) {
+	out := make([]RawReply, len(reqs))
+	for i, r := range reqs {
+		out[i].Result, out[i].Err = Raw(ctx, d, r.Op, r.Fields)
+	}
+	return out, nil
+}
+
 // RawLine is the request line {"seq":seq,"op":op,<fields>}, fields in name order (a "seq" among
 // fields is replaced).
 func RawLine(seq uint64, op string, fields map[string]json.RawMessage) ([]byte, error) {

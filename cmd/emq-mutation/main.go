@@ -12,6 +12,7 @@
 // name go, the go command gremlins finds first on its PATH.
 //
 //	emq-mutation [-sample N] [-seed S] [-ports node,reference,bundle] [-workers 2] -stryker DIR -gremlins BIN
+//	emq-mutation -retally [-out DIR] [-ports …]   (score a finished run again under the triage file)
 package main
 
 import (
@@ -58,6 +59,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var profile string
 	fs.StringVar(&profile, "profile", "clause", "what a profile runs alone: each clause, or each contract (a smoke run: 14 runs instead of 150, coarser first clauses)")
 	fs.BoolVar(&o.Partial, "partial", false, "judge a survivor of the clauses that execute its code by those alone (faster; exact only where coverage does not depend on timing)")
+	retally := fs.Bool("retally", false, "run nothing: read the finished run under -out back and score it under the triage file as it now reads")
 	triaged := fs.Bool("triaged", true, "exit 1 on an untriaged survivor (a smoke run, which only proves the machinery, sets it false)")
 	fs.DurationVar(&o.Deadline, "deadline", 20*time.Minute, "one certification's bound")
 	if err := fs.Parse(args); err != nil {
@@ -87,7 +89,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	start := time.Now()
-	results, runErr := mutation.Run(ctx, o)
+	run, verb := mutation.Run, "emq-mutation"
+	if *retally {
+		run, verb = func(_ context.Context, o mutation.Options) ([]mutation.Result, error) { return mutation.Reread(o) }, "emq-mutation -retally"
+	}
+	results, runErr := run(ctx, o)
 	var scores []mutation.Score
 	exit := 0
 	for _, r := range results {
@@ -101,9 +107,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		scores = append(scores, s)
 	}
-	summary := fmt.Sprintf("emq-mutation -sample %d -seed %d -ports %s -workers %d: %s\n", o.Sample, o.Seed, ports, o.Workers, time.Since(start).Round(time.Second)) +
+	summary := fmt.Sprintf("%s -sample %d -seed %d -ports %s -workers %d: %s\n", verb, o.Sample, o.Seed, ports, o.Workers, time.Since(start).Round(time.Second)) +
 		mutation.Summary(scores)
-	if err := os.WriteFile(filepath.Join(o.Out, "summary.txt"), []byte(summary), 0o644); err != nil {
+	name := "summary.txt"
+	if *retally {
+		name = "summary-retally.txt" // the run's own summary keeps its wall time
+	}
+	if err := os.WriteFile(filepath.Join(o.Out, name), []byte(summary), 0o644); err != nil {
 		fmt.Fprintln(stderr, "emq-mutation:", err)
 	}
 	if runErr != nil {

@@ -266,6 +266,51 @@ func (d *driver) Raw(ctx context.Context, op string, fields map[string]json.RawM
 	return d.sendSeq(ctx, op, req, seq, d.f.opt.Deadline)
 }
 
+// Pipeline writes every request before it reads a reply (drivers.Pipeliner), then reads the
+// replies in order, each within its own deadline counted from the previous reply: the port
+// serves one request at a time, so the last one waits for all before it. A conversation fault
+// (a reply out of sequence, a hang, a crash) ends the session and is the error.
+func (d *driver) Pipeline(ctx context.Context, reqs []drivers.RawRequest) ([]drivers.RawReply, error) {
+	if err := d.usable("pipeline"); err != nil {
+		return nil, err
+	}
+	if d.seq == 0 {
+		return nil, fmt.Errorf("subprocess: a pipeline before the session's hello")
+	}
+	var batch []byte
+	timeouts := make([]time.Duration, len(reqs))
+	for i, r := range reqs {
+		req, err := drivers.RawLine(d.seq+1+uint64(i), r.Op, r.Fields)
+		if err != nil {
+			return nil, fmt.Errorf("subprocess: pipeline %s: %w", r.Op, err)
+		}
+		timeouts[i] = d.f.opt.Deadline + workItems(r.Op, req)*d.f.opt.PerItem
+		if r.Op == "park" {
+			timeouts[i] = parkWait(req) + d.f.opt.ParkSlack
+		}
+		d.f.rec.add("→ ", req)
+		batch = append(append(batch, req...), '\n')
+	}
+	_ = d.stdin.SetWriteDeadline(time.Now().Add(d.f.opt.Deadline))
+	if _, err := d.stdin.Write(batch); err != nil {
+		return nil, d.fail(reqs[0].Op, fmt.Sprintf("could not write the requests (%v); the port %s", err, d.exitStatus(time.Second)), nil)
+	}
+	out := make([]drivers.RawReply, len(reqs))
+	for i, r := range reqs {
+		d.seq++
+		l, err := d.await(ctx, r.Op, d.seq, timeouts[i], time.Now().Add(timeouts[i]), nil)
+		if err != nil {
+			return nil, err
+		}
+		d.f.rec.add("← ", l.text)
+		out[i].Result, out[i].Err = d.decode(r.Op, d.seq, l.text)
+		if d.failed != nil {
+			return nil, d.failed
+		}
+	}
+	return out, nil
+}
+
 // Fault is the session's first protocol-level failure (drivers.Faulter): nil while the port
 // keeps the conversation.
 func (d *driver) Fault() *drivers.PortError { return d.failed }
@@ -289,7 +334,10 @@ func (d *driver) send(ctx context.Context, op string, req []byte, timeout time.D
 
 // sendSeq is send for a request whose seq is seq.
 func (d *driver) sendSeq(ctx context.Context, op string, req []byte, seq uint64, timeout time.Duration) (json.RawMessage, error) {
-	startup := d.seq == 0 && !d.f.warm.Load()
+	// Every session's first request pays a process start-up (B-23), the first one's and every
+	// later one's alike: a machine busy enough to start an interpreter in 10 s must not fail a
+	// correct port, and a port that hangs there is named mute within MuteAfter.
+	startup := d.seq == 0
 	if startup {
 		timeout = d.f.opt.StartDeadline // the start-up's, shorter or longer than a request's
 	} else if op != "park" {
@@ -311,7 +359,6 @@ func (d *driver) sendSeq(ctx context.Context, op string, req []byte, seq uint64,
 		return nil, err
 	}
 	d.f.rec.add("← ", l.text)
-	d.f.warm.Store(true)
 	return d.decode(op, seq, l.text)
 }
 

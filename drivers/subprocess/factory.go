@@ -45,11 +45,10 @@ type Options struct {
 	Deadline  time.Duration
 	PerItem   time.Duration
 	ParkSlack time.Duration
-	// StartDeadline bounds the first request of the factory's sessions (hello) until one of
-	// them has answered, which also pays for the port's first start-up (an interpreter, a
-	// `go run` that compiles); default 60 s. Once a session has answered, the first request of
-	// every later one has Deadline like any other: a port that hangs costs a deadline per
-	// session, never a minute.
+	// StartDeadline bounds the first request (hello) of every session, which pays for the
+	// port's start-up (an interpreter, a `go run` that compiles; a process per clause, B-22);
+	// default 60 s. A port that read its hello and then sits idle is named mute after MuteAfter
+	// instead.
 	StartDeadline time.Duration
 	// MuteAfter ends the start deadline early for a mute port: one that read its first request
 	// and then used no CPU for this long (default 3 s; Linux only — elsewhere a mute port waits
@@ -98,7 +97,6 @@ type Factory struct {
 	opt  Options
 	v    *validator
 	rec  *recorder
-	warm atomic.Bool // a session has answered: start-up is paid
 	// lingers: a session did not exit after close; later ones get lingerWait to exit.
 	lingers atomic.Bool
 

@@ -130,6 +130,26 @@ func TestStartDeadline(t *testing.T) {
 	portError(t, err, "no reply to seq 2 within "+(200*time.Millisecond+DefaultPerItem).String()+" (deadline)")
 }
 
+// TestEverySessionPaysItsStartUp: a later session of the same factory (a fresh process per
+// clause, B-22) gets the start deadline for its hello too (B-23): its start-up costs what the
+// first one's did, and a busy machine must not turn it into a failing port.
+func TestEverySessionPaysItsStartUp(t *testing.T) {
+	f, err := New(fakePort(t), Options{Deadline: 200 * time.Millisecond, StartDeadline: time.Minute, Env: []string{"FAKE_MODE=slow-start", "FAKE_OP=none"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		d, err := f.Start(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := d.Hello(context.Background(), protocol.HelloArgs{Valkey: "127.0.0.1:1"}); err != nil {
+			t.Fatalf("session %d's hello after a slow start: %v", i+1, err)
+		}
+		d.Close(context.Background())
+	}
+}
+
 func TestTwiceIsOutOfSequence(t *testing.T) {
 	d := session(t, fakePort(t), "twice", "mint", Options{})
 	if _, err := d.Mint(context.Background(), protocol.MintArgs{N: 1}); err != nil {

@@ -52,3 +52,15 @@ func workItems(op string, req []byte) time.Duration {
 	}
 	return time.Duration(math.Min(n, maxItems))
 }
+
+// parkWait is a park request's timeout_ms, the time it may take by design (0 when absent or not
+// a count).
+func parkWait(req []byte) time.Duration {
+	var f struct {
+		TimeoutMS float64 `json:"timeout_ms"`
+	}
+	if json.Unmarshal(req, &f) != nil || f.TimeoutMS <= 0 {
+		return 0
+	}
+	return time.Duration(math.Min(f.TimeoutMS, float64(time.Hour/time.Millisecond))) * time.Millisecond
+}

@@ -2,6 +2,12 @@ package mutant
 
 // c06 are the Lua mutants contract C06 must kill.
 var c06 = []Spec{
+	{Name: "claim-meta-exists-paused", Contract: "C06", Rule: "claim", Defect: "claim takes any field in meta for a pause (EXISTS meta instead of paused = 1): a queue with another queue-wide fact never serves",
+		Edits: []Edit{{"claim", "if redis.call('HGET', KEYS[3], 'paused') == '1' then return {} end", "if redis.call('EXISTS', KEYS[3]) == 1 then return {} end"}}},
+	{Name: "claim-batch-no-checkpoint", Contract: "C06", Rule: "A17-claim-batch", Defect: "claim_batch never reads the checkpoint of an earlier attempt: a redelivery by the batch starts over",
+		Edits: []Edit{{"claim_batch", "if #again > 0 then", "if false then"}}},
+	{Name: "claim-batch-no-rearm", Contract: "C06", Rule: "A13-wake-claim-rearm", Defect: "claim_batch never re-arms the wake: a batch that leaves work behind lets parked consumers sleep on it",
+		Edits: []Edit{{"claim_batch", "  redis.call('RPUSH', KEYS[4], '1')\nend\nreturn out", "end\nreturn out"}}},
 	{Name: "claim-no-increment", Contract: "C06", Rule: "claim", Defect: "claim does not increment attempts: the token never changes",
 		Edits: []Edit{{"claim", "local attempts = tonumber(f[1]) + 1", "local attempts = tonumber(f[1]) + 0"}}},
 	{Name: "claim-payload-formatted", Contract: "C06", Rule: "claim-payload-bytes", Defect: "claim passes the payload through string.format('%s'), which stops at the first NUL byte of a short payload",

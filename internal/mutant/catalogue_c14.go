@@ -41,6 +41,8 @@ var c14 = []Spec{
 		Edits: []Edit{{"lane_resume", "if ring_fix(KEYS[3], g, s) then arm(KEYS[4]) end", "ring_fix(KEYS[3], g, s)"}}},
 	{Name: "lane-ceiling-no-arm", Contract: "C14", Rule: "A13-wake-lane-ceiling", Defect: "a ceiling raise reopens the lane without arming the wake",
 		Edits: []Edit{{"lane_ceiling", "if ring_fix(KEYS[3], g, s) then arm(KEYS[4]) end", "ring_fix(KEYS[3], g, s)"}}},
+	{Name: "complete-batch-rejoin-no-arm", Contract: "C14", Rule: "A13-wake-rejoin", Defect: "complete_batch puts a lane back in the ring when it drops below its ceiling without arming the wake",
+		Edits: []Edit{{"complete_batch", "  if redis.call('LLEN', wake) == 0 then redis.call('RPUSH', wake, '1') end", "  do end"}}},
 	{Name: "complete-rejoin-no-arm", Contract: "C14", Rule: "A13-wake-rejoin", Defect: "a complete that brings a lane below its ceiling puts it back in the ring without arming the wake",
 		Edits: []Edit{{"complete", "if ring_fix(KEYS[7], g, s) then arm(KEYS[8]) end", "ring_fix(KEYS[7], g, s)"}}},
 	{Name: "fail-rejoin-no-arm", Contract: "C14", Rule: "A13-wake-rejoin", Defect: "a fail that brings a lane below its ceiling puts it back in the ring without arming the wake",

@@ -201,6 +201,15 @@ var jsonMutants = []Spec{
 			}
 			return nil, nil
 		})},
+	{Name: "json-empty-name-before-shape", Contract: "C04", Rule: "shape-first", Defect: `an empty queue, lane or id ("") is refused EMQKEY as the fields are read, before the other fields' shape: {queue: "", payload_b64: "*"} is EMQKEY, not EMQARG`,
+		Go: jsonWrap(func(op string, f map[string]json.RawMessage) (json.RawMessage, error) {
+			for _, name := range []string{"queue", "lane", "id"} {
+				if v, ok := f[name]; ok && string(v) == `""` {
+					return nil, &emqerr.Error{Type: emqerr.TypeKey, Message: name + " is empty (checked as it was read by the mutant)"}
+				}
+			}
+			return nil, nil
+		})},
 	{Name: "json-mint-over-bound-cut", Contract: "C02", Rule: "mint-bound", Defect: "a mint of more than 100000 ids in all is cut to fit (fewer callers) instead of EMQARG",
 		Go: jsonWrap(func(op string, f map[string]json.RawMessage) (json.RawMessage, error) {
 			var n, p int64

@@ -150,7 +150,7 @@ func (s Spec) Apply(opt *bus.Options) (Wrap, error) {
 
 // catalogue is every mutant: the Go-side ones, then the Lua ones contract by contract (one file
 // each, catalogue_cNN.go).
-var catalogue = slices.Concat(goMutants, jsonMutants, sessionMutants, c01, c02, c03, c04, c05, c06, c07, c08, c09, c10, c11, c12, c13, c14, walk, clusterMutants)
+var catalogue = slices.Concat(goMutants, jsonMutants, sessionMutants, inFlightMutants, c01, c02, c03, c04, c05, c06, c07, c08, c09, c10, c11, c12, c13, c14, walk, clusterMutants)
 
 // withAids gives a front the optional ops its port offers. A front written against the Driver
 // interface alone would hide the clock and the batch ops, and the contracts would meet a port
@@ -180,6 +180,15 @@ func (a aided) Raw(ctx context.Context, op string, fields map[string]json.RawMes
 		return r.Raw(ctx, op, fields)
 	}
 	return drivers.Raw(ctx, a.aidedOps, op, fields)
+}
+
+// Pipeline hands a run of requests in flight to the front when it serves them itself, else
+// serves them one by one through the front's raw requests.
+func (a aided) Pipeline(ctx context.Context, reqs []drivers.RawRequest) ([]drivers.RawReply, error) {
+	if p, ok := a.Driver.(drivers.Pipeliner); ok {
+		return p.Pipeline(ctx, reqs)
+	}
+	return drivers.OneByOne(ctx, a, reqs)
 }
 
 func (a aidedOps) clocker() drivers.Clocker {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"time"
 
 	"github.com/echomq/kit/drivers"
 	"github.com/echomq/kit/protocol"
@@ -34,6 +35,8 @@ type sessionFront struct {
 	clockStays bool
 	// parkFromOne numbers the park op's consumers from 1.
 	parkFromOne bool
+	// parkLeaseWraps converts the park op's lease_ms through a time.Duration without saturating.
+	parkLeaseWraps bool
 	// capLimit caps reap, promote and morgue at this many (0: no cap).
 	capLimit int64
 	// batch rewrites the batch ops (nil: they pass through).
@@ -84,6 +87,9 @@ func (f *sessionFront) Key(ctx context.Context, a protocol.KeyArgs) (protocol.Ke
 }
 
 func (f *sessionFront) Park(ctx context.Context, a protocol.ParkArgs) (protocol.ParkResult, error) {
+	if f.parkLeaseWraps {
+		a.LeaseMS = int64(time.Duration(a.LeaseMS) * time.Millisecond / time.Millisecond)
+	}
 	r, err := f.Driver.Park(ctx, a)
 	for i := range r.Jobs {
 		if f.parkFromOne {
@@ -181,6 +187,8 @@ var sessionMutants = []Spec{
 		Go: sessionWrap(func(f *sessionFront) { f.clockStays = true })},
 	{Name: "park-consumers-from-one", Contract: "C14", Rule: "park-consumer", Defect: "the park op numbers its consumers from 1, so the last one is out of 0..consumers-1",
 		Go: sessionWrap(func(f *sessionFront) { f.parkFromOne = true })},
+	{Name: "park-lease-wraps", Contract: "C14", Rule: "field-range", Defect: "the park op's lease_ms goes through a time.Duration unsaturated: at 1e14 ms (in its domain) it wraps, and the consumers lease their claims for a wrapped time",
+		Go: sessionWrap(func(f *sessionFront) { f.parkLeaseWraps = true })},
 	{Name: "reap-limit-capped", Contract: "C11", Rule: "A16-limit", Defect: "reap settles at most 1000 per call whatever its limit (10000 allowed)",
 		Go: sessionWrap(func(f *sessionFront) { f.capLimit = 1000 })},
 	{Name: "batch-enqueue-ignores-delay", Contract: "C02", Rule: "A17-enqueue-batch", Defect: "enqueue_batch enqueues every job at once, ignoring its delay_ms",

@@ -7,6 +7,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"go/ast"
+	"go/token"
 	"io"
 	"net/url"
 	"os"
@@ -137,6 +139,87 @@ func (g goCoverage) Clauses(m Mutant) []int {
 		}
 	}
 	return sorted(set)
+}
+
+// goCases is a goCoverage that also places a switch's case expressions. Go's coverage blocks
+// of a switch start after each case clause's colon, so the expressions the switch evaluates to
+// pick a clause lie in no block, and a mutant of one (case m.lost != nil, turned ==) would be
+// taken for code no clause runs and left unjudged. They run whenever the switch runs (up to the
+// clause that matches): such a mutant gets the clauses that ran the block holding the switch's
+// opening brace — a superset, which only orders its first clauses.
+type goCases struct {
+	goCoverage
+	root  string
+	files map[string]*goFile // parsed once each
+}
+
+func (g goCases) Clauses(m Mutant) []int {
+	if idx := g.goCoverage.Clauses(m); len(idx) > 0 {
+		return idx
+	}
+	f := g.files[m.File]
+	if f == nil {
+		src, err := os.ReadFile(filepath.Join(g.root, m.File))
+		if err != nil {
+			return nil
+		}
+		if f, err = parseGo(m.File, src); err != nil {
+			return nil
+		}
+		g.files[m.File] = f
+	}
+	line, col, ok := f.switchOf(m.Line, m.Col)
+	if !ok {
+		return nil
+	}
+	return g.goCoverage.Clauses(Mutant{File: m.File, Line: line, Col: col})
+}
+
+// switchOf is the place of the opening brace of the switch or select whose case expressions
+// hold line:col, or false when no case expression holds it.
+func (f *goFile) switchOf(line, col int) (int, int, bool) {
+	tf := f.fset.File(f.ast.Pos())
+	if line < 1 || line > tf.LineCount() {
+		return 0, 0, false
+	}
+	pos := tf.LineStart(line) + token.Pos(col-1)
+	var brace token.Pos
+	ast.Inspect(f.ast, func(n ast.Node) bool {
+		if n == nil || brace.IsValid() {
+			return false
+		}
+		var body *ast.BlockStmt
+		switch s := n.(type) {
+		case *ast.SwitchStmt:
+			body = s.Body
+		case *ast.TypeSwitchStmt:
+			body = s.Body
+		case *ast.SelectStmt:
+			body = s.Body
+		default:
+			return n.Pos() <= pos && pos < n.End()
+		}
+		for _, st := range body.List {
+			head := st.Pos() // the case keyword, up to the colon
+			var colon token.Pos
+			switch c := st.(type) {
+			case *ast.CaseClause:
+				colon = c.Colon
+			case *ast.CommClause:
+				colon = c.Colon
+			}
+			if head <= pos && pos < colon {
+				brace = body.Lbrace
+				return false
+			}
+		}
+		return n.Pos() <= pos && pos < n.End()
+	})
+	if !brace.IsValid() {
+		return 0, 0, false
+	}
+	p := f.fset.Position(brace)
+	return p.Line, p.Column, true
 }
 
 func sorted(set map[int]bool) []int {

@@ -3,6 +3,7 @@ package mutation
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/printer"
@@ -422,5 +423,35 @@ func TestChangedTokenIgnoresLayoutAndParentheses(t *testing.T) {
 	}
 	if _, _, _, ok := changedToken("a + b - c", "a - b + c"); ok {
 		t.Error("two changed tokens are taken for one")
+	}
+}
+
+// A case expression lies in no coverage block (a block starts after its clause's colon): it
+// takes the clauses of the block that holds its switch's opening brace, never none.
+func TestCaseExpressionsTakeTheirSwitchsBlock(t *testing.T) {
+	dir := t.TempDir()
+	src := "package p\n\nfunc f(a, b bool) int {\n\tswitch {\n\tcase a:\n\t\treturn 1\n\tcase a != b:\n\t\treturn 2\n\t}\n\treturn 0\n}\n"
+	if err := os.WriteFile(filepath.Join(dir, "p.go"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// As go test -cover writes it: the function's block ends at the switch's brace (4.9);
+	// the clause bodies start after their colons.
+	cov := goCases{root: dir, files: map[string]*goFile{}, goCoverage: goCoverage{"p.go": {
+		{SL: 3, SC: 23, EL: 4, EC: 9, Clauses: []int{0, 2}},
+		{SL: 5, SC: 9, EL: 6, EC: 11, Clauses: []int{0}},
+		{SL: 7, SC: 14, EL: 8, EC: 11},
+	}}}
+	for _, c := range []struct {
+		line, col int
+		want      string
+	}{
+		{7, 9, "[0 2]"}, // the != of case a != b
+		{5, 7, "[0 2]"}, // case a
+		{6, 3, "[0]"},   // inside a clause body: its own block
+		{10, 2, "[]"},   // after the switch, in no block
+	} {
+		if got := fmt.Sprint(cov.Clauses(Mutant{File: "p.go", Line: c.line, Col: c.col})); got != c.want {
+			t.Errorf("%d:%d: clauses %s, want %s", c.line, c.col, got, c.want)
+		}
 	}
 }

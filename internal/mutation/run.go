@@ -2,12 +2,14 @@ package mutation
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -267,10 +269,11 @@ func (o Options) reference(ctx context.Context, p *Plan) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	cov, err := readGoCoverage(ctx, p.Go, module, runs)
+	blocks, err := readGoCoverage(ctx, p.Go, module, runs)
 	if err != nil {
 		return Result{}, err
 	}
+	cov := goCases{goCoverage: blocks, root: o.Root, files: map[string]*goFile{}}
 	s, err := o.sample(p, all, runs, cov)
 	if err != nil {
 		return Result{}, err
@@ -386,4 +389,36 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// Reread reads back the results of a finished run from its folder (each port's plan and
+// verdicts under Out/run), so that a triage file edited since can be applied without running
+// the certifications again (emq-mutation -retally). Mutants, which the plan does not keep, is 0.
+func Reread(o Options) ([]Result, error) {
+	if len(o.Ports) == 0 {
+		o.Ports = Ports
+	}
+	var results []Result
+	for _, port := range o.Ports {
+		dir := filepath.Join(o.Out, "run", port)
+		b, err := os.ReadFile(filepath.Join(dir, "plan.json"))
+		if err != nil {
+			return results, fmt.Errorf("%s: no finished run to read: %w", port, err)
+		}
+		var p Plan
+		if err := json.Unmarshal(b, &p); err != nil {
+			return results, fmt.Errorf("%s/plan.json: %w", dir, err)
+		}
+		p.Dir = dir
+		r := Result{Port: port}
+		for _, m := range p.Mutants {
+			r.Sample = append(r.Sample, m)
+		}
+		sort.Slice(r.Sample, func(i, j int) bool { return less(r.Sample[i].Key(), r.Sample[j].Key()) })
+		if r.Verdicts, err = p.Verdicts(port); err != nil {
+			return results, err
+		}
+		results = append(results, r)
+	}
+	return results, nil
 }

@@ -2,7 +2,7 @@
 // container or a runner: the job's directories laid out as the runner mounts them (the workspace
 // at <root>/__w/<repo>/<repo>, HOME at <root>/github/home, $RUNNER_TEMP at <root>/__w/_temp),
 // ${{ github.workspace }} evaluated to the runner host's path, which does not exist inside a
-// container (<root>/host/home/runner/work/<repo>/<repo>, never created), $GITHUB_WORKSPACE to the
+// container (the runner's own work directory under <root>/host, never created), $GITHUB_WORKSPACE to the
 // container's, each run step through bash -eo pipefail in the workspace, and each action a step
 // uses done by a handler the caller gives. What a container would give and this machine must not
 // be changed for — installing the image's packages, adding a user, switching to it — goes

@@ -6,12 +6,17 @@
 // the port's hello by this comma-separated list; BADPORT_HIDE_CAPS drops these capabilities
 // (comma-separated) from it; BADPORT_LOG appends each session's first op to that file;
 // BADPORT_LATE (a duration, e.g. 1ms) holds back every reply that long: a slower runtime.
+// Two modes need a request written behind the sabotaged one (requests in flight, PROTOCOL.md
+// B-280), and act on the op's first occurrence only: swap serves the request behind it first and
+// prints its reply first (a port that answers in completion order); ahead serves the request
+// behind it first but prints both replies in order (a port that runs requests concurrently).
 package main
 
 import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -47,7 +52,7 @@ func main() {
 	replies.Buffer(nil, 64<<20)
 	reqs := bufio.NewScanner(os.Stdin)
 	reqs.Buffer(nil, 64<<20)
-	count := 0
+	count, reordered := 0, false
 	for reqs.Scan() {
 		count++
 		if log := os.Getenv("BADPORT_LOG"); count == 1 && log != "" {
@@ -65,6 +70,22 @@ func main() {
 			Op string `json:"op"`
 		}
 		_ = json.Unmarshal(reqs.Bytes(), &req)
+		if req.Op == op && (mode == "swap" || mode == "ahead") && !reordered {
+			fmt.Fprintf(os.Stderr, "badport: sabotaging %s with %s\n", op, mode)
+			reordered = true
+			held := append([]byte(nil), reqs.Bytes()...)
+			if !reqs.Scan() {
+				os.Exit(4)
+			}
+			count++
+			next := roundTrip(in, replies, reqs.Bytes())
+			mine := roundTrip(in, replies, held)
+			if mode == "swap" {
+				mine, next = next, mine
+			}
+			fmt.Printf("%s\n%s\n", mine, next)
+			continue
+		}
 		if req.Op == op {
 			fmt.Fprintf(os.Stderr, "badport: sabotaging %s with %s\n", op, mode)
 			switch mode {
@@ -126,4 +147,13 @@ func main() {
 	}
 	in.Close()
 	real.Wait()
+}
+
+// roundTrip hands req to the real port and returns its reply.
+func roundTrip(in io.Writer, replies *bufio.Scanner, req []byte) []byte {
+	fmt.Fprintf(in, "%s\n", req)
+	if !replies.Scan() {
+		os.Exit(4)
+	}
+	return append([]byte(nil), replies.Bytes()...)
 }

@@ -21,3 +21,15 @@ test('shape faults come before an empty name', () => {
   assert.equal(refusal('lane_pause', { queue: 'q', lane: '' }), 'EMQKEY');
   assert.equal(refusal('enqueue', { queue: 'q', payload_b64: 'aGk=' }), 'accepted');
 });
+
+// Part B [B-281]: a payload of megabytes is held to the base64 alphabet like any other; the
+// four-character-group regular expression this check once used overflowed V8's stack at a few
+// MiB and answered INTERNAL.
+test('a payload of megabytes is checked, not a stack overflow', () => {
+  const big = Buffer.alloc(8 << 20, 0xa5).toString('base64');
+  assert.equal(refusal('enqueue', { queue: 'orders', payload_b64: big }), 'accepted');
+  assert.equal(refusal('enqueue', { queue: 'orders', payload_b64: `${big.slice(0, 1000)}-${big.slice(1001)}` }), 'EMQARG');
+  for (const bad of ['QQ=', 'Q===', 'QU=I', 'QQ==QQ==', 'a-b_', 'QUJD\nQUJD']) {
+    assert.equal(refusal('enqueue', { queue: 'orders', payload_b64: bad }), 'EMQARG', bad);
+  }
+});

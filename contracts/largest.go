@@ -1,0 +1,42 @@
+package contracts
+
+import (
+	"encoding/base64"
+	"fmt"
+
+	"github.com/echomq/kit/protocol"
+)
+
+// The largest bytes a job carries (contracts/PROTOCOL.md Part B, B-281): every other clause
+// sends payloads of at most 64 KiB, below a line cap a port might keep for itself (a 1 MiB
+// buffer, a regular expression that recurses once a group). The bound is modest because every
+// byte crosses the harness's MONITOR capture twice, escaped.
+
+var ruleLargestBytes = Rule{"largest-bytes", `contracts/PROTOCOL.md Part B: "A job whose payload and checkpoint together hold up to 2 MiB travels like any other (its base64 makes a request or a reply line of about 3 MiB): a port reads request lines of at least 4 MiB"`}
+
+// largeBytes is n bytes holding every byte value, in an order no line reader keeps whole by
+// accident; seed tells two of them apart.
+func largeBytes(n, seed int) string {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(i*131 + i>>11 + seed)
+	}
+	return string(b)
+}
+
+// largestPayloadAndCheckpoint is C06's: a 1.5 MiB payload enqueued and claimed, then a 512 KiB
+// checkpoint written and redelivered beside it (2 MiB in one reply), byte for byte.
+func largestPayloadAndCheckpoint(t *T) {
+	big := largeBytes(1536<<10, 0)
+	id := t.enqueueWith(protocol.EnqueueArgs{Queue: "orders", PayloadB64: base64.StdEncoding.EncodeToString([]byte(big))})
+	got, _ := t.hget(jobKey(t.q("orders"), id), "payload")
+	t.check(got == big, ruleLargestBytes, fmt.Sprintf("row %s holds the 1.5 MiB payload", id), "%s", short(got))
+	c := t.mustClaim("orders", 60000)
+	t.claimedBytes(c, id, big, ruleLargestBytes)
+	ckpt := largeBytes(512<<10, 1)
+	t.ok(t.D.Checkpoint(t.ctx, protocol.CheckpointArgs{FenceArgs: fa("orders", id, c.Token), DataB64: base64.StdEncoding.EncodeToString([]byte(ckpt))}), ruleLargestBytes, "a 512 KiB checkpoint")
+	t.retried("orders", id, c.Token, 0)
+	c = t.mustClaim("orders", 60000)
+	t.claimedBytes(c, id, big, ruleLargestBytes)
+	t.checkpointBytes(c, ckpt)
+}
