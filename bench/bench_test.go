@@ -126,6 +126,40 @@ func TestGateCanFail(t *testing.T) {
 	}
 }
 
+// A miss on a machine busier than the gate's limit is NOT JUDGED, not FAIL (a neighbour's load is
+// no evidence against the bus), and the same miss on a quiet machine fails; a pass stays a pass.
+func TestBusyMachineIsNotJudged(t *testing.T) {
+	two := 2.5
+	g := &Gate{Axis: "as-configured", MaxOutside: 0.15, Checks: []GateCheck{{Scenario: queue.Drain, Ratio: "bus/bullmq", Min: &two}}}
+	run := func(bus, outside float64) *Run {
+		cpu := &measure.CPU{Outside: &outside}
+		s := &Scenario{Name: queue.Drain, Results: []*Result{
+			{System: busq.Name, Engine: queue.Valkey, JobsPerS: measure.Spread{Median: bus}, CPU: cpu},
+			{System: nodeq.BullMQ, Engine: queue.Valkey, JobsPerS: measure.Spread{Median: 20000}, CPU: cpu}}}
+		s.Ratios = ratios(s.Results, nil)
+		return &Run{Scenarios: []*Scenario{s}}
+	}
+	for _, c := range []struct {
+		name                string
+		bus, outside        float64
+		pass, notJudged, ok bool
+	}{
+		{"a miss, busy", 40000, 0.40, false, true, true},
+		{"a miss, quiet", 40000, 0.05, false, false, false},
+		{"a miss at the limit", 40000, 0.15, false, false, false},
+		{"a pass, busy", 60000, 0.40, true, false, true},
+	} {
+		rs := judge(g, run(c.bus, c.outside), func(string) {})
+		if rs[0].Pass != c.pass || rs[0].NotJudged != c.notJudged || Passed(rs) != c.ok || rs[0].Outside == nil || *rs[0].Outside != c.outside {
+			t.Errorf("%s: %+v, Passed %v; want pass %v, not judged %v, Passed %v", c.name, rs[0], Passed(rs), c.pass, c.notJudged, c.ok)
+		}
+	}
+	g.MaxOutside = 0 // no limit: every miss fails
+	if rs := judge(g, run(40000, 0.9), func(string) {}); Passed(rs) || rs[0].NotJudged {
+		t.Errorf("without a limit a busy miss must fail: %+v", rs[0])
+	}
+}
+
 // The best rival of each engine is computed from the run's figures, never named: the fastest
 // real queue wins, a model never does, and the latency ratio takes the lowest median p99.
 func TestBestRivalIsComputed(t *testing.T) {

@@ -23,6 +23,13 @@ type Gate struct {
 	// Baseline is the check of the bus against itself: the working tree against the last
 	// release (or BENCH_BASELINE), built from source and run interleaved (bench/baseline).
 	Baseline *baseline.Spec `json:"baseline,omitempty"`
+	// MaxOutside is the busiest machine the thresholds speak for (the share of its cores busy
+	// with other work, as measured beside the figures; their bases are quiet runs). A check that
+	// misses on its re-run with its scenario measured busier than this is NOT JUDGED, not FAIL:
+	// a neighbour's load is no evidence against the bus. Zero: every miss fails.
+	MaxOutside float64 `json:"max_outside,omitempty"`
+	// MaxOutsideWhy is the reason for MaxOutside's value.
+	MaxOutsideWhy string `json:"max_outside_why,omitempty"`
 }
 
 // GateCheck is one threshold. Exactly one of Min and Max is set.
@@ -44,6 +51,10 @@ type GateResult struct {
 	Found  bool    `json:"found"`
 	Pass   bool    `json:"pass"`
 	Reruns int     `json:"reruns"` // times the scenario was measured again after a first miss
+	// Outside is the scenario's outside share as judged (the median over its systems); NotJudged
+	// marks a miss on a machine busier than the gate's MaxOutside.
+	Outside   *float64 `json:"outside,omitempty"`
+	NotJudged bool     `json:"not_judged,omitempty"`
 }
 
 // LoadGate reads and checks a gate file.
@@ -115,14 +126,25 @@ func (c GateCheck) Evaluate(run *Run) GateResult {
 	return r
 }
 
-// Passed reports whether every check passed.
+// Passed reports whether no check failed: each passed or could not be judged.
 func Passed(rs []GateResult) bool {
 	for _, r := range rs {
-		if !r.Pass {
+		if !r.Pass && !r.NotJudged {
 			return false
 		}
 	}
 	return len(rs) > 0
+}
+
+// NotJudged counts the checks the machine was too busy to judge.
+func NotJudged(rs []GateResult) int {
+	n := 0
+	for _, r := range rs {
+		if r.NotJudged {
+			n++
+		}
+	}
+	return n
 }
 
 // GatePassed reports whether every axis the gate judged passed; a gate that judged nothing fails.
@@ -138,6 +160,50 @@ func (rep *Report) GatePassed() bool {
 		}
 	}
 	return judged
+}
+
+// GateNotJudged names every check the machine was too busy to judge, one line each.
+func (rep *Report) GateNotJudged() []string {
+	var out []string
+	for _, run := range rep.Runs {
+		for _, r := range run.Gate {
+			if r.NotJudged {
+				out = append(out, fmt.Sprintf("%s: %s %s %s: %.0f%% of the cores busy with other work", run.Axis, r.Scenario, r.Ratio, valueText(r), 100*deref(r.Outside)))
+			}
+		}
+	}
+	return out
+}
+
+func valueText(r GateResult) string {
+	if !r.Found {
+		return "not measured"
+	}
+	return fmt.Sprintf("= %.3g, want %s", r.Value, r.Threshold())
+}
+
+func deref(p *float64) float64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+// GateFailures names every check that failed the gate, one line each, for the console: a red
+// run says why where it is read, not only in bench.out.
+func (rep *Report) GateFailures() []string {
+	var out []string
+	for _, run := range rep.Runs {
+		for _, r := range run.Gate {
+			if !r.Pass && !r.NotJudged {
+				out = append(out, fmt.Sprintf("%s: %s %s %s (%d re-run; %.0f%% of the cores busy with other work)", run.Axis, r.Scenario, r.Ratio, valueText(r), r.Reruns, 100*deref(r.Outside)))
+			}
+		}
+		if b := run.Baseline; b != nil && b.Status == baseline.Fail {
+			out = append(out, fmt.Sprintf("%s: baseline check: %s", run.Axis, b.Why))
+		}
+	}
+	return out
 }
 
 // GatePass is the axis's verdict: every ratio check passed, and the baseline check did not
@@ -212,14 +278,41 @@ func judge(g *Gate, run *Run, rerun func(scenario string)) []GateResult {
 			rerun(r.Scenario)
 		}
 	}
-	if len(again) == 0 {
-		return rs
+	if len(again) > 0 {
+		rs = eval()
 	}
-	rs = eval()
 	for i := range rs {
 		if again[rs[i].Scenario] {
 			rs[i].Reruns = 1
 		}
+		if share, ok := run.outsideOf(rs[i].Scenario); ok {
+			rs[i].Outside = &share
+			rs[i].NotJudged = !rs[i].Pass && g.MaxOutside > 0 && share > g.MaxOutside
+		}
 	}
 	return rs
+}
+
+// outsideOf is a scenario's outside share: the median over its systems' measurements.
+func (run *Run) outsideOf(scenario string) (float64, bool) {
+	var cpus []*measure.CPU
+	if s := run.scenario(scenario); s != nil {
+		for _, r := range s.Results {
+			cpus = append(cpus, r.CPU)
+		}
+	} else if run.Latency != nil && run.Latency.Name == scenario {
+		for _, r := range run.Latency.Results {
+			cpus = append(cpus, r.CPU)
+		}
+	}
+	var xs []float64
+	for _, c := range cpus {
+		if c != nil && c.Outside != nil {
+			xs = append(xs, *c.Outside)
+		}
+	}
+	if len(xs) == 0 {
+		return 0, false
+	}
+	return measure.SpreadOf(xs).Median, true
 }

@@ -44,9 +44,11 @@ type Run struct {
 	Gate      []GateResult         `json:"gate,omitempty"`
 	// Baseline is the bus against its baseline build (nil when the gate has no baseline check).
 	Baseline *baseline.Result `json:"baseline_check,omitempty"`
-	// GatePolicy is bench/gate.json's re-run policy, as judged.
-	GatePolicy string   `json:"gate_policy,omitempty"`
-	Gaps       []string `json:"gaps"`
+	// GatePolicy is bench/gate.json's re-run policy, as judged, and GateMaxOutside its limit on
+	// the machine's other work for a miss to count.
+	GatePolicy     string   `json:"gate_policy,omitempty"`
+	GateMaxOutside float64  `json:"gate_max_outside,omitempty"`
+	Gaps           []string `json:"gaps"`
 }
 
 // EngineInfo is an engine as found: version, how obtained, the settings that decide durability.

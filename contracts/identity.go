@@ -177,19 +177,43 @@ func (t *T) leaseRenewed() (prev string, w int, ttl int64) {
 			t.notRun("the port leases its worker id for %d ms and does not honour hello's minter_ttl_ms: renewal and loss take too long to observe", ttl)
 		}
 		cadence, seen := t.renewalCadence(k, ttl), t.renewalSeen(k, mine, ttl)
-		if (cadence && seen) || i == len(leaseScales)-1 {
+		after, got := "", "not tried: the renewals were not seen"
+		if cadence && seen {
+			after, got = t.mintsStill(w, prev)
+		}
+		if (cadence && seen && after != "") || i == len(leaseScales)-1 {
 			t.check(cadence, ruleLeaseRenewed,
 				fmt.Sprintf("renewals of %s about every ttl/3: their median gap on the wire at most ttl/2 (%d ms), under leases of %v ms", k, ttl/2, leaseScales[:i+1]), "renewals further apart")
 			t.check(seen, ruleLeaseRenewed,
 				fmt.Sprintf("the lease renewed every ttl/3: within a %d ms lease, %s's PTTL grows back while it stays the port's", ttl, k),
 				"no renewal: PTTL %d, owner %q (was %q)", t.pttl(k), t.minterLeases()[w], mine)
-			return prev, w, ttl
+			t.check(after != "", ruleLeaseRenewed,
+				fmt.Sprintf("a renewed lease is still the minter's: after the renewals a mint succeeds under worker %d, above %s", w, prev), "%s", got)
+			return after, w, ttl
 		}
 		d := t.D
 		t.D = nil // the next session is the clause's
 		t.ok(d.Close(t.ctx), ruleClose, "close")
 		t.D = t.start()
 	}
+}
+
+// mintsStill mints one id after the renewals: it must come under worker w, above prev (a
+// minter that took a renewal for a loss stops minting while its renewals still reach the wire).
+// It returns the id, or "" and what happened instead.
+func (t *T) mintsStill(w int, prev string) (string, string) {
+	m, err := t.D.Mint(t.ctx, protocol.MintArgs{N: 1})
+	switch {
+	case err != nil:
+		return "", "mint: " + err.Error()
+	case len(m.IDs) != 1 || len(m.IDs[0]) != 1:
+		return "", fmt.Sprintf("mint n=1 answered %v", m.IDs)
+	}
+	id := m.IDs[0][0]
+	if _, got, _ := ids.Split(t.validJob(id)); got != w || id <= prev {
+		return "", fmt.Sprintf("%s under worker %d", id, got)
+	}
+	return id, ""
 }
 
 // renewalCadence watches the port's renewals of key (SET … IFEQ) for about four lease times and

@@ -139,8 +139,9 @@ func TestResolve(t *testing.T) {
 		}
 	})
 	t.Run("HEAD is the only release: none", func(t *testing.T) {
-		if _, err := resolve(gitRepo(t, map[int]string{2: "v0.1.0"}, 2), ""); !errors.Is(err, ErrNoBaseline) {
-			t.Fatalf("err = %v, want ErrNoBaseline", err)
+		_, err := resolve(gitRepo(t, map[int]string{2: "v0.1.0"}, 2), "")
+		if !errors.Is(err, ErrNoBaseline) || !strings.Contains(err.Error(), "HEAD is the release v0.1.0 itself") {
+			t.Fatalf("err = %v, want ErrNoBaseline saying HEAD is the only release", err)
 		}
 	})
 	t.Run("explicit ref", func(t *testing.T) {

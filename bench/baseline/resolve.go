@@ -75,15 +75,16 @@ func Resolve(ctx context.Context, root, explicit string, t Tree) (Ref, error) {
 		return Ref{Name: explicit, Commit: c, How: "BENCH_BASELINE"}, nil
 	}
 	tag, err := lastRelease(ctx, root, "HEAD")
+	why := "no release tag (" + ReleasePattern + ") is reachable from HEAD"
 	if err == nil {
 		var c string
 		if c, err = git(ctx, root, "rev-parse", tag+"^{commit}"); err == nil && c == t.Head && !t.Dirty {
 			// HEAD is the release itself: judge it against the release before.
+			why = "HEAD is the release " + tag + " itself, unchanged, and no earlier release tag (" + ReleasePattern + ") is reachable"
 			tag, err = lastRelease(ctx, root, tag+"^")
 		}
 	}
 	if err != nil {
-		why := "no release tag (" + ReleasePattern + ") is reachable from HEAD"
 		if sh, _ := git(ctx, root, "rev-parse", "--is-shallow-repository"); sh == "true" {
 			why += " in this shallow clone (fetch the history and tags: git fetch --unshallow --tags)"
 		}

@@ -2,6 +2,7 @@ package measure
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -243,4 +244,33 @@ func CgroupCPULimit() float64 {
 		return 0
 	}
 	return 0
+}
+
+// Outside measures the share of the machine's cores busy with other work over window: the
+// engines and this process are subtracted as in a measurement. ok is false without /proc.
+func (c Clock) Outside(ctx context.Context, window time.Duration) (share float64, ok bool) {
+	from := c.Read()
+	select {
+	case <-ctx.Done():
+		return 0, false
+	case <-time.After(window):
+	}
+	var a Acc
+	a.Add(from, c.Read())
+	if cpu := a.CPU(); cpu != nil && cpu.Outside != nil {
+		return *cpu.Outside, true
+	}
+	return 0, false
+}
+
+// WaitQuiet waits, up to most, until the outside share over one window is at most limit, and
+// returns the last share it saw: a re-measurement taken at a quieter moment is worth the wait.
+func (c Clock) WaitQuiet(ctx context.Context, limit float64, window, most time.Duration) (float64, bool) {
+	deadline := time.Now().Add(most)
+	for {
+		share, ok := c.Outside(ctx, window)
+		if !ok || share <= limit || !time.Now().Before(deadline) || ctx.Err() != nil {
+			return share, ok
+		}
+	}
 }

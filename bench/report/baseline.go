@@ -84,8 +84,12 @@ func num(v float64) string {
 // gateLine is the axis's verdict as the last line of its gate section.
 func gateLine(run *bench.Run) string {
 	v := "GATE PASS"
-	if !run.GatePass() {
+	switch n := bench.NotJudged(run.Gate); {
+	case !run.GatePass():
 		v = "GATE FAIL"
+	case n > 0:
+		v = fmt.Sprintf("GATE NOT JUDGED — %d of %d checks missed on a machine busier than the thresholds speak for (more than %.0f%% of its cores busy with other work): no evidence either way; the others passed",
+			n, len(run.Gate), 100*run.GateMaxOutside)
 	}
 	if b := run.Baseline; b != nil && b.Status == baseline.NotRun {
 		v += " — the ratio checks only: the baseline check did NOT RUN (" + strings.TrimSuffix(b.Why, ".") + ")"

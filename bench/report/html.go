@@ -21,7 +21,7 @@ pre,.wrap{white-space:pre-wrap;overflow-wrap:anywhere;word-break:break-word}
 pre{background:#f7f7f7;padding:10px;font-size:12px;border:1px solid #e4e4e4}
 table{border-collapse:collapse;width:100%;table-layout:fixed;font-size:13px}
 td,th{border:1px solid #ddd;padding:4px 6px;text-align:left;vertical-align:top;overflow-wrap:anywhere}
-.pass{color:#176f2c;font-weight:bold}.fail{color:#b00020;font-weight:bold}.busy{background:#fff3cd;padding:6px 10px}
+.pass{color:#176f2c;font-weight:bold}.fail{color:#b00020;font-weight:bold}.notrun{color:#8a5a00;font-weight:bold}.busy{background:#fff3cd;padding:6px 10px}
 .legend{display:flex;flex-wrap:wrap;gap:4px 14px;font-size:13px;margin:8px 0}.legend span{white-space:nowrap}
 .sw{display:inline-block;width:18px;height:9px;margin-right:5px;vertical-align:middle}
 svg{max-width:100%;height:auto;display:block;margin:8px 0}
@@ -136,13 +136,19 @@ func writeGateHTML(b *strings.Builder, run *bench.Run) {
 		return
 	}
 	class := "pass"
-	if !run.GatePass() {
+	switch {
+	case !run.GatePass():
 		class = "fail"
+	case bench.NotJudged(run.Gate) > 0:
+		class = "notrun"
 	}
 	fmt.Fprintf(b, "<h3 data-fit>Gate: <span class=\"%s\">%s</span></h3>\n<table><tr><th>scenario</th><th>ratio</th><th>threshold</th><th>measured</th><th>verdict</th></tr>\n", class, esc(gateLine(run)))
 	for _, g := range run.Gate {
 		c := "pass"
-		if !g.Pass {
+		switch {
+		case g.NotJudged:
+			c = "notrun"
+		case !g.Pass:
 			c = "fail"
 		}
 		fmt.Fprintf(b, "<tr><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td class=\"%s\">%s</td></tr>\n", esc(g.Scenario), esc(g.Ratio), esc(g.Threshold()), esc(gateValue(g)), c, esc(gateVerdict(g)))

@@ -41,7 +41,10 @@ func gateValue(r bench.GateResult) string {
 
 func gateVerdict(r bench.GateResult) string {
 	v := "PASS"
-	if !r.Pass {
+	switch {
+	case r.NotJudged:
+		v = fmt.Sprintf("NOT JUDGED (%.0f%% of the cores busy with other work)", 100*(*r.Outside))
+	case !r.Pass:
 		v = "FAIL"
 	}
 	if r.Reruns > 0 {

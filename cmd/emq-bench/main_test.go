@@ -331,6 +331,10 @@ func TestGateFailsTheRun(t *testing.T) {
 	if !errors.Is(err, errGate) {
 		t.Fatalf("run = %v, want the gate's failure", err)
 	}
+	// The console names the check, so a CI log's tail says why without bench.out.
+	if want := "drain bus/oban-shaped = "; !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "want ≥ 1e+09 (1 re-run") {
+		t.Errorf("the error does not name the failed check (%q): %v", want, err)
+	}
 	out := read(t, filepath.Join(dir, "bench.out"))
 	if !strings.Contains(out, "GATE FAIL") || !strings.Contains(out, "FAIL (after 1 re-run)") {
 		t.Errorf("bench.out does not show the failed gate:\n%s", out)
