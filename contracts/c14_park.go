@@ -123,6 +123,7 @@ var c14 = Contract{ID: "C14", Name: "park",
 	Rule: "an idle consumer sends nothing but one blocking pop on the wake key; an enqueue wakes it promptly; a burst wakes parked consumers one after another; the wake list never exceeds one",
 	specs: func(s spec) {
 		parkAtMaximumClause(s)
+		parkDroppedClause(s)
 		domainClause(s, fieldGroup{[]string{"park"}, ownField})
 		s.clause("idle-consumer-blocks-and-wakes-promptly", clauseOpts{}, func(t *T) {
 			q := t.q("orders")

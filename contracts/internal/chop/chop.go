@@ -1,8 +1,10 @@
-// Package chop is a loopback relay between a port and its Valkey that hands the server's replies
-// on in pieces of one to three bytes, each written on its own after a short pause. A port's
-// reads then end at every byte position of a reply — inside a bulk string, between its last
-// byte and its CRLF, between CR and LF — which a port dialling Valkey directly on loopback
-// almost never sees, since the server writes a small reply in one segment.
+// Package chop is a loopback relay between a port and its Valkey. It can hand the server's
+// replies on in pieces of one to three bytes, each written on its own after a short pause: a
+// port's reads then end at every byte position of a reply — inside a bulk string, between its
+// last byte and its CRLF — which a port dialling Valkey directly on loopback almost never sees,
+// since the server writes a small reply in one segment. And it can refuse new connections for a
+// while (each accepted and closed at once, as a server at its client limit or a proxy in front
+// of a restarting one does), while the connections already open keep working.
 package chop
 
 import (
@@ -17,18 +19,21 @@ import (
 // Relay accepts connections and relays each to the server: what the client sends goes on
 // whole, what the server answers goes back cut.
 type Relay struct {
-	ln     net.Listener
-	target string
-	pause  time.Duration
-	wg     sync.WaitGroup
-	mu     sync.Mutex
-	conns  []net.Conn
-	closed bool
-	pieces atomic.Int64
-	dials  atomic.Int64
+	ln      net.Listener
+	target  string
+	pause   time.Duration
+	wg      sync.WaitGroup
+	mu      sync.Mutex
+	conns   []net.Conn
+	closed  bool
+	pieces  atomic.Int64
+	dials   atomic.Int64
+	refuse  atomic.Bool
+	refused atomic.Int64
 }
 
-// Start listens on a free loopback port and relays to target (host:port).
+// Start listens on a free loopback port and relays to target (host:port). With pause > 0 the
+// server's bytes go back cut, pause apart; with 0 they go back as they come.
 func Start(target string, pause time.Duration) (*Relay, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -48,6 +53,12 @@ func (r *Relay) Pieces() int64 { return r.pieces.Load() }
 
 // Dials is how many connections the relay opened to the server.
 func (r *Relay) Dials() int64 { return r.dials.Load() }
+
+// Refuse makes the relay close every new connection at once (on) or relay it again (off).
+func (r *Relay) Refuse(on bool) { r.refuse.Store(on) }
+
+// Refused is how many connections were closed at once while refusing.
+func (r *Relay) Refused() int64 { return r.refused.Load() }
 
 // Close stops accepting, closes every relayed connection and waits for the relay to finish.
 func (r *Relay) Close() error {
@@ -81,6 +92,11 @@ func (r *Relay) accept() {
 		if err != nil {
 			return // closed
 		}
+		if r.refuse.Load() {
+			r.refused.Add(1) // counted before the close the client sees
+			client.Close()
+			continue
+		}
 		server, err := net.Dial("tcp", r.target)
 		if err != nil {
 			client.Close() // the port sees the server unreachable, as it would without the relay
@@ -93,7 +109,7 @@ func (r *Relay) accept() {
 		}
 		r.wg.Add(2)
 		go r.pipe(server, client, false)
-		go r.pipe(client, server, true)
+		go r.pipe(client, server, r.pause > 0)
 	}
 }
 

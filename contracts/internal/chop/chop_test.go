@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"testing"
+	"time"
 )
 
 // The relay hands every byte on, in order, cut into pieces of at most three bytes.
@@ -27,7 +28,7 @@ func TestRelayCutsRepliesAndLosesNothing(t *testing.T) {
 		}
 		c.Write(reply)
 	}()
-	r, err := Start(ln.Addr().String(), 0)
+	r, err := Start(ln.Addr().String(), time.Microsecond)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,5 +53,69 @@ func TestRelayCutsRepliesAndLosesNothing(t *testing.T) {
 	}
 	if r.Dials() != 1 {
 		t.Fatalf("dials %d, want 1", r.Dials())
+	}
+}
+
+// While refusing, a new connection is closed at once and counted; one already open keeps
+// working; after it, new connections are relayed again.
+func TestRefuseClosesNewConnectionsOnly(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() { // an echo server
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() { defer c.Close(); io.Copy(c, c) }()
+		}
+	}()
+	r, err := Start(ln.Addr().String(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	echo := func(c net.Conn) error {
+		if _, err := c.Write([]byte("ping")); err != nil {
+			return err
+		}
+		buf := make([]byte, 4)
+		_, err := io.ReadFull(c, buf)
+		return err
+	}
+	open, err := net.Dial("tcp", r.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer open.Close()
+	if err := echo(open); err != nil {
+		t.Fatal(err)
+	}
+	r.Refuse(true)
+	c, err := net.Dial("tcp", r.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := echo(c); err == nil {
+		t.Fatal("a connection made while refusing was relayed")
+	}
+	c.Close()
+	if err := echo(open); err != nil {
+		t.Fatalf("the connection open before refusing stopped working: %v", err)
+	}
+	if r.Refused() != 1 {
+		t.Fatalf("refused %d, want 1", r.Refused())
+	}
+	r.Refuse(false)
+	c, err = net.Dial("tcp", r.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := echo(c); err != nil {
+		t.Fatalf("after refusing, a new connection is not relayed: %v", err)
 	}
 }
