@@ -98,6 +98,7 @@ var c01 = Contract{ID: "C01", Name: "fence",
 		}
 		droppedClause(s)
 		choppedClause(s)
+		cutHandshakeClause(s)
 		s.clause("fence-again-after-reconnect", clauseOpts{}, func(t *T) {
 			t.enqueue("orders", "before")
 			m := t.mark()

@@ -42,6 +42,33 @@ func droppedClause(s spec) {
 	})
 }
 
+// cutHandshakeClause is C01's, on a standalone server only: the server drops the port's
+// connections and its next two connections die during their own handshake (HELLO answered,
+// then closed, as a server restarting twice does). Those are losses, not the handshake's
+// refusal: within 30 s the session serves again (B-282).
+func cutHandshakeClause(s spec) {
+	if len(s.cfg.Cluster) > 0 {
+		return
+	}
+	s.clause("connections-cut-during-their-handshake", clauseOpts{noHello: true}, func(t *T) {
+		r, err := chop.Start(t.cfg.Valkey, 0)
+		if err != nil {
+			t.harness("%v", err)
+		}
+		defer r.Close()
+		t.helloUnder(protocol.HelloArgs{Valkey: r.Addr()}, ruleDropped, "hello through a relay in front of the server succeeds")
+		t.enqueue("orders", "before")
+		r.CutAfterFirstReply(2)
+		t.killPortConnections()
+		err = t.afterDrop(nil)
+		t.ok(err, ruleDropped, fmt.Sprintf("an enqueue after the server dropped the port's connections and %d of its redials died during their handshake, HELLO answered: losses, not a refusal (retried while it answers INTERNAL, up to 30 s)", r.Cut()))
+		t.check(r.Cut() > 0, ruleDropped, "the port's redial met a connection cut during its handshake", "no redial reached the relay")
+		d := t.D
+		t.D = nil // closed before the relay, not after it at the end of the clause
+		t.ok(d.Close(t.ctx), ruleClose, "close")
+	})
+}
+
 // killPortConnections closes every connection of the port on the server that lists it (CLIENT
 // KILL ID: ids are a node's own).
 func (t *T) killPortConnections() {

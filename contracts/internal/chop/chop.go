@@ -30,6 +30,8 @@ type Relay struct {
 	dials   atomic.Int64
 	refuse  atomic.Bool
 	refused atomic.Int64
+	cutNext atomic.Int64
+	cut     atomic.Int64
 }
 
 // Start listens on a free loopback port and relays to target (host:port). With pause > 0 the
@@ -53,6 +55,38 @@ func (r *Relay) Pieces() int64 { return r.pieces.Load() }
 
 // Dials is how many connections the relay opened to the server.
 func (r *Relay) Dials() int64 { return r.dials.Load() }
+
+// CutAfterFirstReply makes the next n connections end right after the server's first reply
+// reaches the client (a connection that dies during its own handshake, HELLO answered).
+func (r *Relay) CutAfterFirstReply(n int64) { r.cutNext.Store(n) }
+
+// takeCut spends one of CutAfterFirstReply's connections, if any is left.
+func (r *Relay) takeCut() bool {
+	for {
+		n := r.cutNext.Load()
+		if n <= 0 {
+			return false
+		}
+		if r.cutNext.CompareAndSwap(n, n-1) {
+			r.cut.Add(1)
+			return true
+		}
+	}
+}
+
+// Cut is how many connections were ended after their first reply.
+func (r *Relay) Cut() int64 { return r.cut.Load() }
+
+// firstReplyOnly hands on the server's first read, then closes both sides.
+func (r *Relay) firstReplyOnly(dst, src net.Conn) {
+	defer r.wg.Done()
+	defer dst.Close()
+	defer src.Close()
+	buf := make([]byte, 64<<10)
+	if n, _ := src.Read(buf); n > 0 {
+		_, _ = dst.Write(buf[:n])
+	}
+}
 
 // Refuse makes the relay close every new connection at once (on) or relay it again (off).
 func (r *Relay) Refuse(on bool) { r.refuse.Store(on) }
@@ -109,7 +143,11 @@ func (r *Relay) accept() {
 		}
 		r.wg.Add(2)
 		go r.pipe(server, client, false)
-		go r.pipe(client, server, r.pause > 0)
+		if r.takeCut() {
+			go r.firstReplyOnly(client, server)
+		} else {
+			go r.pipe(client, server, r.pause > 0)
+		}
 	}
 }
 

@@ -119,3 +119,52 @@ func TestRefuseClosesNewConnectionsOnly(t *testing.T) {
 		t.Fatalf("after refusing, a new connection is not relayed: %v", err)
 	}
 }
+
+// CutAfterFirstReply ends the next connections right after the server's first reply; the one
+// after them is relayed as usual.
+func TestCutAfterFirstReply(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() { // an echo server
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() { defer c.Close(); io.Copy(c, c) }()
+		}
+	}()
+	r, err := Start(ln.Addr().String(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	r.CutAfterFirstReply(1)
+	round := func(c net.Conn) error {
+		if _, err := c.Write([]byte("ping")); err != nil {
+			return err
+		}
+		_, err := io.ReadFull(c, make([]byte, 4))
+		return err
+	}
+	for i, wantCut := range []bool{true, false} {
+		c, err := net.Dial("tcp", r.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := round(c); err != nil {
+			t.Fatalf("connection %d: the first reply did not arrive: %v", i, err)
+		}
+		err = round(c)
+		if cut := err != nil; cut != wantCut {
+			t.Fatalf("connection %d: cut after its first reply %v (%v), want %v", i, cut, err, wantCut)
+		}
+		c.Close()
+	}
+	if r.Cut() != 1 {
+		t.Fatalf("cut %d, want 1", r.Cut())
+	}
+}
