@@ -124,6 +124,7 @@ var c14 = Contract{ID: "C14", Name: "park",
 	clauses: slices.Concat([]clause{
 		{name: "park-at-its-maximum", body: parkAtItsMaximum},
 		{name: "park-lease-past-a-duration", body: parkLeasePastADuration},
+		{name: "park-lines-redialled-until-they-connect", body: parkLinesRedialledUntilTheyConnect, noHello: true, only: standaloneOnly},
 		fieldsClause(fieldGroup{[]string{"park"}, ownField}),
 		{name: "idle-consumer-blocks-and-wakes-promptly", body: idleConsumerBlocksAndWakesPromptly},
 		{name: "burst-wakes-parked-consumers", body: burstWakesParkedConsumers},

@@ -18,7 +18,7 @@ import (
 // answered UNSUPPORTED, a second hello refused, the test aids answered as their capabilities say,
 // and hello's own fields held to their domains. C01 owns them: they are the session's handshake.
 
-var rulesConversation = []Rule{ruleSeqEcho, ruleUnknownOp, ruleSecondHello, ruleAidUnsupported, ruleAidIgnored, ruleAidTTL, ruleInFlight, ruleDropped}
+var rulesConversation = []Rule{ruleSeqEcho, ruleUnknownOp, ruleSecondHello, ruleAidUnsupported, ruleAidIgnored, ruleAidTTL, ruleInFlight, ruleDropped, ruleChopped}
 
 var (
 	ruleSeqEcho        = Rule{"seq-echo", `contracts/PROTOCOL.md Part B: "seq is echoed" — whatever the number the kit sends (not a count of the port's own), and "the reply to request n is the n-th line the port prints"`}

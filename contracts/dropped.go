@@ -4,8 +4,10 @@ import (
 	"crypto/sha1"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"time"
 
+	"github.com/echomq/kit/contracts/internal/chop"
 	"github.com/echomq/kit/drivers"
 	"github.com/echomq/kit/protocol"
 	"github.com/echomq/kit/reference/emqerr"
@@ -38,17 +40,33 @@ func connectionsDroppedByTheServer(t *T) {
 	t.refused(err, emqerr.Version, ruleDropped, "an enqueue after the server dropped the port's connections and another bundle was deployed")
 }
 
+// connectionsCutDuringTheirHandshake is C01's, on a standalone server only: the server drops the
+// port's connections and its next two connections die during their own handshake (HELLO answered,
+// then closed, as a server restarting twice does). Those are losses, not the handshake's refusal:
+// within 30 s the session serves again (B-282).
+func connectionsCutDuringTheirHandshake(t *T) {
+	r, err := chop.Start(t.cfg.Valkey, 0)
+	if err != nil {
+		t.harness("%v", err)
+	}
+	defer r.Close()
+	t.helloUnder(protocol.HelloArgs{Valkey: r.Addr()}, ruleDropped, "hello through a relay in front of the server succeeds")
+	t.enqueue("orders", "before")
+	r.CutAfterFirstReply(2)
+	t.killPortConnections()
+	err = t.afterDrop(nil)
+	t.ok(err, ruleDropped, fmt.Sprintf("an enqueue after the server dropped the port's connections and %d of its redials died during their handshake, HELLO answered: losses, not a refusal (retried while it answers INTERNAL, up to 30 s)", r.Cut()))
+	t.check(r.Cut() > 0, ruleDropped, "the port's redial met a connection cut during its handshake", "no redial reached the relay")
+	d := t.D
+	t.D = nil // closed before the relay, not after it at the end of the clause
+	t.ok(d.Close(t.ctx), ruleClose, "close")
+}
+
 // killPortConnections closes every connection of the port on the server that lists it (CLIENT
 // KILL ID: ids are a node's own).
 func (t *T) killPortConnections() {
-	for _, nd := range t.admin.Nodes {
-		for _, c := range t.portClients() {
-			if c["node"] == nd.Label {
-				if _, err := nd.C.Do(t.ctx, "CLIENT", "KILL", "ID", c["id"]); err != nil {
-					t.harness("CLIENT KILL ID %s on %s: %v", c["id"], nd.Addr, err)
-				}
-			}
-		}
+	for _, c := range t.portClients() {
+		t.killClient(c)
 	}
 }
 
@@ -65,5 +83,74 @@ func (t *T) afterDrop(want *emqerr.Error) error {
 			return err
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// parkLinesRedialledUntilTheyConnect is C14's, on a standalone server only (the relay stands in
+// front of one server): the server drops the parked consumers' connections and, for a while, every
+// new connection is refused, while the port's other connections keep working. A consumer redials
+// its park line until it can: within 30 s of the outage's end the session serves again (B-282), so
+// a park whose timeout outlasts that completes the jobs enqueued after it — or answers INTERNAL,
+// for the loss it met.
+func parkLinesRedialledUntilTheyConnect(t *T) {
+	r, err := chop.Start(t.cfg.Valkey, 0)
+	if err != nil {
+		t.harness("%v", err)
+	}
+	defer r.Close()
+	t.helloUnder(protocol.HelloArgs{Valkey: r.Addr()}, ruleDropped, "hello through a relay in front of the server succeeds")
+	a := protocol.ParkArgs{Queue: "orders", Consumers: 2, Jobs: 2, LeaseMS: 30000, ParkMS: 5000, TimeoutMS: 45000}
+	start := time.Now()
+	done := t.park(a)
+	t.waitBlocked(a.Consumers)
+	r.Refuse(true)
+	for _, c := range t.portClients() {
+		if c["cmd"] == "blpop" {
+			t.killClient(c)
+		}
+	}
+	// The outage lasts until each consumer's new line was refused twice, the park gave up,
+	// or 10 s passed (it ends the situation; no check rests on its length).
+	var res parked
+	over, until := false, time.Now().Add(10*time.Second)
+	for !over && r.Refused() < int64(2*a.Consumers) && time.Now().Before(until) {
+		select {
+		case res = <-done:
+			over = true
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	r.Refuse(false)
+	ids := kitIDs(a.Jobs, 1<<50)
+	t.kitEnqueue("orders", ids)
+	if !over {
+		res = <-done
+	}
+	var canon *emqerr.Error
+	f, faulted := t.D.(drivers.Faulter)
+	if res.err != nil && !errors.As(res.err, &canon) && !(faulted && f.Fault() != nil) {
+		t.cover(ruleDropped) // INTERNAL: the park met the loss, as B-282 allows
+	} else {
+		t.ok(res.err, rulePark, "park with its lines dropped and redials refused for a while")
+		took := res.at.Sub(start)
+		t.check(len(res.res.Jobs) == a.Jobs, ruleDropped,
+			fmt.Sprintf("within 30 s of the outage's end the session serves again: the park, whose %d ms outlast that, redials its lines and completes the %d jobs enqueued (%d dials refused during the outage)", a.TimeoutMS, a.Jobs, r.Refused()),
+			"it answered after %s with %d jobs: %+v", took.Round(time.Millisecond), len(res.res.Jobs), res.res.Jobs)
+	}
+	err = t.afterDrop(nil)
+	t.ok(err, ruleDropped, "an enqueue after the park (retried while it answers INTERNAL, up to 30 s)")
+	d := t.D
+	t.D = nil // closed before the relay, not after it at the end of the clause
+	t.ok(d.Close(t.ctx), ruleClose, "close")
+}
+
+// killClient closes one connection of the port on the server that lists it.
+func (t *T) killClient(c map[string]string) {
+	for _, nd := range t.admin.Nodes {
+		if c["node"] == nd.Label {
+			if _, err := nd.C.Do(t.ctx, "CLIENT", "KILL", "ID", c["id"]); err != nil {
+				t.harness("CLIENT KILL ID %s on %s: %v", c["id"], nd.Addr, err)
+			}
+		}
 	}
 }

@@ -304,11 +304,20 @@ func (t *T) hasCap(c string) bool { return slices.Contains(t.Hello.Capabilities,
 
 // helloWith says hello for a noHello clause with extra arguments, as open would.
 func (t *T) helloWith(a protocol.HelloArgs) {
-	a.Valkey, a.Cluster = t.cfg.Valkey, t.cluster()
+	t.helloUnder(a, ruleHelloOp, "hello against Valkey 8.1 succeeds")
+}
+
+// helloUnder is helloWith with a failure reported under rule; a.Valkey, when set, is dialled
+// instead of the server (C01 replies-cut-at-every-byte's relay).
+func (t *T) helloUnder(a protocol.HelloArgs, rule Rule, expected string) {
+	if a.Valkey == "" {
+		a.Valkey = t.cfg.Valkey
+	}
+	a.Cluster = t.cluster()
 	h, err := t.D.Hello(t.ctx, a)
 	if err != nil {
 		t.notClusterPort(err)
-		t.failErr(ruleHelloOp, "hello against Valkey 8.1 succeeds", "hello", err)
+		t.failErr(rule, expected, "hello", err)
 	}
 	t.Hello = h
 	t.clusterDeclared(h)

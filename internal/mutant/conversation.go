@@ -1,12 +1,18 @@
 package mutant
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"net"
+	"time"
 
 	"github.com/echomq/kit/drivers"
 	"github.com/echomq/kit/protocol"
 	"github.com/echomq/kit/reference/emqerr"
+	"github.com/echomq/kit/reference/resp"
 )
 
 // newestFirst serves a run of requests it holds at once newest first, as a port that keeps the
@@ -20,6 +26,40 @@ func (f newestFirst) Pipeline(ctx context.Context, reqs []drivers.RawRequest) ([
 		out[i].Result, out[i].Err = drivers.Raw(ctx, f.sessionFront, reqs[i].Op, reqs[i].Fields)
 	}
 	return out, nil
+}
+
+// oneRead opens each session with a connection of its own that reads HELLO 2's reply from one
+// read of the socket, as a port whose reader keeps nothing across reads would, and answers hello
+// INTERNAL when that read did not hold the whole reply; then it closes it and opens the session.
+type oneRead struct{ *sessionFront }
+
+func (f oneRead) Hello(ctx context.Context, a protocol.HelloArgs) (protocol.HelloResult, error) {
+	if err := helloInOneRead(ctx, a.Valkey); err != nil {
+		return protocol.HelloResult{}, err
+	}
+	return f.sessionFront.Hello(ctx, a)
+}
+
+func helloInOneRead(ctx context.Context, addr string) error {
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := c.Write([]byte("*2\r\n$5\r\nHELLO\r\n$1\r\n2\r\n")); err != nil {
+		return err
+	}
+	buf := make([]byte, 64<<10)
+	n, err := c.Read(buf)
+	if err != nil {
+		return err
+	}
+	if _, err := resp.NewReader(bufio.NewReader(bytes.NewReader(buf[:n])), resp.DefaultLimits()).Read(); err != nil {
+		return fmt.Errorf("malformed reply to HELLO 2 (%d bytes in one read): %w", n, err)
+	}
+	return nil
 }
 
 // noRedial never replaces a connection it lost: once an enqueue fails with anything but a canon
@@ -48,6 +88,8 @@ var inFlightMutants = []Spec{
 		Go: front(func(d drivers.Driver) drivers.Driver { return noRedial{&sessionFront{Driver: d}, new(error)} })},
 	{Name: "line-cap-1mib", Contract: "C06", Rule: "largest-bytes", Defect: "a request carrying more than 1 MiB of base64 (a payload or a checkpoint) is refused EMQARG, as a port reading lines into a 1 MiB buffer would",
 		Go: front(func(d drivers.Driver) drivers.Driver { return lineCap{&sessionFront{Driver: d}} })},
+	{Name: "one-read-one-reply", Contract: "C01", Rule: "replies-cut-anywhere", Defect: "a reply is taken from one read of the socket, as a reader with no buffer across reads does: a reply the network cut in two is refused as malformed (on loopback the server's small replies come whole, so only a cut shows it)",
+		Go: front(func(d drivers.Driver) drivers.Driver { return oneRead{&sessionFront{Driver: d}} })},
 	{Name: "requests-served-newest-first", Contract: "C01", Rule: "in-flight", Defect: "requests read together are served newest first (a stack of lines, not a queue), their replies still written in order",
 		Go: front(func(d drivers.Driver) drivers.Driver { return newestFirst{&sessionFront{Driver: d}} })},
 }

@@ -1,0 +1,181 @@
+// Package chop is a loopback relay between a port and its Valkey. It can hand the server's
+// replies on in pieces of one to three bytes, each written on its own after a short pause: a
+// port's reads then end at every byte position of a reply — inside a bulk string, between its
+// last byte and its CRLF — which a port dialling Valkey directly on loopback almost never sees,
+// since the server writes a small reply in one segment. And it can refuse new connections for a
+// while (each accepted and closed at once, as a server at its client limit or a proxy in front
+// of a restarting one does), while the connections already open keep working.
+package chop
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Relay accepts connections and relays each to the server: what the client sends goes on
+// whole, what the server answers goes back cut.
+type Relay struct {
+	ln      net.Listener
+	target  string
+	pause   time.Duration
+	wg      sync.WaitGroup
+	mu      sync.Mutex
+	conns   []net.Conn
+	closed  bool
+	pieces  atomic.Int64
+	dials   atomic.Int64
+	refuse  atomic.Bool
+	refused atomic.Int64
+	cutNext atomic.Int64
+	cut     atomic.Int64
+}
+
+// Start listens on a free loopback port and relays to target (host:port). With pause > 0 the
+// server's bytes go back cut, pause apart; with 0 they go back as they come.
+func Start(target string, pause time.Duration) (*Relay, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("chop: listen: %w", err)
+	}
+	r := &Relay{ln: ln, target: target, pause: pause}
+	r.wg.Add(1)
+	go r.accept()
+	return r, nil
+}
+
+// Addr is the address a port is given instead of the server's.
+func (r *Relay) Addr() string { return r.ln.Addr().String() }
+
+// Pieces is how many separate writes carried the server's replies so far.
+func (r *Relay) Pieces() int64 { return r.pieces.Load() }
+
+// Dials is how many connections the relay opened to the server.
+func (r *Relay) Dials() int64 { return r.dials.Load() }
+
+// CutAfterFirstReply makes the next n connections end right after the server's first reply
+// reaches the client (a connection that dies during its own handshake, HELLO answered).
+func (r *Relay) CutAfterFirstReply(n int64) { r.cutNext.Store(n) }
+
+// takeCut spends one of CutAfterFirstReply's connections, if any is left.
+func (r *Relay) takeCut() bool {
+	for {
+		n := r.cutNext.Load()
+		if n <= 0 {
+			return false
+		}
+		if r.cutNext.CompareAndSwap(n, n-1) {
+			r.cut.Add(1)
+			return true
+		}
+	}
+}
+
+// Cut is how many connections were ended after their first reply.
+func (r *Relay) Cut() int64 { return r.cut.Load() }
+
+// firstReplyOnly hands on the server's first read, then closes both sides.
+func (r *Relay) firstReplyOnly(dst, src net.Conn) {
+	defer r.wg.Done()
+	defer dst.Close()
+	defer src.Close()
+	buf := make([]byte, 64<<10)
+	if n, _ := src.Read(buf); n > 0 {
+		_, _ = dst.Write(buf[:n])
+	}
+}
+
+// Refuse makes the relay close every new connection at once (on) or relay it again (off).
+func (r *Relay) Refuse(on bool) { r.refuse.Store(on) }
+
+// Refused is how many connections were closed at once while refusing.
+func (r *Relay) Refused() int64 { return r.refused.Load() }
+
+// Close stops accepting, closes every relayed connection and waits for the relay to finish.
+func (r *Relay) Close() error {
+	r.mu.Lock()
+	r.closed = true
+	for _, c := range r.conns {
+		c.Close()
+	}
+	r.mu.Unlock()
+	err := r.ln.Close()
+	r.wg.Wait()
+	return err
+}
+
+// track remembers c for Close; false when the relay is already closed (c is closed then).
+func (r *Relay) track(c net.Conn) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		c.Close()
+		return false
+	}
+	r.conns = append(r.conns, c)
+	return true
+}
+
+func (r *Relay) accept() {
+	defer r.wg.Done()
+	for {
+		client, err := r.ln.Accept()
+		if err != nil {
+			return // closed
+		}
+		if r.refuse.Load() {
+			r.refused.Add(1) // counted before the close the client sees
+			client.Close()
+			continue
+		}
+		server, err := net.Dial("tcp", r.target)
+		if err != nil {
+			client.Close() // the port sees the server unreachable, as it would without the relay
+			continue
+		}
+		r.dials.Add(1)
+		if !r.track(client) || !r.track(server) {
+			server.Close()
+			return
+		}
+		r.wg.Add(2)
+		go r.pipe(server, client, false)
+		if r.takeCut() {
+			go r.firstReplyOnly(client, server)
+		} else {
+			go r.pipe(client, server, r.pause > 0)
+		}
+	}
+}
+
+// pipe copies src to dst until either side closes; cut hands the bytes on in small pieces.
+func (r *Relay) pipe(dst, src net.Conn, cut bool) {
+	defer r.wg.Done()
+	defer dst.Close()
+	defer src.Close()
+	if !cut {
+		_, _ = io.Copy(dst, src)
+		return
+	}
+	buf := make([]byte, 64<<10)
+	size := 0
+	for {
+		n, err := src.Read(buf)
+		for b := buf[:n]; len(b) > 0; {
+			size = size%3 + 1 // 1, 2, 3, 1, …: every cut position over a few replies
+			k := min(size, len(b))
+			if _, werr := dst.Write(b[:k]); werr != nil {
+				return
+			}
+			r.pieces.Add(1)
+			b = b[k:]
+			time.Sleep(r.pause)
+		}
+		if err != nil {
+			return // EOF or closed: the deferred closes end the other direction too
+		}
+	}
+}

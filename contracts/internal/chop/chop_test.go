@@ -1,0 +1,170 @@
+package chop
+
+import (
+	"bytes"
+	"io"
+	"net"
+	"testing"
+	"time"
+)
+
+// The relay hands every byte on, in order, cut into pieces of at most three bytes.
+func TestRelayCutsRepliesAndLosesNothing(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	reply := bytes.Repeat([]byte("$5\r\nhello\r\n"), 20)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		buf := make([]byte, 4)
+		if _, err := io.ReadFull(c, buf); err != nil {
+			return
+		}
+		c.Write(reply)
+	}()
+	r, err := Start(ln.Addr().String(), time.Microsecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	c, err := net.Dial("tcp", r.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Write([]byte("PING")); err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, reply) {
+		t.Fatalf("relayed %q, want %q", got, reply)
+	}
+	if p, min := r.Pieces(), int64(len(reply)/3); p < min {
+		t.Fatalf("%d pieces for %d bytes, want at least %d", p, len(reply), min)
+	}
+	if r.Dials() != 1 {
+		t.Fatalf("dials %d, want 1", r.Dials())
+	}
+}
+
+// While refusing, a new connection is closed at once and counted; one already open keeps
+// working; after it, new connections are relayed again.
+func TestRefuseClosesNewConnectionsOnly(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() { // an echo server
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() { defer c.Close(); io.Copy(c, c) }()
+		}
+	}()
+	r, err := Start(ln.Addr().String(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	echo := func(c net.Conn) error {
+		if _, err := c.Write([]byte("ping")); err != nil {
+			return err
+		}
+		buf := make([]byte, 4)
+		_, err := io.ReadFull(c, buf)
+		return err
+	}
+	open, err := net.Dial("tcp", r.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer open.Close()
+	if err := echo(open); err != nil {
+		t.Fatal(err)
+	}
+	r.Refuse(true)
+	c, err := net.Dial("tcp", r.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := echo(c); err == nil {
+		t.Fatal("a connection made while refusing was relayed")
+	}
+	c.Close()
+	if err := echo(open); err != nil {
+		t.Fatalf("the connection open before refusing stopped working: %v", err)
+	}
+	if r.Refused() != 1 {
+		t.Fatalf("refused %d, want 1", r.Refused())
+	}
+	r.Refuse(false)
+	c, err = net.Dial("tcp", r.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := echo(c); err != nil {
+		t.Fatalf("after refusing, a new connection is not relayed: %v", err)
+	}
+}
+
+// CutAfterFirstReply ends the next connections right after the server's first reply; the one
+// after them is relayed as usual.
+func TestCutAfterFirstReply(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() { // an echo server
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() { defer c.Close(); io.Copy(c, c) }()
+		}
+	}()
+	r, err := Start(ln.Addr().String(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	r.CutAfterFirstReply(1)
+	round := func(c net.Conn) error {
+		if _, err := c.Write([]byte("ping")); err != nil {
+			return err
+		}
+		_, err := io.ReadFull(c, make([]byte, 4))
+		return err
+	}
+	for i, wantCut := range []bool{true, false} {
+		c, err := net.Dial("tcp", r.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := round(c); err != nil {
+			t.Fatalf("connection %d: the first reply did not arrive: %v", i, err)
+		}
+		err = round(c)
+		if cut := err != nil; cut != wantCut {
+			t.Fatalf("connection %d: cut after its first reply %v (%v), want %v", i, cut, err, wantCut)
+		}
+		c.Close()
+	}
+	if r.Cut() != 1 {
+		t.Fatalf("cut %d, want 1", r.Cut())
+	}
+}
