@@ -28,14 +28,18 @@ func (f newestFirst) Pipeline(ctx context.Context, reqs []drivers.RawRequest) ([
 	return out, nil
 }
 
-// oneRead opens each session with a connection of its own that reads HELLO 2's reply from one
+// oneRead opens each session with connections of its own that read HELLO 2's reply from one
 // read of the socket, as a port whose reader keeps nothing across reads would, and answers hello
-// INTERNAL when that read did not hold the whole reply; then it closes it and opens the session.
+// INTERNAL when a read did not hold the whole reply; then it closes them and opens the session.
+// Eight tries: a reader woken late by a busy machine may find a cut reply whole in its buffer
+// once, not eight times.
 type oneRead struct{ *sessionFront }
 
 func (f oneRead) Hello(ctx context.Context, a protocol.HelloArgs) (protocol.HelloResult, error) {
-	if err := helloInOneRead(ctx, a.Valkey); err != nil {
-		return protocol.HelloResult{}, err
+	for range 8 {
+		if err := helloInOneRead(ctx, a.Valkey); err != nil {
+			return protocol.HelloResult{}, err
+		}
 	}
 	return f.sessionFront.Hello(ctx, a)
 }
