@@ -51,21 +51,14 @@ func cutHandshakeClause(s spec) {
 		return
 	}
 	s.clause("connections-cut-during-their-handshake", clauseOpts{noHello: true}, func(t *T) {
-		r, err := chop.Start(t.cfg.Valkey, 0)
-		if err != nil {
-			t.harness("%v", err)
-		}
-		defer r.Close()
-		t.helloUnder(protocol.HelloArgs{Valkey: r.Addr()}, ruleDropped, "hello through a relay in front of the server succeeds")
-		t.enqueue("orders", "before")
-		r.CutAfterFirstReply(2)
-		t.killPortConnections()
-		err = t.afterDrop(nil)
-		t.ok(err, ruleDropped, fmt.Sprintf("an enqueue after the server dropped the port's connections and %d of its redials died during their handshake, HELLO answered: losses, not a refusal (retried while it answers INTERNAL, up to 30 s)", r.Cut()))
-		t.check(r.Cut() > 0, ruleDropped, "the port's redial met a connection cut during its handshake", "no redial reached the relay")
-		d := t.D
-		t.D = nil // closed before the relay, not after it at the end of the clause
-		t.ok(d.Close(t.ctx), ruleClose, "close")
+		t.throughRelay(0, ruleDropped, relayHello, func(r *chop.Relay) {
+			t.enqueue("orders", "before")
+			r.CutAfterFirstReply(2)
+			t.killPortConnections()
+			err := t.afterDrop(nil)
+			t.ok(err, ruleDropped, fmt.Sprintf("an enqueue after the server dropped the port's connections and %d of its redials died during their handshake, HELLO answered: losses, not a refusal (retried while it answers INTERNAL, up to 30 s)", r.Cut()))
+			t.check(r.Cut() > 0, ruleDropped, "the port's redial met a connection cut during its handshake", "no redial reached the relay")
+		})
 	})
 }
 
@@ -104,57 +97,55 @@ func parkDroppedClause(s spec) {
 		return
 	}
 	s.clause("park-lines-redialled-until-they-connect", clauseOpts{noHello: true}, func(t *T) {
-		r, err := chop.Start(t.cfg.Valkey, 0)
-		if err != nil {
-			t.harness("%v", err)
-		}
-		defer r.Close()
-		t.helloUnder(protocol.HelloArgs{Valkey: r.Addr()}, ruleDropped, "hello through a relay in front of the server succeeds")
-		a := protocol.ParkArgs{Queue: "orders", Consumers: 2, Jobs: 2, LeaseMS: 30000, ParkMS: 5000, TimeoutMS: 45000}
-		start := time.Now()
-		done := t.park(a)
-		t.waitBlocked(a.Consumers)
-		r.Refuse(true)
-		for _, c := range t.portClients() {
-			if c["cmd"] == "blpop" {
-				t.killClient(c)
-			}
-		}
-		// The outage lasts until each consumer's new line was refused twice, the park gave up,
-		// or 10 s passed (it ends the situation; no check rests on its length).
-		var res parked
-		over, until := false, time.Now().Add(10*time.Second)
-		for !over && r.Refused() < int64(2*a.Consumers) && time.Now().Before(until) {
-			select {
-			case res = <-done:
-				over = true
-			case <-time.After(20 * time.Millisecond):
-			}
-		}
-		r.Refuse(false)
-		ids := kitIDs(a.Jobs, 1<<50)
-		t.kitEnqueue("orders", ids)
-		if !over {
-			res = <-done
-		}
-		var canon *emqerr.Error
-		f, faulted := t.D.(drivers.Faulter)
-		if res.err != nil && !errors.As(res.err, &canon) && !(faulted && f.Fault() != nil) {
-			t.cover(ruleDropped) // INTERNAL: the park met the loss, as B-282 allows
-		} else {
-			t.ok(res.err, rulePark, "park with its lines dropped and redials refused for a while")
-			took := res.at.Sub(start)
-			t.check(len(res.res.Jobs) == a.Jobs, ruleDropped,
-				fmt.Sprintf("within 30 s of the outage's end the session serves again: the park, whose %d ms outlast that, redials its lines and completes the %d jobs enqueued (%d dials refused during the outage)", a.TimeoutMS, a.Jobs, r.Refused()),
-				"it answered after %s with %d jobs: %+v", took.Round(time.Millisecond), len(res.res.Jobs), res.res.Jobs)
-		}
-		err = t.afterDrop(nil)
-		t.ok(err, ruleDropped, "an enqueue after the park (retried while it answers INTERNAL, up to 30 s)")
-		d := t.D
-		t.D = nil // closed before the relay, not after it at the end of the clause
-		t.ok(d.Close(t.ctx), ruleClose, "close")
+		t.throughRelay(0, ruleDropped, relayHello, t.parkThroughOutage)
 	})
 }
+
+// parkThroughOutage parks two consumers, drops their lines and refuses every new connection
+// for a while, then enqueues two jobs the park must complete (or answer INTERNAL).
+func (t *T) parkThroughOutage(r *chop.Relay) {
+	a := protocol.ParkArgs{Queue: "orders", Consumers: 2, Jobs: 2, LeaseMS: 30000, ParkMS: 5000, TimeoutMS: 45000}
+	start := time.Now()
+	done := t.park(a)
+	t.waitBlocked(a.Consumers)
+	r.Refuse(true)
+	for _, c := range t.portClients() {
+		if c["cmd"] == "blpop" {
+			t.killClient(c)
+		}
+	}
+	// The outage lasts until each consumer's new line was refused twice, the park gave up,
+	// or 10 s passed (it ends the situation; no check rests on its length).
+	var res parked
+	over, until := false, time.Now().Add(10*time.Second)
+	for !over && r.Refused() < int64(2*a.Consumers) && time.Now().Before(until) {
+		select {
+		case res = <-done:
+			over = true
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	r.Refuse(false)
+	ids := kitIDs(a.Jobs, 1<<50)
+	t.kitEnqueue("orders", ids)
+	if !over {
+		res = <-done
+	}
+	var canon *emqerr.Error
+	f, faulted := t.D.(drivers.Faulter)
+	if res.err != nil && !errors.As(res.err, &canon) && !(faulted && f.Fault() != nil) {
+		t.cover(ruleDropped) // INTERNAL: the park met the loss, as B-282 allows
+	} else {
+		t.ok(res.err, rulePark, "park with its lines dropped and redials refused for a while")
+		took := res.at.Sub(start)
+		t.check(len(res.res.Jobs) == a.Jobs, ruleDropped,
+			fmt.Sprintf("within 30 s of the outage's end the session serves again: the park, whose %d ms outlast that, redials its lines and completes the %d jobs enqueued (%d dials refused during the outage)", a.TimeoutMS, a.Jobs, r.Refused()),
+			"it answered after %s with %d jobs: %+v", took.Round(time.Millisecond), len(res.res.Jobs), res.res.Jobs)
+	}
+	t.ok(t.afterDrop(nil), ruleDropped, "an enqueue after the park (retried while it answers INTERNAL, up to 30 s)")
+}
+
+const relayHello = "hello through a relay in front of the server succeeds"
 
 // killClient closes one connection of the port on the server that lists it.
 func (t *T) killClient(c map[string]string) {
