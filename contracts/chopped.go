@@ -21,29 +21,38 @@ const choppedPayload = "\r\n$*:-+\x00\r\n$-1\r\n*2\r\n:7\r\n"
 // repliesCutAtEveryByte is C01's, on a standalone server only: in cluster mode the port dials
 // every primary from the slot map, past a relay in front of one node.
 func repliesCutAtEveryByte(t *T) {
-	r, err := chop.Start(t.cfg.Valkey, 100*time.Microsecond)
+	t.throughRelay(100*time.Microsecond, ruleChopped, "hello through the relay succeeds (the handshake's replies cut too)", func(r *chop.Relay) {
+		t.check(r.Dials() > 0, ruleChopped, "the port dials the address hello gives it", "no connection reached the relay at %s", r.Addr())
+		for n := range len(choppedPayload) + 1 {
+			payload := choppedPayload[:n]
+			what := fmt.Sprintf("with a %d-byte payload, every reply cut in pieces of 1–3 bytes", n)
+			e, err := t.D.Enqueue(t.ctx, protocol.EnqueueArgs{Queue: "orders", PayloadB64: b64(payload)})
+			t.ok(err, ruleChopped, "enqueue "+what)
+			c, err := t.D.Claim(t.ctx, protocol.ClaimArgs{Queue: "orders", LeaseMS: 30000})
+			t.ok(err, ruleChopped, "claim "+what)
+			t.check(c != nil && c.ID == e.ID && c.PayloadB64 == b64(payload), ruleChopped,
+				fmt.Sprintf("claim %s answers %s and its payload %q", what, e.ID, payload), "%s, payload %q", claimText(c), payloadOf(c))
+			t.ok(t.D.Complete(t.ctx, protocol.FenceArgs{Queue: "orders", ID: e.ID, Token: c.Token}), ruleChopped, "complete "+what)
+		}
+		m, err := t.D.Mint(t.ctx, protocol.MintArgs{N: 3})
+		t.ok(err, ruleChopped, "mint n=3 through the relay")
+		t.check(len(m.IDs) == 1 && len(m.IDs[0]) == 3, ruleChopped, "mint n=3 answers one list of 3 ids", "%v", m.IDs)
+	})
+}
+
+// throughRelay runs body in a session opened through a relay in front of the server (failures
+// of its hello under rule), then closes the session before the relay: a port that still had a
+// connection through it would see the relay's close as a loss.
+func (t *T) throughRelay(pause time.Duration, rule Rule, expected string, body func(r *chop.Relay)) {
+	r, err := chop.Start(t.cfg.Valkey, pause)
 	if err != nil {
 		t.harness("%v", err)
 	}
 	defer r.Close()
-	t.helloUnder(protocol.HelloArgs{Valkey: r.Addr()}, ruleChopped, "hello through the relay succeeds (the handshake's replies cut too)")
-	t.check(r.Dials() > 0, ruleChopped, "the port dials the address hello gives it", "no connection reached the relay at %s", r.Addr())
-	for n := range len(choppedPayload) + 1 {
-		payload := choppedPayload[:n]
-		what := fmt.Sprintf("with a %d-byte payload, every reply cut in pieces of 1–3 bytes", n)
-		e, err := t.D.Enqueue(t.ctx, protocol.EnqueueArgs{Queue: "orders", PayloadB64: b64(payload)})
-		t.ok(err, ruleChopped, "enqueue "+what)
-		c, err := t.D.Claim(t.ctx, protocol.ClaimArgs{Queue: "orders", LeaseMS: 30000})
-		t.ok(err, ruleChopped, "claim "+what)
-		t.check(c != nil && c.ID == e.ID && c.PayloadB64 == b64(payload), ruleChopped,
-			fmt.Sprintf("claim %s answers %s and its payload %q", what, e.ID, payload), "%s, payload %q", claimText(c), payloadOf(c))
-		t.ok(t.D.Complete(t.ctx, protocol.FenceArgs{Queue: "orders", ID: e.ID, Token: c.Token}), ruleChopped, "complete "+what)
-	}
-	m, err := t.D.Mint(t.ctx, protocol.MintArgs{N: 3})
-	t.ok(err, ruleChopped, "mint n=3 through the relay")
-	t.check(len(m.IDs) == 1 && len(m.IDs[0]) == 3, ruleChopped, "mint n=3 answers one list of 3 ids", "%v", m.IDs)
+	t.helloUnder(protocol.HelloArgs{Valkey: r.Addr()}, rule, expected)
+	body(r)
 	d := t.D
-	t.D = nil // closed before the relay, not after it at the end of the clause
+	t.D = nil // closed here, not again at the end of the clause
 	t.ok(d.Close(t.ctx), ruleClose, "close")
 }
 

@@ -45,21 +45,14 @@ func connectionsDroppedByTheServer(t *T) {
 // then closed, as a server restarting twice does). Those are losses, not the handshake's refusal:
 // within 30 s the session serves again (B-282).
 func connectionsCutDuringTheirHandshake(t *T) {
-	r, err := chop.Start(t.cfg.Valkey, 0)
-	if err != nil {
-		t.harness("%v", err)
-	}
-	defer r.Close()
-	t.helloUnder(protocol.HelloArgs{Valkey: r.Addr()}, ruleDropped, "hello through a relay in front of the server succeeds")
-	t.enqueue("orders", "before")
-	r.CutAfterFirstReply(2)
-	t.killPortConnections()
-	err = t.afterDrop(nil)
-	t.ok(err, ruleDropped, fmt.Sprintf("an enqueue after the server dropped the port's connections and %d of its redials died during their handshake, HELLO answered: losses, not a refusal (retried while it answers INTERNAL, up to 30 s)", r.Cut()))
-	t.check(r.Cut() > 0, ruleDropped, "the port's redial met a connection cut during its handshake", "no redial reached the relay")
-	d := t.D
-	t.D = nil // closed before the relay, not after it at the end of the clause
-	t.ok(d.Close(t.ctx), ruleClose, "close")
+	t.throughRelay(0, ruleDropped, relayHello, func(r *chop.Relay) {
+		t.enqueue("orders", "before")
+		r.CutAfterFirstReply(2)
+		t.killPortConnections()
+		err := t.afterDrop(nil)
+		t.ok(err, ruleDropped, fmt.Sprintf("an enqueue after the server dropped the port's connections and %d of its redials died during their handshake, HELLO answered: losses, not a refusal (retried while it answers INTERNAL, up to 30 s)", r.Cut()))
+		t.check(r.Cut() > 0, ruleDropped, "the port's redial met a connection cut during its handshake", "no redial reached the relay")
+	})
 }
 
 // killPortConnections closes every connection of the port on the server that lists it (CLIENT
@@ -93,12 +86,12 @@ func (t *T) afterDrop(want *emqerr.Error) error {
 // a park whose timeout outlasts that completes the jobs enqueued after it — or answers INTERNAL,
 // for the loss it met.
 func parkLinesRedialledUntilTheyConnect(t *T) {
-	r, err := chop.Start(t.cfg.Valkey, 0)
-	if err != nil {
-		t.harness("%v", err)
-	}
-	defer r.Close()
-	t.helloUnder(protocol.HelloArgs{Valkey: r.Addr()}, ruleDropped, "hello through a relay in front of the server succeeds")
+	t.throughRelay(0, ruleDropped, relayHello, t.parkThroughOutage)
+}
+
+// parkThroughOutage parks two consumers, drops their lines and refuses every new connection
+// for a while, then enqueues two jobs the park must complete (or answer INTERNAL).
+func (t *T) parkThroughOutage(r *chop.Relay) {
 	a := protocol.ParkArgs{Queue: "orders", Consumers: 2, Jobs: 2, LeaseMS: 30000, ParkMS: 5000, TimeoutMS: 45000}
 	start := time.Now()
 	done := t.park(a)
@@ -137,12 +130,10 @@ func parkLinesRedialledUntilTheyConnect(t *T) {
 			fmt.Sprintf("within 30 s of the outage's end the session serves again: the park, whose %d ms outlast that, redials its lines and completes the %d jobs enqueued (%d dials refused during the outage)", a.TimeoutMS, a.Jobs, r.Refused()),
 			"it answered after %s with %d jobs: %+v", took.Round(time.Millisecond), len(res.res.Jobs), res.res.Jobs)
 	}
-	err = t.afterDrop(nil)
-	t.ok(err, ruleDropped, "an enqueue after the park (retried while it answers INTERNAL, up to 30 s)")
-	d := t.D
-	t.D = nil // closed before the relay, not after it at the end of the clause
-	t.ok(d.Close(t.ctx), ruleClose, "close")
+	t.ok(t.afterDrop(nil), ruleDropped, "an enqueue after the park (retried while it answers INTERNAL, up to 30 s)")
 }
+
+const relayHello = "hello through a relay in front of the server succeeds"
 
 // killClient closes one connection of the port on the server that lists it.
 func (t *T) killClient(c map[string]string) {

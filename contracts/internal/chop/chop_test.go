@@ -59,21 +59,7 @@ func TestRelayCutsRepliesAndLosesNothing(t *testing.T) {
 // While refusing, a new connection is closed at once and counted; one already open keeps
 // working; after it, new connections are relayed again.
 func TestRefuseClosesNewConnectionsOnly(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() { // an echo server
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() { defer c.Close(); io.Copy(c, c) }()
-		}
-	}()
-	r, err := Start(ln.Addr().String(), 0)
+	r, err := Start(echoServer(t), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,21 +109,7 @@ func TestRefuseClosesNewConnectionsOnly(t *testing.T) {
 // CutAfterFirstReply ends the next connections right after the server's first reply; the one
 // after them is relayed as usual.
 func TestCutAfterFirstReply(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() { // an echo server
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() { defer c.Close(); io.Copy(c, c) }()
-		}
-	}()
-	r, err := Start(ln.Addr().String(), 0)
+	r, err := Start(echoServer(t), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,4 +139,23 @@ func TestCutAfterFirstReply(t *testing.T) {
 	if r.Cut() != 1 {
 		t.Fatalf("cut %d, want 1", r.Cut())
 	}
+}
+
+// echoServer listens on a free loopback port and echoes every connection until the test ends.
+func echoServer(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() { defer c.Close(); io.Copy(c, c) }()
+		}
+	}()
+	return ln.Addr().String()
 }
