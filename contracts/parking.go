@@ -224,7 +224,6 @@ func parking(s spec) {
 // life (A10): HELLO first, then the fence, then nothing but BLPOP on the wake key. Claims and
 // settlements belong on other connections, or a parked consumer's pop would hold them up.
 func (t *T) parkConnections(from int, wake string) {
-	fence := t.cfg.Bundle.MustScript(lua.Fence).SHA1
 	t.cover(rulePark)
 	parkers, _ := byClient(t.portLines(from))
 	_, life := byClient(t.portLines(0))
@@ -239,7 +238,7 @@ func (t *T) parkConnections(from int, wake string) {
 		for _, l := range ls[1:] {
 			switch {
 			case l.Cmd() == "CLIENT" || (l.Cmd() == "SCRIPT" && !fenced):
-			case l.Cmd() == "EVALSHA" && argAt(l, 1) == fence && !fenced:
+			case l.Cmd() == "EVALSHA" && t.law.IsFence(argAt(l, 1)) && !fenced:
 				fenced = true
 			case l.Cmd() == "BLPOP" && argAt(l, 1) == wake && fenced:
 			default:
