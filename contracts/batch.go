@@ -162,8 +162,10 @@ func completeBatchPairsFenced(t *T) {
 	bj := t.enqueue("orders", "b")
 	cb := t.mustClaim("orders", 30000)
 	lj := t.laneEnqueue("orders", "east", "lane")
+	lj2 := t.laneEnqueue("orders", "east", "lane 2")
 	cl := t.laneClaim("orders", 30000)
-	t.check(cl != nil && cl.ID == lj, ruleLanes, "lane_claim takes the lane's job", "%+v", cl)
+	cl2 := t.laneClaim("orders", 30000)
+	t.check(cl != nil && cl.ID == lj && cl2 != nil && cl2.ID == lj2, ruleLanes, "lane_claim takes the lane's jobs, oldest first", "%+v, %+v", cl, cl2)
 	pairs := []protocol.Pair{{ID: a, Token: ca.Token}, {ID: bj, Token: cb.Token + 1}, {ID: lj, Token: cl.Token}, {ID: a, Token: ca.Token}}
 	rowB := t.hash(jobKey(q, bj))
 	r, err := b.CompleteBatch(t.ctx, protocol.CompleteBatchArgs{Queue: "orders", Jobs: pairs})
@@ -185,6 +187,13 @@ func completeBatchPairsFenced(t *T) {
 		_, hasLane := t.hget(q.LaneOf(), id)
 		t.check(!hasCk && !hasErr && !hasLane, ruleBatchComplete, id+": no checkpoint, no last error, no laneof", "checkpoint %v error %v laneof %v", hasCk, hasErr, hasLane)
 	}
+	// The lane had two active jobs: one settled lowers its count by exactly one, as complete
+	// does; the second, settled by a batch of its own, takes the count away at zero.
+	n, _ := t.hget(q.Lanes(), "active:east")
+	t.check(n == "1", ruleBatchComplete, "the lane's active count down by one (2 claimed, 1 settled)", "active:east = %q", n)
+	r, err = b.CompleteBatch(t.ctx, protocol.CompleteBatchArgs{Queue: "orders", Jobs: []protocol.Pair{{ID: lj2, Token: cl2.Token}}})
+	t.ok(err, ruleBatchComplete, "complete_batch of the lane's second job")
+	t.check(len(r.Results) == 1 && r.Results[0].OK, ruleBatchComplete, "the lane's second job settles", "%+v", r.Results)
 	_, counted := t.hget(q.Lanes(), "active:east")
 	t.check(!counted, ruleBatchComplete, "the lane's active count gone at zero", "active:east still there")
 	t.complete("orders", bj, cb.Token)

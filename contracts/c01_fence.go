@@ -55,7 +55,7 @@ func helloAndFenceFirst(t *T) {
 			if l.Cmd() == "SCRIPT" {
 				continue
 			}
-			fenced = l.Cmd() == "EVALSHA" && len(l.Args) == 6 && l.Args[1] == b.MustScript(lua.Fence).SHA1 &&
+			fenced = l.Cmd() == "EVALSHA" && len(l.Args) == 6 && t.law.IsFence(l.Args[1]) &&
 				l.Args[2] == "1" && l.Args[3] == keys.Bundle() && l.Args[4] == lua.Version && t.digestOK(l.Args[5])
 			if !fenced {
 				t.fail(ruleFence, "the fence script (KEYS {emq}:bundle, ARGV version and digest) right after HELLO", "connection "+c+" sent "+l.String(), ls[:min(len(ls), 4)]...)
@@ -107,7 +107,6 @@ func fenceAgainAfterReconnect(t *T) {
 // many new connections showed.
 func (t *T) freshConnectionsFenced(m int, before []string, rule Rule, after string) int {
 	order, conns := byClient(t.portLines(m))
-	fence := t.cfg.Bundle.MustScript(lua.Fence).SHA1
 	fresh := 0
 	t.cover(rule)
 	for _, c := range order {
@@ -131,7 +130,7 @@ func (t *T) freshConnectionsFenced(m int, before []string, rule Rule, after stri
 			if l.Cmd() == "SCRIPT" {
 				continue
 			}
-			t.check(l.Cmd() == "EVALSHA" && argAt(l, 1) == fence, rule, "the fence right after HELLO on a connection opened after the "+after, "connection %s sent %s", c, l)
+			t.check(l.Cmd() == "EVALSHA" && t.law.IsFence(argAt(l, 1)), rule, "the fence right after HELLO on a connection opened after the "+after, "connection %s sent %s", c, l)
 			break
 		}
 	}
@@ -197,10 +196,9 @@ func refusedFence(t *T, version, digest string) {
 	t.refused(err, emqerr.Version, ruleVersion, fmt.Sprintf("hello against a deployment of %s/%s", version, digest[:8]))
 	d := diff(before, t.snapshot())
 	t.check(d == "", ruleVersion, "a refused fence changes nothing", "%s", d)
-	fence := t.cfg.Bundle.MustScript(lua.Fence).SHA1
 	t.cover(ruleRefusal)
 	for _, l := range t.portCommands(0) {
-		if c := l.Cmd(); c == "HELLO" || (c == "SCRIPT" && strings.EqualFold(l.Args[1], "load")) || (c == "EVALSHA" && l.Args[1] == fence) || (c == "CLUSTER" && t.cluster()) {
+		if c := l.Cmd(); c == "HELLO" || (c == "SCRIPT" && strings.EqualFold(l.Args[1], "load")) || (c == "EVALSHA" && t.law.IsFence(l.Args[1])) || (c == "CLUSTER" && t.cluster()) {
 			continue
 		}
 		t.fail(ruleRefusal, "nothing but HELLO and the fence from a refused port", "the port sent "+l.String())

@@ -94,13 +94,14 @@ func badQueueRefusedByEveryOp(t *T) {
 
 func badIDRefusedByEveryOp(t *T) {
 	good := jobID(1 << 40)
-	for _, bad := range []string{"JOB123", good + "0", good[:13], "JOB0000000000!", "JOB000000 000A", "JOB", "", "job" + good[3:], "Job" + good[3:], "JOB000000000-A", "JOB00000000\xc3\xa9", "JOBzzzzzzzzzzz", "JOBLygHa16AHYG"} {
+	for _, bad := range []string{"JOB123", good + "0", good[:13], "JOB0000000000!", "JOB000000 000A", "JOB", "", "job" + good[3:], "Job" + good[3:], "JOB000000000-A", "JOB00000000\xc3\xa9", "JOBzzzzzzzzzzz", "JOBLygHa16AHYG",
+		"@" + good[1:], "JO[" + good[3:]} { // the bytes just outside the capitals, 'A'-1 and 'Z'+1, in the brand
 		if bad == "" {
 			continue // an absent id means "mint one" on enqueue
 		}
 		t.refusedEverywhere(idOps, emqerr.Key, "orders", bad, "east", fmt.Sprintf("malformed id %q", bad))
 	}
-	for _, brand := range []string{"ORD", "USR", "JOC"} {
+	for _, brand := range []string{"ORD", "USR", "JOC", "AAA", "ZZZ"} { // the capitals' edges are capitals
 		other := ids.Encode(brand, 1<<40)
 		t.refusedEverywhere(idOps, emqerr.Kind, "orders", other, "east", "id "+other+" of brand "+brand)
 	}

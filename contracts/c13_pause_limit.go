@@ -135,7 +135,8 @@ func ceilingBoundaries(t *T) {
 
 // ceilingRejoin: a lane at ceiling 1 rejoins the ring at its tail, with the wake armed, on each
 // of the complete, retry (into the lane or scheduled), fail and reap that bring it below (A7,
-// A13); a second lane keeps the ring's order observable.
+// A13); a second lane keeps the ring's order observable. Then a reap that leaves the lane one
+// job still active lowers its count by one, not to zero (under ceiling 2, two claimed).
 func ceilingRejoin(t *T) {
 	m := newLaneModel("orders")
 	m.watchWake = true
@@ -144,6 +145,21 @@ func ceilingRejoin(t *T) {
 		t.mEnqueue(m, "west", fmt.Sprint("w", i), 0, ruleCeilingRejoin)
 	}
 	t.mCeiling(m, "east", 1, ruleCeilingRejoin)
+	// claimEast lane-claims until east's next job comes (leased for lease), completing west's.
+	claimEast := func(lease int64) string {
+		for {
+			t.drainWake(m) // each claim re-arms exactly while ring lanes remain
+			x := t.mClaim(m, leaseFor(m, "east", lease), ruleCeilingRejoin)
+			switch {
+			case x == "":
+				t.fail(ruleCeilingRejoin, "east is claimed again after it rejoined", "an empty reply")
+			case m.LaneOf[x] == "east":
+				return x
+			default:
+				t.mComplete(m, x, ruleCeilingRejoin)
+			}
+		}
+	}
 	release := []struct {
 		lease int64
 		op    func(id string)
@@ -157,22 +173,17 @@ func ceilingRejoin(t *T) {
 		{150, func(id string) { t.mReap(m, []string{id}, 1, ruleCeilingRejoin) }}, // dead at max
 	}
 	for _, r := range release {
-		var east string
-		for east == "" { // claim until east is at its ceiling, completing west's jobs
-			t.drainWake(m) // each claim re-arms exactly while ring lanes remain
-			x := t.mClaim(m, leaseFor(m, "east", r.lease), ruleCeilingRejoin)
-			switch {
-			case x == "":
-				t.fail(ruleCeilingRejoin, "east is claimed again after it rejoined", "an empty reply")
-			case m.LaneOf[x] == "east":
-				east = x
-			default:
-				t.mComplete(m, x, ruleCeilingRejoin)
-			}
-		}
+		east := claimEast(r.lease) // east at its ceiling
 		t.drainWake(m)
 		r.op(east)
 	}
+	t.mEnqueue(m, "east", "e6", 0, ruleLaneReap)
+	t.mEnqueue(m, "east", "e7", 0, ruleLaneReap)
+	t.mCeiling(m, "east", 2, ruleLaneReap)
+	first := claimEast(150)
+	claimEast(30000)
+	t.drainWake(m)
+	t.mReap(m, []string{first}, 5, ruleLaneReap) // active:east 2 → 1, the model's lanes hash
 }
 
 // pauseResumeOrder: lane_pause keeps the backlog and takes the lane out of the ring without

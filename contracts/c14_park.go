@@ -99,16 +99,24 @@ func (t *T) idleWire(from int, wake string) {
 
 // noPolling bounds the claims a park made: every claim that found nothing must follow a wake
 // (a BLPOP return) or be a consumer's first look. Any claiming script counts (claim, lane_claim,
-// claim_batch), so a port cannot hide a poll behind another claim script.
+// claim_batch), so a port cannot hide a poll behind another claim script. A claim counts when
+// its script ran: an EVALSHA answered NOSCRIPT (a server whose script cache is still empty, as
+// when the clause runs first) ran nothing and is sent again after SCRIPT LOAD (§5.3).
 func (t *T) noPolling(from int, a protocol.ParkArgs) {
 	claiming := map[string]bool{}
 	for _, name := range []string{lua.Claim, lua.LaneClaim, lua.ClaimBatch} {
 		claiming[t.cfg.Bundle.MustScript(name).SHA1] = true
 	}
+	ran := map[int]bool{} // the EVALSHA lines whose script called the server
+	for _, l := range t.portLines(from) {
+		if l.Client == "lua" {
+			ran[l.Script] = true
+		}
+	}
 	claims, pops := 0, 0
 	for _, l := range t.portCommands(from) {
 		switch {
-		case l.Cmd() == "EVALSHA" && claiming[argAt(l, 1)]:
+		case l.Cmd() == "EVALSHA" && claiming[argAt(l, 1)] && ran[l.Seq]:
 			claims++
 		case l.Cmd() == "BLPOP":
 			pops++

@@ -172,6 +172,7 @@ func (t *T) completions(from int) map[string]int64 {
 var parkingClauses = []clause{
 	{name: "backlog-without-token-claimed-first", body: backlogWithoutTokenClaimedFirst},
 	{name: "idle-window-reparks-without-claiming", body: idleWindowReparksWithoutClaiming},
+	{name: "idle-past-half-the-lease-only-pops", body: idlePastHalfTheLeaseOnlyPops},
 	{name: "enqueues-one-at-a-time-lose-no-wake", body: enqueuesOneAtATimeLoseNoWake},
 }
 
@@ -208,6 +209,32 @@ func idleWindowReparksWithoutClaiming(t *T) {
 	t.parkConnections(m0, q.Wake())
 }
 
+// idlePastHalfTheLeaseOnlyPops: idle for several times half its lease, with nothing to claim, a
+// consumer that ran a maintenance pass (promote, reap) every lease/2 would poll (canon §1.6).
+// Nothing is enqueued, so no job is held and the short lease risks nothing on a slow machine;
+// the park ends by its own timeout_ms with no job.
+func idlePastHalfTheLeaseOnlyPops(t *T) {
+	q := t.q("orders")
+	park := 200 * time.Millisecond
+	a := protocol.ParkArgs{Queue: "orders", Consumers: 1, Jobs: 1, LeaseMS: 600, ParkMS: park.Milliseconds(), TimeoutMS: 2500}
+	done := t.park(a)
+	t.waitBlocked(1)
+	m := t.mark()
+	r := <-done
+	t.ok(r.err, rulePark, "park of an empty queue, ended by its timeout_ms")
+	t.check(len(r.res.Jobs) == 0, rulePark, "no job completed (none was enqueued)", "%+v", r.res.Jobs)
+	t.cover(rulePark)
+	for _, l := range t.portCommands(m) {
+		// The session's own upkeep may fall in the window on a slow machine: a health
+		// check, the minter's renewal (A9). Work is a script call or any other command.
+		if (l.Cmd() == "BLPOP" && argAt(l, 1) == q.Wake()) || l.Cmd() == "PING" || strings.HasPrefix(argAt(l, 1), "{emq}:minter:") {
+			continue
+		}
+		t.fail(rulePark, fmt.Sprintf("a consumer parked idle for its whole timeout (lease %d ms, pops of %s) sends nothing but BLPOP on %s", a.LeaseMS, park, q.Wake()),
+			"the port sent "+l.String())
+	}
+}
+
 func enqueuesOneAtATimeLoseNoWake(t *T) {
 	q := t.q("orders")
 	m0 := t.mark()
@@ -230,7 +257,6 @@ func enqueuesOneAtATimeLoseNoWake(t *T) {
 // life (A10): HELLO first, then the fence, then nothing but BLPOP on the wake key. Claims and
 // settlements belong on other connections, or a parked consumer's pop would hold them up.
 func (t *T) parkConnections(from int, wake string) {
-	fence := t.cfg.Bundle.MustScript(lua.Fence).SHA1
 	t.cover(rulePark)
 	parkers, _ := byClient(t.portLines(from))
 	_, life := byClient(t.portLines(0))
@@ -245,7 +271,7 @@ func (t *T) parkConnections(from int, wake string) {
 		for _, l := range ls[1:] {
 			switch {
 			case l.Cmd() == "CLIENT" || (l.Cmd() == "SCRIPT" && !fenced):
-			case l.Cmd() == "EVALSHA" && argAt(l, 1) == fence && !fenced:
+			case l.Cmd() == "EVALSHA" && t.law.IsFence(argAt(l, 1)) && !fenced:
 				fenced = true
 			case l.Cmd() == "BLPOP" && argAt(l, 1) == wake && fenced:
 			default:

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -171,7 +172,13 @@ func nativeValkey(ctx context.Context, kind string, extra []string) (*Valkey, er
 		return nil, err
 	}
 	var lastErr error
-	for range 3 { // a new port on a bind race
+	for i := range 3 { // new ports on a bind race
+		if i > 0 {
+			// The cluster bus port may be the one another process took: pick it afresh too.
+			if extra, err = freshBusPort(extra); err != nil {
+				return nil, err
+			}
+		}
 		v, retry, err := startValkeyOnce(ctx, kind, argv, extra)
 		if err == nil || !retry {
 			return v, err
@@ -179,6 +186,21 @@ func nativeValkey(ctx context.Context, kind string, extra []string) (*Valkey, er
 		lastErr = err
 	}
 	return nil, lastErr
+}
+
+// freshBusPort returns extra with --cluster-port's value replaced by a new free port.
+func freshBusPort(extra []string) ([]string, error) {
+	out := slices.Clone(extra)
+	for i := 0; i+1 < len(out); i++ {
+		if out[i] == "--cluster-port" {
+			p, err := freePort()
+			if err != nil {
+				return nil, err
+			}
+			out[i+1] = strconv.Itoa(p)
+		}
+	}
+	return out, nil
 }
 
 func startValkeyOnce(ctx context.Context, kind string, argv, extra []string) (v *Valkey, retry bool, err error) {
@@ -207,7 +229,7 @@ func startValkeyOnce(ctx context.Context, kind string, argv, extra []string) (v 
 		err = p.startErr(fmt.Errorf("engines: %s on %s did not come up: %w", kind, addr, err))
 		log := p.logTail()
 		p.stop()
-		return nil, strings.Contains(log, "Address already in use"), err
+		return nil, strings.Contains(log, "Address already in use") || strings.Contains(log, "Failed listening on port"), err
 	}
 	v = &Valkey{Addr: addr, Mode: ModeNative, proc: p, kind: kind}
 	v.Server, v.Version = serverVersion(info)

@@ -70,6 +70,9 @@ func (e *env) drain(ctx context.Context, d Drill, r *Result) error {
 	err = <-enq
 	done := e.waitAll(ctx, ids)
 	bgDone := e.waitBackground(30 * time.Second)
+	if d.Replaces {
+		waitReplaced(ctx, c, time.Minute)
+	}
 	stop()
 	r.Reconnects = c.Health().Reconnects
 	r.Resumed, r.ResumedOK = e.resumedAfter(healed)
@@ -88,6 +91,16 @@ func (e *env) drain(ctx context.Context, d Drill, r *Result) error {
 }
 
 // waitBackground waits for the fault's own calls, at most d.
+// waitReplaced waits, up to most, for the consumer's bus to count a replaced connection: the
+// jobs may all be done through its other lines before its health check has found the dead one
+// and replaced it, so the count is read once it has moved, not at one instant.
+func waitReplaced(ctx context.Context, c *bus.Consumer, most time.Duration) {
+	until := time.Now().Add(most)
+	for c.Health().Reconnects == 0 && time.Now().Before(until) && ctx.Err() == nil {
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 func (e *env) waitBackground(d time.Duration) bool {
 	done := make(chan struct{})
 	go func() { e.bg.Wait(); close(done) }()

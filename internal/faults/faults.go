@@ -119,11 +119,12 @@ var Drills = []Drill{
 			big := make([]byte, bigPayload)
 			_, _ = e.b.Enqueue(context.Background(), e.queue+"-big", big) // lost with its socket
 		}()
+		// The strike is the event; a busy machine only delays it (it took over 10 s at load 10).
 		select {
 		case err := <-struck:
 			return err
-		case <-time.After(10 * time.Second):
-			return errors.New("no connection stopped being read within 10s")
+		case <-time.After(2 * time.Minute):
+			return errors.New("no connection stopped being read within 2 min")
 		}
 	}},
 	{"consumer-sigkill", false, nil}, // run by drain: the consumer process is killed

@@ -6,7 +6,7 @@ import (
 )
 
 // c01 are the mutants contract C01 must kill: the server check loosened beyond the name (a
-// handshake of its own through the bus's Handshake seam; no script is edited).
+// handshake of its own through the bus's Handshake seam), and an edited fence script.
 var c01 = []Spec{
 	{Name: "old-valkey-accepted", Contract: "C01", Rule: "A12-server-version", Defect: "the server check reads the name but not the version: a Valkey 8.0 is admitted",
 		Go: seams(func(s *bus.Seams) { s.Handshake = nameOnly(true, false) })},
@@ -24,4 +24,6 @@ var c01 = []Spec{
 		Go: seams(func(s *bus.Seams) { s.Handshake = refusalReadsOn })},
 	{Name: "hello-bare-version", Contract: "C01", Rule: "hello", Defect: "hello names the bundle by its bare number (2.0.0) instead of echomq:2.0.0",
 		Go: front(func(d drivers.Driver) drivers.Driver { return bareVersionFront{d} })},
+	{Name: "fence-refuses-own-bundle", Contract: "C01", Rule: "version", Defect: "the fence compares the deployed digest with the record's third field (absent): it installs the bundle, then refuses it EMQVERSION on every later connection (make mutation's bundle survivor fence.lua:24, seed 97903, once the bundle side could run an edited fence)",
+		Edits: []Edit{{"fence", "if have[1] == version and have[2] == digest then return 'ok' end", "if have[1] == version and have[3] == digest then return 'ok' end"}}},
 }

@@ -16,4 +16,6 @@ var c08 = []Spec{
 		Edits: []Edit{{"complete", "local ok = not s.paused and (not s.ceiling or s.active < s.ceiling) and", "local ok = (not s.ceiling or s.active < s.ceiling) and"}}},
 	{Name: "complete-no-rejoin", Contract: "C08", Rule: "lanes", Defect: "complete never puts its lane back in the ring: a lane that was at its ceiling stays out for good",
 		Edits: []Edit{{"complete", "  if ring_fix(KEYS[7], g, s) then arm(KEYS[8]) end\n", ""}}},
+	{Name: "complete-batch-releases-two", Contract: "C08", Rule: "A17-complete-batch", Defect: "complete_batch lowers a lane's active count by two per settled job: a lane with two jobs claimed counts none after one completes, and admits one past its ceiling (make mutation's bundle survivor complete_batch.lua:79, seed 20251)",
+		Edits: []Edit{{"complete_batch", "s.active = redis.call('HINCRBY', lanes, 'active:' .. g, -1)", "s.active = redis.call('HINCRBY', lanes, 'active:' .. g, -2)"}}},
 }

@@ -29,6 +29,8 @@ var c13 = []Spec{
 		Edits: []Edit{{"retry", "  if g and ring_fix(KEYS[10], g, s) then arm(KEYS[7]) end\n", ""}}},
 	{Name: "reap-rejoin-no-wake", Contract: "C13", Rule: "lanes-A13-rejoin-arms-wake", Defect: "reap to dead brings a lane below its ceiling back into the ring but does not arm the wake",
 		Edits: []Edit{{"reap", "    if g and ring_fix(KEYS[8], g, s) then wake = true end", "    if g then ring_fix(KEYS[8], g, s) end"}}},
+	{Name: "reap-release-to-zero", Contract: "C13", Rule: "lanes-reap-to-lane", Defect: "a reap that leaves its lane one active job deletes the lane's count instead of lowering it to 1, so the lane admits one job past its ceiling (make mutation's bundle survivor reap.lua, seed 97903)",
+		Edits: []Edit{{"reap", "if s.active <= 0 then", "if s.active <= 1 then"}}},
 	{Name: "lane-pause-keeps-ring", Contract: "C13", Rule: "lanes-pause-leaves-ring", Defect: "lane_pause marks the lane paused but leaves it in the ring",
 		Edits: []Edit{{"lane_pause", "redis.call('LREM', KEYS[2], 0, g)\n", ""}}},
 	{Name: "lane-resume-at-head", Contract: "C13", Rule: "lanes-resume-rejoins", Defect: "lane_resume pushes the lane at the ring's head instead of appending it at the tail",

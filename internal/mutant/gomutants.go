@@ -53,6 +53,8 @@ var goMutants = []Spec{
 		Go: morgueAnyLimit},
 	{Name: "park-by-consumer", Contract: "C14", Rule: "park-consumer", Defect: "park lists its completions grouped by consumer (each consumer's list in turn) instead of in completion order",
 		Go: parkByConsumer},
+	{Name: "park-maintains-while-idle", Contract: "C14", Rule: "park", Defect: "the park op's consumer runs a maintenance pass (promote, then reap) every half lease while it runs, idle or not: polling (make mutation's survivor consumer.go Maintain, seed 51842)",
+		Go: parkMaintains},
 	{Name: "claim-after-timeout", Contract: "C14", Rule: "park", Defect: "a parked consumer goes back to claim when its blocking pop times out, not only on a wake token",
 		Go: seams(func(s *bus.Seams) { s.Park = claimAfterTimeout })},
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/echomq/kit/drivers"
 	"github.com/echomq/kit/protocol"
@@ -282,4 +283,34 @@ func (f parkFront) Park(ctx context.Context, a protocol.ParkArgs) (protocol.Park
 	r, err := f.Driver.Park(ctx, a)
 	slices.SortStableFunc(r.Jobs, func(x, y protocol.Parked) int { return x.Consumer - y.Consumer })
 	return r, err
+}
+
+// parkMaintains is a port whose park runs promote and reap on the queue every lease_ms/2 while
+// its consumers run, as a consumer with maintenance left on would (bus.ConsumerOptions.Maintain).
+func parkMaintains(*bus.Options) Wrap {
+	return func(d drivers.Driver) drivers.Driver { return maintainFront{d} }
+}
+
+type maintainFront struct{ drivers.Driver }
+
+func (f maintainFront) Park(ctx context.Context, a protocol.ParkArgs) (protocol.ParkResult, error) {
+	pctx, stop := context.WithCancel(ctx)
+	defer stop()
+	if a.LeaseMS >= 2 && a.LeaseMS <= 1_000_000_000 { // a longer half lease outlasts any park the kit sends
+		every := time.Duration(a.LeaseMS/2) * time.Millisecond
+		go func() {
+			t := time.NewTicker(every)
+			defer t.Stop()
+			for {
+				select {
+				case <-pctx.Done():
+					return
+				case <-t.C:
+					_, _ = f.Driver.Promote(pctx, protocol.PromoteArgs{Queue: a.Queue, Limit: 1000})
+					_, _ = f.Driver.Reap(pctx, protocol.ReapArgs{Queue: a.Queue, MaxAttempts: 10, Limit: 1000})
+				}
+			}
+		}()
+	}
+	return f.Driver.Park(ctx, a)
 }

@@ -141,7 +141,8 @@ func (g goCoverage) Clauses(m Mutant) []int {
 	return sorted(set)
 }
 
-// goCases is a goCoverage that also places a switch's case expressions. Go's coverage blocks
+// goCases is a goCoverage that also places a switch's case expressions and package-level
+// declarations (packageClauses). Go's coverage blocks
 // of a switch start after each case clause's colon, so the expressions the switch evaluates to
 // pick a clause lie in no block, and a mutant of one (case m.lost != nil, turned ==) would be
 // taken for code no clause runs and left unjudged. They run whenever the switch runs (up to the
@@ -168,11 +169,47 @@ func (g goCases) Clauses(m Mutant) []int {
 		}
 		g.files[m.File] = f
 	}
-	line, col, ok := f.switchOf(m.Line, m.Col)
-	if !ok {
-		return nil
+	if line, col, ok := f.switchOf(m.Line, m.Col); ok {
+		return g.goCoverage.Clauses(Mutant{File: m.File, Line: line, Col: col})
 	}
-	return g.goCoverage.Clauses(Mutant{File: m.File, Line: line, Col: col})
+	if f.declared(m.Line, m.Col) {
+		return g.packageClauses(filepath.Dir(m.File))
+	}
+	return nil
+}
+
+// packageClauses are the clauses that ran any block of the package in dir. A package-level
+// const or var is evaluated when its package loads and lies in no block, so a mutant of one
+// (MaxWorker = 1<<WorkerBits + 1) would be taken for code no clause runs and left unjudged; it
+// is in force wherever the package runs — a superset, which only orders its first clauses.
+func (g goCases) packageClauses(dir string) []int {
+	set := map[int]bool{}
+	for file, blocks := range g.goCoverage {
+		if filepath.Dir(file) != dir {
+			continue
+		}
+		for _, b := range blocks {
+			for _, c := range b.Clauses {
+				set[c] = true
+			}
+		}
+	}
+	return sorted(set)
+}
+
+// declared says line:col lies in a package-level const or var declaration.
+func (f *goFile) declared(line, col int) bool {
+	tf := f.fset.File(f.ast.Pos())
+	if line < 1 || line > tf.LineCount() {
+		return false
+	}
+	pos := tf.LineStart(line) + token.Pos(col-1)
+	for _, d := range f.ast.Decls {
+		if g, ok := d.(*ast.GenDecl); ok && (g.Tok == token.CONST || g.Tok == token.VAR) && g.Pos() <= pos && pos < g.End() {
+			return true
+		}
+	}
+	return false
 }
 
 // switchOf is the place of the opening brace of the switch or select whose case expressions

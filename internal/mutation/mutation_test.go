@@ -455,3 +455,34 @@ func TestCaseExpressionsTakeTheirSwitchsBlock(t *testing.T) {
 		}
 	}
 }
+
+// A package-level const or var lies in no coverage block (it is evaluated when its package
+// loads): it takes the clauses that ran any block of its package, never none.
+func TestPackageDeclarationsTakeTheirPackagesClauses(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "p"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	src := "package p\n\nconst Max = 1<<10 - 1\n\nvar limit = Max + 1\n\nfunc f() int {\n\treturn limit\n}\n"
+	if err := os.WriteFile(filepath.Join(dir, "p", "p.go"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cov := goCases{root: dir, files: map[string]*goFile{}, goCoverage: goCoverage{
+		"p/p.go":   {{SL: 7, SC: 14, EL: 9, EC: 2, Clauses: []int{1}}},
+		"p/q.go":   {{SL: 3, SC: 1, EL: 4, EC: 2, Clauses: []int{3}}},
+		"other.go": {{SL: 1, SC: 1, EL: 2, EC: 2, Clauses: []int{5}}},
+	}}
+	for _, c := range []struct {
+		line, col int
+		want      string
+	}{
+		{3, 20, "[1 3]"}, // the - of const Max: every clause that ran package p
+		{5, 18, "[1 3]"}, // the + of var limit
+		{8, 2, "[1]"},    // inside f: its own block
+		{6, 1, "[]"},     // between declarations, in no block
+	} {
+		if got := fmt.Sprint(cov.Clauses(Mutant{File: "p/p.go", Line: c.line, Col: c.col})); got != c.want {
+			t.Errorf("%d:%d: clauses %s, want %s", c.line, c.col, got, c.want)
+		}
+	}
+}

@@ -55,8 +55,8 @@ type Options struct {
 	Fence fence.Options
 	// Tap receives a copy of every byte the bus's main connection writes (standalone only).
 	Tap io.Writer
-	// Rewrite, when set, edits a script's source before use (the kit's tests run edited
-	// scripts through it); the fence still presents the canonical bundle.
+	// Rewrite, when set, edits a script's source before use, the fence's included (the kit's
+	// tests run edited scripts through it); the fence still presents the canonical bundle.
 	Rewrite func(name, source string) string
 	// BatchEnqueue coalesces concurrent Enqueue/Send calls on one queue (no lane): what queues
 	// up while an enqueue call is in flight goes as one enqueue_batch. A lone call is still
@@ -197,10 +197,16 @@ func (b *Bus) Router() *cluster.Router { return b.router }
 
 // handshake is a fresh OnConnect for one connection the bus opens.
 func (b *Bus) handshake() func(context.Context, *connector.Conn) error {
-	if h := b.opt.Test.Handshake; h != nil {
-		return h(b.canon, b.opt.Fence)
+	opt := b.opt.Fence
+	if ls, ok := b.canon.Script(lua.Fence); ok && b.opt.Rewrite != nil && opt.Source == "" {
+		if src := b.opt.Rewrite(lua.Fence, ls.Source); src != ls.Source {
+			opt.Source = src
+		}
 	}
-	return fence.OnConnect(b.canon, b.opt.Fence)
+	if h := b.opt.Test.Handshake; h != nil {
+		return h(b.canon, opt)
+	}
+	return fence.OnConnect(b.canon, opt)
 }
 
 func (b *Bus) connOptions() connector.Options {

@@ -53,7 +53,6 @@ func (v Violation) String() string {
 // Law checks captured lines against the wire law.
 type Law struct {
 	scripts map[string]lua.Script                 // by SHA1
-	fence   string                                // the fence's SHA1
 	own     func(l Line) bool                     // the harness's own lines
 	getkeys func(args []string) ([]string, error) // COMMAND GETKEYS, for commands the table lacks
 	cluster *clusterView                          // nil on a standalone server
@@ -78,12 +77,14 @@ func NewLaw(b *lua.Bundle, admit map[string]string, own func(Line) bool, getkeys
 	for sha, name := range admit {
 		w.scripts[sha] = lua.Script{Name: name, SHA1: sha}
 	}
-	w.fence = b.MustScript(lua.Fence).SHA1
 	return w
 }
 
 // OnCluster adds the cluster rules: owner is the label (Line.Node) of the primary owning a slot.
 func (w *Law) OnCluster(owner func(slot uint16) string) { w.cluster = &clusterView{owner: owner} }
+
+// IsFence says sha is the fence script's: the bundle's, or an admitted edit of it.
+func (w *Law) IsFence(sha string) bool { return w.scripts[sha].Name == lua.Fence }
 
 // Scripts are the scripts the law admits, by SHA1 (read-only).
 func (w *Law) Scripts() map[string]lua.Script { return w.scripts }
@@ -179,7 +180,7 @@ func (w *Law) Check(lines []Line) []Violation {
 			stage[conn] = 1
 		case st == 1:
 			switch {
-			case cmd == "EVALSHA" && len(l.Args) > 1 && l.Args[1] == w.fence:
+			case cmd == "EVALSHA" && len(l.Args) > 1 && w.IsFence(l.Args[1]):
 				stage[conn] = 2
 				owned[l.Seq] = true
 			case cmd == "SCRIPT" && len(l.Args) > 1 && strings.EqualFold(l.Args[1], "LOAD"):
@@ -222,7 +223,7 @@ func (w *Law) Check(lines []Line) []Violation {
 func (w *Law) redirectedFences(lines []Line, emqOwner string, owned map[int]bool, hidden []Line) []Violation {
 	var fences []int64
 	for _, l := range lines {
-		if l.Client != "lua" && !w.own(l) && l.Node == emqOwner && l.Cmd() == "EVALSHA" && l.Arg(1) == w.fence && !owned[l.Seq] {
+		if l.Client != "lua" && !w.own(l) && l.Node == emqOwner && l.Cmd() == "EVALSHA" && w.IsFence(l.Arg(1)) && !owned[l.Seq] {
 			fences = append(fences, l.At)
 		}
 	}
