@@ -83,38 +83,48 @@ async function drain(req) {
   return { startup_ms: first - called, window_ms: last - first };
 }
 
-// ticks calls onTick(i, at) at each of n instants interval ms apart from start (on mono's
-// clock). The waits run on a worker thread in Atomics.wait, which sleeps to a fraction of a
-// millisecond: Node's own timers take whole milliseconds (a fraction is truncated) and read a
-// cached loop clock, so a timer-driven generator hands jobs over up to a millisecond early or
-// late. A tick reaches this thread as a message; the lateness that leaves is the sender's,
-// counted in the latency as for every system.
-function ticks(n, interval, start, onTick) {
+// ticks calls onTick(i, at) at each of n instants interval ms apart, the first lead ms after the
+// thread that keeps them is running (on mono's clock), and resolves with that first instant. The
+// waits run on a worker thread in Atomics.wait, which sleeps to a fraction of a millisecond:
+// Node's own timers take whole milliseconds (a fraction is truncated) and read a cached loop
+// clock, so a timer-driven generator hands jobs over up to a millisecond early or late. A tick
+// reaches this thread as a message; the lateness that leaves is the sender's, counted in the
+// latency as for every system. The start is fixed only once the thread runs: a thread takes tens
+// of milliseconds to start, and a start fixed before it made the round's first jobs late, a
+// lateness of the generator, not of the system (it marked every BullMQ round saturated).
+function ticks(n, interval, lead, onTick) {
   const src = `
     const { parentPort, workerData } = require('node:worker_threads');
-    const { n, interval, start } = workerData;
+    const { n, interval } = workerData;
     const mono = () => Number(process.hrtime.bigint()) / 1e6;
     const cell = new Int32Array(new SharedArrayBuffer(4));
-    for (let i = 0; i < n; i++) {
-      const at = start + i * interval;
-      for (let w = at - mono(); w > 0; w = at - mono()) {
-        Atomics.wait(cell, 0, 0, w);
+    parentPort.once('message', (start) => {
+      for (let i = 0; i < n; i++) {
+        const at = start + i * interval;
+        for (let w = at - mono(); w > 0; w = at - mono()) {
+          Atomics.wait(cell, 0, 0, w);
+        }
+        parentPort.postMessage(i);
       }
-      parentPort.postMessage(i);
-    }
-    parentPort.postMessage(-1);`;
+      parentPort.postMessage(-1);
+    });`;
   return new Promise((resolve, reject) => {
-    const th = new Thread(src, { eval: true, workerData: { n, interval, start } });
+    const th = new Thread(src, { eval: true, workerData: { n, interval } });
+    let start = 0;
+    th.once('online', () => {
+      start = mono() + lead;
+      th.postMessage(start);
+    });
     th.on('message', (i) => {
-      if (i < 0) resolve(th.terminate());
+      if (i < 0) th.terminate().then(() => resolve(start), reject);
       else onTick(i, start + i * interval);
     });
     th.on('error', reject);
   });
 }
 
-// offer hands n jobs to the system's add, one at each instant interval ms apart from start (open
-// loop: a job's body carries its instant), and answers what it sent and how late each hand-off
+// offer hands n jobs to the system's add, one at each instant interval ms apart from a start lead
+// ms ahead (open loop: a job's body carries its instant), and answers what it sent and how late each hand-off
 // was. An add the client gave up on (a pool's connection timeout while adds pile up at a rate the
 // system cannot take) is counted as failed, with the first reason: the round is saturated.
 async function offer(req) {
@@ -123,12 +133,12 @@ async function offer(req) {
   let failed = 0;
   let why = '';
   const adds = [];
-  await ticks(req.n, req.interval, req.start, (i, at) => {
+  const start = await ticks(req.n, req.interval, req.lead, (i, at) => {
     late.push((mono() - at) * 1000);
     adds.push(sys.add(body(at)).then(() => { sent++; }, (e) => { failed++; why = why || String((e && e.message) || e); }));
   });
   await Promise.all(adds);
-  return { sent, failed, failed_why: why, send_seconds: (mono() - req.start) / 1000, late_us: late };
+  return { sent, failed, failed_why: why, send_seconds: (mono() - start) / 1000, late_us: late };
 }
 
 // The producer process, started at the first latency round and kept for the run: the same
@@ -168,7 +178,7 @@ async function latency(req) {
   await sleep(1000); // start-up is not what this measures
   const n = Math.floor(req.rate * req.seconds);
   const own = req.producer !== 'same-process';
-  const plan = { op: 'offer', n, interval: 1000 / req.rate, start: mono() + (own ? 20 : 5) };
+  const plan = { op: 'offer', n, interval: 1000 / req.rate, lead: 5 };
   let r;
   try {
     if (own) {
