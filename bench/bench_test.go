@@ -160,6 +160,51 @@ func TestBusyMachineIsNotJudged(t *testing.T) {
 	}
 }
 
+// A latency ratio left unmeasured because the rival it names could not keep up with the offered
+// rate is NOT JUDGED when the bus kept up (the rival has no latency to compare with), and fails
+// when the bus saturated too, when the rival failed, or when the check names a best-of rival.
+func TestSaturatedRivalIsNotJudged(t *testing.T) {
+	seven := 0.7
+	g := &Gate{Axis: "as-configured", MaxOutside: 0.15, Checks: []GateCheck{
+		{Scenario: queue.Latency, Ratio: "p99 bus/bullmq", Max: &seven},
+		{Scenario: queue.Latency, Ratio: "p99 bus/" + BestValkey, Max: &seven}}}
+	quiet := 0.01
+	run := func(busSat, rivalSat bool, rivalErr string) *Run {
+		cpu := &measure.CPU{Outside: &quiet}
+		rs := []*LatencyResult{
+			{System: busq.Name, Latency: measure.Latency{Count: 100, P50: 0.4}, P99Median: 2, Saturated: busSat, CPU: cpu},
+			{System: nodeq.BullMQ, Latency: measure.Latency{Count: 100, P50: 0.7}, P99Median: 6, Saturated: rivalSat, Err: rivalErr,
+				Limit: "SATURATED in 4 of 5 rounds: the generator handed jobs on 9.6 ms late at p99", CPU: cpu}}
+		if rivalSat {
+			rs[1].P99Median = 0
+		}
+		return &Run{Latency: &LatencyScenario{Name: queue.Latency, Results: rs,
+			Ratios: latencyRatios(rs, map[string]queue.Engine{busq.Name: queue.Valkey, nodeq.BullMQ: queue.Valkey}, nil)}}
+	}
+	for _, c := range []struct {
+		name              string
+		busSat, rivalSat  bool
+		rivalErr          string
+		notJudged, passed bool
+	}{
+		{"the rival saturated, the bus kept up", false, true, "", true, false},
+		{"both measured", false, false, "", false, true},
+		{"the bus saturated too", true, true, "", false, false},
+		{"the rival failed", false, false, "driver exited", false, false},
+	} {
+		rs := judge(g, run(c.busSat, c.rivalSat, c.rivalErr), func(string) {})
+		if rs[0].NotJudged != c.notJudged || rs[0].Pass != c.passed {
+			t.Errorf("%s: %+v; want not judged %v, pass %v", c.name, rs[0], c.notJudged, c.passed)
+		}
+		if c.notJudged && !strings.Contains(rs[0].NotJudgedWhy, "bullmq could not be measured at the offered rate (SATURATED in 4 of 5") {
+			t.Errorf("%s: the reason does not name the rival and its limit: %q", c.name, rs[0].NotJudgedWhy)
+		}
+		if c.rivalSat && rs[1].NotJudged {
+			t.Errorf("%s: a best-of ratio with no rival left was not judged instead of failing: %+v", c.name, rs[1])
+		}
+	}
+}
+
 // The best rival of each engine is computed from the run's figures, never named: the fastest
 // real queue wins, a model never does, and the latency ratio takes the lowest median p99.
 func TestBestRivalIsComputed(t *testing.T) {

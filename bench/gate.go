@@ -8,6 +8,7 @@ import (
 
 	"github.com/echomq/kit/bench/baseline"
 	"github.com/echomq/kit/bench/measure"
+	"github.com/echomq/kit/bench/systems/busq"
 )
 
 // Gate is a committed set of thresholds on ratios measured within one run (bench/gate.json):
@@ -51,10 +52,13 @@ type GateResult struct {
 	Found  bool    `json:"found"`
 	Pass   bool    `json:"pass"`
 	Reruns int     `json:"reruns"` // times the scenario was measured again after a first miss
-	// Outside is the scenario's outside share as judged (the median over its systems); NotJudged
-	// marks a miss on a machine busier than the gate's MaxOutside.
-	Outside   *float64 `json:"outside,omitempty"`
-	NotJudged bool     `json:"not_judged,omitempty"`
+	// Outside is the scenario's outside share as judged (the median over its systems). NotJudged
+	// marks a miss that is no evidence against the bus, and NotJudgedWhy says which: a machine
+	// busier than the gate's MaxOutside, or a rival the check names that could not keep up with
+	// the offered rate (no latency of its own to compare with) while the bus did.
+	Outside      *float64 `json:"outside,omitempty"`
+	NotJudged    bool     `json:"not_judged,omitempty"`
+	NotJudgedWhy string   `json:"not_judged_why,omitempty"`
 }
 
 // LoadGate reads and checks a gate file.
@@ -168,7 +172,7 @@ func (rep *Report) GateNotJudged() []string {
 	for _, run := range rep.Runs {
 		for _, r := range run.Gate {
 			if r.NotJudged {
-				out = append(out, fmt.Sprintf("%s: %s %s %s: %.0f%% of the cores busy with other work", run.Axis, r.Scenario, r.Ratio, valueText(r), 100*deref(r.Outside)))
+				out = append(out, fmt.Sprintf("%s: %s %s %s: %s", run.Axis, r.Scenario, r.Ratio, valueText(r), r.NotJudgedWhy))
 			}
 		}
 	}
@@ -285,12 +289,44 @@ func judge(g *Gate, run *Run, rerun func(scenario string)) []GateResult {
 		if again[rs[i].Scenario] {
 			rs[i].Reruns = 1
 		}
-		if share, ok := run.outsideOf(rs[i].Scenario); ok {
+		share, ok := run.outsideOf(rs[i].Scenario)
+		if ok {
 			rs[i].Outside = &share
-			rs[i].NotJudged = !rs[i].Pass && g.MaxOutside > 0 && share > g.MaxOutside
+		}
+		if rs[i].Pass {
+			continue
+		}
+		if why := run.rivalSaturated(rs[i].Scenario, rs[i].Ratio); why != "" && !rs[i].Found {
+			rs[i].NotJudged, rs[i].NotJudgedWhy = true, why
+		} else if ok && g.MaxOutside > 0 && share > g.MaxOutside {
+			rs[i].NotJudged, rs[i].NotJudgedWhy = true, fmt.Sprintf("%.0f%% of the cores busy with other work", 100*share)
 		}
 	}
 	return rs
+}
+
+// rivalSaturated says why a latency ratio against one named rival was left unmeasured when the
+// bus kept up and the rival did not ("": it was not that). Such a ratio is no evidence against
+// the bus: the rival's rounds measured its backlog, and there is no latency of its own to
+// compare with. A rival that failed (an error) is not this: a broken measurement fails.
+func (run *Run) rivalSaturated(scenario, ratio string) string {
+	name, ok := strings.CutPrefix(ratio, "p99 "+busq.Name+"/")
+	if !ok || run.Latency == nil || run.Latency.Name != scenario {
+		return ""
+	}
+	var bus, rival *LatencyResult
+	for _, r := range run.Latency.Results {
+		switch r.System {
+		case busq.Name:
+			bus = r
+		case name:
+			rival = r
+		}
+	}
+	if bus == nil || bus.Err != "" || bus.Saturated || rival == nil || rival.Err != "" || !rival.Saturated {
+		return ""
+	}
+	return fmt.Sprintf("%s could not be measured at the offered rate (%s)", name, rival.Limit)
 }
 
 // outsideOf is a scenario's outside share: the median over its systems' measurements.

@@ -88,7 +88,7 @@ func gateLine(run *bench.Run) string {
 	case !run.GatePass():
 		v = "GATE FAIL"
 	case n > 0:
-		v = fmt.Sprintf("GATE NOT JUDGED — %d of %d checks missed on a machine busier than the thresholds speak for (more than %.0f%% of its cores busy with other work): no evidence either way; the others passed",
+		v = fmt.Sprintf("GATE NOT JUDGED — %d of %d checks missed with no evidence either way (a machine busier than the thresholds speak for, more than %.0f%% of its cores busy with other work, or a rival that could not keep up with the offered rate while the bus did); the others passed",
 			n, len(run.Gate), 100*run.GateMaxOutside)
 	}
 	if b := run.Baseline; b != nil && b.Status == baseline.NotRun {

@@ -43,7 +43,7 @@ func gateVerdict(r bench.GateResult) string {
 	v := "PASS"
 	switch {
 	case r.NotJudged:
-		v = fmt.Sprintf("NOT JUDGED (%.0f%% of the cores busy with other work)", 100*(*r.Outside))
+		v = fmt.Sprintf("NOT JUDGED (%s)", r.NotJudgedWhy)
 	case !r.Pass:
 		v = "FAIL"
 	}

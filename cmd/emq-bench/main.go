@@ -100,7 +100,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		return fmt.Errorf("%w:\n  %s", errGate, strings.Join(rep.GateFailures(), "\n  "))
 	}
 	if nj := rep.GateNotJudged(); len(nj) > 0 {
-		msg := fmt.Sprintf("GATE NOT JUDGED: %d check(s) missed on a machine too busy for the thresholds to speak (no evidence either way; every other check passed):\n  %s",
+		msg := fmt.Sprintf("GATE NOT JUDGED: %d check(s) missed with no evidence either way (a machine too busy for the thresholds to speak, or a rival that could not keep up with the offered rate); every other check passed:\n  %s",
 			len(nj), strings.Join(nj, "\n  "))
 		if *strict {
 			return fmt.Errorf("%w: %s", errNotJudged, msg)
