@@ -55,6 +55,63 @@ func connectionsCutDuringTheirHandshake(t *T) {
 	})
 }
 
+// redialsRefusedWhileTheServerIsDown is C01's, on a standalone server only: the server drops
+// the port's connections and is down for a while — a redial is refused at connect
+// (ECONNREFUSED), as a stopped server's is, not accepted and then closed. Those refusals are
+// losses too: once the server listens again, within 30 s the session serves again (B-282).
+func redialsRefusedWhileTheServerIsDown(t *T) {
+	t.throughRelay(0, ruleDropped, relayHello, func(r *chop.Relay) {
+		t.enqueue("orders", "before")
+		if err := r.Down(true); err != nil {
+			t.harness("%v", err)
+		}
+		t.killPortConnections()
+		met := t.whileDown(r)
+		err := t.afterDrop(nil)
+		t.ok(err, ruleDropped, fmt.Sprintf("an enqueue after the server dropped the port's connections and refused its redials at connect for a while (%d requests failed meanwhile): retried while it answers INTERNAL, up to 30 s", met))
+	})
+}
+
+// whileDown keeps the server down, sending enqueues meanwhile from a goroutine of their own (a
+// port may hold a request until it has reconnected), and brings it back up a second after the
+// first of them failed (the port knows the connection is lost, and has redialled into the
+// refusal), or 3 s after the drop. It returns how many failed once the last has answered. The
+// outage's length only ends the situation: no check rests on it.
+func (t *T) whileDown(r *chop.Relay) int {
+	failed, stop, done := make(chan struct{}, 1), make(chan struct{}), make(chan int)
+	go func() {
+		met := 0
+		for {
+			select {
+			case <-stop:
+				done <- met
+				return
+			default:
+			}
+			if _, err := t.D.Enqueue(t.ctx, protocol.EnqueueArgs{Queue: "orders", PayloadB64: b64("while the server is down")}); err != nil {
+				met++
+				select {
+				case failed <- struct{}{}:
+				default:
+				}
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}()
+	select {
+	case <-failed:
+		time.Sleep(time.Second)
+	case <-time.After(3 * time.Second):
+	}
+	err := r.Down(false)
+	close(stop)
+	met := <-done
+	if err != nil {
+		t.harness("%v", err)
+	}
+	return met
+}
+
 // killPortConnections closes every connection of the port on the server that lists it (CLIENT
 // KILL ID: ids are a node's own).
 func (t *T) killPortConnections() {

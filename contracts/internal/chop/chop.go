@@ -4,13 +4,20 @@
 // last byte and its CRLF — which a port dialling Valkey directly on loopback almost never sees,
 // since the server writes a small reply in one segment. And it can refuse new connections for a
 // while (each accepted and closed at once, as a server at its client limit or a proxy in front
-// of a restarting one does), while the connections already open keep working.
+// of a restarting one does), or be down for a while (nothing listens: a new connection is
+// refused by the kernel, as a stopped server's is), while the connections already open keep
+// working.
 package chop
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
+	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -19,11 +26,12 @@ import (
 // Relay accepts connections and relays each to the server: what the client sends goes on
 // whole, what the server answers goes back cut.
 type Relay struct {
-	ln      net.Listener
+	addr    string
 	target  string
 	pause   time.Duration
 	wg      sync.WaitGroup
 	mu      sync.Mutex
+	ln      net.Listener // nil while down
 	conns   []net.Conn
 	closed  bool
 	pieces  atomic.Int64
@@ -37,18 +45,66 @@ type Relay struct {
 // Start listens on a free loopback port and relays to target (host:port). With pause > 0 the
 // server's bytes go back cut, pause apart; with 0 they go back as they come.
 func Start(target string, pause time.Duration) (*Relay, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := listen()
 	if err != nil {
 		return nil, fmt.Errorf("chop: listen: %w", err)
 	}
-	r := &Relay{ln: ln, target: target, pause: pause}
+	r := &Relay{addr: ln.Addr().String(), ln: ln, target: target, pause: pause}
 	r.wg.Add(1)
-	go r.accept()
+	go r.accept(ln)
 	return r, nil
 }
 
+// listen takes a free loopback port below the kernel's ephemeral range when it can: Down(false)
+// listens on the same port again, and a port in that range may meanwhile be taken as the local
+// end of some process's outgoing connection, which only an explicit bind can do below it.
+func listen() (net.Listener, error) {
+	lo := 32768
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			if n, err := strconv.Atoi(f[0]); err == nil {
+				lo = n
+			}
+		}
+	}
+	for range 64 {
+		if lo <= 10001 {
+			break
+		}
+		if ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(10000+rand.IntN(lo-10000)))); err == nil {
+			return ln, nil
+		}
+	}
+	return net.Listen("tcp", "127.0.0.1:0")
+}
+
 // Addr is the address a port is given instead of the server's.
-func (r *Relay) Addr() string { return r.ln.Addr().String() }
+func (r *Relay) Addr() string { return r.addr }
+
+// Down stops listening (on), so that a new connection is refused by the kernel (ECONNREFUSED)
+// as a stopped server's is, or listens on the same address again (off). The connections
+// already open keep working.
+func (r *Relay) Down(on bool) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch {
+	case r.closed:
+		return errors.New("chop: the relay is closed")
+	case on && r.ln != nil:
+		err := r.ln.Close()
+		r.ln = nil
+		return err
+	case !on && r.ln == nil:
+		ln, err := net.Listen("tcp", r.addr)
+		if err != nil {
+			return fmt.Errorf("chop: listen on %s again: %w", r.addr, err)
+		}
+		r.ln = ln
+		r.wg.Add(1)
+		go r.accept(ln)
+	}
+	return nil
+}
 
 // Pieces is how many separate writes carried the server's replies so far.
 func (r *Relay) Pieces() int64 { return r.pieces.Load() }
@@ -101,8 +157,11 @@ func (r *Relay) Close() error {
 	for _, c := range r.conns {
 		c.Close()
 	}
+	var err error
+	if r.ln != nil {
+		err = r.ln.Close()
+	}
 	r.mu.Unlock()
-	err := r.ln.Close()
 	r.wg.Wait()
 	return err
 }
@@ -119,12 +178,12 @@ func (r *Relay) track(c net.Conn) bool {
 	return true
 }
 
-func (r *Relay) accept() {
+func (r *Relay) accept(ln net.Listener) {
 	defer r.wg.Done()
 	for {
-		client, err := r.ln.Accept()
+		client, err := ln.Accept()
 		if err != nil {
-			return // closed
+			return // closed (Close, or Down)
 		}
 		if r.refuse.Load() {
 			r.refused.Add(1) // counted before the close the client sees

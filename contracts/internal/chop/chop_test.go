@@ -2,8 +2,10 @@ package chop
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"net"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -56,27 +58,35 @@ func TestRelayCutsRepliesAndLosesNothing(t *testing.T) {
 	}
 }
 
-// While refusing, a new connection is closed at once and counted; one already open keeps
-// working; after it, new connections are relayed again.
-func TestRefuseClosesNewConnectionsOnly(t *testing.T) {
+// echo sends four bytes through c and reads four back.
+func echo(c net.Conn) error {
+	if _, err := c.Write([]byte("ping")); err != nil {
+		return err
+	}
+	_, err := io.ReadFull(c, make([]byte, 4))
+	return err
+}
+
+// relayed starts a relay in front of an echo server and opens one connection through it; both
+// close when the test ends.
+func relayed(t *testing.T) (*Relay, net.Conn) {
 	r, err := Start(echoServer(t), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.Close()
-	echo := func(c net.Conn) error {
-		if _, err := c.Write([]byte("ping")); err != nil {
-			return err
-		}
-		buf := make([]byte, 4)
-		_, err := io.ReadFull(c, buf)
-		return err
-	}
+	t.Cleanup(func() { r.Close() })
 	open, err := net.Dial("tcp", r.Addr())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer open.Close()
+	t.Cleanup(func() { open.Close() })
+	return r, open
+}
+
+// While refusing, a new connection is closed at once and counted; one already open keeps
+// working; after it, new connections are relayed again.
+func TestRefuseClosesNewConnectionsOnly(t *testing.T) {
+	r, open := relayed(t)
 	if err := echo(open); err != nil {
 		t.Fatal(err)
 	}
@@ -103,6 +113,35 @@ func TestRefuseClosesNewConnectionsOnly(t *testing.T) {
 	defer c.Close()
 	if err := echo(c); err != nil {
 		t.Fatalf("after refusing, a new connection is not relayed: %v", err)
+	}
+}
+
+// While down, a new connection is refused by the kernel (ECONNREFUSED) and one already open
+// keeps working; after it, new connections on the same address are relayed again.
+func TestDownRefusesAtConnect(t *testing.T) {
+	r, open := relayed(t)
+	if err := r.Down(true); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := net.Dial("tcp", r.Addr()); !errors.Is(err, syscall.ECONNREFUSED) {
+		if c != nil {
+			c.Close()
+		}
+		t.Fatalf("a dial while down: %v, want ECONNREFUSED", err)
+	}
+	if err := echo(open); err != nil {
+		t.Fatalf("the connection open before going down stopped working: %v", err)
+	}
+	if err := r.Down(false); err != nil {
+		t.Fatal(err)
+	}
+	c, err := net.Dial("tcp", r.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := echo(c); err != nil {
+		t.Fatalf("back up, a new connection is not relayed: %v", err)
 	}
 }
 
