@@ -226,19 +226,29 @@ func (t *T) fieldDomains(op string, sel domainSel) []string {
 
 func strconvQuote(s string) string { return strconv.Quote(s) }
 
-// unknownField is a field no op lists; an op's owner sends it once (PROTOCOL.md: ignored).
+// unknownField is a field no op lists; an op's owner sends it, then unknownNames, once each
+// (PROTOCOL.md: ignored, whatever its name).
 const unknownField = "x_not_in_the_table"
 
-// unknownFieldIgnored sends op's valid request with a field the op does not list: the port
-// answers as if it were not there.
+// unknownNames are unlisted field names that a port's own language may already give every
+// object or map it parses a request into (a JavaScript object's undefined key, its prototype
+// and constructor, a method name): a port that reads its field table or the request through
+// them answers an unlisted field as if it were listed.
+var unknownNames = []string{"undefined", "__proto__", "constructor", "toString"}
+
+// unknownFieldIgnored sends op's valid request with a field the op does not list, under each
+// name: the port answers as if it were not there.
 func (t *T) unknownFieldIgnored(op string, fx fixture) []string {
 	t.cover(ruleFieldUnknown)
-	req := rawRequest(fx.base(t, "fdx"), unknownField, rawOf(1))
-	_, err := drivers.Raw(t.ctx, t.D, op, req)
-	if got, text := classify(err); got != accept {
-		return []string{fmt.Sprintf("[%s] %s with the unknown field %s: the field is ignored, got %s", ruleFieldUnknown.ID, op, unknownField, text)}
+	var bad []string
+	for i, name := range append([]string{unknownField}, unknownNames...) {
+		req := rawRequest(fx.base(t, fmt.Sprintf("fdx%d", i)), name, rawOf(1))
+		_, err := drivers.Raw(t.ctx, t.D, op, req)
+		if got, text := classify(err); got != accept {
+			bad = append(bad, fmt.Sprintf("[%s] %s with the unknown field %s: the field is ignored, got %s", ruleFieldUnknown.ID, op, name, text))
+		}
 	}
-	return nil
+	return bad
 }
 
 // rawRequest is base with field set to raw (or left out when raw is nil), every value JSON.

@@ -82,7 +82,8 @@ var fixtures = map[string]fixture{
 	"park": {base: func(t *T, q string) map[string]any {
 		return map[string]any{"queue": q, "consumers": 1, "jobs": 0, "lease_ms": 30000, "park_ms": 50, "timeout_ms": 100}
 	}},
-	"clock": {base: func(t *T, _ string) map[string]any { return map[string]any{} }},
+	"clock":     {base: func(t *T, _ string) map[string]any { return map[string]any{} }},
+	"reconnect": {base: func(t *T, _ string) map[string]any { return map[string]any{} }},
 	"enqueue_batch": {base: func(t *T, q string) map[string]any {
 		return map[string]any{"queue": q, "jobs": []map[string]any{{"payload_b64": b64("x"), "delay_ms": 0}}}
 	}},
