@@ -1,6 +1,7 @@
 package contracts
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -8,6 +9,7 @@ import (
 	"github.com/echomq/kit/drivers"
 	"github.com/echomq/kit/lua"
 	"github.com/echomq/kit/protocol"
+	"github.com/echomq/kit/reference/emqerr"
 	"github.com/echomq/kit/reference/ids"
 	"github.com/echomq/kit/reference/keys"
 )
@@ -193,7 +195,14 @@ func leaseRenewedAndLost(t *T) {
 	t.check(owner == harnessOwner, ruleLeaseLost, "a lost lease is not taken back: "+k+" still the other minter's", "it holds %q", owner)
 	m, err := t.D.Mint(t.ctx, protocol.MintArgs{N: 5})
 	t.cover(ruleLeaseLost)
-	if err == nil {
+	if err != nil {
+		// A9: the port's failure, INTERNAL — neither a canon refusal nor a reply that breaks
+		// the conversation (a mint list holding something other than ids).
+		var canon *emqerr.Error
+		f, faulted := t.D.(drivers.Faulter)
+		t.check(!errors.As(err, &canon) && !(faulted && f.Fault() != nil), ruleLeaseLost,
+			fmt.Sprintf("after losing worker %d, a mint that fails answers INTERNAL", w), "%v", err)
+	} else {
 		// It leased another free worker id itself (canon §3.4): every id is under a lease
 		// the port holds now, and above every id it minted before.
 		leases := t.minterLeases()
