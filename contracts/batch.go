@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/echomq/kit/contracts/rules"
 	"github.com/echomq/kit/drivers"
 	"github.com/echomq/kit/protocol"
 	"github.com/echomq/kit/reference/emqerr"
@@ -13,15 +14,6 @@ import (
 // exactly its single-job op's effect, so the contracts that own enqueue, claim and complete
 // drive the batches with the same checks. A port that does not declare the capability has these
 // clauses NOT RUN (not offered).
-
-var rulesBatch = []Rule{ruleBatchEnqueue, ruleBatchClaim, ruleBatchComplete, ruleBatchStale}
-
-var (
-	ruleBatchEnqueue  = Rule{"A17-enqueue-batch", `contracts/PROTOCOL.md A17: "each job in a batch gets exactly its single-job script's effect (idempotent enqueue …)" — every row as enqueue writes it, in order, a duplicate (already there, or earlier in the batch) created: false and unchanged, the wake armed once`}
-	ruleBatchClaim    = Rule{"A17-claim-batch", `contracts/PROTOCOL.md A17: "each job in a batch gets exactly its single-job script's effect (… claim with its own token and lease …)" — the n oldest pending jobs, oldest first, each with token attempts+1 and a lease at TIME + lease_ms; empty when the queue is paused or empty`}
-	ruleBatchComplete = Rule{"A17-complete-batch", `contracts/PROTOCOL.md A17: "each job in a batch gets exactly its single-job script's effect (… complete fenced on its own (id, token) …)" — every settled job retired everywhere, as complete retires it`}
-	ruleBatchStale    = Rule{"A17-stale-pair", `contracts/PROTOCOL.md A17: "a stale pair is refused and changes nothing while the others settle"`}
-)
 
 // batcher is the port's batch ops, or NOT RUN when its hello does not declare them.
 func (t *T) batcher() drivers.Batcher {
@@ -45,29 +37,29 @@ func enqueueBatchRows(t *T) {
 		{PayloadB64: b64("first")}, {ID: own, PayloadB64: b64("own id")}, {PayloadB64: b64("later"), DelayMS: 60000}, {PayloadB64: b64("")},
 	}})
 	after := t.now()
-	t.ok(err, ruleBatchEnqueue, "enqueue_batch of four jobs")
-	t.check(len(r.Jobs) == 4, ruleBatchEnqueue, "one result per job", "%d results", len(r.Jobs))
+	t.ok(err, rules.BatchEnqueue, "enqueue_batch of four jobs")
+	t.check(len(r.Jobs) == 4, rules.BatchEnqueue, "one result per job", "%d results", len(r.Jobs))
 	for i, j := range r.Jobs {
-		t.check(j.Created, ruleBatchEnqueue, fmt.Sprintf("job %d created", i), "created: false")
+		t.check(j.Created, rules.BatchEnqueue, fmt.Sprintf("job %d created", i), "created: false")
 		t.validJob(j.ID)
 	}
-	t.check(r.Jobs[1].ID == own, ruleBatchEnqueue, "the job given an id keeps it: "+own, "%s", r.Jobs[1].ID)
-	t.check(r.Jobs[0].ID < r.Jobs[2].ID && r.Jobs[2].ID < r.Jobs[3].ID, ruleMintOrder, "the minted ids in batch order", "%s %s %s", r.Jobs[0].ID, r.Jobs[2].ID, r.Jobs[3].ID)
+	t.check(r.Jobs[1].ID == own, rules.BatchEnqueue, "the job given an id keeps it: "+own, "%s", r.Jobs[1].ID)
+	t.check(r.Jobs[0].ID < r.Jobs[2].ID && r.Jobs[2].ID < r.Jobs[3].ID, rules.MintOrder, "the minted ids in batch order", "%s %s %s", r.Jobs[0].ID, r.Jobs[2].ID, r.Jobs[3].ID)
 	for i, want := range []map[string]string{
 		{"state": "pending", "attempts": "0", "payload": "first"}, {"state": "pending", "attempts": "0", "payload": "own id"},
 		{"state": "scheduled", "attempts": "0", "payload": "later"}, {"state": "pending", "attempts": "0", "payload": ""},
 	} {
 		row := t.hash(jobKey(q, r.Jobs[i].ID))
-		t.check(fmt.Sprint(row) == fmt.Sprint(want), ruleBatchEnqueue, fmt.Sprintf("job %d's row %q, as enqueue writes it", i, want), "%q", row)
+		t.check(fmt.Sprint(row) == fmt.Sprint(want), rules.BatchEnqueue, fmt.Sprintf("job %d's row %q, as enqueue writes it", i, want), "%q", row)
 	}
 	for _, i := range []int{0, 1, 3} {
 		sc, ok := t.zscore(q.Pending(), r.Jobs[i].ID)
-		t.check(ok && sc == 0, ruleBatchEnqueue, fmt.Sprintf("job %d in pending with score 0", i), "in pending %v, score %d", ok, sc)
+		t.check(ok && sc == 0, rules.BatchEnqueue, fmt.Sprintf("job %d in pending with score 0", i), "in pending %v, score %d", ok, sc)
 	}
 	due, ok := t.zscore(q.Scheduled(), r.Jobs[2].ID)
-	t.check(ok && due >= before+60000 && due <= after+60000, ruleBatchEnqueue,
+	t.check(ok && due >= before+60000 && due <= after+60000, rules.BatchEnqueue,
 		fmt.Sprintf("the delayed job in scheduled within [%d, %d]", before+60000, after+60000), "in scheduled %v, due %d", ok, due)
-	t.check(t.llen(q.Wake()) == 1, ruleBatchEnqueue, "the wake armed once (one token)", "wake length %d", t.llen(q.Wake()))
+	t.check(t.llen(q.Wake()) == 1, rules.BatchEnqueue, "the wake armed once (one token)", "wake length %d", t.llen(q.Wake()))
 }
 
 // enqueueBatchDuplicates is C03's: a batch's duplicates change nothing, whether the id was already
@@ -83,14 +75,14 @@ func enqueueBatchDuplicates(t *T) {
 	r, err := b.EnqueueBatch(t.ctx, protocol.EnqueueBatchArgs{Queue: "orders", Jobs: []protocol.BatchJob{
 		{ID: old, PayloadB64: b64("a second payload")}, {ID: fresh, PayloadB64: b64("new")}, {ID: fresh, PayloadB64: b64("repeat"), DelayMS: 5000},
 	}})
-	t.ok(err, ruleBatchEnqueue, "enqueue_batch with duplicates")
-	t.check(len(r.Jobs) == 3 && !r.Jobs[0].Created && r.Jobs[1].Created && !r.Jobs[2].Created, ruleBatchEnqueue,
+	t.ok(err, rules.BatchEnqueue, "enqueue_batch with duplicates")
+	t.check(len(r.Jobs) == 3 && !r.Jobs[0].Created && r.Jobs[1].Created && !r.Jobs[2].Created, rules.BatchEnqueue,
 		"created false, true, false (the id already there, the new one, its repeat)", "%+v", r.Jobs)
 	after := t.hash(jobKey(q, old))
-	t.check(fmt.Sprint(before) == fmt.Sprint(after), ruleBatchEnqueue, "the claimed job's row unchanged by its duplicate", "%q → %q", before, after)
+	t.check(fmt.Sprint(before) == fmt.Sprint(after), rules.BatchEnqueue, "the claimed job's row unchanged by its duplicate", "%q → %q", before, after)
 	row := t.hash(jobKey(q, fresh))
-	t.check(row["payload"] == "new" && row["state"] == "pending", ruleBatchEnqueue, "the first of the repeated ids wins: pending, payload new", "%q", row)
-	t.in(q.Scheduled(), fresh, false, ruleBatchEnqueue)
+	t.check(row["payload"] == "new" && row["state"] == "pending", rules.BatchEnqueue, "the first of the repeated ids wins: pending, payload new", "%q", row)
+	t.in(q.Scheduled(), fresh, false, rules.BatchEnqueue)
 	t.complete("orders", old, c.Token)
 }
 
@@ -106,45 +98,45 @@ func claimBatch(t *T) {
 	before := t.now()
 	r, err := b.ClaimBatch(t.ctx, protocol.ClaimBatchArgs{Queue: "orders", LeaseMS: 30000, N: 3})
 	after := t.now()
-	t.ok(err, ruleBatchClaim, "claim_batch n 3")
-	t.check(t.llen(q.Wake()) == 1, ruleWakeClaimRearm, "claim_batch of 3 of 5 pending re-arms the wake (work remains)", "wake length %d", t.llen(q.Wake()))
-	t.check(len(r.Jobs) == 3, ruleBatchClaim, "three jobs", "%d", len(r.Jobs))
+	t.ok(err, rules.BatchClaim, "claim_batch n 3")
+	t.check(t.llen(q.Wake()) == 1, rules.WakeClaimRearm, "claim_batch of 3 of 5 pending re-arms the wake (work remains)", "wake length %d", t.llen(q.Wake()))
+	t.check(len(r.Jobs) == 3, rules.BatchClaim, "three jobs", "%d", len(r.Jobs))
 	for i, j := range r.Jobs {
-		t.check(j.ID == want[i] && j.Token == 1 && unb64(j.PayloadB64) == fmt.Sprintf("job %d", i) && j.CheckpointB64 == nil, ruleBatchClaim,
+		t.check(j.ID == want[i] && j.Token == 1 && unb64(j.PayloadB64) == fmt.Sprintf("job %d", i) && j.CheckpointB64 == nil, rules.BatchClaim,
 			fmt.Sprintf("claim %d: %s, token 1, its payload, no checkpoint", i, want[i]), "%s token %d payload %q", j.ID, j.Token, unb64(j.PayloadB64))
-		t.state("orders", j.ID, "active", 1, ruleBatchClaim)
-		t.leaseWithin(q.Active(), j.ID, before, after, 30000, ruleBatchClaim)
+		t.state("orders", j.ID, "active", 1, rules.BatchClaim)
+		t.leaseWithin(q.Active(), j.ID, before, after, 30000, rules.BatchClaim)
 	}
 	for _, id := range want[3:] {
-		t.state("orders", id, "pending", 0, ruleBatchClaim)
+		t.state("orders", id, "pending", 0, rules.BatchClaim)
 	}
 	t.do("DEL", q.Wake())
 	r, err = b.ClaimBatch(t.ctx, protocol.ClaimBatchArgs{Queue: "orders", LeaseMS: 30000, N: 1000})
-	t.ok(err, ruleBatchClaim, "claim_batch n 1000")
-	t.check(len(r.Jobs) == 2, ruleBatchClaim, "the two left", "%d", len(r.Jobs))
-	t.check(t.llen(q.Wake()) == 0, ruleWakeClaimRearm, "claim_batch that takes the last pending jobs leaves the wake unarmed", "wake length %d", t.llen(q.Wake()))
+	t.ok(err, rules.BatchClaim, "claim_batch n 1000")
+	t.check(len(r.Jobs) == 2, rules.BatchClaim, "the two left", "%d", len(r.Jobs))
+	t.check(t.llen(q.Wake()) == 0, rules.WakeClaimRearm, "claim_batch that takes the last pending jobs leaves the wake unarmed", "wake length %d", t.llen(q.Wake()))
 	r, err = b.ClaimBatch(t.ctx, protocol.ClaimBatchArgs{Queue: "orders", LeaseMS: 30000, N: 5})
-	t.ok(err, ruleBatchClaim, "claim_batch on an empty queue")
-	t.check(len(r.Jobs) == 0, ruleBatchClaim, "an empty list from an empty queue", "%d jobs", len(r.Jobs))
+	t.ok(err, rules.BatchClaim, "claim_batch on an empty queue")
+	t.check(len(r.Jobs) == 0, rules.BatchClaim, "an empty list from an empty queue", "%d jobs", len(r.Jobs))
 	// A redelivery carries the earlier attempt's checkpoint, as claim's does (A3).
 	step := "step\x00\xff of job 0"
-	t.ok(t.D.Checkpoint(t.ctx, protocol.CheckpointArgs{FenceArgs: fa("orders", want[0], 1), DataB64: b64(step)}), ruleCheckpoint, "checkpoint")
+	t.ok(t.D.Checkpoint(t.ctx, protocol.CheckpointArgs{FenceArgs: fa("orders", want[0], 1), DataB64: b64(step)}), rules.Checkpoint, "checkpoint")
 	t.retried("orders", want[0], 1, 0)
 	r, err = b.ClaimBatch(t.ctx, protocol.ClaimBatchArgs{Queue: "orders", LeaseMS: 30000, N: 5})
-	t.ok(err, ruleBatchClaim, "claim_batch of the retried job")
-	t.check(len(r.Jobs) == 1 && r.Jobs[0].ID == want[0] && r.Jobs[0].Token == 2, ruleBatchClaim, "the retried job, token 2", "%v", r.Jobs)
+	t.ok(err, rules.BatchClaim, "claim_batch of the retried job")
+	t.check(len(r.Jobs) == 1 && r.Jobs[0].ID == want[0] && r.Jobs[0].Token == 2, rules.BatchClaim, "the retried job, token 2", "%v", r.Jobs)
 	t.checkpointBytes(&r.Jobs[0], step)
 	// Paused: nothing, the backlog kept; the limit bites at 1000.
 	t.kitEnqueue("held", kitIDs(1001, 1<<41))
-	t.ok(t.D.Pause(t.ctx, protocol.QueueArgs{Queue: "held"}), ruleQueuePause, "pause")
+	t.ok(t.D.Pause(t.ctx, protocol.QueueArgs{Queue: "held"}), rules.QueuePause, "pause")
 	snap := t.snapshot()
 	r, err = b.ClaimBatch(t.ctx, protocol.ClaimBatchArgs{Queue: "held", LeaseMS: 30000, N: 10})
-	t.ok(err, ruleBatchClaim, "claim_batch on a paused queue")
-	t.check(len(r.Jobs) == 0 && diff(snap, t.snapshot()) == "", ruleBatchClaim, "a paused queue: an empty list, nothing changed", "%d jobs; %s", len(r.Jobs), diff(snap, t.snapshot()))
-	t.ok(t.D.Resume(t.ctx, protocol.QueueArgs{Queue: "held"}), ruleQueuePause, "resume")
+	t.ok(err, rules.BatchClaim, "claim_batch on a paused queue")
+	t.check(len(r.Jobs) == 0 && diff(snap, t.snapshot()) == "", rules.BatchClaim, "a paused queue: an empty list, nothing changed", "%d jobs; %s", len(r.Jobs), diff(snap, t.snapshot()))
+	t.ok(t.D.Resume(t.ctx, protocol.QueueArgs{Queue: "held"}), rules.QueuePause, "resume")
 	r, err = b.ClaimBatch(t.ctx, protocol.ClaimBatchArgs{Queue: "held", LeaseMS: 30000, N: protocol.MaxBatch})
-	t.ok(err, ruleBatchClaim, "claim_batch n 1000 of 1001")
-	t.check(len(r.Jobs) == protocol.MaxBatch && t.lcZcard(t.q("held").Pending()) == 1, ruleBatchClaim,
+	t.ok(err, rules.BatchClaim, "claim_batch n 1000 of 1001")
+	t.check(len(r.Jobs) == protocol.MaxBatch && t.lcZcard(t.q("held").Pending()) == 1, rules.BatchClaim,
 		"1000 claimed, the 1001st left pending", "%d claimed, %d pending", len(r.Jobs), t.lcZcard(t.q("held").Pending()))
 }
 
@@ -165,36 +157,36 @@ func completeBatchPairsFenced(t *T) {
 	lj2 := t.laneEnqueue("orders", "east", "lane 2")
 	cl := t.laneClaim("orders", 30000)
 	cl2 := t.laneClaim("orders", 30000)
-	t.check(cl != nil && cl.ID == lj && cl2 != nil && cl2.ID == lj2, ruleLanes, "lane_claim takes the lane's jobs, oldest first", "%+v, %+v", cl, cl2)
+	t.check(cl != nil && cl.ID == lj && cl2 != nil && cl2.ID == lj2, rules.Lanes, "lane_claim takes the lane's jobs, oldest first", "%+v, %+v", cl, cl2)
 	pairs := []protocol.Pair{{ID: a, Token: ca.Token}, {ID: bj, Token: cb.Token + 1}, {ID: lj, Token: cl.Token}, {ID: a, Token: ca.Token}}
 	rowB := t.hash(jobKey(q, bj))
 	r, err := b.CompleteBatch(t.ctx, protocol.CompleteBatchArgs{Queue: "orders", Jobs: pairs})
-	t.ok(err, ruleBatchComplete, "complete_batch")
-	t.check(len(r.Results) == 4, ruleBatchComplete, "one result per pair", "%d", len(r.Results))
+	t.ok(err, rules.BatchComplete, "complete_batch")
+	t.check(len(r.Results) == 4, rules.BatchComplete, "one result per pair", "%d", len(r.Results))
 	okAt := func(i int) bool { return i < len(r.Results) && r.Results[i].OK }
 	staleAt := func(i int) bool {
 		return i < len(r.Results) && !r.Results[i].OK && r.Results[i].Error != nil && r.Results[i].Error.Type == string(emqerr.TypeStale)
 	}
-	t.check(okAt(0) && okAt(2), ruleBatchComplete, "the live pairs settle", "%+v", r.Results)
-	t.check(staleAt(1) && staleAt(3), ruleBatchStale, "the wrong token and the repeated pair are EMQSTALE", "%+v", r.Results)
-	t.check(fmt.Sprint(rowB) == fmt.Sprint(t.hash(jobKey(q, bj))), ruleBatchStale, "the stale pair's row unchanged", "%q", t.hash(jobKey(q, bj)))
-	t.in(q.Active(), bj, true, ruleBatchStale)
+	t.check(okAt(0) && okAt(2), rules.BatchComplete, "the live pairs settle", "%+v", r.Results)
+	t.check(staleAt(1) && staleAt(3), rules.BatchStale, "the wrong token and the repeated pair are EMQSTALE", "%+v", r.Results)
+	t.check(fmt.Sprint(rowB) == fmt.Sprint(t.hash(jobKey(q, bj))), rules.BatchStale, "the stale pair's row unchanged", "%q", t.hash(jobKey(q, bj)))
+	t.in(q.Active(), bj, true, rules.BatchStale)
 	for _, id := range []string{a, lj} {
-		t.check(!t.exists(jobKey(q, id)), ruleBatchComplete, id+"'s row gone", "still there")
-		t.in(q.Active(), id, false, ruleBatchComplete)
+		t.check(!t.exists(jobKey(q, id)), rules.BatchComplete, id+"'s row gone", "still there")
+		t.in(q.Active(), id, false, rules.BatchComplete)
 		_, hasCk := t.hget(q.Ckpt(), id)
 		_, hasErr := t.hget(q.Errors(), id)
 		_, hasLane := t.hget(q.LaneOf(), id)
-		t.check(!hasCk && !hasErr && !hasLane, ruleBatchComplete, id+": no checkpoint, no last error, no laneof", "checkpoint %v error %v laneof %v", hasCk, hasErr, hasLane)
+		t.check(!hasCk && !hasErr && !hasLane, rules.BatchComplete, id+": no checkpoint, no last error, no laneof", "checkpoint %v error %v laneof %v", hasCk, hasErr, hasLane)
 	}
 	// The lane had two active jobs: one settled lowers its count by exactly one, as complete
 	// does; the second, settled by a batch of its own, takes the count away at zero.
 	n, _ := t.hget(q.Lanes(), "active:east")
-	t.check(n == "1", ruleBatchComplete, "the lane's active count down by one (2 claimed, 1 settled)", "active:east = %q", n)
+	t.check(n == "1", rules.BatchComplete, "the lane's active count down by one (2 claimed, 1 settled)", "active:east = %q", n)
 	r, err = b.CompleteBatch(t.ctx, protocol.CompleteBatchArgs{Queue: "orders", Jobs: []protocol.Pair{{ID: lj2, Token: cl2.Token}}})
-	t.ok(err, ruleBatchComplete, "complete_batch of the lane's second job")
-	t.check(len(r.Results) == 1 && r.Results[0].OK, ruleBatchComplete, "the lane's second job settles", "%+v", r.Results)
+	t.ok(err, rules.BatchComplete, "complete_batch of the lane's second job")
+	t.check(len(r.Results) == 1 && r.Results[0].OK, rules.BatchComplete, "the lane's second job settles", "%+v", r.Results)
 	_, counted := t.hget(q.Lanes(), "active:east")
-	t.check(!counted, ruleBatchComplete, "the lane's active count gone at zero", "active:east still there")
+	t.check(!counted, rules.BatchComplete, "the lane's active count gone at zero", "active:east still there")
 	t.complete("orders", bj, cb.Token)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/echomq/kit/contracts/rules"
 	"github.com/echomq/kit/protocol"
 )
 
@@ -34,7 +35,7 @@ func short(s string) string {
 }
 
 // claimedBytes checks a claim reply's payload against want, byte for byte.
-func (t *T) claimedBytes(c *protocol.ClaimResult, id, want string, rule Rule) {
+func (t *T) claimedBytes(c *protocol.ClaimResult, id, want string, rule rules.Rule) {
 	t.check(c != nil, rule, "a claim of "+id, "an empty reply")
 	got, err := base64.StdEncoding.DecodeString(c.PayloadB64)
 	t.check(c.ID == id && err == nil && string(got) == want, rule,
@@ -44,8 +45,8 @@ func (t *T) claimedBytes(c *protocol.ClaimResult, id, want string, rule Rule) {
 
 // checkpointBytes checks a redelivery's checkpoint_b64 against want, byte for byte.
 func (t *T) checkpointBytes(c *protocol.ClaimResult, want string) {
-	t.check(c.CheckpointB64 != nil, ruleClaimCheckpointBytes, "checkpoint_b64 "+short(want)+" on the redelivery", "null")
+	t.check(c.CheckpointB64 != nil, rules.ClaimCheckpointBytes, "checkpoint_b64 "+short(want)+" on the redelivery", "null")
 	got, err := base64.StdEncoding.DecodeString(*c.CheckpointB64)
-	t.check(err == nil && string(got) == want, ruleClaimCheckpointBytes,
+	t.check(err == nil && string(got) == want, rules.ClaimCheckpointBytes,
 		"checkpoint_b64 "+short(want)+" on the redelivery", "%s (%v)", short(string(got)), err)
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/echomq/kit/contracts/internal/wire"
+	"github.com/echomq/kit/contracts/rules"
 	"github.com/echomq/kit/lua"
 	"github.com/echomq/kit/protocol"
 	"github.com/echomq/kit/reference/emqerr"
@@ -38,16 +39,16 @@ var c01 = Contract{ID: "C01", Name: "fence",
 
 func helloAndFenceFirst(t *T) {
 	b := t.cfg.Bundle
-	t.check(t.Hello.Bundle == lua.Version && t.digestOK(t.Hello.Digest), ruleHello,
+	t.check(t.Hello.Bundle == lua.Version && t.digestOK(t.Hello.Digest), rules.Hello,
 		fmt.Sprintf("hello names bundle %s with digest %s", lua.Version, b.Digest()),
 		"bundle %q digest %q", t.Hello.Bundle, t.Hello.Digest)
 	t.enqueue("orders", "after the fence")
 	order, conns := byClient(t.portLines(0))
-	t.check(len(order) > 0, ruleFence, "the port's connections show on the wire", "no command from the port at all")
-	t.cover(ruleFence)
+	t.check(len(order) > 0, rules.Fence, "the port's connections show on the wire", "no command from the port at all")
+	t.cover(rules.Fence)
 	for _, c := range order {
 		ls := conns[c]
-		t.check(ls[0].Cmd() == "HELLO", ruleFence, "HELLO 2 is the first command of every connection", "connection %s began with %s", c, ls[0])
+		t.check(ls[0].Cmd() == "HELLO", rules.Fence, "HELLO 2 is the first command of every connection", "connection %s began with %s", c, ls[0])
 		if !t.fenceShown(ls) {
 			continue
 		}
@@ -59,13 +60,13 @@ func helloAndFenceFirst(t *T) {
 			fenced = l.Cmd() == "EVALSHA" && len(l.Args) == 6 && t.law.IsFence(l.Args[1]) &&
 				l.Args[2] == "1" && l.Args[3] == keys.Bundle() && l.Args[4] == lua.Version && t.digestOK(l.Args[5])
 			if !fenced {
-				t.fail(ruleFence, "the fence script (KEYS {emq}:bundle, ARGV version and digest) right after HELLO", "connection "+c+" sent "+l.String(), ls[:min(len(ls), 4)]...)
+				t.fail(rules.Fence, "the fence script (KEYS {emq}:bundle, ARGV version and digest) right after HELLO", "connection "+c+" sent "+l.String(), ls[:min(len(ls), 4)]...)
 			}
 			break
 		}
 	}
 	got := t.hash(keys.Bundle())
-	t.check(got["version"] == lua.Version && t.digestOK(got["digest"]) && len(got) == 2, ruleVersion,
+	t.check(got["version"] == lua.Version && t.digestOK(got["digest"]) && len(got) == 2, rules.Version,
 		"the fence installed {emq}:bundle = {version, digest}", "%v", got)
 }
 
@@ -79,34 +80,34 @@ func wrongBundleDigestRefused(t *T) {
 }
 
 func wrongKindServerRefused(t *T) {
-	t.refusedServer(ServerWrongKind, t.cfg.WrongKind, "a Redis 7 server", ruleServer)
+	t.refusedServer(ServerWrongKind, t.cfg.WrongKind, "a Redis 7 server", rules.Server)
 }
 
 func oldValkeyRefused(t *T) {
-	t.refusedServer(ServerOldValkey, t.cfg.OldValkey, "a Valkey 8.0.1 (older than 8.1.0)", ruleServerVersion)
+	t.refusedServer(ServerOldValkey, t.cfg.OldValkey, "a Valkey 8.0.1 (older than 8.1.0)", rules.ServerVersion)
 }
 
 func helloRejectingServerRefused(t *T) {
-	t.refusedServer(ServerNoHello, t.cfg.NoHello, "a Valkey 8.1 that rejects HELLO", ruleServer)
+	t.refusedServer(ServerNoHello, t.cfg.NoHello, "a Valkey 8.1 that rejects HELLO", rules.Server)
 }
 
 func fenceAgainAfterReconnect(t *T) {
 	t.enqueue("orders", "before")
 	m := t.mark()
 	before, _ := byClient(t.portLines(0))
-	t.ok(t.D.Reconnect(t.ctx), ruleReconnect, "reconnect")
+	t.ok(t.D.Reconnect(t.ctx), rules.Reconnect, "reconnect")
 	t.enqueue("orders", "after")
-	fresh := t.freshConnectionsFenced(m, before, ruleReconnect, "reconnect")
-	t.check(fresh > 0, ruleReconnect, "new connections after reconnect, each fenced", "no new connection showed on the wire")
+	fresh := t.freshConnectionsFenced(m, before, rules.Reconnect, "reconnect")
+	t.check(fresh > 0, rules.Reconnect, "new connections after reconnect, each fenced", "no new connection showed on the wire")
 	left := t.stillOpen(before)
-	t.check(len(left) == 0, ruleReconnect, "reconnect drops every connection: each one from before it is closed, not only silent", "still open on the server: %v", left)
+	t.check(len(left) == 0, rules.Reconnect, "reconnect drops every connection: each one from before it is closed, not only silent", "still open on the server: %v", left)
 }
 
 // freshConnectionsFenced checks the port's connections since mark m: one from before (named in
 // before) may only finish a pending blocking pop or minter upkeep, never send anything else;
 // each new one sends HELLO 2 first and the fence right after it (§1.2-1, §5-1). It returns how
 // many new connections showed.
-func (t *T) freshConnectionsFenced(m int, before []string, rule Rule, after string) int {
+func (t *T) freshConnectionsFenced(m int, before []string, rule rules.Rule, after string) int {
 	order, conns := byClient(t.portLines(m))
 	fresh := 0
 	t.cover(rule)
@@ -159,7 +160,7 @@ func (t *T) stillOpen(before []string) []string {
 
 // refusedServer presents a server the canon does not admit (A12) to a fresh session: hello must
 // be refused EMQSERVER, and nothing but HELLO may reach that server (no fence, no minter lease).
-func (t *T) refusedServer(srv Server, start Starter, what string, rule Rule) {
+func (t *T) refusedServer(srv Server, start Starter, what string, rule rules.Rule) {
 	addr := t.needServer(srv, start)
 	admin, err := dialAdmin(t.ctx, addr)
 	if err != nil {
@@ -194,24 +195,24 @@ func refusedFence(t *T, version, digest string) {
 	t.do("HSET", keys.Bundle(), "version", version, "digest", digest)
 	before := t.snapshot()
 	_, err := t.D.Hello(t.ctx, t.helloArgs())
-	t.refused(err, emqerr.Version, ruleVersion, fmt.Sprintf("hello against a deployment of %s/%s", version, digest[:8]))
+	t.refused(err, emqerr.Version, rules.Version, fmt.Sprintf("hello against a deployment of %s/%s", version, digest[:8]))
 	d := diff(before, t.snapshot())
-	t.check(d == "", ruleVersion, "a refused fence changes nothing", "%s", d)
-	t.cover(ruleRefusal)
+	t.check(d == "", rules.Version, "a refused fence changes nothing", "%s", d)
+	t.cover(rules.Refusal)
 	for _, l := range t.portCommands(0) {
 		if c := l.Cmd(); c == "HELLO" || (c == "SCRIPT" && strings.EqualFold(l.Args[1], "load")) || (c == "EVALSHA" && t.law.IsFence(l.Args[1])) || (c == "CLUSTER" && t.cluster()) {
 			continue
 		}
-		t.fail(ruleRefusal, "nothing but HELLO and the fence from a refused port", "the port sent "+l.String())
+		t.fail(rules.Refusal, "nothing but HELLO and the fence from a refused port", "the port sent "+l.String())
 	}
 }
 
 func clusterValkeyRefused(t *T) {
-	t.refusedServer(ServerClusterValkey, t.cfg.ClusterValkey, "a Valkey 8.1 in cluster mode", ruleServerStandalone)
+	t.refusedServer(ServerClusterValkey, t.cfg.ClusterValkey, "a Valkey 8.1 in cluster mode", rules.ServerStandalone)
 }
 
 // standaloneValkeyRefused is a cluster run's counterpart of clusterValkeyRefused: the port is in
 // cluster mode, where a cluster node is what it wants and a standalone server is the wrong mode.
 func standaloneValkeyRefused(t *T) {
-	t.refusedServer(ServerStandaloneValkey, t.cfg.StandaloneValkey, "a standalone Valkey 8.1 (to a port in cluster mode)", ruleClusterServer)
+	t.refusedServer(ServerStandaloneValkey, t.cfg.StandaloneValkey, "a standalone Valkey 8.1 (to a port in cluster mode)", rules.ClusterServer)
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/echomq/kit/contracts/rules"
 	"github.com/echomq/kit/drivers"
 	"github.com/echomq/kit/lua"
 	"github.com/echomq/kit/protocol"
@@ -44,15 +45,15 @@ func threeFieldRow(t *T) {
 	t.validJob(id)
 	row := t.hash(jobKey(q, id))
 	want := map[string]string{"state": "pending", "attempts": "0", "payload": payload}
-	t.check(fmt.Sprint(row) == fmt.Sprint(want), ruleRow, fmt.Sprintf("row %q", want), "row %q", row)
+	t.check(fmt.Sprint(row) == fmt.Sprint(want), rules.Row, fmt.Sprintf("row %q", want), "row %q", row)
 	score, ok := t.zscore(q.Pending(), id)
-	t.check(ok && score == 0, ruleEnqueue, "the id in pending with score 0", "in pending: %v, score %d", ok, score)
-	t.check(t.llen(q.Wake()) == 1, ruleWake, "the enqueue armed the wake (one token)", "wake length %d", t.llen(q.Wake()))
-	t.cover(ruleEnqueue)
+	t.check(ok && score == 0, rules.Enqueue, "the id in pending with score 0", "in pending: %v, score %d", ok, score)
+	t.check(t.llen(q.Wake()) == 1, rules.Wake, "the enqueue armed the wake (one token)", "wake length %d", t.llen(q.Wake()))
+	t.cover(rules.Enqueue)
 	for _, k := range t.allKeys() {
 		p, _ := keys.Parse(k)
 		if p.Queue == "orders" && k != jobKey(q, id) && k != q.Pending() && k != q.Wake() {
-			t.fail(ruleEnqueue, "enqueue writes the row, pending and the wake, nothing else", "it also wrote "+k)
+			t.fail(rules.Enqueue, "enqueue writes the row, pending and the wake, nothing else", "it also wrote "+k)
 		}
 	}
 	// A delayed enqueue: scheduled at server TIME + delay_ms.
@@ -60,10 +61,10 @@ func threeFieldRow(t *T) {
 	id2 := t.enqueueWith(protocol.EnqueueArgs{Queue: "orders", PayloadB64: b64("later"), DelayMS: 60000})
 	after := t.now()
 	row2 := t.hash(jobKey(q, id2))
-	t.check(row2["state"] == "scheduled" && row2["attempts"] == "0" && row2["payload"] == "later" && len(row2) == 3, ruleRow,
+	t.check(row2["state"] == "scheduled" && row2["attempts"] == "0" && row2["payload"] == "later" && len(row2) == 3, rules.Row,
 		"a delayed job's row {state: scheduled, attempts: 0, payload}", "%q", row2)
 	due, ok := t.zscore(q.Scheduled(), id2)
-	t.check(ok && due >= before+60000 && due <= after+60000, ruleEnqueue,
+	t.check(ok && due >= before+60000 && due <= after+60000, rules.Enqueue,
 		fmt.Sprintf("due time in scheduled within [%d, %d] (server TIME + 60000)", before+60000, after+60000), "in scheduled: %v, due %d", ok, due)
 	t.durationOnWire(m, lua.Enqueue, 60000)
 }
@@ -77,7 +78,7 @@ func leasedMinter(t *T) {
 	if err != nil {
 		t.harness("PTTL: %v", err)
 	}
-	t.check(v.Int > 0, ruleMinter, fmt.Sprintf("a live lease %s (with a TTL) on the id's worker %d", key, worker), "PTTL %d", v.Int)
+	t.check(v.Int > 0, rules.Minter, fmt.Sprintf("a live lease %s (with a TTL) on the id's worker %d", key, worker), "PTTL %d", v.Int)
 	leased := false
 	for _, l := range t.portLines(0) {
 		if l.Cmd() == "SET" && argAt(l, 1) == key {
@@ -85,10 +86,10 @@ func leasedMinter(t *T) {
 			leased = leased || (strings.Contains(opts, "NX") && strings.Contains(opts, "PX"))
 		}
 	}
-	t.check(leased, ruleMinter, "SET "+key+" <owner> NX PX <ttl> on the wire", "no such lease command from the port")
+	t.check(leased, rules.Minter, "SET "+key+" <owner> NX PX <ttl> on the wire", "no such lease command from the port")
 	mintAt := ids.Time(sf)
 	server := time.UnixMilli(t.now())
-	t.check(mintAt.Sub(server).Abs() < time.Minute, ruleIDs, "the snowflake's milliseconds are the mint time", "mint time %s, server time %s", mintAt.UTC(), server.UTC())
+	t.check(mintAt.Sub(server).Abs() < time.Minute, rules.IDs, "the snowflake's milliseconds are the mint time", "mint time %s, server time %s", mintAt.UTC(), server.UTC())
 }
 
 func keysParseAndCoLocate(t *T) {
@@ -107,26 +108,26 @@ func keysParseAndCoLocate(t *T) {
 				a.Lane, want = "east", laneKey(q, "east")
 			}
 			k, err := t.D.Key(t.ctx, a)
-			t.ok(err, ruleGrammar, "key "+typ)
-			t.check(k.Key == want, ruleGrammar, "key "+want, "%q", k.Key)
+			t.ok(err, rules.Grammar, "key "+typ)
+			t.check(k.Key == want, rules.Grammar, "key "+want, "%q", k.Key)
 			s, err := t.D.Slot(t.ctx, protocol.SlotArgs{Key: k.Key})
-			t.ok(err, ruleGrammar, "slot")
-			t.check(s.Slot == slot, ruleGrammar, fmt.Sprintf("slot(%s) = %d", k.Key, slot), "%d", s.Slot)
+			t.ok(err, rules.Grammar, "slot")
+			t.check(s.Slot == slot, rules.Grammar, fmt.Sprintf("slot(%s) = %d", k.Key, slot), "%d", s.Slot)
 		}
 	}
 	s, err := t.D.Slot(t.ctx, protocol.SlotArgs{Key: "123456789"})
-	t.ok(err, ruleGrammar, "slot")
-	t.check(s.Slot == 12739, ruleGrammar, "slot(123456789) = CRC16 12739", "%d", s.Slot)
+	t.ok(err, rules.Grammar, "slot")
+	t.check(s.Slot == 12739, rules.Grammar, "slot(123456789) = CRC16 12739", "%d", s.Slot)
 	// The deployment keys share the tag emq (canon §2.3); a key is its bytes, non-ASCII too.
 	for key, want := range map[string]int{"{emq}:bundle": 9051, "{emq}:minter:7": 9051, "é": 10180} {
 		s, err := t.D.Slot(t.ctx, protocol.SlotArgs{Key: key})
-		t.ok(err, ruleGrammar, "slot")
-		t.check(s.Slot == want, ruleGrammar, fmt.Sprintf("slot(%s) = %d", key, want), "%d", s.Slot)
+		t.ok(err, rules.Grammar, "slot")
+		t.check(s.Slot == want, rules.Grammar, fmt.Sprintf("slot(%s) = %d", key, want), "%d", s.Slot)
 	}
 	// The key builder and the slot function are the port's own: no byte reaches the server.
-	t.cover(ruleKeyOpsOffline)
+	t.cover(rules.KeyOpsOffline)
 	if ls := t.portCommands(m); len(ls) > 0 {
-		t.fail(ruleKeyOpsOffline, "key and slot send nothing to the server", fmt.Sprintf("%d command(s) reached it", len(ls)), ls...)
+		t.fail(rules.KeyOpsOffline, "key and slot send nothing to the server", fmt.Sprintf("%d command(s) reached it", len(ls)), ls...)
 	}
 	t.enqueue("orders", "one")
 	t.enqueue("fills", "two")
@@ -134,10 +135,10 @@ func keysParseAndCoLocate(t *T) {
 
 func idsDecode(t *T) {
 	before := t.now()
-	list := t.mintN(4000, ruleIDAlphabet)
+	list := t.mintN(4000, rules.IDAlphabet)
 	list = append(list, t.enqueue("orders", "minted by enqueue"))
 	after := t.now()
-	t.decodedIDs(list, t.portWorker(ruleIDWorker), before, after, 2*time.Second)
+	t.decodedIDs(list, t.portWorker(rules.IDWorker), before, after, 2*time.Second)
 }
 
 func leaseContended(t *T) {
@@ -151,27 +152,27 @@ func leaseContended(t *T) {
 	}
 	t.takeWorkers(taken)
 	t.helloWith(protocol.HelloArgs{})
-	list := t.mintN(50, ruleLeaseFree)
+	list := t.mintN(50, rules.LeaseFree)
 	list = append(list, t.enqueue("orders", "under the free worker id"))
-	t.cover(ruleLeaseFree)
+	t.cover(rules.LeaseFree)
 	for _, id := range list {
 		if _, w, _ := ids.Split(t.validJob(id)); w != free {
-			t.fail(ruleLeaseFree, fmt.Sprintf("every id minted under worker %d, the only one not leased by another minter", free),
+			t.fail(rules.LeaseFree, fmt.Sprintf("every id minted under worker %d, the only one not leased by another minter", free),
 				fmt.Sprintf("%s minted under worker %d, leased by another minter", id, w))
 		}
 	}
 	mine := t.minterLeases()[free]
-	t.check(mine != "" && mine != harnessOwner, ruleLeaseFree, fmt.Sprintf("the port holds the lease on worker %d", free), "{emq}:minter:%d holds %q", free, mine)
-	t.harnessLeasesIntact(taken, ruleLeaseFree)
+	t.check(mine != "" && mine != harnessOwner, rules.LeaseFree, fmt.Sprintf("the port holds the lease on worker %d", free), "{emq}:minter:%d holds %q", free, mine)
+	t.harnessLeasesIntact(taken, rules.LeaseFree)
 	// Now all 1024 are leased: a second session must fail to mint at all.
 	d2 := t.start()
 	if _, err := d2.Hello(t.ctx, t.helloArgs()); err == nil {
 		m, err := d2.Mint(t.ctx, protocol.MintArgs{N: 1})
-		t.check(err != nil, ruleLeaseFree, "with all 1024 worker ids leased, hello or the first mint fails", "it minted %v", m.IDs)
+		t.check(err != nil, rules.LeaseFree, "with all 1024 worker ids leased, hello or the first mint fails", "it minted %v", m.IDs)
 	}
-	t.harnessLeasesIntact(taken, ruleLeaseFree)
+	t.harnessLeasesIntact(taken, rules.LeaseFree)
 	after := t.minterLeases()[free]
-	t.check(after == mine, ruleLeaseFree, fmt.Sprintf("the first session's lease on worker %d left as it was", free), "{emq}:minter:%d holds %q, was %q", free, after, mine)
+	t.check(after == mine, rules.LeaseFree, fmt.Sprintf("the first session's lease on worker %d left as it was", free), "{emq}:minter:%d holds %q, was %q", free, after, mine)
 }
 
 func leaseRangeEnds(t *T) {
@@ -192,15 +193,15 @@ func leaseRenewedAndLost(t *T) {
 	t.do("SET", k, harnessOwner, "PX", 20000)
 	time.Sleep(time.Duration(ttl+50) * time.Millisecond)
 	owner := t.minterLeases()[w]
-	t.check(owner == harnessOwner, ruleLeaseLost, "a lost lease is not taken back: "+k+" still the other minter's", "it holds %q", owner)
+	t.check(owner == harnessOwner, rules.LeaseLost, "a lost lease is not taken back: "+k+" still the other minter's", "it holds %q", owner)
 	m, err := t.D.Mint(t.ctx, protocol.MintArgs{N: 5})
-	t.cover(ruleLeaseLost)
+	t.cover(rules.LeaseLost)
 	if err != nil {
 		// A9: the port's failure, INTERNAL — neither a canon refusal nor a reply that breaks
 		// the conversation (a mint list holding something other than ids).
 		var canon *emqerr.Error
 		f, faulted := t.D.(drivers.Faulter)
-		t.check(!errors.As(err, &canon) && !(faulted && f.Fault() != nil), ruleLeaseLost,
+		t.check(!errors.As(err, &canon) && !(faulted && f.Fault() != nil), rules.LeaseLost,
 			fmt.Sprintf("after losing worker %d, a mint that fails answers INTERNAL", w), "%v", err)
 	} else {
 		// It leased another free worker id itself (canon §3.4): every id is under a lease
@@ -210,7 +211,7 @@ func leaseRenewedAndLost(t *T) {
 			for _, id := range l {
 				_, got, _ := ids.Split(t.validJob(id))
 				if got == w || leases[got] == "" || leases[got] == harnessOwner || id <= prev {
-					t.fail(ruleLeaseLost, fmt.Sprintf("after losing worker %d, the minter mints no id under it: a mint fails INTERNAL, or its ids are under a worker id it leased since, above %s", w, prev),
+					t.fail(rules.LeaseLost, fmt.Sprintf("after losing worker %d, the minter mints no id under it: a mint fails INTERNAL, or its ids are under a worker id it leased since, above %s", w, prev),
 						fmt.Sprintf("%s minted under worker %d (lease %q)", id, got, leases[got]))
 				}
 				prev = id
@@ -220,9 +221,9 @@ func leaseRenewedAndLost(t *T) {
 	// Closing releases only the port's own lease: the other minter's stays.
 	d := t.D
 	t.D = nil // closed here, not again at the end of the clause
-	t.ok(d.Close(t.ctx), ruleClose, "close")
+	t.ok(d.Close(t.ctx), rules.Close, "close")
 	owner = t.minterLeases()[w]
-	t.check(owner == harnessOwner, ruleLeaseReleased, "close releases the port's own lease only: "+k+" still the other minter's", "it holds %q", owner)
+	t.check(owner == harnessOwner, rules.LeaseReleased, "close releases the port's own lease only: "+k+" still the other minter's", "it holds %q", owner)
 }
 
 func reconnectAfterLostLease(t *T) {
@@ -241,69 +242,69 @@ func reconnectAfterLostLease(t *T) {
 	t.takeWorkers(taken)
 	t.helloWith(protocol.HelloArgs{})
 	if c, ok := t.D.(drivers.Clocker); ok && t.hasCap(protocol.CapClock) {
-		t.setClock(c, t.now()+5000, 200, ruleLeaseRelet)
+		t.setClock(c, t.now()+5000, 200, rules.LeaseRelet)
 	}
-	before := t.mintN(3, ruleLeaseRelet)
+	before := t.mintN(3, rules.LeaseRelet)
 	// While the port is connected another minter takes 700 away, and 0–699 come free.
 	// A reconnect renews the lease or leases another id: here it must find 700 lost,
 	// and its new, lower worker id must not mint below the ids of 700.
 	k, _ := keys.Minter(first)
 	t.do("SET", k, harnessOwner, "PX", 20000)
 	t.freeWorkers(below)
-	t.ok(t.D.Reconnect(t.ctx), ruleLeaseRelet, "reconnect after the lease was taken away")
-	after := t.mintN(3, ruleLeaseRelet)
-	t.cover(ruleLeaseRelet)
+	t.ok(t.D.Reconnect(t.ctx), rules.LeaseRelet, "reconnect after the lease was taken away")
+	after := t.mintN(3, rules.LeaseRelet)
+	t.cover(rules.LeaseRelet)
 	leases := t.minterLeases()
 	prev := before[len(before)-1]
 	for _, id := range after {
 		_, w, _ := ids.Split(t.validJob(id))
 		if w >= first || leases[w] == "" || leases[w] == harnessOwner {
-			t.fail(ruleLeaseRelet, fmt.Sprintf("after the reconnect, ids under a newly leased worker id (one of the free 0–%d), never under %d, lost", first-1, first),
+			t.fail(rules.LeaseRelet, fmt.Sprintf("after the reconnect, ids under a newly leased worker id (one of the free 0–%d), never under %d, lost", first-1, first),
 				fmt.Sprintf("%s under worker %d, whose lease holds %q", id, w, leases[w]))
 		}
 		if id <= prev {
-			t.fail(ruleLeaseRelet, "after the reconnect, no id smaller than one minted before", fmt.Sprintf("%s after %s", id, prev))
+			t.fail(rules.LeaseRelet, "after the reconnect, no id smaller than one minted before", fmt.Sprintf("%s after %s", id, prev))
 		}
 		prev = id
 	}
-	t.check(leases[first] == harnessOwner, ruleLeaseRelet, fmt.Sprintf("the other minter still holds worker %d", first), "it holds %q", leases[first])
+	t.check(leases[first] == harnessOwner, rules.LeaseRelet, fmt.Sprintf("the other minter still holds worker %d", first), "it holds %q", leases[first])
 }
 
 func closeSparesATakenLease(t *T) {
 	// Another minter took the port's worker id (its lease lapsed, say) just before close:
 	// the release is the port's own lease only, a compare-and-release, never a DEL.
-	t.mintN(1, ruleLeaseReleased)
-	k, _ := keys.Minter(t.portWorker(ruleLeaseReleased))
+	t.mintN(1, rules.LeaseReleased)
+	k, _ := keys.Minter(t.portWorker(rules.LeaseReleased))
 	t.do("SET", k, harnessOwner, "PX", 20000)
 	d := t.D
 	t.D = nil // closed here, not again at the end of the clause
-	t.ok(d.Close(t.ctx), ruleClose, "close")
+	t.ok(d.Close(t.ctx), rules.Close, "close")
 	owner, _, _ := t.do("GET", k)
-	t.check(len(owner) == 1 && owner[0] == harnessOwner, ruleLeaseReleased, "close releases the port's own lease only: "+k+" still the other minter's", "it holds %q", owner)
+	t.check(len(owner) == 1 && owner[0] == harnessOwner, rules.LeaseReleased, "close releases the port's own lease only: "+k+" still the other minter's", "it holds %q", owner)
 }
 
 func ownerTokensDiffer(t *T) {
 	// Two sessions of the port, two minters: two worker ids under two owner tokens.
-	t.mintN(1, ruleLeaseOwner)
+	t.mintN(1, rules.LeaseOwner)
 	d2 := t.start()
 	_, err := d2.Hello(t.ctx, t.helloArgs())
-	t.ok(err, ruleLeaseOwner, "a second session's hello")
+	t.ok(err, rules.LeaseOwner, "a second session's hello")
 	_, err = d2.Mint(t.ctx, protocol.MintArgs{N: 1})
-	t.ok(err, ruleLeaseOwner, "a second session's mint")
+	t.ok(err, rules.LeaseOwner, "a second session's mint")
 	leases := t.minterLeases()
 	tokens := map[string]bool{}
 	for _, owner := range leases {
 		tokens[owner] = true
 	}
-	t.check(len(leases) == 2 && len(tokens) == 2, ruleLeaseOwner, "two sessions hold two leases under two different owner tokens", "leases %v", leases)
+	t.check(len(leases) == 2 && len(tokens) == 2, rules.LeaseOwner, "two sessions hold two leases under two different owner tokens", "leases %v", leases)
 }
 
 func leaseReleasedOnClose(t *T) {
-	t.mintN(1, ruleLeaseReleased)
-	k, _ := keys.Minter(t.portWorker(ruleLeaseReleased))
+	t.mintN(1, rules.LeaseReleased)
+	k, _ := keys.Minter(t.portWorker(rules.LeaseReleased))
 	d := t.D
 	t.D = nil // closed here, not again at the end of the clause
-	t.ok(d.Close(t.ctx), ruleClose, "close")
+	t.ok(d.Close(t.ctx), rules.Close, "close")
 	p := t.releasedOnClose(k)
-	t.check(p == -2, ruleLeaseReleased, "close released the minter lease: "+k+" gone within a second of the port's connections closing", "it is still there with PTTL %d", p)
+	t.check(p == -2, rules.LeaseReleased, "close released the minter lease: "+k+" gone within a second of the port's connections closing", "it is still there with PTTL %d", p)
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/echomq/kit/contracts/rules"
 	"github.com/echomq/kit/protocol"
 )
 
@@ -22,7 +23,7 @@ var c03 = Contract{ID: "C03", Name: "duplicate",
 func secondEnqueueChangesNothing(t *T) {
 	id := t.mintOne()
 	got := t.enqueueWith(protocol.EnqueueArgs{Queue: "orders", ID: id, PayloadB64: b64("first payload")})
-	t.check(got == id, ruleEnqueue, "enqueue with an id keeps it", "answered id %s for %s", got, id)
+	t.check(got == id, rules.Enqueue, "enqueue with an id keeps it", "answered id %s for %s", got, id)
 	dup(t, id, 0)
 	dup(t, id, 5000)
 }
@@ -31,7 +32,7 @@ func duplicateOfClaimedJob(t *T) {
 	id := t.mintOne()
 	t.enqueueWith(protocol.EnqueueArgs{Queue: "orders", ID: id, PayloadB64: b64("first payload")})
 	c := t.mustClaim("orders", 30000)
-	t.check(c.ID == id, ruleClaim, "the claim returns the only job", "%s", c.ID)
+	t.check(c.ID == id, rules.Claim, "the claim returns the only job", "%s", c.ID)
 	dup(t, id, 0)
 	t.complete("orders", id, c.Token)
 }
@@ -42,7 +43,7 @@ func duplicateOfClaimedJob(t *T) {
 func laneDuplicateChangesNothing(t *T) {
 	id := t.mintOne()
 	got := t.enqueueWith(protocol.EnqueueArgs{Queue: "orders", ID: id, Lane: "east", PayloadB64: b64("first payload")})
-	t.check(got == id, ruleDupLane, "lane enqueue with an id keeps it", "answered id %s for %s", got, id)
+	t.check(got == id, rules.DupLane, "lane enqueue with an id keeps it", "answered id %s for %s", got, id)
 	t.laneEnqueue("orders", "west", "other lane's job")
 	plain := t.mintOne()
 	t.enqueueWith(protocol.EnqueueArgs{Queue: "orders", ID: plain, PayloadB64: b64("plain")})
@@ -56,13 +57,13 @@ func duplicateInEveryState(t *T) {
 	q := t.q("orders")
 	dead := t.enqueue("orders", "to die")
 	c := t.mustClaim("orders", 30000)
-	t.ok(t.D.Fail(t.ctx, protocol.FailArgs{FenceArgs: fa("orders", dead, c.Token), Error: "boom"}), ruleFail, "fail")
+	t.ok(t.D.Fail(t.ctx, protocol.FailArgs{FenceArgs: fa("orders", dead, c.Token), Error: "boom"}), rules.Fail, "fail")
 	active := t.enqueue("orders", "held")
 	ca := t.mustClaim("orders", 30000)
-	t.check(ca.ID == active, ruleClaim, "the claim takes the only pending job", "%s", ca.ID)
+	t.check(ca.ID == active, rules.Claim, "the claim takes the only pending job", "%s", ca.ID)
 	laneActive := t.laneEnqueue("orders", "east", "lane held")
 	cl := t.laneClaim("orders", 30000)
-	t.check(cl != nil && cl.ID == laneActive, ruleLanes, "lane_claim takes the lane's only job", "%+v", cl)
+	t.check(cl != nil && cl.ID == laneActive, rules.Lanes, "lane_claim takes the lane's only job", "%+v", cl)
 	pending := t.enqueue("orders", "waiting")
 	scheduled := t.enqueueWith(protocol.EnqueueArgs{Queue: "orders", PayloadB64: b64("later"), DelayMS: 60000})
 	lanePending := t.laneEnqueue("orders", "east", "lane waiting")
@@ -72,7 +73,7 @@ func duplicateInEveryState(t *T) {
 		{scheduled, "scheduled"}, {lanePending, "pending"}, {laneScheduled, "scheduled"},
 	} {
 		st, _ := t.hget(jobKey(q, w.id), "state")
-		t.check(st == w.state, ruleEnqueue, fmt.Sprintf("%s is %s before its duplicate", w.id, w.state), "state %q", st)
+		t.check(st == w.state, rules.Enqueue, fmt.Sprintf("%s is %s before its duplicate", w.id, w.state), "state %q", st)
 		t.dupEveryWay("orders", w.id)
 	}
 }
@@ -80,8 +81,8 @@ func duplicateInEveryState(t *T) {
 // mintOne mints one id through the port.
 func (t *T) mintOne() string {
 	m, err := t.D.Mint(t.ctx, protocol.MintArgs{N: 1})
-	t.ok(err, ruleIDs, "mint")
-	t.check(len(m.IDs) == 1 && len(m.IDs[0]) == 1, ruleIDs, "mint n=1 answers one list of one id", "%v", m.IDs)
+	t.ok(err, rules.IDs, "mint")
+	t.check(len(m.IDs) == 1 && len(m.IDs[0]) == 1, rules.IDs, "mint n=1 answers one list of one id", "%v", m.IDs)
 	t.validJob(m.IDs[0][0])
 	return m.IDs[0][0]
 }
@@ -100,9 +101,9 @@ func (t *T) dupEveryWay(qn, id string) {
 // dupUnchanged enqueues id again (into lane, after delay) and requires created: false and the
 // whole keyspace unchanged, byte for byte.
 func (t *T) dupUnchanged(qn, id, lane string, delay int64) {
-	rule := ruleEnqueue
+	rule := rules.Enqueue
 	if lane != "" {
-		rule = ruleDupLane
+		rule = rules.DupLane
 	}
 	what := fmt.Sprintf("a duplicate enqueue of %s (lane %q, delay_ms %d)", id, lane, delay)
 	before := t.snapshot()
@@ -112,10 +113,10 @@ func (t *T) dupUnchanged(qn, id, lane string, delay int64) {
 	d := diff(before, t.snapshot())
 	wake := t.q(qn).Wake()
 	if d != "" && strings.Count(d, "; ")+1 == strings.Count(d, wake) {
-		t.fail(ruleDupWake, what+" leaves the (empty) wake empty", d)
+		t.fail(rules.DupWake, what+" leaves the (empty) wake empty", d)
 	}
 	t.check(d == "", rule, what+" changes nothing, byte for byte", "%s", d)
-	t.cover(ruleDupWake)
+	t.cover(rules.DupWake)
 }
 
 func dup(t *T, id string, delay int64) {

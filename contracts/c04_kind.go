@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/echomq/kit/contracts/rules"
 	"github.com/echomq/kit/protocol"
 	"github.com/echomq/kit/reference/emqerr"
 	"github.com/echomq/kit/reference/ids"
@@ -111,9 +112,9 @@ func badIDRefusedByEveryOp(t *T) {
 func largestSnowflakeAccepted(t *T) {
 	top := jobID(math.MaxUint64)
 	got := t.enqueueWith(protocol.EnqueueArgs{Queue: "orders", ID: top, PayloadB64: b64("top")})
-	t.check(got == top, ruleKeyBuilder, "enqueue keeps the id "+top, "%s", got)
+	t.check(got == top, rules.KeyBuilder, "enqueue keeps the id "+top, "%s", got)
 	c := t.mustClaim("orders", 30000)
-	t.check(c.ID == top, ruleKeyBuilder, "the claim returns "+top, "%s", c.ID)
+	t.check(c.ID == top, rules.KeyBuilder, "the claim returns "+top, "%s", c.ID)
 	t.complete("orders", top, c.Token)
 }
 
@@ -134,28 +135,28 @@ func nameEdgesAcceptedByEveryOp(t *T) {
 			if op.name == "park" {
 				continue // a park needs work to finish promptly; the name is what counts
 			}
-			t.ok(op.run(t, name, id, name), ruleKeyBuilder, fmt.Sprintf("%s on queue %q, lane %q", op.name, name, name))
+			t.ok(op.run(t, name, id, name), rules.KeyBuilder, fmt.Sprintf("%s on queue %q, lane %q", op.name, name, name))
 		}
 		for _, op := range laneOps {
-			t.ok(op.run(t, name, id, name), ruleKeyBuilder, fmt.Sprintf("%s on queue %q, lane %q", op.name, name, name))
+			t.ok(op.run(t, name, id, name), rules.KeyBuilder, fmt.Sprintf("%s on queue %q, lane %q", op.name, name, name))
 		}
 		// The name is the key's name, unchanged: the row and the lane under it exist.
 		q := t.q(name)
 		k, err := t.D.Key(t.ctx, protocol.KeyArgs{Queue: name, Type: "lane", Lane: name})
-		t.ok(err, ruleKeyBuilder, "key lane")
-		t.check(k.Key == laneKey(q, name), ruleKeyBuilder, "the lane key "+laneKey(q, name), "%q", k.Key)
-		t.check(t.exists(jobKey(q, id)) && t.exists(laneKey(q, name)), ruleKeyBuilder,
+		t.ok(err, rules.KeyBuilder, "key lane")
+		t.check(k.Key == laneKey(q, name), rules.KeyBuilder, "the lane key "+laneKey(q, name), "%q", k.Key)
+		t.check(t.exists(jobKey(q, id)) && t.exists(laneKey(q, name)), rules.KeyBuilder,
 			fmt.Sprintf("%s and %s written", jobKey(q, id), laneKey(q, name)), "missing")
 	}
 }
 
 func noWire(t *T, m int, what string) {
-	t.cover(ruleKeyBuilder)
+	t.cover(rules.KeyBuilder)
 	if ls := t.portCommands(m); len(ls) > 0 {
-		t.fail(ruleKeyBuilder, what+" is refused before any command reaches the server", fmt.Sprintf("%d command(s) reached the server", len(ls)), ls...)
+		t.fail(rules.KeyBuilder, what+" is refused before any command reaches the server", fmt.Sprintf("%d command(s) reached the server", len(ls)), ls...)
 	}
 }
 
 func refuse(t *T, want *emqerr.Error, what string, err error) {
-	t.refused(err, want, ruleKeyBuilder, what)
+	t.refused(err, want, rules.KeyBuilder, what)
 }

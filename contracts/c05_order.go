@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/echomq/kit/contracts/rules"
 	"github.com/echomq/kit/drivers"
 	"github.com/echomq/kit/protocol"
 	"github.com/echomq/kit/reference/ids"
@@ -26,8 +27,8 @@ var c05 = Contract{ID: "C05", Name: "order",
 
 func oneCallerStrictlyIncreasing(t *T) {
 	m, err := t.D.Mint(t.ctx, protocol.MintArgs{N: 5000})
-	t.ok(err, ruleMintOrder, "mint")
-	t.check(len(m.IDs) == 1 && len(m.IDs[0]) == 5000, ruleMintOrder, "one list of 5000 ids", "%d lists", len(m.IDs))
+	t.ok(err, rules.MintOrder, "mint")
+	t.check(len(m.IDs) == 1 && len(m.IDs[0]) == 5000, rules.MintOrder, "one list of 5000 ids", "%d lists", len(m.IDs))
 	increasing(t, m.IDs[0], "one caller")
 	perMS := map[uint64]int{}
 	most := 0
@@ -37,32 +38,32 @@ func oneCallerStrictlyIncreasing(t *T) {
 		perMS[ms]++
 		most = max(most, perMS[ms])
 	}
-	t.check(most > 1, ruleMintOrder, "several ids within one millisecond (the sequence bits in use)", "every id in its own millisecond; the check could not exercise the sequence")
+	t.check(most > 1, rules.MintOrder, "several ids within one millisecond (the sequence bits in use)", "every id in its own millisecond; the check could not exercise the sequence")
 }
 
 func parallelCallers(t *T) {
 	m, err := t.D.Mint(t.ctx, protocol.MintArgs{N: 1000, Parallel: 4})
-	t.ok(err, ruleMintOrder, "mint")
-	worker := t.portWorker(ruleMinter)
-	t.check(len(m.IDs) == 4, ruleMintOrder, "four lists, one per caller", "%d lists", len(m.IDs))
+	t.ok(err, rules.MintOrder, "mint")
+	worker := t.portWorker(rules.Minter)
+	t.check(len(m.IDs) == 4, rules.MintOrder, "four lists, one per caller", "%d lists", len(m.IDs))
 	seen := map[string]bool{}
 	for i, l := range m.IDs {
-		t.check(len(l) == 1000, ruleMintOrder, "1000 ids per caller", "caller %d got %d", i, len(l))
+		t.check(len(l) == 1000, rules.MintOrder, "1000 ids per caller", "caller %d got %d", i, len(l))
 		increasing(t, l, fmt.Sprintf("caller %d", i))
 		for _, id := range l {
-			t.check(!seen[id], ruleMintOrder, "ids never repeat across callers", "%s minted twice", id)
+			t.check(!seen[id], rules.MintOrder, "ids never repeat across callers", "%s minted twice", id)
 			seen[id] = true
 			// One minter, one leased worker id, whatever the callers (Part B mint).
 			_, w, _ := ids.Split(t.validJob(id))
-			t.check(w == worker, ruleMinter, fmt.Sprintf("every caller's ids under the port's one leased worker id %d", worker), "%s under worker %d", id, w)
+			t.check(w == worker, rules.Minter, fmt.Sprintf("every caller's ids under the port's one leased worker id %d", worker), "%s under worker %d", id, w)
 		}
 	}
 }
 
 func claimsOldestFirst(t *T) {
 	m, err := t.D.Mint(t.ctx, protocol.MintArgs{N: 6})
-	t.ok(err, ruleMintOrder, "mint")
-	t.check(len(m.IDs) == 1 && len(m.IDs[0]) == 6, ruleMintOrder, "mint n=6 answers one list of six ids", "%v", m.IDs)
+	t.ok(err, rules.MintOrder, "mint")
+	t.check(len(m.IDs) == 1 && len(m.IDs[0]) == 6, rules.MintOrder, "mint n=6 answers one list of six ids", "%v", m.IDs)
 	minted := m.IDs[0]
 	for _, i := range []int{5, 3, 1, 0, 2, 4} {
 		t.enqueueWith(protocol.EnqueueArgs{Queue: "orders", ID: minted[i], PayloadB64: b64(fmt.Sprint(i))})
@@ -72,8 +73,8 @@ func claimsOldestFirst(t *T) {
 		c := t.mustClaim("orders", 30000)
 		got = append(got, c.ID)
 	}
-	t.check(strings.Join(got, ",") == strings.Join(minted, ","), ruleMintOrder, "claims in mint order "+strings.Join(minted, ","), "%s", strings.Join(got, ","))
-	t.check(t.claim("orders", 30000) == nil, ruleClaim, "an empty reply once the queue is drained", "another job")
+	t.check(strings.Join(got, ",") == strings.Join(minted, ","), rules.MintOrder, "claims in mint order "+strings.Join(minted, ","), "%s", strings.Join(got, ","))
+	t.check(t.claim("orders", 30000) == nil, rules.Claim, "an empty reply once the queue is drained", "another job")
 }
 
 func clockStepsBack(t *T) {
@@ -81,29 +82,29 @@ func clockStepsBack(t *T) {
 	// Far ahead and nearly frozen (1 ms per real second): the ids must carry exactly
 	// the scripted millisecond, which shows the clock op reaches the minter at all.
 	ahead := t.now() + 5000
-	t.setClock(clk, ahead, 1000, ruleIDEpoch)
-	list := t.mintN(5, ruleIDEpoch)
+	t.setClock(clk, ahead, 1000, rules.IDEpoch)
+	list := t.mintN(5, rules.IDEpoch)
 	want := uint64(sinceEpochMS(ahead))
-	t.cover(ruleIDEpoch)
+	t.cover(rules.IDEpoch)
 	for _, id := range list {
 		if ms, _, _ := ids.Split(t.validJob(id)); ms != want && ms != want+1 {
-			t.fail(ruleIDEpoch, fmt.Sprintf("with the minter's clock scripted to %d (Unix ms), ids at millisecond %d since 2024-01-01", ahead, want),
+			t.fail(rules.IDEpoch, fmt.Sprintf("with the minter's clock scripted to %d (Unix ms), ids at millisecond %d since 2024-01-01", ahead, want),
 				fmt.Sprintf("%s at millisecond %d", id, ms))
 		}
 	}
 	// One second back, at real speed: the minter keeps minting from its last millisecond.
-	t.setClock(clk, ahead-1000, 1, ruleClockBack)
-	back := t.mintN(300, ruleClockBack)
-	t.cover(ruleClockBack)
+	t.setClock(clk, ahead-1000, 1, rules.ClockBack)
+	back := t.mintN(300, rules.ClockBack)
+	t.cover(rules.ClockBack)
 	all := append(list, back...)
 	for i := len(list); i < len(all); i++ {
 		sf, prev := t.validJob(all[i]), t.validJob(all[i-1])
 		if all[i] <= all[i-1] || sf <= prev {
-			t.fail(ruleClockBack, "after the clock stepped back 1 s, every id still sorts (and decodes) above the one minted before it",
+			t.fail(rules.ClockBack, "after the clock stepped back 1 s, every id still sorts (and decodes) above the one minted before it",
 				fmt.Sprintf("id %d %s after %s", i, all[i], all[i-1]))
 		}
 		if ms, _, _ := ids.Split(sf); ms < want {
-			t.fail(ruleClockBack, fmt.Sprintf("after the clock stepped back, ids keep the last millisecond %d", want), fmt.Sprintf("%s at millisecond %d", all[i], ms))
+			t.fail(rules.ClockBack, fmt.Sprintf("after the clock stepped back, ids keep the last millisecond %d", want), fmt.Sprintf("%s at millisecond %d", all[i], ms))
 		}
 	}
 }
@@ -116,7 +117,7 @@ func clockStepsBack(t *T) {
 // clock could have been.
 func sequenceOverflow(t *T) {
 	clk := t.clocker()
-	t.cover(ruleSeqOverflow)
+	t.cover(rules.SeqOverflow)
 	from := t.now() + 10000
 	for scale := int64(500); ; scale *= 4 {
 		first, n, spread, elapsed := t.mintAcrossOverflow(clk, from, scale)
@@ -124,7 +125,7 @@ func sequenceOverflow(t *T) {
 			return
 		}
 		if elapsed < scale || scale >= 32000 {
-			t.fail(ruleSeqOverflow, fmt.Sprintf("4096 ids in the scripted millisecond %d (its whole sequence), the rest in later ones", first),
+			t.fail(rules.SeqOverflow, fmt.Sprintf("4096 ids in the scripted millisecond %d (its whole sequence), the rest in later ones", first),
 				fmt.Sprintf("%d ids in millisecond %d, %d milliseconds in all (the mint took %d real ms, a scripted one lasted %d)", n, first, spread, elapsed, scale))
 		}
 		from = t.now() + 10000 + (elapsed/scale+2)*1000 // past every millisecond this try used
@@ -137,8 +138,8 @@ func sequenceOverflow(t *T) {
 // how many milliseconds the ids span and how long the mint took.
 func (t *T) mintAcrossOverflow(clk drivers.Clocker, at, scale int64) (first uint64, n, spread int, elapsed int64) {
 	set := time.Now()
-	t.setClock(clk, at, scale, ruleSeqOverflow)
-	list := t.mintN(5000, ruleSeqOverflow)
+	t.setClock(clk, at, scale, rules.SeqOverflow)
+	list := t.mintN(5000, rules.SeqOverflow)
 	elapsed = time.Since(set).Milliseconds()
 	// The port's clock was set after set: it reads at most this now.
 	clockMax := uint64(sinceEpochMS(at) + elapsed/scale)
@@ -149,14 +150,14 @@ func (t *T) mintAcrossOverflow(clk drivers.Clocker, at, scale int64) (first uint
 		ms, w, _ := ids.Split(sf)
 		perMS[ms]++
 		if w != worker {
-			t.fail(ruleSeqOverflow, fmt.Sprintf("the sequence never spills into the worker bits: every id under worker %d", worker), fmt.Sprintf("id %d %s under worker %d", i, id, w))
+			t.fail(rules.SeqOverflow, fmt.Sprintf("the sequence never spills into the worker bits: every id under worker %d", worker), fmt.Sprintf("id %d %s under worker %d", i, id, w))
 		}
 		if ms > clockMax {
-			t.fail(ruleSeqOverflow, fmt.Sprintf("past 4095 ids the minter waits for its clock's next millisecond: no id beyond millisecond %d, where the scripted clock stood", clockMax),
+			t.fail(rules.SeqOverflow, fmt.Sprintf("past 4095 ids the minter waits for its clock's next millisecond: no id beyond millisecond %d, where the scripted clock stood", clockMax),
 				fmt.Sprintf("id %d %s at millisecond %d", i, id, ms))
 		}
 		if i > 0 && (id <= list[i-1] || sf <= t.validJob(list[i-1])) {
-			t.fail(ruleSeqOverflow, "past 4095 ids in one millisecond the minter waits for the next: every id above the one before", fmt.Sprintf("id %d %s after %s", i, id, list[i-1]))
+			t.fail(rules.SeqOverflow, "past 4095 ids in one millisecond the minter waits for the next: every id above the one before", fmt.Sprintf("id %d %s after %s", i, id, list[i-1]))
 		}
 	}
 	first = uint64(sinceEpochMS(at))
@@ -164,11 +165,11 @@ func (t *T) mintAcrossOverflow(clk drivers.Clocker, at, scale int64) (first uint
 }
 
 func increasing(t *T, list []string, what string) {
-	t.cover(ruleMintOrder)
+	t.cover(rules.MintOrder)
 	for i, id := range list {
 		t.validJob(id)
 		if i > 0 && id <= list[i-1] {
-			t.fail(ruleMintOrder, what+": each id sorts after the one minted before it", fmt.Sprintf("id %d %s after %s", i, id, list[i-1]))
+			t.fail(rules.MintOrder, what+": each id sorts after the one minted before it", fmt.Sprintf("id %d %s after %s", i, id, list[i-1]))
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/echomq/kit/contracts/rules"
 	"github.com/echomq/kit/lua"
 	"github.com/echomq/kit/protocol"
 )
@@ -37,20 +38,20 @@ func firstClaimToken1(t *T) {
 	before := t.now()
 	c := t.mustClaim("orders", 5000)
 	after := t.now()
-	t.check(c.ID == id && c.Token == 1 && unb64(c.PayloadB64) == "the payload" && c.CheckpointB64 == nil, ruleClaim,
+	t.check(c.ID == id && c.Token == 1 && unb64(c.PayloadB64) == "the payload" && c.CheckpointB64 == nil, rules.Claim,
 		fmt.Sprintf("{id %s, payload %q, token 1, no checkpoint}", id, "the payload"),
 		"{id %s, payload %q, token %d, checkpoint %v}", c.ID, unb64(c.PayloadB64), c.Token, c.CheckpointB64)
-	t.state("orders", id, "active", 1, ruleClaim)
-	t.leaseWithin(q.Active(), id, before, after, 5000, ruleClaim)
-	t.in(q.Pending(), id, false, ruleClaim)
+	t.state("orders", id, "active", 1, rules.Claim)
+	t.leaseWithin(q.Active(), id, before, after, 5000, rules.Claim)
+	t.in(q.Pending(), id, false, rules.Claim)
 	t.durationOnWire(m, lua.Claim, 5000)
 }
 
 func emptyQueueEmptyReply(t *T) {
 	before := t.snapshot()
-	t.check(t.claim("orders", 5000) == nil, ruleClaim, "an empty reply from an empty queue", "a job")
+	t.check(t.claim("orders", 5000) == nil, rules.Claim, "an empty reply from an empty queue", "a job")
 	d := diff(before, t.snapshot())
-	t.check(d == "", ruleClaim, "an empty claim changes nothing", "%s", d)
+	t.check(d == "", rules.Claim, "an empty claim changes nothing", "%s", d)
 }
 
 func pausedQueueEmptyReply(t *T) {
@@ -60,17 +61,17 @@ func pausedQueueEmptyReply(t *T) {
 	t.do("HSET", q.Meta(), "owner", "billing")
 	first := t.enqueue("orders", "first")
 	c0 := t.claim("orders", 30000)
-	t.check(c0 != nil && c0.ID == first, ruleClaim, "a claim with another fact in meta (owner) and no paused field takes the job", "%s", claimText(c0))
+	t.check(c0 != nil && c0.ID == first, rules.Claim, "a claim with another fact in meta (owner) and no paused field takes the job", "%s", claimText(c0))
 	id := t.enqueue("orders", "held")
-	t.ok(t.D.Pause(t.ctx, protocol.QueueArgs{Queue: "orders"}), ruleQueuePause, "pause")
+	t.ok(t.D.Pause(t.ctx, protocol.QueueArgs{Queue: "orders"}), rules.QueuePause, "pause")
 	p, _ := t.hget(q.Meta(), "paused")
-	t.check(p == "1", ruleQueuePause, "meta.paused = 1", "meta.paused = %q", p)
-	t.check(t.claim("orders", 5000) == nil, ruleClaim, "an empty reply from a paused queue", "a job")
-	t.state("orders", id, "pending", 0, ruleClaim)
-	t.in(q.Pending(), id, true, ruleClaim)
-	t.ok(t.D.Resume(t.ctx, protocol.QueueArgs{Queue: "orders"}), ruleQueuePause, "resume")
+	t.check(p == "1", rules.QueuePause, "meta.paused = 1", "meta.paused = %q", p)
+	t.check(t.claim("orders", 5000) == nil, rules.Claim, "an empty reply from a paused queue", "a job")
+	t.state("orders", id, "pending", 0, rules.Claim)
+	t.in(q.Pending(), id, true, rules.Claim)
+	t.ok(t.D.Resume(t.ctx, protocol.QueueArgs{Queue: "orders"}), rules.QueuePause, "resume")
 	c := t.mustClaim("orders", 5000)
-	t.check(c.ID == id && c.Token == 1, ruleClaim, "after resume the held job, token 1", "%s token %d", c.ID, c.Token)
+	t.check(c.ID == id && c.Token == 1, rules.Claim, "after resume the held job, token 1", "%s token %d", c.ID, c.Token)
 }
 
 // The payload crosses enqueue → row → claim as opaque bytes: every odd payload comes
@@ -86,12 +87,12 @@ func payloadBytesRoundTrip(t *T) {
 	for i, p := range ps {
 		for _, id := range []string{plain[i], lane[i]} {
 			got, _ := t.hget(jobKey(q, id), "payload")
-			t.check(got == p, ruleClaimBytes, fmt.Sprintf("row %s holds payload %s", id, short(p)), "%s", short(got))
+			t.check(got == p, rules.ClaimBytes, fmt.Sprintf("row %s holds payload %s", id, short(p)), "%s", short(got))
 		}
 	}
 	for i, p := range ps {
-		t.claimedBytes(t.mustClaim("orders", 30000), plain[i], p, ruleClaimBytes)
-		t.claimedBytes(t.laneClaim("orders", 30000), lane[i], p, ruleClaimBytes)
+		t.claimedBytes(t.mustClaim("orders", 30000), plain[i], p, rules.ClaimBytes)
+		t.claimedBytes(t.laneClaim("orders", 30000), lane[i], p, rules.ClaimBytes)
 	}
 }
 
@@ -106,20 +107,20 @@ func checkpointBytesRedelivered(t *T) {
 				return t.mustClaim("orders", 30000)
 			}
 			c := t.laneClaim("orders", 30000)
-			t.check(c != nil, ruleClaimCheckpointBytes, "lane_claim returns the lane's job", "an empty reply")
+			t.check(c != nil, rules.ClaimCheckpointBytes, "lane_claim returns the lane's job", "an empty reply")
 			return c
 		}
 		id := t.enqueueWith(protocol.EnqueueArgs{Queue: "orders", Lane: lane, PayloadB64: b64("work")})
 		c := claim()
-		t.check(c.ID == id && c.CheckpointB64 == nil, ruleClaimCheckpointBytes, "a first claim of "+id+" has no checkpoint", "%s checkpoint %v", c.ID, c.CheckpointB64)
+		t.check(c.ID == id && c.CheckpointB64 == nil, rules.ClaimCheckpointBytes, "a first claim of "+id+" has no checkpoint", "%s checkpoint %v", c.ID, c.CheckpointB64)
 		for _, p := range ps {
-			t.ok(t.D.Checkpoint(t.ctx, protocol.CheckpointArgs{FenceArgs: fa("orders", id, c.Token), DataB64: base64.StdEncoding.EncodeToString([]byte(p))}), ruleCheckpoint, "checkpoint")
+			t.ok(t.D.Checkpoint(t.ctx, protocol.CheckpointArgs{FenceArgs: fa("orders", id, c.Token), DataB64: base64.StdEncoding.EncodeToString([]byte(p))}), rules.Checkpoint, "checkpoint")
 			got, ok := t.hget(q.Ckpt(), id)
-			t.check(ok && got == p, ruleCheckpoint, "ckpt["+id+"] holds exactly "+short(p), "%v %s", ok, short(got))
+			t.check(ok && got == p, rules.Checkpoint, "ckpt["+id+"] holds exactly "+short(p), "%v %s", ok, short(got))
 			_, err := t.D.Retry(t.ctx, protocol.RetryArgs{FenceArgs: fa("orders", id, c.Token), MaxAttempts: 100, Error: "again"})
-			t.ok(err, ruleRetry, "retry")
+			t.ok(err, rules.Retry, "retry")
 			c = claim()
-			t.check(c.ID == id, ruleClaimCheckpointBytes, "the redelivery of "+id, "%s", c.ID)
+			t.check(c.ID == id, rules.ClaimCheckpointBytes, "the redelivery of "+id, "%s", c.ID)
 			t.checkpointBytes(c, p)
 		}
 		t.complete("orders", id, c.Token)
@@ -131,29 +132,29 @@ func checkpointBytesRedelivered(t *T) {
 func claimChangesOnlyItsJob(t *T) {
 	dead := t.enqueue("orders", "dies")
 	t.claimExact("orders", false, 30000)
-	t.ok(t.D.Fail(t.ctx, protocol.FailArgs{FenceArgs: fa("orders", dead, 1), Error: "boom"}), ruleFail, "fail")
+	t.ok(t.D.Fail(t.ctx, protocol.FailArgs{FenceArgs: fa("orders", dead, 1), Error: "boom"}), rules.Fail, "fail")
 	held := t.enqueue("orders", "held")
 	t.claimExact("orders", false, 30000)
-	t.ok(t.D.Checkpoint(t.ctx, protocol.CheckpointArgs{FenceArgs: fa("orders", held, 1), DataB64: b64("held step")}), ruleCheckpoint, "checkpoint")
+	t.ok(t.D.Checkpoint(t.ctx, protocol.CheckpointArgs{FenceArgs: fa("orders", held, 1), DataB64: b64("held step")}), rules.Checkpoint, "checkpoint")
 	again := t.enqueue("orders", "again\x00\xff")
 	t.claimExact("orders", false, 30000)
-	t.ok(t.D.Checkpoint(t.ctx, protocol.CheckpointArgs{FenceArgs: fa("orders", again, 1), DataB64: b64("step\x00\xfe")}), ruleCheckpoint, "checkpoint")
+	t.ok(t.D.Checkpoint(t.ctx, protocol.CheckpointArgs{FenceArgs: fa("orders", again, 1), DataB64: b64("step\x00\xfe")}), rules.Checkpoint, "checkpoint")
 	t.retried("orders", again, 1, 0)
 	t.enqueueWith(protocol.EnqueueArgs{Queue: "orders", PayloadB64: b64("later"), DelayMS: 60000})
 	t.enqueue("orders", "a")
 	t.enqueue("orders", "")
 	first := t.claimExact("orders", false, 30000)
-	t.check(first == again, ruleClaim, "the redelivery first (oldest id)", "%s", first)
+	t.check(first == again, rules.Claim, "the redelivery first (oldest id)", "%s", first)
 	t.claimExact("orders", false, 30000)
 	t.claimExact("orders", false, 30000)
 	lr := t.laneEnqueue("orders", "east", "lane again")
 	t.claimExact("orders", true, 30000)
-	t.ok(t.D.Checkpoint(t.ctx, protocol.CheckpointArgs{FenceArgs: fa("orders", lr, 1), DataB64: b64("lane step")}), ruleCheckpoint, "checkpoint")
+	t.ok(t.D.Checkpoint(t.ctx, protocol.CheckpointArgs{FenceArgs: fa("orders", lr, 1), DataB64: b64("lane step")}), rules.Checkpoint, "checkpoint")
 	t.retried("orders", lr, 1, 0)
 	t.laneEnqueue("orders", "west", "w")
 	t.laneEnqueue("orders", "east", "e")
 	got := t.claimExact("orders", true, 30000)
-	t.check(got == lr, ruleLanes, "east's redelivery first", "%s", got)
+	t.check(got == lr, rules.Lanes, "east's redelivery first", "%s", got)
 	t.claimExact("orders", true, 30000)
 	t.claimExact("orders", true, 30000)
 }
@@ -164,15 +165,15 @@ func pausedClaimsChangeNothing(t *T) {
 	t.enqueue("orders", "held")
 	t.laneEnqueue("orders", "east", "e")
 	t.laneEnqueue("orders", "west", "w")
-	t.ok(t.D.Pause(t.ctx, protocol.QueueArgs{Queue: "orders"}), ruleQueuePause, "pause")
+	t.ok(t.D.Pause(t.ctx, protocol.QueueArgs{Queue: "orders"}), rules.QueuePause, "pause")
 	for range 2 {
 		before := t.snapshot()
-		t.check(t.laneClaim("orders", 5000) == nil, ruleQueuePause, "lane_claim on a paused queue answers empty", "a job")
+		t.check(t.laneClaim("orders", 5000) == nil, rules.QueuePause, "lane_claim on a paused queue answers empty", "a job")
 		d := diff(before, t.snapshot())
-		t.check(d == "", ruleQueuePause, "an empty lane_claim on a paused queue changes nothing (the ring keeps its order)", "%s", d)
-		t.check(t.claim("orders", 5000) == nil, ruleQueuePause, "claim on a paused queue answers empty", "a job")
+		t.check(d == "", rules.QueuePause, "an empty lane_claim on a paused queue changes nothing (the ring keeps its order)", "%s", d)
+		t.check(t.claim("orders", 5000) == nil, rules.QueuePause, "claim on a paused queue answers empty", "a job")
 		d = diff(before, t.snapshot())
-		t.check(d == "", ruleQueuePause, "an empty claim on a paused queue changes nothing", "%s", d)
+		t.check(d == "", rules.QueuePause, "an empty claim on a paused queue changes nothing", "%s", d)
 	}
 }
 
@@ -183,11 +184,11 @@ func afterScriptFlushExactlyOnce(t *T) {
 	t.do("SCRIPT", "FLUSH")
 	m := t.mark()
 	c := t.mustClaim("orders", 5000)
-	t.check(c.ID == first && c.Token == 1, ruleNoScript, "the oldest job, token 1", "%s token %d", c.ID, c.Token)
-	t.state("orders", first, "active", 1, ruleNoScript)
+	t.check(c.ID == first && c.Token == 1, rules.NoScript, "the oldest job, token 1", "%s token %d", c.ID, c.Token)
+	t.state("orders", first, "active", 1, rules.NoScript)
 	pending, _ := t.zset(q.Pending())
 	active, _ := t.zset(q.Active())
-	t.check(strings.Join(pending, ",") == second && strings.Join(active, ",") == first, ruleNoScript,
+	t.check(strings.Join(pending, ",") == second && strings.Join(active, ",") == first, rules.NoScript,
 		"exactly one claim happened: pending = [second], active = [first]", "pending %v, active %v", pending, active)
 	claimSHA := t.cfg.Bundle.MustScript(lua.Claim).SHA1
 	lines := t.portLines(m)
@@ -201,9 +202,9 @@ func afterScriptFlushExactlyOnce(t *T) {
 			pops++
 		}
 	}
-	t.cover(ruleNoScript)
+	t.cover(rules.NoScript)
 	if !loaded {
-		t.fail(ruleNoScript, "SCRIPT LOAD of the claim's exact source after NOSCRIPT", "no such SCRIPT LOAD", lines...)
+		t.fail(rules.NoScript, "SCRIPT LOAD of the claim's exact source after NOSCRIPT", "no such SCRIPT LOAD", lines...)
 	}
-	t.check(pops == 1, ruleNoScript, "the claim script ran once ("+claimSHA[:8]+"…)", "it popped %d times", pops)
+	t.check(pops == 1, rules.NoScript, "the claim script ran once ("+claimSHA[:8]+"…)", "it popped %d times", pops)
 }

@@ -3,6 +3,7 @@ package contracts
 import (
 	"fmt"
 
+	"github.com/echomq/kit/contracts/rules"
 	"github.com/echomq/kit/lua"
 	"github.com/echomq/kit/protocol"
 	"github.com/echomq/kit/reference/emqerr"
@@ -32,11 +33,11 @@ func wrongTokenRefused(t *T) {
 	c := t.mustClaim("orders", 30000)
 	t.allStale("orders", id, c.Token+1, "with a token the claim never issued")
 	before := t.snapshot()
-	t.refused(t.D.Complete(t.ctx, fa("orders", id, 0)), emqerr.Arg, ruleArgRanges, "complete with token 0")
+	t.refused(t.D.Complete(t.ctx, fa("orders", id, 0)), emqerr.Arg, rules.ArgRanges, "complete with token 0")
 	d := diff(before, t.snapshot())
-	t.check(d == "", ruleFenced, "a refused complete changes nothing", "%s", d)
+	t.check(d == "", rules.Fenced, "a refused complete changes nothing", "%s", d)
 	t.complete("orders", id, c.Token)
-	t.check(!t.exists(jobKey(t.q("orders"), id)), ruleComplete, "the live token settles the job", "the row is still there")
+	t.check(!t.exists(jobKey(t.q("orders"), id)), rules.Complete, "the live token settles the job", "the row is still there")
 }
 
 func passedLeaseRefused(t *T) {
@@ -47,10 +48,10 @@ func passedLeaseRefused(t *T) {
 	t.waitPast(deadline)
 	t.allStale("orders", id, c.Token, "after the lease passed on the server clock (before any reap)")
 	r, err := t.D.Reap(t.ctx, protocol.ReapArgs{Queue: "orders", MaxAttempts: 5})
-	t.ok(err, ruleReap, "reap")
-	t.check(r.Count == 1, ruleReap, "reap returns the expired lease", "count %d", r.Count)
+	t.ok(err, rules.Reap, "reap")
+	t.check(r.Count == 1, rules.Reap, "reap returns the expired lease", "count %d", r.Count)
 	c2 := t.mustClaim("orders", 30000)
-	t.check(c2.ID == id && c2.Token == c.Token+1, ruleTokens, "the redelivery holds the next token", "%s token %d", c2.ID, c2.Token)
+	t.check(c2.ID == id && c2.Token == c.Token+1, rules.Tokens, "the redelivery holds the next token", "%s token %d", c2.ID, c2.Token)
 	t.complete("orders", id, c2.Token)
 }
 
@@ -71,9 +72,9 @@ func extendMovesDeadline(t *T) {
 		after = t.now()
 		return d0, err
 	})
-	t.ok(err, ruleExtend, "extend")
-	got := t.leaseWithin(q.Active(), id, before, after, 30000, ruleExtend)
-	t.check(e.DeadlineMS == got, ruleExtend, fmt.Sprintf("extend answers the new deadline %d", got), "deadline_ms %d", e.DeadlineMS)
+	t.ok(err, rules.Extend, "extend")
+	got := t.leaseWithin(q.Active(), id, before, after, 30000, rules.Extend)
+	t.check(e.DeadlineMS == got, rules.Extend, fmt.Sprintf("extend answers the new deadline %d", got), "deadline_ms %d", e.DeadlineMS)
 	t.durationOnWire(m, lua.Extend, 30000)
 	t.waitPast(d0)
 	t.complete("orders", id, c.Token)
@@ -82,39 +83,39 @@ func extendMovesDeadline(t *T) {
 // Every fenced op against every state that is not a live lease: EMQSTALE, nothing
 // changes; then the live tokens still settle.
 func everyNonLiveStateRefused(t *T) {
-	t.staleEvery("orders", jobID(1<<50), 1, "of a job that never existed", ruleFenced)
+	t.staleEvery("orders", jobID(1<<50), 1, "of a job that never existed", rules.Fenced)
 	pending := t.enqueue("fresh", "never claimed")
-	t.staleEvery("fresh", pending, 1, "while it is pending, never claimed", ruleFenced)
+	t.staleEvery("fresh", pending, 1, "while it is pending, never claimed", rules.Fenced)
 	scheduled := t.enqueueWith(protocol.EnqueueArgs{Queue: "fresh", PayloadB64: b64("later"), DelayMS: 60000})
-	t.staleEvery("fresh", scheduled, 1, "while it is scheduled, never claimed", ruleFenced)
+	t.staleEvery("fresh", scheduled, 1, "while it is scheduled, never claimed", rules.Fenced)
 	back := t.enqueue("back", "retried")
 	c := t.mustClaim("back", 30000)
 	t.retried("back", back, c.Token, 0)
-	t.staleEvery("back", back, c.Token, "after its retry (pending again)", ruleFenced)
+	t.staleEvery("back", back, c.Token, "after its retry (pending again)", rules.Fenced)
 	c = t.mustClaim("back", 30000)
 	t.retried("back", back, c.Token, 60000)
-	t.staleEvery("back", back, c.Token, "after its delayed retry (scheduled)", ruleFenced)
+	t.staleEvery("back", back, c.Token, "after its delayed retry (scheduled)", rules.Fenced)
 	dead := t.enqueue("dead", "buried")
 	c = t.mustClaim("dead", 30000)
-	t.ok(t.D.Fail(t.ctx, protocol.FailArgs{FenceArgs: fa("dead", dead, c.Token), Error: "boom"}), ruleFail, "fail")
-	t.staleEvery("dead", dead, c.Token, "after its fail (dead)", ruleFenced)
+	t.ok(t.D.Fail(t.ctx, protocol.FailArgs{FenceArgs: fa("dead", dead, c.Token), Error: "boom"}), rules.Fail, "fail")
+	t.staleEvery("dead", dead, c.Token, "after its fail (dead)", rules.Fenced)
 	gone := t.enqueue("gone", "done")
 	c = t.mustClaim("gone", 30000)
 	t.complete("gone", gone, c.Token)
-	t.staleEvery("gone", gone, c.Token, "after its complete (gone)", ruleFenced)
+	t.staleEvery("gone", gone, c.Token, "after its complete (gone)", rules.Fenced)
 	live := t.enqueue("live", "held")
 	c = t.mustClaim("live", 30000)
 	t.retried("live", live, c.Token, 0)
 	c = t.mustClaim("live", 30000)
-	t.check(c.ID == live && c.Token == 2, ruleTokens, "the redelivery holds token 2", "%s token %d", c.ID, c.Token)
+	t.check(c.ID == live && c.Token == 2, rules.Tokens, "the redelivery holds token 2", "%s token %d", c.ID, c.Token)
 	for _, tok := range []int64{1, 3, protocol.MaxMS} {
-		t.staleEvery("live", live, tok, "while token 2 holds the lease", ruleFencedToken)
+		t.staleEvery("live", live, tok, "while token 2 holds the lease", rules.FencedToken)
 	}
-	t.staleEvery("elsewhere", live, c.Token, "named under another queue", ruleFenced)
+	t.staleEvery("elsewhere", live, c.Token, "named under another queue", rules.Fenced)
 	lane := t.laneEnqueue("live", "east", "lane held")
 	cl := t.laneClaim("live", 30000)
-	t.check(cl != nil && cl.ID == lane, ruleLanes, "lane_claim takes the lane's job", "%+v", cl)
-	t.staleEvery("live", lane, cl.Token+1, "while token 1 holds the lane lease", ruleFencedToken)
+	t.check(cl != nil && cl.ID == lane, rules.Lanes, "lane_claim takes the lane's job", "%+v", cl)
+	t.staleEvery("live", lane, cl.Token+1, "while token 1 holds the lane lease", rules.FencedToken)
 	t.complete("live", live, c.Token)
 	t.complete("live", lane, cl.Token)
 }
@@ -129,12 +130,12 @@ func passedLeaseEveryOp(t *T) {
 	c = t.mustClaim("orders", 100)
 	lane := t.laneEnqueue("orders", "east", "slow lane")
 	cl := t.laneClaim("orders", 100)
-	t.check(cl != nil && cl.ID == lane, ruleLanes, "lane_claim takes the lane's job", "%+v", cl)
+	t.check(cl != nil && cl.ID == lane, rules.Lanes, "lane_claim takes the lane's job", "%+v", cl)
 	d1, _ := t.zscore(q.Active(), id)
 	d2, _ := t.zscore(q.Active(), lane)
 	t.waitPast(max(d1, d2))
-	t.staleEvery("orders", id, c.Token, "after its lease passed (before any reap)", ruleFencedLease)
-	t.staleEvery("orders", lane, cl.Token, "after its lane lease passed (before any reap)", ruleFencedLease)
+	t.staleEvery("orders", id, c.Token, "after its lease passed (before any reap)", rules.FencedLease)
+	t.staleEvery("orders", lane, cl.Token, "after its lane lease passed (before any reap)", rules.FencedLease)
 }
 
 // A16: every argument outside its range is EMQARG and changes nothing, whatever op
@@ -150,74 +151,74 @@ func outOfRangeArgumentsRefused(t *T) {
 	for _, tok := range []int64{protocol.MaxMS + 1, protocol.MaxMS * 10} {
 		ft := fa("orders", id, tok)
 		cases = append(cases,
-			rangeCase{fmt.Sprintf("complete with token %d", tok), ruleArgRanges, func() error { return t.D.Complete(t.ctx, ft) }},
-			rangeCase{fmt.Sprintf("retry with token %d", tok), ruleArgRanges, func() error {
+			rangeCase{fmt.Sprintf("complete with token %d", tok), rules.ArgRanges, func() error { return t.D.Complete(t.ctx, ft) }},
+			rangeCase{fmt.Sprintf("retry with token %d", tok), rules.ArgRanges, func() error {
 				_, err := t.D.Retry(t.ctx, protocol.RetryArgs{FenceArgs: ft, MaxAttempts: 5, Error: "x"})
 				return err
 			}},
-			rangeCase{fmt.Sprintf("fail with token %d", tok), ruleArgRanges, func() error {
+			rangeCase{fmt.Sprintf("fail with token %d", tok), rules.ArgRanges, func() error {
 				return t.D.Fail(t.ctx, protocol.FailArgs{FenceArgs: ft, Error: "x"})
 			}},
-			rangeCase{fmt.Sprintf("checkpoint with token %d", tok), ruleArgRanges, func() error {
+			rangeCase{fmt.Sprintf("checkpoint with token %d", tok), rules.ArgRanges, func() error {
 				return t.D.Checkpoint(t.ctx, protocol.CheckpointArgs{FenceArgs: ft, DataB64: b64("x")})
 			}},
-			rangeCase{fmt.Sprintf("extend with token %d", tok), ruleArgRanges, func() error {
+			rangeCase{fmt.Sprintf("extend with token %d", tok), rules.ArgRanges, func() error {
 				_, err := t.D.Extend(t.ctx, protocol.ExtendArgs{FenceArgs: ft, LeaseMS: 1000})
 				return err
 			}})
 	}
 	for _, lease := range []int64{0, protocol.MaxMS + 1} {
 		cases = append(cases,
-			rangeCase{fmt.Sprintf("claim with lease_ms %d", lease), ruleRangeDuration, func() error {
+			rangeCase{fmt.Sprintf("claim with lease_ms %d", lease), rules.RangeDuration, func() error {
 				_, err := t.D.Claim(t.ctx, protocol.ClaimArgs{Queue: "orders", LeaseMS: lease})
 				return err
 			}},
-			rangeCase{fmt.Sprintf("lane_claim with lease_ms %d", lease), ruleRangeDuration, func() error {
+			rangeCase{fmt.Sprintf("lane_claim with lease_ms %d", lease), rules.RangeDuration, func() error {
 				_, err := t.D.LaneClaim(t.ctx, protocol.ClaimArgs{Queue: "orders", LeaseMS: lease})
 				return err
 			}},
-			rangeCase{fmt.Sprintf("extend with lease_ms %d", lease), ruleRangeDuration, func() error {
+			rangeCase{fmt.Sprintf("extend with lease_ms %d", lease), rules.RangeDuration, func() error {
 				_, err := t.D.Extend(t.ctx, protocol.ExtendArgs{FenceArgs: f, LeaseMS: lease})
 				return err
 			}})
 	}
 	for _, delay := range []int64{protocol.MaxMS + 1} {
 		cases = append(cases,
-			rangeCase{fmt.Sprintf("enqueue with delay_ms %d", delay), ruleRangeDuration, func() error {
+			rangeCase{fmt.Sprintf("enqueue with delay_ms %d", delay), rules.RangeDuration, func() error {
 				_, err := t.D.Enqueue(t.ctx, protocol.EnqueueArgs{Queue: "orders", PayloadB64: b64("x"), DelayMS: delay})
 				return err
 			}},
-			rangeCase{fmt.Sprintf("lane enqueue with delay_ms %d", delay), ruleRangeDuration, func() error {
+			rangeCase{fmt.Sprintf("lane enqueue with delay_ms %d", delay), rules.RangeDuration, func() error {
 				_, err := t.D.Enqueue(t.ctx, protocol.EnqueueArgs{Queue: "orders", Lane: "east", PayloadB64: b64("x"), DelayMS: delay})
 				return err
 			}},
-			rangeCase{fmt.Sprintf("retry with delay_ms %d", delay), ruleRangeDuration, func() error {
+			rangeCase{fmt.Sprintf("retry with delay_ms %d", delay), rules.RangeDuration, func() error {
 				_, err := t.D.Retry(t.ctx, protocol.RetryArgs{FenceArgs: f, MaxAttempts: 5, DelayMS: delay, Error: "x"})
 				return err
 			}})
 	}
 	for _, m := range []int64{protocol.MaxAttempts + 1, protocol.MaxMS} {
 		cases = append(cases,
-			rangeCase{fmt.Sprintf("retry with max_attempts %d", m), ruleRangeMaxAttempts, func() error {
+			rangeCase{fmt.Sprintf("retry with max_attempts %d", m), rules.RangeMaxAttempts, func() error {
 				_, err := t.D.Retry(t.ctx, protocol.RetryArgs{FenceArgs: f, MaxAttempts: m, Error: "x"})
 				return err
 			}},
-			rangeCase{fmt.Sprintf("reap with max_attempts %d", m), ruleRangeMaxAttempts, func() error {
+			rangeCase{fmt.Sprintf("reap with max_attempts %d", m), rules.RangeMaxAttempts, func() error {
 				_, err := t.D.Reap(t.ctx, protocol.ReapArgs{Queue: "orders", MaxAttempts: m})
 				return err
 			}})
 	}
 	for _, l := range []int64{10001, 1_000_000} {
 		cases = append(cases,
-			rangeCase{fmt.Sprintf("reap with limit %d", l), ruleRangeLimit, func() error {
+			rangeCase{fmt.Sprintf("reap with limit %d", l), rules.RangeLimit, func() error {
 				_, err := t.D.Reap(t.ctx, protocol.ReapArgs{Queue: "orders", MaxAttempts: 5, Limit: l})
 				return err
 			}},
-			rangeCase{fmt.Sprintf("promote with limit %d", l), ruleRangeLimit, func() error {
+			rangeCase{fmt.Sprintf("promote with limit %d", l), rules.RangeLimit, func() error {
 				_, err := t.D.Promote(t.ctx, protocol.PromoteArgs{Queue: "orders", Limit: l})
 				return err
 			}},
-			rangeCase{fmt.Sprintf("morgue with limit %d", l), ruleRangeLimit, func() error {
+			rangeCase{fmt.Sprintf("morgue with limit %d", l), rules.RangeLimit, func() error {
 				_, err := t.D.Morgue(t.ctx, protocol.MorgueArgs{Queue: "orders", Limit: l})
 				return err
 			}})
@@ -235,48 +236,48 @@ func rangeEdgesAccepted(t *T) {
 	far := t.enqueueWith(protocol.EnqueueArgs{Queue: "orders", PayloadB64: b64("far"), DelayMS: protocol.MaxMS})
 	lanefar := t.enqueueWith(protocol.EnqueueArgs{Queue: "orders", Lane: "east", PayloadB64: b64("far lane"), DelayMS: protocol.MaxMS})
 	after := t.now()
-	t.leaseWithin(q.Scheduled(), far, before, after, protocol.MaxMS, ruleRangeDuration)
-	t.leaseWithin(q.Scheduled(), lanefar, before, after, protocol.MaxMS, ruleRangeDuration)
+	t.leaseWithin(q.Scheduled(), far, before, after, protocol.MaxMS, rules.RangeDuration)
+	t.leaseWithin(q.Scheduled(), lanefar, before, after, protocol.MaxMS, rules.RangeDuration)
 	id := t.enqueue("orders", "edges")
 	before = t.now()
 	c, err := t.D.Claim(t.ctx, protocol.ClaimArgs{Queue: "orders", LeaseMS: protocol.MaxMS})
 	after = t.now()
-	t.ok(err, ruleRangeDuration, "claim with lease_ms 1e14")
-	t.check(c != nil && c.ID == id, ruleRangeDuration, "claim with lease_ms 1e14 takes "+id, "%+v", c)
-	t.leaseWithin(q.Active(), id, before, after, protocol.MaxMS, ruleRangeDuration)
-	t.refused(t.D.Complete(t.ctx, fa("orders", id, protocol.MaxMS)), emqerr.Stale, ruleArgRanges, "complete with token 1e14 (in range, not the live token)")
+	t.ok(err, rules.RangeDuration, "claim with lease_ms 1e14")
+	t.check(c != nil && c.ID == id, rules.RangeDuration, "claim with lease_ms 1e14 takes "+id, "%+v", c)
+	t.leaseWithin(q.Active(), id, before, after, protocol.MaxMS, rules.RangeDuration)
+	t.refused(t.D.Complete(t.ctx, fa("orders", id, protocol.MaxMS)), emqerr.Stale, rules.ArgRanges, "complete with token 1e14 (in range, not the live token)")
 	for _, lease := range []int64{protocol.MaxMS, 30000} {
 		before := t.now()
 		e, err := t.D.Extend(t.ctx, protocol.ExtendArgs{FenceArgs: fa("orders", id, c.Token), LeaseMS: lease})
 		after := t.now()
-		t.ok(err, ruleRangeDuration, fmt.Sprintf("extend with lease_ms %d", lease))
-		got := t.leaseWithin(q.Active(), id, before, after, lease, ruleRangeDuration)
-		t.check(e.DeadlineMS == got, ruleExtendReply, fmt.Sprintf("extend answers the new deadline %d", got), "deadline_ms %d", e.DeadlineMS)
+		t.ok(err, rules.RangeDuration, fmt.Sprintf("extend with lease_ms %d", lease))
+		got := t.leaseWithin(q.Active(), id, before, after, lease, rules.RangeDuration)
+		t.check(e.DeadlineMS == got, rules.ExtendReply, fmt.Sprintf("extend answers the new deadline %d", got), "deadline_ms %d", e.DeadlineMS)
 	}
 	r, err := t.D.Retry(t.ctx, protocol.RetryArgs{FenceArgs: fa("orders", id, c.Token), MaxAttempts: 1_000_000_000, DelayMS: 0, Error: "edge"})
-	t.ok(err, ruleRangeDuration, "retry with delay_ms 0 and max_attempts 1e9")
-	t.check(r.Outcome == "retried", ruleRangeMaxAttempts, "retried", "%q", r.Outcome)
-	t.in(q.Pending(), id, true, ruleRangeDuration)
+	t.ok(err, rules.RangeDuration, "retry with delay_ms 0 and max_attempts 1e9")
+	t.check(r.Outcome == "retried", rules.RangeMaxAttempts, "retried", "%q", r.Outcome)
+	t.in(q.Pending(), id, true, rules.RangeDuration)
 	c = t.mustClaim("orders", 30000)
 	before = t.now()
 	r, err = t.D.Retry(t.ctx, protocol.RetryArgs{FenceArgs: fa("orders", id, c.Token), MaxAttempts: protocol.MaxAttempts, DelayMS: protocol.MaxMS, Error: "edge"})
 	after = t.now()
-	t.ok(err, ruleRangeDuration, "retry with delay_ms 1e14")
-	t.leaseWithin(q.Scheduled(), id, before, after, protocol.MaxMS, ruleRangeDuration)
+	t.ok(err, rules.RangeDuration, "retry with delay_ms 1e14")
+	t.leaseWithin(q.Scheduled(), id, before, after, protocol.MaxMS, rules.RangeDuration)
 	last := t.enqueue("orders", "shortest lease")
 	cs := t.mustClaim("orders", 30000)
-	t.check(cs.ID == last, ruleClaim, "the claim takes "+last, "%s", cs.ID)
+	t.check(cs.ID == last, rules.Claim, "the claim takes "+last, "%s", cs.ID)
 	_, err = t.D.Extend(t.ctx, protocol.ExtendArgs{FenceArgs: fa("orders", last, cs.Token), LeaseMS: 1})
-	t.ok(err, ruleRangeDuration, "extend with lease_ms 1")
+	t.ok(err, rules.RangeDuration, "extend with lease_ms 1")
 	for _, l := range []int64{1, 10000} {
 		_, err := t.D.Reap(t.ctx, protocol.ReapArgs{Queue: "orders", MaxAttempts: 1_000_000_000, Limit: l})
-		t.ok(err, ruleRangeLimit, fmt.Sprintf("reap with limit %d", l))
+		t.ok(err, rules.RangeLimit, fmt.Sprintf("reap with limit %d", l))
 		_, err = t.D.Reap(t.ctx, protocol.ReapArgs{Queue: "orders", MaxAttempts: 1, Limit: l})
-		t.ok(err, ruleRangeMaxAttempts, fmt.Sprintf("reap with max_attempts 1, limit %d", l))
+		t.ok(err, rules.RangeMaxAttempts, fmt.Sprintf("reap with max_attempts 1, limit %d", l))
 		_, err = t.D.Promote(t.ctx, protocol.PromoteArgs{Queue: "orders", Limit: l})
-		t.ok(err, ruleRangeLimit, fmt.Sprintf("promote with limit %d", l))
+		t.ok(err, rules.RangeLimit, fmt.Sprintf("promote with limit %d", l))
 		_, err = t.D.Morgue(t.ctx, protocol.MorgueArgs{Queue: "orders", Limit: l})
-		t.ok(err, ruleRangeLimit, fmt.Sprintf("morgue with limit %d", l))
+		t.ok(err, rules.RangeLimit, fmt.Sprintf("morgue with limit %d", l))
 	}
 }
 
@@ -288,7 +289,7 @@ func extendFromServerTime(t *T) {
 	c := t.mustClaim("orders", 30000)
 	lane := t.laneEnqueue("orders", "east", "y")
 	cl := t.laneClaim("orders", 30000)
-	t.check(cl != nil && cl.ID == lane, ruleLanes, "lane_claim takes the lane's job", "%+v", cl)
+	t.check(cl != nil && cl.ID == lane, rules.Lanes, "lane_claim takes the lane's job", "%+v", cl)
 	for _, j := range []struct {
 		id    string
 		token int64
@@ -299,9 +300,9 @@ func extendFromServerTime(t *T) {
 			before := t.now()
 			e, err := t.D.Extend(t.ctx, protocol.ExtendArgs{FenceArgs: fa("orders", j.id, j.token), LeaseMS: lease})
 			after := t.now()
-			t.ok(err, ruleExtendReply, "extend")
-			got := t.leaseWithin(q.Active(), j.id, before, after, lease, ruleExtendReply)
-			t.check(e.DeadlineMS == got, ruleExtendReply, fmt.Sprintf("extend answers the new deadline %d", got), "deadline_ms %d", e.DeadlineMS)
+			t.ok(err, rules.ExtendReply, "extend")
+			got := t.leaseWithin(q.Active(), j.id, before, after, lease, rules.ExtendReply)
+			t.check(e.DeadlineMS == got, rules.ExtendReply, fmt.Sprintf("extend answers the new deadline %d", got), "deadline_ms %d", e.DeadlineMS)
 			t.extendTouchedOnlyItsLease(snap, members, scores, j.id)
 		}
 	}
@@ -316,25 +317,25 @@ func fencedOpsAfterScriptFlush(t *T) {
 	c := t.mustClaim("orders", 30000)
 	flush := func() { t.do("SCRIPT", "FLUSH") }
 	flush()
-	t.staleEvery("orders", id, c.Token+1, "after SCRIPT FLUSH", ruleNoScript)
+	t.staleEvery("orders", id, c.Token+1, "after SCRIPT FLUSH", rules.NoScript)
 	flush()
 	_, err := t.D.Extend(t.ctx, protocol.ExtendArgs{FenceArgs: fa("orders", id, c.Token), LeaseMS: 30000})
-	t.ok(err, ruleNoScript, "extend after SCRIPT FLUSH")
+	t.ok(err, rules.NoScript, "extend after SCRIPT FLUSH")
 	flush()
-	t.ok(t.D.Checkpoint(t.ctx, protocol.CheckpointArgs{FenceArgs: fa("orders", id, c.Token), DataB64: b64("s")}), ruleNoScript, "checkpoint after SCRIPT FLUSH")
+	t.ok(t.D.Checkpoint(t.ctx, protocol.CheckpointArgs{FenceArgs: fa("orders", id, c.Token), DataB64: b64("s")}), rules.NoScript, "checkpoint after SCRIPT FLUSH")
 	flush()
 	_, err = t.D.Retry(t.ctx, protocol.RetryArgs{FenceArgs: fa("orders", id, c.Token), MaxAttempts: 5, Error: "again"})
-	t.ok(err, ruleNoScript, "retry after SCRIPT FLUSH")
+	t.ok(err, rules.NoScript, "retry after SCRIPT FLUSH")
 	flush()
 	c = t.mustClaim("orders", 30000)
 	flush()
-	t.ok(t.D.Fail(t.ctx, protocol.FailArgs{FenceArgs: fa("orders", id, c.Token), Error: "boom"}), ruleNoScript, "fail after SCRIPT FLUSH")
-	t.state("orders", id, "dead", 2, ruleNoScript)
+	t.ok(t.D.Fail(t.ctx, protocol.FailArgs{FenceArgs: fa("orders", id, c.Token), Error: "boom"}), rules.NoScript, "fail after SCRIPT FLUSH")
+	t.state("orders", id, "dead", 2, rules.NoScript)
 	live := t.enqueue("orders", "y")
 	c = t.mustClaim("orders", 30000)
 	flush()
 	t.complete("orders", live, c.Token)
-	t.check(!t.exists(jobKey(t.q("orders"), live)), ruleNoScript, "complete after SCRIPT FLUSH retires the job", "the row is still there")
+	t.check(!t.exists(jobKey(t.q("orders"), live)), rules.NoScript, "complete after SCRIPT FLUSH retires the job", "the row is still there")
 }
 
 // A lease whose deadline equals the server's TIME has passed (A2: "≤"). The harness sets
@@ -367,9 +368,9 @@ func leaseEndingNowRefused(t *T) {
 	for _, op := range ops {
 		for trial := range 8 {
 			at := t.lcPlantNow("orders", "active", id, c.Token)
-			t.refused(op.run(), emqerr.Stale, ruleFencedLease,
+			t.refused(op.run(), emqerr.Stale, rules.FencedLease,
 				fmt.Sprintf("%s with the live token on a lease whose deadline %d is the server's TIME (trial %d)", op.name, at, trial+1))
 		}
 	}
-	t.state("orders", id, "active", c.Token, ruleFencedLease)
+	t.state("orders", id, "active", c.Token, rules.FencedLease)
 }

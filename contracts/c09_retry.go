@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/echomq/kit/contracts/rules"
 	"github.com/echomq/kit/lua"
 	"github.com/echomq/kit/protocol"
 )
@@ -35,14 +36,14 @@ func backoffParksInScheduled(t *T) {
 	before := t.now()
 	r, err := t.D.Retry(t.ctx, protocol.RetryArgs{FenceArgs: fa("orders", id, c.Token), MaxAttempts: 5, DelayMS: 60000, Error: "boom: upstream 503"})
 	after := t.now()
-	t.ok(err, ruleRetry, "retry")
-	t.check(r.Outcome == "retried", ruleRetry, "outcome retried", "%q", r.Outcome)
-	t.state("orders", id, "scheduled", 1, ruleRetry)
-	t.leaseWithin(q.Scheduled(), id, before, after, 60000, ruleRetry)
+	t.ok(err, rules.Retry, "retry")
+	t.check(r.Outcome == "retried", rules.Retry, "outcome retried", "%q", r.Outcome)
+	t.state("orders", id, "scheduled", 1, rules.Retry)
+	t.leaseWithin(q.Scheduled(), id, before, after, 60000, rules.Retry)
 	e, _ := t.hget(q.Errors(), id)
-	t.check(e == "boom: upstream 503", ruleRetry, "the last error kept", "%q", e)
-	t.in(q.Active(), id, false, ruleRetry)
-	t.in(q.Pending(), id, false, ruleRetry)
+	t.check(e == "boom: upstream 503", rules.Retry, "the last error kept", "%q", e)
+	t.in(q.Active(), id, false, rules.Retry)
+	t.in(q.Pending(), id, false, rules.Retry)
 	t.durationOnWire(m, lua.Retry, 60000)
 }
 
@@ -51,25 +52,25 @@ func promoteOnServerClock(t *T) {
 	id := t.enqueue("orders", "x")
 	c := t.mustClaim("orders", 30000)
 	_, err := t.D.Retry(t.ctx, protocol.RetryArgs{FenceArgs: fa("orders", id, c.Token), MaxAttempts: 5, DelayMS: 300, Error: "later"})
-	t.ok(err, ruleRetry, "retry")
+	t.ok(err, rules.Retry, "retry")
 	due, _ := t.zscore(q.Scheduled(), id)
 	p, err := t.D.Promote(t.ctx, protocol.PromoteArgs{Queue: "orders"})
-	t.ok(err, rulePromote, "promote")
+	t.ok(err, rules.Promote, "promote")
 	if t.now() < due {
-		t.check(p.Count == 0, rulePromote, "nothing promoted before the due time", "count %d", p.Count)
-		t.in(q.Scheduled(), id, true, rulePromote)
+		t.check(p.Count == 0, rules.Promote, "nothing promoted before the due time", "count %d", p.Count)
+		t.in(q.Scheduled(), id, true, rules.Promote)
 	}
 	t.waitPast(due)
 	t.do("DEL", q.Wake())
 	p, err = t.D.Promote(t.ctx, protocol.PromoteArgs{Queue: "orders"})
-	t.ok(err, rulePromote, "promote")
-	t.check(p.Count == 1, rulePromote, "promote returns the due job", "count %d", p.Count)
-	t.state("orders", id, "pending", 1, rulePromote)
-	t.in(q.Pending(), id, true, rulePromote)
-	t.in(q.Scheduled(), id, false, rulePromote)
-	t.check(t.llen(q.Wake()) == 1, ruleWake, "promote arms the wake", "wake length %d", t.llen(q.Wake()))
+	t.ok(err, rules.Promote, "promote")
+	t.check(p.Count == 1, rules.Promote, "promote returns the due job", "count %d", p.Count)
+	t.state("orders", id, "pending", 1, rules.Promote)
+	t.in(q.Pending(), id, true, rules.Promote)
+	t.in(q.Scheduled(), id, false, rules.Promote)
+	t.check(t.llen(q.Wake()) == 1, rules.Wake, "promote arms the wake", "wake length %d", t.llen(q.Wake()))
 	c2 := t.mustClaim("orders", 30000)
-	t.check(c2.ID == id && c2.Token == 2, ruleTokens, "the next claim mints token 2", "%s token %d", c2.ID, c2.Token)
+	t.check(c2.ID == id && c2.Token == 2, rules.Tokens, "the next claim mints token 2", "%s token %d", c2.ID, c2.Token)
 	t.complete("orders", id, 2)
 }
 
@@ -79,14 +80,14 @@ func zeroDelayBackToPending(t *T) {
 	c := t.mustClaim("orders", 30000)
 	t.do("DEL", q.Wake())
 	r, err := t.D.Retry(t.ctx, protocol.RetryArgs{FenceArgs: fa("orders", id, c.Token), MaxAttempts: 5, Error: "again"})
-	t.ok(err, ruleRetry, "retry")
-	t.check(r.Outcome == "retried", ruleRetry, "outcome retried", "%q", r.Outcome)
-	t.state("orders", id, "pending", 1, ruleRetry)
+	t.ok(err, rules.Retry, "retry")
+	t.check(r.Outcome == "retried", rules.Retry, "outcome retried", "%q", r.Outcome)
+	t.state("orders", id, "pending", 1, rules.Retry)
 	score, ok := t.zscore(q.Pending(), id)
-	t.check(ok && score == 0, ruleRetry, "back in pending with score 0", "present %v score %d", ok, score)
-	t.check(t.llen(q.Wake()) == 1, ruleWake, "retry arms the wake", "wake length %d", t.llen(q.Wake()))
+	t.check(ok && score == 0, rules.Retry, "back in pending with score 0", "present %v score %d", ok, score)
+	t.check(t.llen(q.Wake()) == 1, rules.Wake, "retry arms the wake", "wake length %d", t.llen(q.Wake()))
 	e, _ := t.hget(q.Errors(), id)
-	t.check(e == "again", ruleRetry, "the last error kept", "%q", e)
+	t.check(e == "again", rules.Retry, "the last error kept", "%q", e)
 }
 
 func checkpointAcrossZeroDelayRetry(t *T) {
@@ -95,22 +96,22 @@ func checkpointAcrossZeroDelayRetry(t *T) {
 	t.lcCheckpoint("orders", id, c.Token, rawCkpt)
 	t.lcClearWake("orders")
 	why := "e1: «ünïcødé» ✗ \"q\"\t\\\n"
-	out := t.lcRetry("orders", id, c.Token, 2, 0, why, ruleRetryPending)
-	t.check(out == "retried", ruleRetryAtMax, "attempts 1 below max_attempts 2: retried", "%q", out)
+	out := t.lcRetry("orders", id, c.Token, 2, 0, why, rules.RetryPending)
+	t.check(out == "retried", rules.RetryAtMax, "attempts 1 below max_attempts 2: retried", "%q", out)
 	t.lcQueueIs("orders", lcWant{pending: []string{id}, errors: map[string]string{id: why}, ckpt: map[string]string{id: rawCkpt},
-		rows: map[string]lcRow{id: {"pending", 1, rawPayload}}}, ruleRetryPending)
-	t.lcWakeIs("orders", 1, ruleRetryWake, "retry with delay 0")
-	c = t.lcRedelivered("orders", id, 2, rawPayload, rawCkpt, ruleCkptRetry)
+		rows: map[string]lcRow{id: {"pending", 1, rawPayload}}}, rules.RetryPending)
+	t.lcWakeIs("orders", 1, rules.RetryWake, "retry with delay 0")
+	c = t.lcRedelivered("orders", id, 2, rawPayload, rawCkpt, rules.CkptRetry)
 	t.lcCheckpoint("orders", id, c.Token, rawCkpt2)
-	t.lcWakeIs("orders", 1, ruleWake, "the first retry's token still waits")
-	out = t.lcRetry("orders", id, c.Token, 3, 0, "e2", ruleRetryError)
-	t.check(out == "retried", ruleRetryAtMax, "attempts 2 below max_attempts 3: retried", "%q", out)
-	t.lcWakeIs("orders", 1, ruleWake, "a retry with a token already waiting (at most one)")
+	t.lcWakeIs("orders", 1, rules.Wake, "the first retry's token still waits")
+	out = t.lcRetry("orders", id, c.Token, 3, 0, "e2", rules.RetryError)
+	t.check(out == "retried", rules.RetryAtMax, "attempts 2 below max_attempts 3: retried", "%q", out)
+	t.lcWakeIs("orders", 1, rules.Wake, "a retry with a token already waiting (at most one)")
 	t.lcQueueIs("orders", lcWant{pending: []string{id}, errors: map[string]string{id: "e2"}, ckpt: map[string]string{id: rawCkpt2},
-		rows: map[string]lcRow{id: {"pending", 2, rawPayload}}}, ruleCkptReplace)
-	c = t.lcRedelivered("orders", id, 3, rawPayload, rawCkpt2, ruleCkptReplace)
+		rows: map[string]lcRow{id: {"pending", 2, rawPayload}}}, rules.CkptReplace)
+	c = t.lcRedelivered("orders", id, 3, rawPayload, rawCkpt2, rules.CkptReplace)
 	t.complete("orders", id, c.Token)
-	t.lcQueueIs("orders", lcWant{errors: map[string]string{}, ckpt: map[string]string{}}, ruleCompleteRemovesAll)
+	t.lcQueueIs("orders", lcWant{errors: map[string]string{}, ckpt: map[string]string{}}, rules.CompleteRemovesAll)
 }
 
 func checkpointAcrossDelayedRetryAndPromote(t *T) {
@@ -120,29 +121,29 @@ func checkpointAcrossDelayedRetryAndPromote(t *T) {
 	t.lcCheckpoint("orders", id, c.Token, rawCkpt)
 	t.lcClearWake("orders")
 	from := t.now()
-	out := t.lcRetry("orders", id, c.Token, 5, 250, "later", ruleRetryScheduled)
+	out := t.lcRetry("orders", id, c.Token, 5, 250, "later", rules.RetryScheduled)
 	to := t.now()
-	t.check(out == "retried", ruleRetryAtMax, "attempts 1 below max_attempts 5: retried", "%q", out)
-	due := t.leaseWithin(q.Scheduled(), id, from, to, 250, ruleRetryScheduled)
+	t.check(out == "retried", rules.RetryAtMax, "attempts 1 below max_attempts 5: retried", "%q", out)
+	due := t.leaseWithin(q.Scheduled(), id, from, to, 250, rules.RetryScheduled)
 	t.lcQueueIs("orders", lcWant{scheduled: []string{id}, errors: map[string]string{id: "later"}, ckpt: map[string]string{id: rawCkpt},
-		rows: map[string]lcRow{id: {"scheduled", 1, rawPayload}}}, ruleRetryScheduled)
-	t.lcWakeIs("orders", 1, ruleRetryWake, "retry with a delay (retried)")
+		rows: map[string]lcRow{id: {"scheduled", 1, rawPayload}}}, rules.RetryScheduled)
+	t.lcWakeIs("orders", 1, rules.RetryWake, "retry with a delay (retried)")
 	t.lcClearWake("orders")
 	before := t.snapshot()
 	n := t.lcPromote("orders", 0)
 	if t.now() < due { // else a slow machine let the due time pass: nothing to learn here
 		d := diff(before, t.snapshot())
-		t.check(n == 0 && d == "", rulePromoteDue, "a promote before the due time answers 0 and changes nothing", "count %d; %s", n, d)
+		t.check(n == 0 && d == "", rules.PromoteDue, "a promote before the due time answers 0 and changes nothing", "count %d; %s", n, d)
 	}
 	t.waitPast(due)
 	if n == 0 {
 		n = t.lcPromote("orders", 0)
 	}
-	t.check(n == 1, rulePromoteCount, "promote returns the one due job", "count %d", n)
+	t.check(n == 1, rules.PromoteCount, "promote returns the one due job", "count %d", n)
 	t.lcQueueIs("orders", lcWant{pending: []string{id}, errors: map[string]string{id: "later"}, ckpt: map[string]string{id: rawCkpt},
-		rows: map[string]lcRow{id: {"pending", 1, rawPayload}}}, ruleCkptRetry)
-	t.lcWakeIs("orders", 1, rulePromoteWake, "a promote that moved a job")
-	c = t.lcRedelivered("orders", id, 2, rawPayload, rawCkpt, ruleCkptRetry)
+		rows: map[string]lcRow{id: {"pending", 1, rawPayload}}}, rules.CkptRetry)
+	t.lcWakeIs("orders", 1, rules.PromoteWake, "a promote that moved a job")
+	c = t.lcRedelivered("orders", id, 2, rawPayload, rawCkpt, rules.CkptRetry)
 	t.complete("orders", id, c.Token)
 }
 
@@ -162,24 +163,24 @@ func promoteDueLimitCount(t *T) {
 	t.waitPast(last)
 	t.lcClearWake("orders")
 	n := t.lcPromote("orders", 2)
-	t.check(n == 2, rulePromoteLimit, "promote with limit 2 over three due jobs answers 2", "count %d", n)
+	t.check(n == 2, rules.PromoteLimit, "promote with limit 2 over three due jobs answers 2", "count %d", n)
 	for _, id := range soon[:2] {
 		rows[id] = lcRow{"pending", 0, rows[id].payload}
 	}
-	t.lcQueueIs("orders", lcWant{pending: soon[:2], scheduled: []string{soon[2], later}, rows: rows}, rulePromoteLimit)
-	t.lcWakeIs("orders", 1, rulePromoteWake, "a promote that moved jobs")
+	t.lcQueueIs("orders", lcWant{pending: soon[:2], scheduled: []string{soon[2], later}, rows: rows}, rules.PromoteLimit)
+	t.lcWakeIs("orders", 1, rules.PromoteWake, "a promote that moved jobs")
 	n = t.lcPromote("orders", 0)
-	t.check(n == 1, rulePromoteCount, "the next promote moves the one due job left", "count %d", n)
+	t.check(n == 1, rules.PromoteCount, "the next promote moves the one due job left", "count %d", n)
 	rows[soon[2]] = lcRow{"pending", 0, "c"}
-	t.lcQueueIs("orders", lcWant{pending: soon, scheduled: []string{later}, rows: rows}, rulePromoteDue)
-	t.lcWakeIs("orders", 1, ruleWake, "a promote that moved a job with a token already waiting (at most one)")
+	t.lcQueueIs("orders", lcWant{pending: soon, scheduled: []string{later}, rows: rows}, rules.PromoteDue)
+	t.lcWakeIs("orders", 1, rules.Wake, "a promote that moved a job with a token already waiting (at most one)")
 	t.lcClearWake("orders")
-	t.lcUnchanged(rulePromoteWake, "a promote with nothing due (the wake stays empty)", func() {
+	t.lcUnchanged(rules.PromoteWake, "a promote with nothing due (the wake stays empty)", func() {
 		n = t.lcPromote("orders", 0)
 	})
-	t.check(n == 0, rulePromoteCount, "a promote with nothing due answers 0", "count %d", n)
-	t.lcQueueIs("billing", lcWant{scheduled: other, rows: map[string]lcRow{other[0]: {"scheduled", 0, "billing"}}}, rulePromoteDue)
-	t.check(!t.exists(t.q("billing").Wake()), rulePromoteDue, "promote of orders leaves queue billing alone (no wake)", "billing's wake armed")
+	t.check(n == 0, rules.PromoteCount, "a promote with nothing due answers 0", "count %d", n)
+	t.lcQueueIs("billing", lcWant{scheduled: other, rows: map[string]lcRow{other[0]: {"scheduled", 0, "billing"}}}, rules.PromoteDue)
+	t.check(!t.exists(t.q("billing").Wake()), rules.PromoteDue, "promote of orders leaves queue billing alone (no wake)", "billing's wake armed")
 }
 
 func promoteDefaultLimit(t *T) {
@@ -187,24 +188,24 @@ func promoteDefaultLimit(t *T) {
 	ids := t.lcPlant("orders", "scheduled", 0, t.now()-5000, 1001, func(int) string { return "p" })
 	t.lcClearWake("orders")
 	n := t.lcPromote("orders", 0)
-	t.check(n == 1000, rulePromoteLimit, "promote without a limit moves 1000 of 1001 due jobs (default limit 1000)", "count %d", n)
+	t.check(n == 1000, rules.PromoteLimit, "promote without a limit moves 1000 of 1001 due jobs (default limit 1000)", "count %d", n)
 	left, _ := t.zset(q.Scheduled())
-	t.check(t.lcZcard(q.Pending()) == 1000 && slices.Equal(left, ids[1000:]), rulePromoteLimit,
+	t.check(t.lcZcard(q.Pending()) == 1000 && slices.Equal(left, ids[1000:]), rules.PromoteLimit,
 		"1000 in pending, the last-due job still scheduled", "pending %d, scheduled %q", t.lcZcard(q.Pending()), left)
-	t.lcWakeIs("orders", 1, rulePromoteWake, "a promote that moved jobs")
+	t.lcWakeIs("orders", 1, rules.PromoteWake, "a promote that moved jobs")
 	n = t.lcPromote("orders", 0)
-	t.check(n == 1, rulePromoteCount, "the next promote moves the last one", "count %d", n)
+	t.check(n == 1, rules.PromoteCount, "the next promote moves the last one", "count %d", n)
 }
 
 func dueAtTimeIsDue(t *T) {
 	q := t.q("orders")
-	t.cover(rulePromoteDue)
+	t.cover(rules.PromoteDue)
 	for i, id := range kitIDs(boundaryTrials, 1<<42) {
 		due := t.lcPlantNow("orders", "scheduled", id, 0)
 		if n := t.lcPromote("orders", 0); n != 1 {
-			t.fail(rulePromoteDue, fmt.Sprintf("trial %d: a job due at %d (the server's TIME when planted) is due: promote moves it", i, due),
+			t.fail(rules.PromoteDue, fmt.Sprintf("trial %d: a job due at %d (the server's TIME when planted) is due: promote moves it", i, due),
 				fmt.Sprintf("count %d; scheduled %v", n, t.lcZcard(q.Scheduled())))
 		}
 	}
-	t.check(t.lcZcard(q.Pending()) == boundaryTrials, rulePromoteDue, fmt.Sprintf("%d promoted jobs in pending", boundaryTrials), "%d", t.lcZcard(q.Pending()))
+	t.check(t.lcZcard(q.Pending()) == boundaryTrials, rules.PromoteDue, fmt.Sprintf("%d promoted jobs in pending", boundaryTrials), "%d", t.lcZcard(q.Pending()))
 }

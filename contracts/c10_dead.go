@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/echomq/kit/contracts/rules"
 	"github.com/echomq/kit/protocol"
 )
 
@@ -35,37 +36,37 @@ func maxAttemptsToMorgue(t *T) {
 	id := t.enqueue("orders", "doomed")
 	c1 := t.mustClaim("orders", 30000)
 	r, err := t.D.Retry(t.ctx, protocol.RetryArgs{FenceArgs: fa("orders", id, c1.Token), MaxAttempts: 2, Error: "e1"})
-	t.ok(err, ruleReapDead, "retry (the first attempt fails)")
-	t.check(r.Outcome == "retried", ruleRetry, "attempt 1 of 2 is retried", "%q", r.Outcome)
+	t.ok(err, rules.ReapDead, "retry (the first attempt fails)")
+	t.check(r.Outcome == "retried", rules.Retry, "attempt 1 of 2 is retried", "%q", r.Outcome)
 	c2 := t.mustClaim("orders", 30000)
 	before := t.now()
 	r, err = t.D.Retry(t.ctx, protocol.RetryArgs{FenceArgs: fa("orders", id, c2.Token), MaxAttempts: 2, Error: "e2"})
 	after := t.now()
-	t.ok(err, ruleReapDead, "retry (the first attempt fails)")
-	t.check(r.Outcome == "dead", ruleRetry, "attempt 2 of 2 is dead", "%q", r.Outcome)
-	t.state("orders", id, "dead", 2, ruleRetry)
-	died := t.leaseWithin(q.Dead(), id, before, after, 0, ruleFail)
+	t.ok(err, rules.ReapDead, "retry (the first attempt fails)")
+	t.check(r.Outcome == "dead", rules.Retry, "attempt 2 of 2 is dead", "%q", r.Outcome)
+	t.state("orders", id, "dead", 2, rules.Retry)
+	died := t.leaseWithin(q.Dead(), id, before, after, 0, rules.Fail)
 	e, _ := t.hget(q.Errors(), id)
-	t.check(e == "e2", ruleRetry, "the last error e2 kept", "%q", e)
+	t.check(e == "e2", rules.Retry, "the last error e2 kept", "%q", e)
 	for _, k := range []string{q.Active(), q.Pending(), q.Scheduled()} {
-		t.in(k, id, false, ruleRetry)
+		t.in(k, id, false, rules.Retry)
 	}
 	m, err := t.D.Morgue(t.ctx, protocol.MorgueArgs{Queue: "orders"})
-	t.ok(err, ruleMorgue, "morgue")
+	t.ok(err, rules.Morgue, "morgue")
 	want := protocol.DeadJob{ID: id, Attempts: 2, PayloadB64: b64("doomed"), Error: "e2", DiedMS: died}
-	t.check(len(m.Jobs) == 1 && m.Jobs[0] == want, ruleMorgue, fmt.Sprintf("the morgue lists %+v", want), "%+v", m.Jobs)
+	t.check(len(m.Jobs) == 1 && m.Jobs[0] == want, rules.Morgue, fmt.Sprintf("the morgue lists %+v", want), "%+v", m.Jobs)
 }
 
 func failToMorgueInDeathOrder(t *T) {
 	q := t.q("orders")
 	a, _ := bury(t, "a", "fatal a")
 	b, _ := bury(t, "b", "fatal b")
-	t.state("orders", a, "dead", 1, ruleFail)
+	t.state("orders", a, "dead", 1, rules.Fail)
 	e, _ := t.hget(q.Errors(), b)
-	t.check(e == "fatal b", ruleFail, "the last error kept", "%q", e)
+	t.check(e == "fatal b", rules.Fail, "the last error kept", "%q", e)
 	m, err := t.D.Morgue(t.ctx, protocol.MorgueArgs{Queue: "orders"})
-	t.ok(err, ruleMorgue, "morgue")
-	t.check(len(m.Jobs) == 2 && m.Jobs[0].ID == a && m.Jobs[1].ID == b && m.Jobs[0].DiedMS <= m.Jobs[1].DiedMS, ruleMorgue,
+	t.ok(err, rules.Morgue, "morgue")
+	t.check(len(m.Jobs) == 2 && m.Jobs[0].ID == a && m.Jobs[1].ID == b && m.Jobs[0].DiedMS <= m.Jobs[1].DiedMS, rules.Morgue,
 		"the morgue lists both, oldest death first", "%+v", m.Jobs)
 }
 
@@ -75,53 +76,53 @@ func reviveReturnsToPending(t *T) {
 	by, _ := bury(t, "bystander", "fatal too") // revive touches the revived id's traces only
 	t.lcClearWake("orders")
 	r, err := t.D.Revive(t.ctx, protocol.JobArgs{Queue: "orders", ID: id})
-	t.ok(err, ruleMorgue, "revive")
-	t.check(r.Changed, ruleMorgue, "revive of a dead job answers changed", "changed false")
-	t.state("orders", id, "pending", tok, ruleMorgue)
-	t.in(q.Pending(), id, true, ruleMorgue)
-	t.in(q.Dead(), id, false, ruleMorgue)
+	t.ok(err, rules.Morgue, "revive")
+	t.check(r.Changed, rules.Morgue, "revive of a dead job answers changed", "changed false")
+	t.state("orders", id, "pending", tok, rules.Morgue)
+	t.in(q.Pending(), id, true, rules.Morgue)
+	t.in(q.Dead(), id, false, rules.Morgue)
 	t.lcQueueIs("orders", lcWant{pending: []string{id}, dead: []string{by}, errors: map[string]string{by: "fatal too"},
-		rows: map[string]lcRow{id: {"pending", tok, "again"}, by: {"dead", 1, "bystander"}}}, ruleReviveClears)
-	t.lcWakeIs("orders", 1, ruleReviveWake, "revive")
+		rows: map[string]lcRow{id: {"pending", tok, "again"}, by: {"dead", 1, "bystander"}}}, rules.ReviveClears)
+	t.lcWakeIs("orders", 1, rules.ReviveWake, "revive")
 	r, err = t.D.Revive(t.ctx, protocol.JobArgs{Queue: "orders", ID: by})
-	t.ok(err, ruleMorgue, "revive")
-	t.check(r.Changed, ruleMorgue, "revive of a dead job answers changed", "changed false")
-	t.lcWakeIs("orders", 1, ruleWake, "a revive with a token already waiting (at most one)")
+	t.ok(err, rules.Morgue, "revive")
+	t.check(r.Changed, rules.Morgue, "revive of a dead job answers changed", "changed false")
+	t.lcWakeIs("orders", 1, rules.Wake, "a revive with a token already waiting (at most one)")
 	c := t.mustClaim("orders", 30000)
-	t.check(c.ID == id && c.Token == tok+1, ruleTokens, fmt.Sprintf("the revived job's next token is %d (attempts intact)", tok+1), "%s token %d", c.ID, c.Token)
+	t.check(c.ID == id && c.Token == tok+1, rules.Tokens, fmt.Sprintf("the revived job's next token is %d (attempts intact)", tok+1), "%s token %d", c.ID, c.Token)
 	before := t.snapshot()
 	r, err = t.D.Revive(t.ctx, protocol.JobArgs{Queue: "orders", ID: id})
-	t.ok(err, ruleMorgue, "revive")
+	t.ok(err, rules.Morgue, "revive")
 	d := diff(before, t.snapshot())
-	t.check(!r.Changed && d == "", ruleMorgue, "revive of a job that is not dead: changed false, nothing changes", "changed %v; %s", r.Changed, d)
+	t.check(!r.Changed && d == "", rules.Morgue, "revive of a job that is not dead: changed false, nothing changes", "changed %v; %s", r.Changed, d)
 }
 
 func purgeRemoves(t *T) {
 	q := t.q("orders")
 	id := t.enqueue("orders", "bye")
 	c := t.mustClaim("orders", 30000)
-	t.ok(t.D.Checkpoint(t.ctx, protocol.CheckpointArgs{FenceArgs: fa("orders", id, c.Token), DataB64: b64("half")}), ruleCheckpoint, "checkpoint")
-	t.ok(t.D.Fail(t.ctx, protocol.FailArgs{FenceArgs: fa("orders", id, c.Token), Error: "fatal"}), ruleFail, "fail")
+	t.ok(t.D.Checkpoint(t.ctx, protocol.CheckpointArgs{FenceArgs: fa("orders", id, c.Token), DataB64: b64("half")}), rules.Checkpoint, "checkpoint")
+	t.ok(t.D.Fail(t.ctx, protocol.FailArgs{FenceArgs: fa("orders", id, c.Token), Error: "fatal"}), rules.Fail, "fail")
 	by := t.enqueue("orders", "keep") // purge removes the purged id's traces only
 	c = t.mustClaim("orders", 30000)
 	t.lcCheckpoint("orders", by, c.Token, "keep-half")
-	t.ok(t.D.Fail(t.ctx, protocol.FailArgs{FenceArgs: fa("orders", by, c.Token), Error: "fatal keep"}), ruleFail, "fail")
+	t.ok(t.D.Fail(t.ctx, protocol.FailArgs{FenceArgs: fa("orders", by, c.Token), Error: "fatal keep"}), rules.Fail, "fail")
 	r, err := t.D.Purge(t.ctx, protocol.JobArgs{Queue: "orders", ID: id})
-	t.ok(err, ruleMorgue, "purge")
-	t.check(r.Changed, ruleMorgue, "purge of a dead job answers changed", "changed false")
-	t.check(!t.exists(jobKey(q, id)), ruleMorgue, "no row after purge", "the row is still there")
-	t.in(q.Dead(), id, false, ruleMorgue)
-	t.cover(ruleMorgue)
+	t.ok(err, rules.Morgue, "purge")
+	t.check(r.Changed, rules.Morgue, "purge of a dead job answers changed", "changed false")
+	t.check(!t.exists(jobKey(q, id)), rules.Morgue, "no row after purge", "the row is still there")
+	t.in(q.Dead(), id, false, rules.Morgue)
+	t.cover(rules.Morgue)
 	for _, h := range []string{q.Errors(), q.Ckpt()} {
 		if v, ok := t.hget(h, id); ok {
-			t.fail(ruleMorgue, "no field for "+id+" in "+h+" after purge", fmt.Sprintf("%q", v))
+			t.fail(rules.Morgue, "no field for "+id+" in "+h+" after purge", fmt.Sprintf("%q", v))
 		}
 	}
 	t.lcQueueIs("orders", lcWant{dead: []string{by}, errors: map[string]string{by: "fatal keep"}, ckpt: map[string]string{by: "keep-half"},
-		rows: map[string]lcRow{by: {"dead", 1, "keep"}}}, rulePurgeRemoves)
+		rows: map[string]lcRow{by: {"dead", 1, "keep"}}}, rules.PurgeRemoves)
 	r, err = t.D.Purge(t.ctx, protocol.JobArgs{Queue: "orders", ID: id})
-	t.ok(err, ruleMorgue, "purge")
-	t.check(!r.Changed, ruleMorgue, "a second purge answers changed: false", "changed true")
+	t.ok(err, rules.Morgue, "purge")
+	t.check(!r.Changed, rules.Morgue, "a second purge answers changed: false", "changed true")
 }
 
 func retryAtMaxIsFail(t *T) {
@@ -129,38 +130,38 @@ func retryAtMaxIsFail(t *T) {
 	x := t.enqueue("orders", "x")
 	c := t.mustClaim("orders", 30000)
 	t.lcCheckpoint("orders", x, c.Token, "cx")
-	out := t.lcRetry("orders", x, c.Token, 2, 0, "e1", ruleRetryAtMax)
-	t.check(out == "retried", ruleRetryAtMax, "attempts 1 = max_attempts−1: retried", "%q", out)
+	out := t.lcRetry("orders", x, c.Token, 2, 0, "e1", rules.RetryAtMax)
+	t.check(out == "retried", rules.RetryAtMax, "attempts 1 = max_attempts−1: retried", "%q", out)
 	c = t.mustClaim("orders", 30000)
 	t.lcClearWake("orders")
 	before := t.now()
-	out = t.lcRetry("orders", x, c.Token, 2, 60000, "boom", ruleRetryAtMax)
+	out = t.lcRetry("orders", x, c.Token, 2, 60000, "boom", rules.RetryAtMax)
 	after := t.now()
-	t.check(out == "dead", ruleRetryAtMax, "attempts 2 = max_attempts: dead", "%q", out)
-	t.leaseWithin(q.Dead(), x, before, after, 0, ruleRetryAtMax)
-	t.lcWakeIs("orders", 0, ruleRetryAtMax, "a retry at the limit, as fail (nothing to claim)")
+	t.check(out == "dead", rules.RetryAtMax, "attempts 2 = max_attempts: dead", "%q", out)
+	t.leaseWithin(q.Dead(), x, before, after, 0, rules.RetryAtMax)
+	t.lcWakeIs("orders", 0, rules.RetryAtMax, "a retry at the limit, as fail (nothing to claim)")
 	z := t.enqueue("orders", "z")
 	c = t.mustClaim("orders", 30000)
-	t.lcRetry("orders", z, c.Token, 5, 0, "e1", ruleRetryAtMax)
+	t.lcRetry("orders", z, c.Token, 5, 0, "e1", rules.RetryAtMax)
 	c = t.mustClaim("orders", 30000)
-	out = t.lcRetry("orders", z, c.Token, 1, 0, "over", ruleRetryAtMax)
-	t.check(out == "dead", ruleRetryAtMax, "attempts 2 > max_attempts 1: dead", "%q", out)
+	out = t.lcRetry("orders", z, c.Token, 1, 0, "over", rules.RetryAtMax)
+	t.check(out == "dead", rules.RetryAtMax, "attempts 2 > max_attempts 1: dead", "%q", out)
 	y := t.enqueue("orders", "y")
 	c = t.mustClaim("orders", 30000)
-	t.lcRetry("orders", y, c.Token, 5, 0, "first", ruleRetry)
+	t.lcRetry("orders", y, c.Token, 5, 0, "first", rules.Retry)
 	c = t.mustClaim("orders", 30000)
 	t.lcCheckpoint("orders", y, c.Token, "cy")
 	t.lcClearWake("orders")
 	before = t.now()
-	t.ok(t.D.Fail(t.ctx, protocol.FailArgs{FenceArgs: fa("orders", y, c.Token), Error: "boom"}), ruleFail, "fail")
+	t.ok(t.D.Fail(t.ctx, protocol.FailArgs{FenceArgs: fa("orders", y, c.Token), Error: "boom"}), rules.Fail, "fail")
 	after = t.now()
-	t.leaseWithin(q.Dead(), y, before, after, 0, ruleFailDeath)
-	t.lcWakeIs("orders", 0, ruleFailDeath, "fail of a plain job (nothing to claim)")
+	t.leaseWithin(q.Dead(), y, before, after, 0, rules.FailDeath)
+	t.lcWakeIs("orders", 0, rules.FailDeath, "fail of a plain job (nothing to claim)")
 	t.lcQueueIs("orders", lcWant{dead: []string{x, y, z}, errors: map[string]string{x: "boom", y: "boom", z: "over"}, ckpt: map[string]string{x: "cx", y: "cy"},
-		rows: map[string]lcRow{x: {"dead", 2, "x"}, y: {"dead", 2, "y"}, z: {"dead", 2, "z"}}}, ruleRetryAtMax)
+		rows: map[string]lcRow{x: {"dead", 2, "x"}, y: {"dead", 2, "y"}, z: {"dead", 2, "z"}}}, rules.RetryAtMax)
 	want := []protocol.DeadJob{t.lcDeadJob("orders", x, 2, "x", "boom"), t.lcDeadJob("orders", z, 2, "z", "over"), t.lcDeadJob("orders", y, 2, "y", "boom")}
 	m := t.lcMorgue("orders", 0)
-	t.check(slices.Equal(m, want), ruleMorgueOp, fmt.Sprintf("the morgue lists %+v, oldest death first", want), "%+v", m)
+	t.check(slices.Equal(m, want), rules.MorgueOp, fmt.Sprintf("the morgue lists %+v, oldest death first", want), "%+v", m)
 }
 
 func failDeathTimeAndMorgueBytes(t *T) {
@@ -169,15 +170,15 @@ func failDeathTimeAndMorgueBytes(t *T) {
 	c := t.mustClaim("orders", 30000)
 	why := "fatal: état ✗ \"quoted\"\n2nd line " + strings.Repeat("long trace ", 400)
 	before := t.now()
-	t.ok(t.D.Fail(t.ctx, protocol.FailArgs{FenceArgs: fa("orders", id, c.Token), Error: why}), ruleFail, "fail")
+	t.ok(t.D.Fail(t.ctx, protocol.FailArgs{FenceArgs: fa("orders", id, c.Token), Error: why}), rules.Fail, "fail")
 	after := t.now()
-	died := t.leaseWithin(q.Dead(), id, before, after, 0, ruleFailDeath)
+	died := t.leaseWithin(q.Dead(), id, before, after, 0, rules.FailDeath)
 	t.lcQueueIs("orders", lcWant{dead: []string{id}, errors: map[string]string{id: why},
-		rows: map[string]lcRow{id: {"dead", 1, rawPayload}}}, ruleFailDeath)
+		rows: map[string]lcRow{id: {"dead", 1, rawPayload}}}, rules.FailDeath)
 	want := protocol.DeadJob{ID: id, Attempts: 1, PayloadB64: b64(rawPayload), Error: why, DiedMS: died}
 	var m []protocol.DeadJob
-	t.lcUnchanged(ruleMorgueOp, "morgue reads only", func() { m = t.lcMorgue("orders", 0) })
-	t.check(len(m) == 1 && m[0] == want, ruleMorgueOp, fmt.Sprintf("the morgue lists exactly %+v", want), "%+v", m)
+	t.lcUnchanged(rules.MorgueOp, "morgue reads only", func() { m = t.lcMorgue("orders", 0) })
+	t.check(len(m) == 1 && m[0] == want, rules.MorgueOp, fmt.Sprintf("the morgue lists exactly %+v", want), "%+v", m)
 }
 
 func reapDeathInMorgue(t *T) {
@@ -186,20 +187,20 @@ func reapDeathInMorgue(t *T) {
 	// A first attempt fails with its own error: the death replaces it with "lease expired".
 	first := t.mustClaim("orders", 60000)
 	_, err := t.D.Retry(t.ctx, protocol.RetryArgs{FenceArgs: fa("orders", id, first.Token), MaxAttempts: 5, Error: "an earlier error"})
-	t.ok(err, ruleReapDead, "retry (the first attempt fails)")
+	t.ok(err, rules.ReapDead, "retry (the first attempt fails)")
 	t.mustClaim("orders", 100)
 	deadline, _ := t.zscore(q.Active(), id)
 	t.waitPast(deadline)
 	before := t.now()
 	n := t.lcReap("orders", 2, 0)
 	after := t.now()
-	t.check(n == 1, ruleReapDead, "reap settles the one expired lease", "count %d", n)
-	died := t.leaseWithin(q.Dead(), id, before, after, 0, ruleReapDead)
+	t.check(n == 1, rules.ReapDead, "reap settles the one expired lease", "count %d", n)
+	died := t.leaseWithin(q.Dead(), id, before, after, 0, rules.ReapDead)
 	t.lcQueueIs("orders", lcWant{dead: []string{id}, errors: map[string]string{id: "lease expired"},
-		rows: map[string]lcRow{id: {"dead", 2, rawPayload}}}, ruleReapDead)
+		rows: map[string]lcRow{id: {"dead", 2, rawPayload}}}, rules.ReapDead)
 	want := protocol.DeadJob{ID: id, Attempts: 2, PayloadB64: b64(rawPayload), Error: "lease expired", DiedMS: died}
 	m := t.lcMorgue("orders", 0)
-	t.check(len(m) == 1 && m[0] == want, ruleMorgueOp, fmt.Sprintf("the morgue lists exactly %+v", want), "%+v", m)
+	t.check(len(m) == 1 && m[0] == want, rules.MorgueOp, fmt.Sprintf("the morgue lists exactly %+v", want), "%+v", m)
 }
 
 func morgueOrderAndLimit(t *T) {
@@ -209,28 +210,28 @@ func morgueOrderAndLimit(t *T) {
 		want = append(want, t.lcDeadJob("orders", id, tok, p, "fatal "+p))
 	}
 	var m []protocol.DeadJob
-	t.lcUnchanged(ruleMorgueOp, "morgue reads only", func() { m = t.lcMorgue("orders", 2) })
-	t.check(slices.Equal(m, want[:2]), ruleMorgueOp, fmt.Sprintf("morgue limit 2 lists the two oldest deaths %+v", want[:2]), "%+v", m)
+	t.lcUnchanged(rules.MorgueOp, "morgue reads only", func() { m = t.lcMorgue("orders", 2) })
+	t.check(slices.Equal(m, want[:2]), rules.MorgueOp, fmt.Sprintf("morgue limit 2 lists the two oldest deaths %+v", want[:2]), "%+v", m)
 	m = t.lcMorgue("orders", 0)
-	t.check(slices.Equal(m, want), ruleMorgueOp, fmt.Sprintf("the morgue lists %+v, oldest death first", want), "%+v", m)
+	t.check(slices.Equal(m, want), rules.MorgueOp, fmt.Sprintf("the morgue lists %+v, oldest death first", want), "%+v", m)
 }
 
 func revivePurgeNotDead(t *T) {
 	bury(t, "dead", "fatal")
 	revived, _ := bury(t, "revived", "fatal")
 	_, err := t.D.Revive(t.ctx, protocol.JobArgs{Queue: "orders", ID: revived})
-	t.ok(err, ruleMorgue, "revive")
+	t.ok(err, rules.Morgue, "revive")
 	c := t.mustClaim("orders", 30000)
-	t.check(c.ID == revived, ruleClaim, "the claim returns the revived job", "%s", c.ID)
+	t.check(c.ID == revived, rules.Claim, "the claim returns the revived job", "%s", c.ID)
 	pending := t.enqueue("orders", "pending")
 	scheduled := t.enqueueWith(protocol.EnqueueArgs{Queue: "orders", PayloadB64: b64("later"), DelayMS: 60000})
 	absent := jobID(1 << 40)
 	for _, id := range []string{revived, pending, scheduled, absent} {
-		t.lcUnchanged(ruleNotDead, "revive and purge of "+id+", which is not dead", func() {
+		t.lcUnchanged(rules.NotDead, "revive and purge of "+id+", which is not dead", func() {
 			for _, op := range []func(context.Context, protocol.JobArgs) (protocol.ChangedResult, error){t.D.Revive, t.D.Purge} {
 				r, err := op(t.ctx, protocol.JobArgs{Queue: "orders", ID: id})
-				t.ok(err, ruleNotDead, "revive/purge")
-				t.check(!r.Changed, ruleNotDead, "changed: false for "+id+", which is not dead", "changed true")
+				t.ok(err, rules.NotDead, "revive/purge")
+				t.check(!r.Changed, rules.NotDead, "changed: false for "+id+", which is not dead", "changed true")
 			}
 		})
 	}
@@ -241,14 +242,14 @@ func morgueDefaultLimit(t *T) {
 	ids := t.lcPlant("orders", "dead", 3, t.now()-5000, 101, payload)
 	m := t.lcMorgue("orders", 0)
 	_, died := t.zset(t.q("orders").Dead())
-	t.cover(ruleMorgueOp)
+	t.cover(rules.MorgueOp)
 	if len(m) != 100 {
-		t.fail(ruleMorgueOp, "morgue without a limit lists 100 of 101 dead jobs (default limit 100)", fmt.Sprintf("%d jobs", len(m)))
+		t.fail(rules.MorgueOp, "morgue without a limit lists 100 of 101 dead jobs (default limit 100)", fmt.Sprintf("%d jobs", len(m)))
 	}
 	for i, j := range m {
 		want := protocol.DeadJob{ID: ids[i], Attempts: 3, PayloadB64: b64(payload(i)), Error: fmt.Sprintf("error %d", i), DiedMS: died[ids[i]]}
 		if j != want {
-			t.fail(ruleMorgueOp, fmt.Sprintf("entry %d of the morgue is %+v (oldest death first)", i, want), fmt.Sprintf("%+v", j))
+			t.fail(rules.MorgueOp, fmt.Sprintf("entry %d of the morgue is %+v (oldest death first)", i, want), fmt.Sprintf("%+v", j))
 		}
 	}
 }
@@ -256,7 +257,7 @@ func morgueDefaultLimit(t *T) {
 func bury(t *T, payload, why string) (string, int64) {
 	id := t.enqueue("orders", payload)
 	c := t.mustClaim("orders", 30000)
-	t.check(c.ID == id, ruleClaim, "the claim returns the job just enqueued", "%s", c.ID)
-	t.ok(t.D.Fail(t.ctx, protocol.FailArgs{FenceArgs: fa("orders", id, c.Token), Error: why}), ruleFail, "fail")
+	t.check(c.ID == id, rules.Claim, "the claim returns the job just enqueued", "%s", c.ID)
+	t.ok(t.D.Fail(t.ctx, protocol.FailArgs{FenceArgs: fa("orders", id, c.Token), Error: why}), rules.Fail, "fail")
 	return id, c.Token
 }

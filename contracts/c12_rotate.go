@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/echomq/kit/contracts/rules"
 	"github.com/echomq/kit/protocol"
 )
 
@@ -38,9 +39,9 @@ func (t *T) ringIsServiceable(qn string, lanes []string, step string) {
 	sorted := append([]string(nil), ring...)
 	sort.Strings(sorted)
 	want := t.serviceable(qn, lanes)
-	t.cover(ruleLanes)
+	t.cover(rules.Lanes)
 	if strings.Join(sorted, ",") != strings.Join(want, ",") {
-		t.fail(ruleLanes, fmt.Sprintf("%s: the ring holds exactly the serviceable lanes %v, each once", step, want), fmt.Sprintf("ring %v", ring))
+		t.fail(rules.Lanes, fmt.Sprintf("%s: the ring holds exactly the serviceable lanes %v, each once", step, want), fmt.Sprintf("ring %v", ring))
 	}
 }
 
@@ -71,26 +72,26 @@ func strictRotation(t *T) {
 	t.ringIsServiceable("orders", lanes, "after the enqueues")
 	var seq []string
 	next := map[string]int{}
-	t.cover(ruleLanes)
+	t.cover(rules.Lanes)
 	for i := range 9 {
 		head := t.list(t.q("orders").Ring())
 		c := t.laneClaim("orders", 30000)
 		if c == nil {
-			t.fail(ruleLanes, fmt.Sprintf("lane claim %d of 9 returns a job", i+1), "an empty reply")
+			t.fail(rules.Lanes, fmt.Sprintf("lane claim %d of 9 returns a job", i+1), "an empty reply")
 		}
-		t.check(len(head) > 0 && c.Lane == head[0], ruleLanes, fmt.Sprintf("claim %d takes the lane at the ring's head %v", i+1, head), "it took lane %q", c.Lane)
-		t.check(c.ID == jobs[c.Lane][next[c.Lane]], ruleLanes, "the lane's oldest id", "claim %d of lane %s got %s, want %s", i+1, c.Lane, c.ID, jobs[c.Lane][next[c.Lane]])
+		t.check(len(head) > 0 && c.Lane == head[0], rules.Lanes, fmt.Sprintf("claim %d takes the lane at the ring's head %v", i+1, head), "it took lane %q", c.Lane)
+		t.check(c.ID == jobs[c.Lane][next[c.Lane]], rules.Lanes, "the lane's oldest id", "claim %d of lane %s got %s, want %s", i+1, c.Lane, c.ID, jobs[c.Lane][next[c.Lane]])
 		next[c.Lane]++
 		seq = append(seq, c.Lane)
 		t.ringIsServiceable("orders", lanes, fmt.Sprintf("after lane claim %d", i+1))
 	}
-	t.cover(ruleLanes)
+	t.cover(rules.Lanes)
 	for i := range seq {
 		if seq[i] != seq[i%3] || (i < 3 && slices.Index(seq[:i], seq[i]) >= 0) {
-			t.fail(ruleLanes, "claims rotate strictly: every lane once per round, in the same order", strings.Join(seq, " "))
+			t.fail(rules.Lanes, "claims rotate strictly: every lane once per round, in the same order", strings.Join(seq, " "))
 		}
 	}
-	t.check(t.laneClaim("orders", 30000) == nil, ruleLanes, "an empty reply once every lane is drained", "a job")
+	t.check(t.laneClaim("orders", 30000) == nil, rules.Lanes, "an empty reply once every lane is drained", "a job")
 }
 
 func ringEqualsServiceable(t *T) {
@@ -110,7 +111,7 @@ func ringEqualsServiceable(t *T) {
 	t.laneClaim("orders", 30000)
 	t.laneClaim("orders", 30000)
 	t.ringIsServiceable("orders", lanes, "after draining both lanes")
-	t.check(len(t.list(t.q("orders").Ring())) == 0, ruleLanes, "an empty ring once no lane has work", "%v", t.list(t.q("orders").Ring()))
+	t.check(len(t.list(t.q("orders").Ring())) == 0, rules.Lanes, "an empty ring once no lane has work", "%v", t.list(t.q("orders").Ring()))
 }
 
 func starvationBounded(t *T) {
@@ -125,18 +126,18 @@ func starvationBounded(t *T) {
 	late := t.laneEnqueue("orders", "late", "late")
 	n := len(t.serviceable("orders", lanes))
 	waited := 0
-	t.cover(ruleStarve)
+	t.cover(rules.Starve)
 	for {
 		c := t.laneClaim("orders", 30000)
 		if c == nil {
-			t.fail(ruleStarve, "the late lane is claimed", "the lanes ran dry first")
+			t.fail(rules.Starve, "the late lane is claimed", "the lanes ran dry first")
 		}
 		if c.ID == late {
 			break
 		}
 		waited++
 		if waited > n-1 {
-			t.fail(ruleStarve, fmt.Sprintf("with %d serviceable lanes the late lane waits at most %d lane claims", n, n-1), fmt.Sprintf("it waited %d so far", waited))
+			t.fail(rules.Starve, fmt.Sprintf("with %d serviceable lanes the late lane waits at most %d lane claims", n, n-1), fmt.Sprintf("it waited %d so far", waited))
 		}
 	}
 }
@@ -148,45 +149,45 @@ func starvationBounded(t *T) {
 func laneTransitions(t *T) {
 	m := newLaneModel("orders")
 	for i := range 3 {
-		t.mEnqueue(m, "east", fmt.Sprint("e", i), 0, map[bool]Rule{true: ruleRingTail, false: ruleRingPlace}[i == 0])
+		t.mEnqueue(m, "east", fmt.Sprint("e", i), 0, map[bool]rules.Rule{true: rules.RingTail, false: rules.RingPlace}[i == 0])
 	}
-	t.mEnqueue(m, "west", "w0", 0, ruleRingTail)
-	t.mEnqueue(m, "west", "w1", 0, ruleRingPlace)
+	t.mEnqueue(m, "west", "w0", 0, rules.RingTail)
+	t.mEnqueue(m, "west", "w1", 0, rules.RingPlace)
 
-	x := t.mClaim(m, 30000, ruleLaneCount)
-	t.mRetry(m, x, 5, 0, ruleLaneRetry)
-	x = t.mClaim(m, 30000, ruleLaneCount)
-	t.mRetry(m, x, 5, 60, ruleLaneRetry)
-	late := t.mEnqueue(m, "north", "late", 40, ruleLanePromote) // a delayed lane enqueue
-	held := t.mClaim(m, 30000, ruleLaneCount)
-	t.mPromote(m, []string{x, late}, ruleLanePromote) // both lanes rejoin, in due order
+	x := t.mClaim(m, 30000, rules.LaneCount)
+	t.mRetry(m, x, 5, 0, rules.LaneRetry)
+	x = t.mClaim(m, 30000, rules.LaneCount)
+	t.mRetry(m, x, 5, 60, rules.LaneRetry)
+	late := t.mEnqueue(m, "north", "late", 40, rules.LanePromote) // a delayed lane enqueue
+	held := t.mClaim(m, 30000, rules.LaneCount)
+	t.mPromote(m, []string{x, late}, rules.LanePromote) // both lanes rejoin, in due order
 
-	t.mCeiling(m, "east", 1, ruleLanes)
-	x = t.mClaim(m, 30000, ruleLaneCount)
-	t.mFail(m, x, ruleLaneFail)
-	t.mRevive(m, x, ruleLaneRevive)
-	t.mComplete(m, held, ruleLaneComplete) // east below its ceiling again: it rejoins
+	t.mCeiling(m, "east", 1, rules.Lanes)
+	x = t.mClaim(m, 30000, rules.LaneCount)
+	t.mFail(m, x, rules.LaneFail)
+	t.mRevive(m, x, rules.LaneRevive)
+	t.mComplete(m, held, rules.LaneComplete) // east below its ceiling again: it rejoins
 
-	t.mPause(m, "west", ruleLanes)
+	t.mPause(m, "west", rules.Lanes)
 	var short []string // claim until every lane is paused, drained or at its ceiling
-	for x := t.mClaim(m, 100, ruleLaneCount); x != ""; x = t.mClaim(m, 100, ruleLaneCount) {
+	for x := t.mClaim(m, 100, rules.LaneCount); x != ""; x = t.mClaim(m, 100, rules.LaneCount) {
 		short = append(short, x)
 	}
-	t.mReap(m, short, 5, ruleLaneReap)
-	t.mResume(m, "west", ruleLanes)
+	t.mReap(m, short, 5, rules.LaneReap)
+	t.mResume(m, "west", rules.Lanes)
 
-	x = t.mClaim(m, 60, ruleLaneCount)
-	t.mReap(m, []string{x}, m.Tokens[x], ruleLaneReap)
-	t.mPurge(m, x, ruleLanePurge)
+	x = t.mClaim(m, 60, rules.LaneCount)
+	t.mReap(m, []string{x}, m.Tokens[x], rules.LaneReap)
+	t.mPurge(m, x, rules.LanePurge)
 
-	t.mCeiling(m, "east", 0, ruleLanes)
+	t.mCeiling(m, "east", 0, rules.Lanes)
 	for range 12 {
-		if x = t.mClaim(m, 30000, ruleLaneCount); x == "" {
+		if x = t.mClaim(m, 30000, rules.LaneCount); x == "" {
 			break
 		}
-		t.mComplete(m, x, ruleLaneComplete)
+		t.mComplete(m, x, rules.LaneComplete)
 	}
-	t.check(len(m.LaneOf) == 0, ruleLanes, "every lane job retired", "%v left", m.LaneOf)
+	t.check(len(m.LaneOf) == 0, rules.Lanes, "every lane job retired", "%v left", m.LaneOf)
 }
 
 // ringOrder compares the ring as a list: an enqueue into a lane in the ring keeps its place, a
@@ -194,39 +195,39 @@ func laneTransitions(t *T) {
 func ringOrder(t *T) {
 	m := newLaneModel("orders")
 	for _, g := range []string{"a", "b", "c"} {
-		t.mEnqueue(m, g, g+"1", 0, ruleRingTail)
+		t.mEnqueue(m, g, g+"1", 0, rules.RingTail)
 	}
-	t.mEnqueue(m, "b", "b2", 0, ruleRingPlace)
-	t.mEnqueue(m, "a", "a2", 0, ruleRingPlace)
-	a1 := t.mClaim(m, 30000, ruleLanes) // [b c a]
-	b1 := t.mClaim(m, 30000, ruleLanes) // [c a b]
-	c1 := t.mClaim(m, 30000, ruleLanes) // c drained: [a b]
-	t.mEnqueue(m, "a", "a3", 0, ruleRingPlace)
-	t.mRetry(m, c1, 5, 0, ruleRingTail) // c rejoins: [a b c]
-	t.mComplete(m, a1, ruleRingPlace)
-	t.mFail(m, b1, ruleRingPlace)
+	t.mEnqueue(m, "b", "b2", 0, rules.RingPlace)
+	t.mEnqueue(m, "a", "a2", 0, rules.RingPlace)
+	a1 := t.mClaim(m, 30000, rules.Lanes) // [b c a]
+	b1 := t.mClaim(m, 30000, rules.Lanes) // [c a b]
+	c1 := t.mClaim(m, 30000, rules.Lanes) // c drained: [a b]
+	t.mEnqueue(m, "a", "a3", 0, rules.RingPlace)
+	t.mRetry(m, c1, 5, 0, rules.RingTail) // c rejoins: [a b c]
+	t.mComplete(m, a1, rules.RingPlace)
+	t.mFail(m, b1, rules.RingPlace)
 	for range 3 {
-		x := t.mClaim(m, 30000, ruleLanes)
-		t.mComplete(m, x, ruleRingPlace)
+		x := t.mClaim(m, 30000, rules.Lanes)
+		t.mComplete(m, x, rules.RingPlace)
 	}
-	t.mRevive(m, b1, ruleRingTail) // b held b2 … order decided by the model
-	t.mEnqueue(m, "c", "c2", 0, ruleRingTail)
+	t.mRevive(m, b1, rules.RingTail) // b held b2 … order decided by the model
+	t.mEnqueue(m, "c", "c2", 0, rules.RingTail)
 	var short []string // drain every lane under short leases: the reap returns them in deadline order
 	for {
-		x := t.mClaim(m, 100, ruleLanes)
+		x := t.mClaim(m, 100, rules.Lanes)
 		if x == "" {
 			break
 		}
 		short = append(short, x)
 	}
-	t.mEnqueue(m, "d", "d1", 0, ruleRingTail)
-	t.mReap(m, short, 5, ruleRingTail)
+	t.mEnqueue(m, "d", "d1", 0, rules.RingTail)
+	t.mReap(m, short, 5, rules.RingTail)
 	for {
-		x := t.mClaim(m, 30000, ruleLanes)
+		x := t.mClaim(m, 30000, rules.Lanes)
 		if x == "" {
 			break
 		}
-		t.mComplete(m, x, ruleActiveZero)
+		t.mComplete(m, x, rules.ActiveZero)
 	}
 }
 
@@ -238,14 +239,14 @@ func churnFairness(t *T) {
 	lanes := []string{"hot", "w.1", "w_2", "w3-" + strings.Repeat("z", 61)}
 	for _, g := range lanes[1:] {
 		for i := range 4 {
-			t.mEnqueue(m, g, fmt.Sprint(g, "-", i), 0, ruleChurn)
+			t.mEnqueue(m, g, fmt.Sprint(g, "-", i), 0, rules.Churn)
 		}
 	}
-	t.mEnqueue(m, "hot", "hot-0", 0, ruleChurn)
+	t.mEnqueue(m, "hot", "hot-0", 0, rules.Churn)
 	waited, refills := map[string]int{}, 0
-	t.cover(ruleChurn)
+	t.cover(rules.Churn)
 	for i := range 14 {
-		x := t.mClaim(m, 30000, ruleChurn)
+		x := t.mClaim(m, 30000, rules.Churn)
 		if x == "" {
 			break
 		}
@@ -256,21 +257,21 @@ func churnFairness(t *T) {
 				continue
 			}
 			if waited[o]++; waited[o] > len(lanes)-1 {
-				t.fail(ruleChurn, fmt.Sprintf("with %d lanes a lane with work waits at most %d lane claims", len(lanes), len(lanes)-1),
+				t.fail(rules.Churn, fmt.Sprintf("with %d lanes a lane with work waits at most %d lane claims", len(lanes), len(lanes)-1),
 					fmt.Sprintf("lane %s waited %d (claim %d took %s from %s)", o, waited[o], i+1, x, g))
 			}
 		}
 		waited[g] = 0
 		switch {
 		case g != "hot":
-			t.mComplete(m, x, ruleChurn)
+			t.mComplete(m, x, rules.Churn)
 		case refills%2 == 0:
 			refills++
-			t.mRetry(m, x, 100, 0, ruleChurn) // the hot lane refills by retry
+			t.mRetry(m, x, 100, 0, rules.Churn) // the hot lane refills by retry
 		default:
 			refills++
-			t.mComplete(m, x, ruleChurn)
-			t.mEnqueue(m, "hot", fmt.Sprint("hot-", i), 0, ruleChurn) // … or by enqueue
+			t.mComplete(m, x, rules.Churn)
+			t.mEnqueue(m, "hot", fmt.Sprint("hot-", i), 0, rules.Churn) // … or by enqueue
 		}
 	}
 }
@@ -282,7 +283,7 @@ func laneAndPlainApart(t *T) {
 	q := t.q("orders")
 	wake := func(want int64, after string) {
 		n := t.llen(q.Wake())
-		t.check(n == want, ruleClaimRearm, fmt.Sprintf("after %s the wake holds %d token(s)", after, want), "%d", n)
+		t.check(n == want, rules.ClaimRearm, fmt.Sprintf("after %s the wake holds %d token(s)", after, want), "%d", n)
 		t.do("DEL", q.Wake())
 	}
 	p1, p2 := t.enqueue("orders", "p1"), t.enqueue("orders", "p2")
@@ -291,27 +292,27 @@ func laneAndPlainApart(t *T) {
 	var done []*protocol.ClaimResult
 	for i, want := range []string{a1, b1} {
 		c := t.laneClaim("orders", 30000)
-		t.check(c != nil && c.ID == want, ruleLanes, fmt.Sprintf("lane claim %d takes lane job %s", i+1, want), "%+v", c)
+		t.check(c != nil && c.ID == want, rules.Lanes, fmt.Sprintf("lane claim %d takes lane job %s", i+1, want), "%+v", c)
 		done = append(done, c)
 		wake(1, fmt.Sprintf("lane claim %d (lane or plain work remains)", i+1))
 	}
 	c := t.laneClaim("orders", 30000)
-	t.check(c == nil, ruleLanes, "lane_claim answers empty with no lane serviceable, plain jobs pending or not", "it took %+v", c)
+	t.check(c == nil, rules.Lanes, "lane_claim answers empty with no lane serviceable, plain jobs pending or not", "it took %+v", c)
 	pend, _ := t.zset(q.Pending())
-	t.check(slices.Equal(pend, []string{p1, p2}), ruleLanes, fmt.Sprintf("plain pending untouched by lane claims: %v", []string{p1, p2}), "%v", pend)
+	t.check(slices.Equal(pend, []string{p1, p2}), rules.Lanes, fmt.Sprintf("plain pending untouched by lane claims: %v", []string{p1, p2}), "%v", pend)
 	wake(0, "an empty lane claim")
 	c1 := t.laneEnqueue("orders", "c", "c1")
 	t.do("DEL", q.Wake())
 	for i, want := range []string{p1, p2} {
 		c := t.claim("orders", 30000)
-		t.check(c != nil && c.ID == want && c.Lane == "", ruleClaim, fmt.Sprintf("claim %d takes plain job %s", i+1, want), "%+v", c)
+		t.check(c != nil && c.ID == want && c.Lane == "", rules.Claim, fmt.Sprintf("claim %d takes plain job %s", i+1, want), "%+v", c)
 		done = append(done, c)
 		wake(1, fmt.Sprintf("plain claim %d (plain or lane work remains)", i+1))
 	}
 	c = t.claim("orders", 30000)
-	t.check(c == nil, ruleClaim, "claim answers empty with no plain job pending, lanes full or not", "it took %+v", c)
+	t.check(c == nil, rules.Claim, "claim answers empty with no plain job pending, lanes full or not", "it took %+v", c)
 	lane, _ := t.zset(laneKey(q, "c"))
-	t.check(slices.Equal(lane, []string{c1}) && slices.Equal(t.list(q.Ring()), []string{"c"}), ruleLanes,
+	t.check(slices.Equal(lane, []string{c1}) && slices.Equal(t.list(q.Ring()), []string{"c"}), rules.Lanes,
 		"lane c and the ring untouched by plain claims", "lane c %v, ring %v", lane, t.list(q.Ring()))
 	wake(0, "an empty claim")
 	for _, d := range done {

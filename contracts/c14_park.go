@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/echomq/kit/contracts/rules"
 	"github.com/echomq/kit/lua"
 	"github.com/echomq/kit/protocol"
 )
@@ -38,7 +39,7 @@ func (t *T) portClients() []map[string]string {
 // event that ends a wait is the park's: a park that returns first (its timeout_ms run out) never
 // had its consumers parked; a slow machine only makes the wait longer.
 func (t *T) waitBlocked(n int) {
-	t.cover(rulePark)
+	t.cover(rules.Park)
 	for {
 		got := 0
 		for _, f := range t.portClients() {
@@ -51,7 +52,7 @@ func (t *T) waitBlocked(n int) {
 		}
 		select {
 		case <-t.parking:
-			t.fail(rulePark, fmt.Sprintf("%d idle consumer(s) blocked in BLPOP on the wake key while the park runs", n), fmt.Sprintf("%d blocked when the park returned (CLIENT LIST)", got))
+			t.fail(rules.Park, fmt.Sprintf("%d idle consumer(s) blocked in BLPOP on the wake key while the park runs", n), fmt.Sprintf("%d blocked when the park returned (CLIENT LIST)", got))
 		case <-t.ctx.Done():
 			t.harness("waiting for %d parked consumer(s): %v", n, t.ctx.Err())
 		case <-time.After(10 * time.Millisecond):
@@ -86,14 +87,14 @@ func (t *T) park(a protocol.ParkArgs) <-chan parked {
 // (and its minter upkeep).
 func (t *T) idleWire(from int, wake string) {
 	pops := map[string]int{} // per connection: a parked consumer re-issues its pop only on timeout
-	t.cover(rulePark)
+	t.cover(rules.Park)
 	for _, l := range t.portCommands(from) {
 		if l.Cmd() == "BLPOP" && argAt(l, 1) == wake && len(l.Args) == 3 {
 			pops[l.Client]++
-			t.check(pops[l.Client] == 1, rulePark, "one blocking pop per parked connection while idle (the windows are shorter than park_ms)", "connection %s sent BLPOP %d times", l.Client, pops[l.Client])
+			t.check(pops[l.Client] == 1, rules.Park, "one blocking pop per parked connection while idle (the windows are shorter than park_ms)", "connection %s sent BLPOP %d times", l.Client, pops[l.Client])
 			continue
 		}
-		t.fail(rulePark, "an idle consumer sends nothing but one blocking pop on "+wake, "the port sent "+l.String())
+		t.fail(rules.Park, "an idle consumer sends nothing but one blocking pop on "+wake, "the port sent "+l.String())
 	}
 }
 
@@ -123,7 +124,7 @@ func (t *T) noPolling(from int, a protocol.ParkArgs) {
 		}
 	}
 	limit := a.Jobs + pops + a.Consumers
-	t.check(claims <= limit, rulePark, fmt.Sprintf("at most %d claims (jobs %d + wakes %d + consumers %d): no polling", limit, a.Jobs, pops, a.Consumers), "%d claims", claims)
+	t.check(claims <= limit, rules.Park, fmt.Sprintf("at most %d claims (jobs %d + wakes %d + consumers %d): no polling", limit, a.Jobs, pops, a.Consumers), "%d claims", claims)
 }
 
 // c14 is contract C14: park.
@@ -154,11 +155,11 @@ func idleConsumerBlocksAndWakesPromptly(t *T) {
 	start := time.Now()
 	t.kitEnqueue("orders", []string{id})
 	r := <-done
-	t.ok(r.err, rulePark, "park")
+	t.ok(r.err, rules.Park, "park")
 	took := r.at.Sub(start)
-	t.check(took < promptly(a), rulePark, fmt.Sprintf("an enqueue wakes the parked consumer promptly (within %s, well before its %s pop times out)", promptly(a), time.Duration(a.ParkMS)*time.Millisecond), "park returned %s after the enqueue", took.Round(time.Millisecond))
-	t.check(len(r.res.Jobs) == 1 && r.res.Jobs[0].ID == id && r.res.Jobs[0].Token == 1, rulePark, "the woken consumer claimed and completed "+id, "%+v", r.res.Jobs)
-	t.check(!t.exists(jobKey(q, id)), ruleComplete, "the job completed", "the row is still there")
+	t.check(took < promptly(a), rules.Park, fmt.Sprintf("an enqueue wakes the parked consumer promptly (within %s, well before its %s pop times out)", promptly(a), time.Duration(a.ParkMS)*time.Millisecond), "park returned %s after the enqueue", took.Round(time.Millisecond))
+	t.check(len(r.res.Jobs) == 1 && r.res.Jobs[0].ID == id && r.res.Jobs[0].Token == 1, rules.Park, "the woken consumer claimed and completed "+id, "%+v", r.res.Jobs)
+	t.check(!t.exists(jobKey(q, id)), rules.Complete, "the job completed", "the row is still there")
 	t.noPolling(m0, a)
 	t.parkConnections(m0, q.Wake())
 }
@@ -176,7 +177,7 @@ func burstWakesParkedConsumers(t *T) {
 	start := time.Now()
 	t.kitEnqueue("orders", ids)
 	t.completed(<-done, start, promptly(a), ids, "a burst wakes parked consumers one after another, before any pop times out")
-	t.check(t.llen(q.Wake()) <= 1, ruleWake, "the wake list never exceeds one", "length %d", t.llen(q.Wake()))
+	t.check(t.llen(q.Wake()) <= 1, rules.Wake, "the wake list never exceeds one", "length %d", t.llen(q.Wake()))
 	t.noPolling(m0, a)
 	t.parkConnections(m0, q.Wake())
 }
@@ -189,14 +190,14 @@ func claimRearmsWhileWorkRemains(t *T) {
 	for i, want := range []int64{1, 1, 0} {
 		t.do("DEL", q.Wake())
 		t.mustClaim("orders", 30000)
-		t.check(t.llen(q.Wake()) == want, ruleWakeClaimRearm, fmt.Sprintf("after claim %d of 3 the wake holds %d token(s) (re-armed while work remains)", i+1, want), "length %d", t.llen(q.Wake()))
+		t.check(t.llen(q.Wake()) == want, rules.WakeClaimRearm, fmt.Sprintf("after claim %d of 3 the wake holds %d token(s) (re-armed while work remains)", i+1, want), "length %d", t.llen(q.Wake()))
 	}
 }
 
 func wakeNeverExceedsOne(t *T) {
 	q := t.q("orders")
 	one := func(step string) {
-		t.check(t.llen(q.Wake()) == 1, ruleWakeOne, step+": the wake list holds exactly one token", "length %d", t.llen(q.Wake()))
+		t.check(t.llen(q.Wake()) == 1, rules.WakeOne, step+": the wake list holds exactly one token", "length %d", t.llen(q.Wake()))
 	}
 	for i := range 3 {
 		t.enqueue("orders", fmt.Sprint(i))
@@ -207,13 +208,13 @@ func wakeNeverExceedsOne(t *T) {
 	c := t.mustClaim("orders", 30000) // the retry below must meet a live lease, however busy the machine
 	one("after a claim with work remaining")
 	_, err := t.D.Retry(t.ctx, protocol.RetryArgs{FenceArgs: fa("orders", c.ID, c.Token), MaxAttempts: 5, Error: "x"})
-	t.ok(err, ruleRetry, "retry")
+	t.ok(err, rules.Retry, "retry")
 	one("after a retry")
 	c = t.mustClaim("orders", 100)
 	deadline, _ := t.zscore(q.Active(), c.ID)
 	t.waitPast(deadline)
 	_, err = t.D.Reap(t.ctx, protocol.ReapArgs{Queue: "orders", MaxAttempts: 5})
-	t.ok(err, ruleReap, "reap")
+	t.ok(err, rules.Reap, "reap")
 	one("after a reap")
 	t.wakeKeepsOne("burst")
 }

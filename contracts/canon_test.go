@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/echomq/kit/contracts"
+	"github.com/echomq/kit/contracts/rules"
 	"github.com/echomq/kit/reference/ids"
 	"github.com/echomq/kit/reference/keys"
 )
@@ -93,7 +93,7 @@ func TestCanonReferencesResolve(t *testing.T) {
 			}
 		}
 	}
-	for _, r := range contracts.Rules() {
+	for _, r := range rules.All() {
 		check("rule "+r.ID, r.Quote)
 	}
 	if n == 0 {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/echomq/kit/contracts/internal/chop"
+	"github.com/echomq/kit/contracts/rules"
 	"github.com/echomq/kit/protocol"
 )
 
@@ -13,37 +14,35 @@ import (
 // any other clause. Here the port dials a relay that hands the server's bytes on one to three at
 // a time, and works through the handshake and jobs whose payloads cross every cut position.
 
-var ruleChopped = Rule{"replies-cut-anywhere", `contracts/PROTOCOL.md Part B: "Valkey's replies reach a port as a byte stream that may be cut at any byte, inside a bulk string or between its last byte and its CRLF: a port reads each reply whole however it is cut"`}
-
 // choppedPayload holds RESP's own markers, so a reader that parses inside a bulk trips on them.
 const choppedPayload = "\r\n$*:-+\x00\r\n$-1\r\n*2\r\n:7\r\n"
 
 // repliesCutAtEveryByte is C01's, on a standalone server only: in cluster mode the port dials
 // every primary from the slot map, past a relay in front of one node.
 func repliesCutAtEveryByte(t *T) {
-	t.throughRelay(100*time.Microsecond, ruleChopped, "hello through the relay succeeds (the handshake's replies cut too)", func(r *chop.Relay) {
-		t.check(r.Dials() > 0, ruleChopped, "the port dials the address hello gives it", "no connection reached the relay at %s", r.Addr())
+	t.throughRelay(100*time.Microsecond, rules.Chopped, "hello through the relay succeeds (the handshake's replies cut too)", func(r *chop.Relay) {
+		t.check(r.Dials() > 0, rules.Chopped, "the port dials the address hello gives it", "no connection reached the relay at %s", r.Addr())
 		for n := range len(choppedPayload) + 1 {
 			payload := choppedPayload[:n]
 			what := fmt.Sprintf("with a %d-byte payload, every reply cut in pieces of 1–3 bytes", n)
 			e, err := t.D.Enqueue(t.ctx, protocol.EnqueueArgs{Queue: "orders", PayloadB64: b64(payload)})
-			t.ok(err, ruleChopped, "enqueue "+what)
+			t.ok(err, rules.Chopped, "enqueue "+what)
 			c, err := t.D.Claim(t.ctx, protocol.ClaimArgs{Queue: "orders", LeaseMS: 30000})
-			t.ok(err, ruleChopped, "claim "+what)
-			t.check(c != nil && c.ID == e.ID && c.PayloadB64 == b64(payload), ruleChopped,
+			t.ok(err, rules.Chopped, "claim "+what)
+			t.check(c != nil && c.ID == e.ID && c.PayloadB64 == b64(payload), rules.Chopped,
 				fmt.Sprintf("claim %s answers %s and its payload %q", what, e.ID, payload), "%s, payload %q", claimText(c), payloadOf(c))
-			t.ok(t.D.Complete(t.ctx, protocol.FenceArgs{Queue: "orders", ID: e.ID, Token: c.Token}), ruleChopped, "complete "+what)
+			t.ok(t.D.Complete(t.ctx, protocol.FenceArgs{Queue: "orders", ID: e.ID, Token: c.Token}), rules.Chopped, "complete "+what)
 		}
 		m, err := t.D.Mint(t.ctx, protocol.MintArgs{N: 3})
-		t.ok(err, ruleChopped, "mint n=3 through the relay")
-		t.check(len(m.IDs) == 1 && len(m.IDs[0]) == 3, ruleChopped, "mint n=3 answers one list of 3 ids", "%v", m.IDs)
+		t.ok(err, rules.Chopped, "mint n=3 through the relay")
+		t.check(len(m.IDs) == 1 && len(m.IDs[0]) == 3, rules.Chopped, "mint n=3 answers one list of 3 ids", "%v", m.IDs)
 	})
 }
 
 // throughRelay runs body in a session opened through a relay in front of the server (failures
 // of its hello under rule), then closes the session before the relay: a port that still had a
 // connection through it would see the relay's close as a loss.
-func (t *T) throughRelay(pause time.Duration, rule Rule, expected string, body func(r *chop.Relay)) {
+func (t *T) throughRelay(pause time.Duration, rule rules.Rule, expected string, body func(r *chop.Relay)) {
 	r, err := chop.Start(t.cfg.Valkey, pause)
 	if err != nil {
 		t.harness("%v", err)
@@ -53,7 +52,7 @@ func (t *T) throughRelay(pause time.Duration, rule Rule, expected string, body f
 	body(r)
 	d := t.D
 	t.D = nil // closed here, not again at the end of the clause
-	t.ok(d.Close(t.ctx), ruleClose, "close")
+	t.ok(d.Close(t.ctx), rules.Close, "close")
 }
 
 func payloadOf(c *protocol.ClaimResult) string {

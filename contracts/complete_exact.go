@@ -5,6 +5,8 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+
+	"github.com/echomq/kit/contracts/rules"
 )
 
 // completeExact completes (id, token) with the live token and requires exactly complete's effect
@@ -45,27 +47,27 @@ func (t *T) completeExact(qn, id string, token int64) {
 	t.complete(qn, id, token)
 
 	after := t.snapshot()
-	t.cover(ruleComplete)
+	t.cover(rules.Complete)
 	for _, k := range slices.Sorted(maps.Keys(union(before, after))) {
 		if !slices.Contains(touched, k) && before[k] != after[k] {
-			t.fail(ruleComplete, "complete of "+id+" leaves every key it does not own unchanged",
+			t.fail(rules.Complete, "complete of "+id+" leaves every key it does not own unchanged",
 				fmt.Sprintf("%s: %q → %q", k, before[k], after[k]))
 		}
 	}
-	t.check(!t.exists(row), ruleComplete, "no row "+row, "the row is still there: %v", t.hash(row))
+	t.check(!t.exists(row), rules.Complete, "no row "+row, "the row is still there: %v", t.hash(row))
 	gotActive, gotScores := t.zset(q.Active())
 	same := slices.Equal(gotActive, wantActive)
 	for _, m := range gotActive {
 		same = same && gotScores[m] == scores[m]
 	}
-	t.check(same, ruleComplete, fmt.Sprintf("active is exactly the others' leases %v", wantActive), "%v", gotActive)
-	t.check(maps.Equal(t.hash(q.Ckpt()), hashes[q.Ckpt()]), ruleComplete, fmt.Sprintf("ckpt is exactly the others' %q", hashes[q.Ckpt()]), "%q", t.hash(q.Ckpt()))
-	t.check(maps.Equal(t.hash(q.Errors()), hashes[q.Errors()]), ruleCompleteError, fmt.Sprintf("errors is exactly the others' %q", hashes[q.Errors()]), "%q", t.hash(q.Errors()))
-	t.check(maps.Equal(t.hash(q.LaneOf()), hashes[q.LaneOf()]), ruleCompleteLane, fmt.Sprintf("laneof is exactly the others' %q", hashes[q.LaneOf()]), "%q", t.hash(q.LaneOf()))
+	t.check(same, rules.Complete, fmt.Sprintf("active is exactly the others' leases %v", wantActive), "%v", gotActive)
+	t.check(maps.Equal(t.hash(q.Ckpt()), hashes[q.Ckpt()]), rules.Complete, fmt.Sprintf("ckpt is exactly the others' %q", hashes[q.Ckpt()]), "%q", t.hash(q.Ckpt()))
+	t.check(maps.Equal(t.hash(q.Errors()), hashes[q.Errors()]), rules.CompleteError, fmt.Sprintf("errors is exactly the others' %q", hashes[q.Errors()]), "%q", t.hash(q.Errors()))
+	t.check(maps.Equal(t.hash(q.LaneOf()), hashes[q.LaneOf()]), rules.CompleteLane, fmt.Sprintf("laneof is exactly the others' %q", hashes[q.LaneOf()]), "%q", t.hash(q.LaneOf()))
 	gotLanes := normalLanes(t.hash(q.Lanes()))
-	t.check(maps.Equal(gotLanes, wantLanes), ruleCompleteLane, fmt.Sprintf("lanes is %q (the lane's active count one lower)", wantLanes), "%q", gotLanes)
+	t.check(maps.Equal(gotLanes, wantLanes), rules.CompleteLane, fmt.Sprintf("lanes is %q (the lane's active count one lower)", wantLanes), "%q", gotLanes)
 	gotRing := t.list(q.Ring())
-	t.check(slices.Equal(gotRing, wantRing), ruleLanes, fmt.Sprintf("ring %v (a lane that became serviceable — ids waiting, not paused, below its ceiling — rejoins at the tail; a paused one stays out)", wantRing), "%v", gotRing)
+	t.check(slices.Equal(gotRing, wantRing), rules.Lanes, fmt.Sprintf("ring %v (a lane that became serviceable — ids waiting, not paused, below its ceiling — rejoins at the tail; a paused one stays out)", wantRing), "%v", gotRing)
 }
 
 // normalLanes drops zero active counts: an absent count and a count of 0 say the same.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/echomq/kit/contracts/internal/chop"
+	"github.com/echomq/kit/contracts/rules"
 	"github.com/echomq/kit/drivers"
 	"github.com/echomq/kit/protocol"
 	"github.com/echomq/kit/reference/emqerr"
@@ -20,8 +21,6 @@ import (
 // the deployment changed, so that the redial's fence fails and the session must be refused with
 // the fence's typed error (§1.2-2, §5.2-2), never carry on or answer INTERNAL for ever.
 
-var ruleDropped = Rule{"dropped-connection", `contracts/PROTOCOL.md Part B: "When the server drops a port's connection, a request that meets the loss may answer INTERNAL; the port opens a new connection, which runs the handshake first, and within 30 s the session serves again, or answers the handshake's typed refusal"`}
-
 // connectionsDroppedByTheServer is C01's clause of the port's connections killed by the server.
 func connectionsDroppedByTheServer(t *T) {
 	t.enqueue("orders", "before")
@@ -29,15 +28,15 @@ func connectionsDroppedByTheServer(t *T) {
 	m := t.mark()
 	t.killPortConnections()
 	err := t.afterDrop(nil)
-	t.ok(err, ruleDropped, "an enqueue after the server dropped every connection of the port (retried while it answers INTERNAL, up to 30 s)")
-	fresh := t.freshConnectionsFenced(m, before, ruleDropped, "drop")
-	t.check(fresh > 0, ruleDropped, "a new connection after the drop, with the handshake first", "no new connection showed on the wire")
+	t.ok(err, rules.Dropped, "an enqueue after the server dropped every connection of the port (retried while it answers INTERNAL, up to 30 s)")
+	fresh := t.freshConnectionsFenced(m, before, rules.Dropped, "drop")
+	t.check(fresh > 0, rules.Dropped, "a new connection after the drop, with the handshake first", "no new connection showed on the wire")
 	// The deployment changes while the port is cut off: its redial's fence must refuse.
 	sum := sha1.Sum([]byte("a bundle deployed during the drop"))
 	t.do("HSET", keys.Bundle(), "digest", hex.EncodeToString(sum[:]))
 	t.killPortConnections()
 	err = t.afterDrop(emqerr.Version)
-	t.refused(err, emqerr.Version, ruleDropped, "an enqueue after the server dropped the port's connections and another bundle was deployed")
+	t.refused(err, emqerr.Version, rules.Dropped, "an enqueue after the server dropped the port's connections and another bundle was deployed")
 }
 
 // connectionsCutDuringTheirHandshake is C01's, on a standalone server only: the server drops the
@@ -45,13 +44,13 @@ func connectionsDroppedByTheServer(t *T) {
 // then closed, as a server restarting twice does). Those are losses, not the handshake's refusal:
 // within 30 s the session serves again (B-282).
 func connectionsCutDuringTheirHandshake(t *T) {
-	t.throughRelay(0, ruleDropped, relayHello, func(r *chop.Relay) {
+	t.throughRelay(0, rules.Dropped, relayHello, func(r *chop.Relay) {
 		t.enqueue("orders", "before")
 		r.CutAfterFirstReply(2)
 		t.killPortConnections()
 		err := t.afterDrop(nil)
-		t.ok(err, ruleDropped, fmt.Sprintf("an enqueue after the server dropped the port's connections and %d of its redials died during their handshake, HELLO answered: losses, not a refusal (retried while it answers INTERNAL, up to 30 s)", r.Cut()))
-		t.check(r.Cut() > 0, ruleDropped, "the port's redial met a connection cut during its handshake", "no redial reached the relay")
+		t.ok(err, rules.Dropped, fmt.Sprintf("an enqueue after the server dropped the port's connections and %d of its redials died during their handshake, HELLO answered: losses, not a refusal (retried while it answers INTERNAL, up to 30 s)", r.Cut()))
+		t.check(r.Cut() > 0, rules.Dropped, "the port's redial met a connection cut during its handshake", "no redial reached the relay")
 	})
 }
 
@@ -60,7 +59,7 @@ func connectionsCutDuringTheirHandshake(t *T) {
 // (ECONNREFUSED), as a stopped server's is, not accepted and then closed. Those refusals are
 // losses too: once the server listens again, within 30 s the session serves again (B-282).
 func redialsRefusedWhileTheServerIsDown(t *T) {
-	t.throughRelay(0, ruleDropped, relayHello, func(r *chop.Relay) {
+	t.throughRelay(0, rules.Dropped, relayHello, func(r *chop.Relay) {
 		t.enqueue("orders", "before")
 		if err := r.Down(true); err != nil {
 			t.harness("%v", err)
@@ -68,7 +67,7 @@ func redialsRefusedWhileTheServerIsDown(t *T) {
 		t.killPortConnections()
 		met := t.whileDown(r)
 		err := t.afterDrop(nil)
-		t.ok(err, ruleDropped, fmt.Sprintf("an enqueue after the server dropped the port's connections and refused its redials at connect for a while (%d requests failed meanwhile): retried while it answers INTERNAL, up to 30 s", met))
+		t.ok(err, rules.Dropped, fmt.Sprintf("an enqueue after the server dropped the port's connections and refused its redials at connect for a while (%d requests failed meanwhile): retried while it answers INTERNAL, up to 30 s", met))
 	})
 }
 
@@ -143,7 +142,7 @@ func (t *T) afterDrop(want *emqerr.Error) error {
 // a park whose timeout outlasts that completes the jobs enqueued after it — or answers INTERNAL,
 // for the loss it met.
 func parkLinesRedialledUntilTheyConnect(t *T) {
-	t.throughRelay(0, ruleDropped, relayHello, t.parkThroughOutage)
+	t.throughRelay(0, rules.Dropped, relayHello, t.parkThroughOutage)
 }
 
 // parkThroughOutage parks two consumers, drops their lines and refuses every new connection
@@ -179,15 +178,15 @@ func (t *T) parkThroughOutage(r *chop.Relay) {
 	var canon *emqerr.Error
 	f, faulted := t.D.(drivers.Faulter)
 	if res.err != nil && !errors.As(res.err, &canon) && !(faulted && f.Fault() != nil) {
-		t.cover(ruleDropped) // INTERNAL: the park met the loss, as B-282 allows
+		t.cover(rules.Dropped) // INTERNAL: the park met the loss, as B-282 allows
 	} else {
-		t.ok(res.err, rulePark, "park with its lines dropped and redials refused for a while")
+		t.ok(res.err, rules.Park, "park with its lines dropped and redials refused for a while")
 		took := res.at.Sub(start)
-		t.check(len(res.res.Jobs) == a.Jobs, ruleDropped,
+		t.check(len(res.res.Jobs) == a.Jobs, rules.Dropped,
 			fmt.Sprintf("within 30 s of the outage's end the session serves again: the park, whose %d ms outlast that, redials its lines and completes the %d jobs enqueued (%d dials refused during the outage)", a.TimeoutMS, a.Jobs, r.Refused()),
 			"it answered after %s with %d jobs: %+v", took.Round(time.Millisecond), len(res.res.Jobs), res.res.Jobs)
 	}
-	t.ok(t.afterDrop(nil), ruleDropped, "an enqueue after the park (retried while it answers INTERNAL, up to 30 s)")
+	t.ok(t.afterDrop(nil), rules.Dropped, "an enqueue after the park (retried while it answers INTERNAL, up to 30 s)")
 }
 
 const relayHello = "hello through a relay in front of the server succeeds"

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/echomq/kit/contracts/internal/domains"
+	"github.com/echomq/kit/contracts/rules"
 	"github.com/echomq/kit/drivers"
 	"github.com/echomq/kit/protocol"
 	"github.com/echomq/kit/reference/emqerr"
@@ -16,19 +18,6 @@ import (
 // order of the key builder's checks, a shape fault before a bad name, mint's bound, the defaults
 // of an enqueue, a lease lost by the minter's own clock, the clock aid's way back to the real
 // clock, the park op's consumer index.
-
-var rulesEdges = []Rule{ruleKeyOpsOffline, ruleCheckOrder, ruleShapeFirst, ruleMintBound, ruleEnqueueDefaults, ruleLeaseOwnClock, ruleClockReal, ruleParkConsumer}
-
-var (
-	ruleKeyOpsOffline   = Rule{"key-ops-offline", `contracts/PROTOCOL.md Part B key: "the port's key builder; … no server traffic" — slot likewise`}
-	ruleCheckOrder      = Rule{"check-order", `canon §2.4: "The order of the checks: the queue name first, then the key type (the key op), then the lane name, then the id's shape (EMQKEY), then its brand (EMQKIND)"`}
-	ruleShapeFirst      = Rule{"shape-first", `contracts/PROTOCOL.md Part B, Fields and their domains: "a request whose shape is wrong (a required field absent, null, the wrong JSON type, bad base64) is EMQARG whatever else is wrong with it"`}
-	ruleMintBound       = Rule{"mint-bound", `contracts/PROTOCOL.md Part B, Fields and their domains: "mint asks for at most 100000 ids in all: n × parallel above 100000 is EMQARG"`}
-	ruleEnqueueDefaults = Rule{"enqueue-defaults", `contracts/PROTOCOL.md Part B: enqueue "delay_ms (default 0)", "id absent: the port mints one", lane absent: the plain queue; mint "parallel (default 1)"`}
-	ruleLeaseOwnClock   = Rule{"lease-own-clock", `canon §3.4: "A failed renewal, or a lease that may have run out by the minter's own monotonic clock, means the lease is lost: the minter mints nothing more under that worker id"`}
-	ruleClockReal       = Rule{"clock-real", `contracts/PROTOCOL.md Part B clock: "set_ms absent or 0 returns it to the real clock"`}
-	ruleParkConsumer    = Rule{"park-consumer", `contracts/PROTOCOL.md Part B park: "jobs: consumer (the index of the consumer that completed it, 0..consumers−1), id, token, in completion order"`}
-)
 
 // refusalOrderClauses are C04's: which refusal a request with two faults gets, where the documents say.
 var refusalOrderClauses = []clause{
@@ -53,11 +42,11 @@ func refusalOrder(t *T) {
 			errOf(t.D.Key(t.ctx, protocol.KeyArgs{Queue: "Bad!", Type: "job", ID: ord})), emqerr.Key},
 	}
 	for _, c := range cases {
-		t.refused(c.err, c.want, ruleCheckOrder, c.what)
+		t.refused(c.err, c.want, rules.CheckOrder, c.what)
 	}
-	t.cover(ruleCheckOrder)
+	t.cover(rules.CheckOrder)
 	if ls := t.portCommands(m); len(ls) > 0 {
-		t.fail(ruleKeyBuilder, "every refusal before any command reaches the server", fmt.Sprintf("%d command(s) reached it", len(ls)), ls...)
+		t.fail(rules.KeyBuilder, "every refusal before any command reaches the server", fmt.Sprintf("%d command(s) reached it", len(ls)), ls...)
 	}
 }
 
@@ -82,44 +71,44 @@ func shapeBeforeNames(t *T) {
 	} {
 		req := map[string]json.RawMessage{}
 		for k, v := range c.fields {
-			req[k] = rawOf(v)
+			req[k] = domains.Raw(v)
 		}
 		_, err := drivers.Raw(t.ctx, t.D, c.op, req)
-		t.refused(err, emqerr.Arg, ruleShapeFirst, fmt.Sprintf("%s %s (a shape fault beside a bad name or brand)", c.op, rawOf(c.fields)))
+		t.refused(err, emqerr.Arg, rules.ShapeFirst, fmt.Sprintf("%s %s (a shape fault beside a bad name or brand)", c.op, domains.Raw(c.fields)))
 	}
 	if ls := t.portCommands(m); len(ls) > 0 {
-		t.fail(ruleShapeFirst, "a shape fault refused before any command reaches the server", fmt.Sprintf("%d command(s) reached it", len(ls)), ls...)
+		t.fail(rules.ShapeFirst, "a shape fault refused before any command reaches the server", fmt.Sprintf("%d command(s) reached it", len(ls)), ls...)
 	}
 }
 
 // mintBoundAndDefaults is C02's: mint's bound and the defaults of an enqueue and a mint.
 func mintBoundAndDefaults(t *T) {
-	_, err := drivers.Raw(t.ctx, t.D, "mint", map[string]json.RawMessage{"n": rawOf(1000), "parallel": rawOf(101)})
-	t.refused(err, emqerr.Arg, ruleMintBound, "mint of 1000 ids × 101 callers (101000 in all)")
+	_, err := drivers.Raw(t.ctx, t.D, "mint", map[string]json.RawMessage{"n": domains.Raw(1000), "parallel": domains.Raw(101)})
+	t.refused(err, emqerr.Arg, rules.MintBound, "mint of 1000 ids × 101 callers (101000 in all)")
 	r, err := t.D.Mint(t.ctx, protocol.MintArgs{N: 1000, Parallel: 100})
-	t.ok(err, ruleMintBound, "mint of 1000 ids × 100 callers (100000 in all)")
-	t.check(len(r.IDs) == 100, ruleMintBound, "100 lists", "%d lists", len(r.IDs))
-	raw, err := drivers.Raw(t.ctx, t.D, "mint", map[string]json.RawMessage{"n": rawOf(2)})
+	t.ok(err, rules.MintBound, "mint of 1000 ids × 100 callers (100000 in all)")
+	t.check(len(r.IDs) == 100, rules.MintBound, "100 lists", "%d lists", len(r.IDs))
+	raw, err := drivers.Raw(t.ctx, t.D, "mint", map[string]json.RawMessage{"n": domains.Raw(2)})
 	var one protocol.MintResult
-	t.ok(errors.Join(err, json.Unmarshal(raw, &one)), ruleEnqueueDefaults, "mint without parallel")
-	t.check(len(one.IDs) == 1 && len(one.IDs[0]) == 2, ruleEnqueueDefaults, "mint without parallel: one caller, one list of 2", "%v", one.IDs)
+	t.ok(errors.Join(err, json.Unmarshal(raw, &one)), rules.EnqueueDefaults, "mint without parallel")
+	t.check(len(one.IDs) == 1 && len(one.IDs[0]) == 2, rules.EnqueueDefaults, "mint without parallel: one caller, one list of 2", "%v", one.IDs)
 	// An enqueue with only its required fields: a minted id, pending now, no lane.
-	raw, err = drivers.Raw(t.ctx, t.D, "enqueue", map[string]json.RawMessage{"queue": rawOf("orders"), "payload_b64": rawOf(b64("plain"))})
+	raw, err = drivers.Raw(t.ctx, t.D, "enqueue", map[string]json.RawMessage{"queue": domains.Raw("orders"), "payload_b64": domains.Raw(b64("plain"))})
 	var e protocol.EnqueueResult
-	t.ok(errors.Join(err, json.Unmarshal(raw, &e)), ruleEnqueueDefaults, "enqueue with only queue and payload_b64")
+	t.ok(errors.Join(err, json.Unmarshal(raw, &e)), rules.EnqueueDefaults, "enqueue with only queue and payload_b64")
 	t.validJob(e.ID)
 	q := t.q("orders")
 	sc, ok := t.zscore(q.Pending(), e.ID)
-	t.check(e.Created && ok && sc == 0, ruleEnqueueDefaults, "the job pending now, score 0 (delay_ms absent is 0)", "created %v, in pending %v, score %d", e.Created, ok, sc)
+	t.check(e.Created && ok && sc == 0, rules.EnqueueDefaults, "the job pending now, score 0 (delay_ms absent is 0)", "created %v, in pending %v, score %d", e.Created, ok, sc)
 	_, inLane := t.hget(q.LaneOf(), e.ID)
-	t.check(!inLane && !t.exists(q.Scheduled()), ruleEnqueueDefaults, "no lane, nothing scheduled (lane absent is the plain queue)", "laneof %v", inLane)
+	t.check(!inLane && !t.exists(q.Scheduled()), rules.EnqueueDefaults, "no lane, nothing scheduled (lane absent is the plain queue)", "laneof %v", inLane)
 }
 
 // leaseLostByOwnClock is C02's: a lease the minter cannot renew runs out by its own clock.
 func leaseLostByOwnClock(t *T) {
 	t.helloWith(protocol.HelloArgs{MinterTTLMS: 300})
-	first := t.mintN(1, ruleLeaseOwnClock)[0]
-	w := t.portWorker(ruleLeaseOwnClock)
+	first := t.mintN(1, rules.LeaseOwnClock)[0]
+	w := t.portWorker(rules.LeaseOwnClock)
 	if ttl := t.leaseTTL(w, 0); ttl > 1500 {
 		t.notRun("the port leases its worker id for %d ms and does not honour hello's minter_ttl_ms", ttl)
 	}
@@ -127,11 +116,11 @@ func leaseLostByOwnClock(t *T) {
 	// (300 ms) long before the server says so.
 	for _, pause := range []int64{1500, 6000, 24000} {
 		m, during, err := t.mintWhilePaused(pause)
-		t.cover(ruleLeaseOwnClock)
+		t.cover(rules.LeaseOwnClock)
 		if err != nil {
 			// INTERNAL: a subprocess port's answer, or the in-process bus's own error.
 			var ce *emqerr.Error
-			t.check(!errors.As(err, &ce), ruleLeaseOwnClock, "a mint after the lease ran out answers INTERNAL (not a canon refusal) or mints under another lease", "%v", err)
+			t.check(!errors.As(err, &ce), rules.LeaseOwnClock, "a mint after the lease ran out answers INTERNAL (not a canon refusal) or mints under another lease", "%v", err)
 			return
 		}
 		leases := t.minterLeases()
@@ -143,14 +132,14 @@ func leaseLostByOwnClock(t *T) {
 				continue
 			}
 			if got == w || leases[got] == "" || leases[got] == harnessOwner || id <= first {
-				t.fail(ruleLeaseOwnClock, fmt.Sprintf("after worker %d's lease ran out by the minter's clock (writes paused %d ms), no id under it; ids under a worker the port leased since, above %s", w, pause, first),
+				t.fail(rules.LeaseOwnClock, fmt.Sprintf("after worker %d's lease ran out by the minter's clock (writes paused %d ms), no id under it; ids under a worker the port leased since, above %s", w, pause, first),
 					fmt.Sprintf("%s under worker %d (lease %q)", id, got, leases[got]))
 			}
 		}
 		if !again {
 			return
 		}
-		first, w = m.IDs[0][len(m.IDs[0])-1], t.portWorker(ruleLeaseOwnClock)
+		first, w = m.IDs[0][len(m.IDs[0])-1], t.portWorker(rules.LeaseOwnClock)
 	}
 }
 
@@ -184,17 +173,17 @@ func clockBackToReal(t *T) {
 		ms, _, _ := ids.Split(t.validJob(id))
 		return protocol.EpochMS + int64(ms)
 	}
-	for _, back := range []map[string]json.RawMessage{{}, {"set_ms": rawOf(0)}} {
-		last := msOf(t.mintN(1, ruleClockReal)[0])
-		t.setClock(c, t.now()-3_600_000, 1, ruleClockReal) // an hour behind: ids stay at the last ms (A11)
-		t.mintN(1, ruleClockReal)
+	for _, back := range []map[string]json.RawMessage{{}, {"set_ms": domains.Raw(0)}} {
+		last := msOf(t.mintN(1, rules.ClockReal)[0])
+		t.setClock(c, t.now()-3_600_000, 1, rules.ClockReal) // an hour behind: ids stay at the last ms (A11)
+		t.mintN(1, rules.ClockReal)
 		_, err := drivers.Raw(t.ctx, t.D, "clock", back)
-		t.ok(err, ruleClockReal, fmt.Sprintf("clock %s", rawOf(back)))
+		t.ok(err, rules.ClockReal, fmt.Sprintf("clock %s", domains.Raw(back)))
 		time.Sleep(300 * time.Millisecond)
 		now := t.now()
-		got := msOf(t.mintN(1, ruleClockReal)[0])
-		t.check(got >= last+250 && got <= now+2000, ruleClockReal,
-			fmt.Sprintf("clock %s: back on the real clock, the next id's ms moved on with it (≥ %d, ≤ server now + 2 s)", rawOf(back), last+250),
+		got := msOf(t.mintN(1, rules.ClockReal)[0])
+		t.check(got >= last+250 && got <= now+2000, rules.ClockReal,
+			fmt.Sprintf("clock %s: back on the real clock, the next id's ms moved on with it (≥ %d, ≤ server now + 2 s)", domains.Raw(back), last+250),
 			"ms %d (the last before the hour behind: %d; server now %d)", got, last, now)
 	}
 }

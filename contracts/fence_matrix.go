@@ -5,14 +5,15 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/echomq/kit/contracts/rules"
 	"github.com/echomq/kit/protocol"
 	"github.com/echomq/kit/reference/emqerr"
 )
 
 // staleEvery tries every fenced op (complete, retry with and without a delay, fail, checkpoint
 // of odd bytes, extend) with (id, token): each must answer EMQSTALE under rule, and the whole
-// keyspace must be unchanged after each (ruleFencedNoChange).
-func (t *T) staleEvery(qn, id string, token int64, why string, rule Rule) {
+// keyspace must be unchanged after each (rules.FencedNoChange).
+func (t *T) staleEvery(qn, id string, token int64, why string, rule rules.Rule) {
 	f := fa(qn, id, token)
 	what := fmt.Sprintf("%%s of %s with token %d %s", id, token, why)
 	ops := []struct {
@@ -45,14 +46,14 @@ func (t *T) staleEvery(qn, id string, token int64, why string, rule Rule) {
 		before := t.snapshot()
 		t.refused(op.run(), emqerr.Stale, rule, fmt.Sprintf(what, op.name))
 		d := diff(before, t.snapshot())
-		t.check(d == "", ruleFencedNoChange, fmt.Sprintf(what, op.name)+" is refused and changes nothing", "%s", d)
+		t.check(d == "", rules.FencedNoChange, fmt.Sprintf(what, op.name)+" is refused and changes nothing", "%s", d)
 	}
 }
 
 // rangeCase is one out-of-range argument: the op with it must answer EMQARG and change nothing.
 type rangeCase struct {
 	what string
-	rule Rule
+	rule rules.Rule
 	run  func() error
 }
 
@@ -67,7 +68,7 @@ func (t *T) refusedArg(cases []rangeCase) {
 }
 
 // onlyKeys requires the queue's keys (besides its wake) to be exactly want.
-func (t *T) onlyKeys(qn string, rule Rule, want ...string) {
+func (t *T) onlyKeys(qn string, rule rules.Rule, want ...string) {
 	q := t.q(qn)
 	var got []string
 	for _, k := range t.allKeys() {
@@ -83,8 +84,8 @@ func (t *T) onlyKeys(qn string, rule Rule, want ...string) {
 // retried retries (id, token) with delay and requires the outcome retried.
 func (t *T) retried(qn, id string, token, delay int64) {
 	r, err := t.D.Retry(t.ctx, protocol.RetryArgs{FenceArgs: fa(qn, id, token), MaxAttempts: 100, DelayMS: delay, Error: "again"})
-	t.ok(err, ruleRetry, "retry")
-	t.check(r.Outcome == "retried", ruleRetry, "retry below max_attempts answers retried", "%q", r.Outcome)
+	t.ok(err, rules.Retry, "retry")
+	t.check(r.Outcome == "retried", rules.Retry, "retry below max_attempts answers retried", "%q", r.Outcome)
 }
 
 // extendTouchedOnlyItsLease requires an extend of id to have changed nothing but id's score in
@@ -93,15 +94,15 @@ func (t *T) extendTouchedOnlyItsLease(before map[string]string, members []string
 	q := t.q("orders")
 	after := t.snapshot()
 	row := jobKey(q, id)
-	t.check(before[row] == after[row], ruleTokens, "extend leaves the row (attempts, the token) unchanged", "%s → %s", before[row], after[row])
+	t.check(before[row] == after[row], rules.Tokens, "extend leaves the row (attempts, the token) unchanged", "%s → %s", before[row], after[row])
 	delete(before, q.Active())
 	delete(after, q.Active())
 	d := diff(before, after)
-	t.check(d == "", ruleExtend, "extend changes no key but active", "%s", d)
+	t.check(d == "", rules.Extend, "extend changes no key but active", "%s", d)
 	now, nowScores := t.zset(q.Active())
 	same := slices.Equal(slices.Sorted(slices.Values(now)), slices.Sorted(slices.Values(members)))
 	for _, m := range members {
 		same = same && (m == id || nowScores[m] == scores[m])
 	}
-	t.check(same, ruleExtend, "extend moves only the lease of "+id, "active %v", now)
+	t.check(same, rules.Extend, "extend moves only the lease of "+id, "active %v", now)
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/echomq/kit/contracts/internal/wire"
+	"github.com/echomq/kit/contracts/rules"
 	"github.com/echomq/kit/contracts/verdict"
 	"github.com/echomq/kit/drivers"
 	"github.com/echomq/kit/lua"
@@ -114,7 +115,7 @@ func (t *T) open(noHello bool) {
 	if t.cluster() {
 		t.law.OnCluster(t.admin.OwnerOf)
 	}
-	t.cover(sessionRules...)
+	t.cover(rules.Session()...)
 	t.D = t.start()
 	if noHello {
 		return
@@ -122,7 +123,7 @@ func (t *T) open(noHello bool) {
 	h, err := t.D.Hello(t.ctx, t.helloArgs())
 	if err != nil {
 		t.notClusterPort(err)
-		t.failErr(ruleHelloOp,
+		t.failErr(rules.HelloOp,
 			"hello against Valkey 8.1 succeeds", "hello", err)
 	}
 	t.Hello = h
@@ -170,7 +171,7 @@ func (t *T) notClusterPort(err error) {
 func (t *T) start() drivers.Driver {
 	d, err := t.cfg.Factory.Start(t.ctx)
 	if err != nil {
-		t.failErr(rulePortProtocol, "the port starts", "start", err)
+		t.failErr(rules.PortProtocol, "the port starts", "start", err)
 	}
 	if t.D != nil {
 		t.more = append(t.more, d)
@@ -188,8 +189,8 @@ func (t *T) close(ctx context.Context, failed bool) {
 		case <-time.After(20 * time.Second):
 		}
 	}
-	rules := slices.Sorted(maps.Keys(t.covered))
-	t.rec.Update(func(c *verdict.Clause) { c.Rules = rules })
+	covered := slices.Sorted(maps.Keys(t.covered))
+	t.rec.Update(func(c *verdict.Clause) { c.Rules = covered })
 	if failed && t.mon != nil && t.admin != nil {
 		_ = t.mon.Sync(ctx, t.admin.Admin, 1<<30)
 		trace := t.trace(t.mon.Snapshot(), 200)
@@ -201,7 +202,7 @@ func (t *T) close(ctx context.Context, failed bool) {
 		}
 		if err := d.Close(ctx); err != nil && !failed {
 			failed = true // the first unclean close is the clause's failure; the rest still close
-			t.record(ruleClose, "close ends the session cleanly", t.errText("close", err))
+			t.record(rules.Close, "close ends the session cleanly", t.errText("close", err))
 		}
 	}
 	for _, stop := range t.stops {
@@ -276,13 +277,12 @@ func (t *T) portLines(from int) []Line {
 }
 
 func (t *T) checkWireLaw() {
-	t.cover(WireLawRule)
-	t.cover(wireRules...)
+	t.cover(rules.Wire()...)
 	t.sync()
 	lines := t.mon.Snapshot()
 	vs := t.law.Check(lines)
 	if t.cluster() {
-		t.cover(clusterRules...)
+		t.cover(rules.ClusterLaw()...)
 		stats, err := t.admin.Errorstats(t.ctx)
 		if err != nil {
 			t.harness("%v", err)
@@ -302,7 +302,7 @@ func (t *T) checkWireLaw() {
 			}
 			b.WriteString(violationText(v))
 		}
-		t.fail(WireLawRule, "every command the port sent obeys the wire law", fmt.Sprintf("%d violation(s):\n%s", len(vs), b.String()))
+		t.fail(rules.WireLaw, "every command the port sent obeys the wire law", fmt.Sprintf("%d violation(s):\n%s", len(vs), b.String()))
 	}
 }
 
@@ -330,13 +330,13 @@ func (t *T) trace(all []Line, max int) string {
 
 // fail ends the clause with an h2spec-style message: the rule, what was expected, what the
 // port did.
-func (t *T) fail(rule Rule, expected, got string, wire ...Line) {
+func (t *T) fail(rule rules.Rule, expected, got string, wire ...Line) {
 	t.record(rule, expected, got, wire...)
 	panic(stopClause{})
 }
 
 // record records a failed check without ending the clause.
-func (t *T) record(rule Rule, expected, got string, wire ...Line) {
+func (t *T) record(rule rules.Rule, expected, got string, wire ...Line) {
 	rule, expected, got = t.faultFirst(rule, expected, got)
 	t.cover(rule)
 	f := verdict.Failure{Rule: rule.ID, Quote: rule.Quote, Expected: expected, Got: got}
@@ -349,8 +349,8 @@ func (t *T) record(rule Rule, expected, got string, wire ...Line) {
 // faultFirst names the rule a failure breaks when a session of the clause broke the conversation
 // (drivers.Faulter): the port protocol's (B-21), not the op's — what the op's check saw follows
 // from the fault. A session's close keeps its own rule (B-24).
-func (t *T) faultFirst(rule Rule, expected, got string) (Rule, string, string) {
-	if rule.ID == rulePortProtocol.ID || rule.ID == ruleClose.ID {
+func (t *T) faultFirst(rule rules.Rule, expected, got string) (rules.Rule, string, string) {
+	if rule.ID == rules.PortProtocol.ID || rule.ID == rules.Close.ID {
 		return rule, expected, got
 	}
 	for _, d := range append([]drivers.Driver{t.D}, t.more...) {
@@ -362,7 +362,7 @@ func (t *T) faultFirst(rule Rule, expected, got string) (Rule, string, string) {
 			if !strings.Contains(got, pe.Reason) {
 				got = fmt.Sprintf("the port broke the conversation on %s: %s; then: %s", pe.Op, pe.Reason, got)
 			}
-			return rulePortProtocol, fmt.Sprintf("every request answered in sequence, within its deadline, by one reply line (the check under way: %s, rule %s)", expected, rule.ID), got
+			return rules.PortProtocol, fmt.Sprintf("every request answered in sequence, within its deadline, by one reply line (the check under way: %s, rule %s)", expected, rule.ID), got
 		}
 	}
 	return rule, expected, got
@@ -371,14 +371,14 @@ func (t *T) faultFirst(rule Rule, expected, got string) (Rule, string, string) {
 // cover records that the clause evaluates these rules. Checks record their rule themselves; a
 // clause calls cover before a loop that fails only on a violation, so that a passing run still
 // shows what the clause checks.
-func (t *T) cover(rules ...Rule) {
-	for _, r := range rules {
+func (t *T) cover(rs ...rules.Rule) {
+	for _, r := range rs {
 		t.covered[r.ID] = true
 	}
 }
 
 // check fails the clause unless cond holds.
-func (t *T) check(cond bool, rule Rule, expected, gotFormat string, a ...any) {
+func (t *T) check(cond bool, rule rules.Rule, expected, gotFormat string, a ...any) {
 	t.cover(rule)
 	if !cond {
 		t.fail(rule, expected, fmt.Sprintf(gotFormat, a...))
@@ -386,7 +386,7 @@ func (t *T) check(cond bool, rule Rule, expected, gotFormat string, a ...any) {
 }
 
 // failErr reports an unexpected error from the port.
-func (t *T) failErr(rule Rule, expected, op string, err error) {
+func (t *T) failErr(rule rules.Rule, expected, op string, err error) {
 	t.fail(rule, expected, t.errText(op, err))
 }
 
@@ -417,7 +417,7 @@ func (t *T) skip(st verdict.Status, reason string) {
 }
 
 // ok fails the clause when a port op that must succeed did not.
-func (t *T) ok(err error, rule Rule, op string) {
+func (t *T) ok(err error, rule rules.Rule, op string) {
 	t.cover(rule)
 	if err != nil {
 		t.failErr(rule, op+" succeeds", op, err)
@@ -425,7 +425,7 @@ func (t *T) ok(err error, rule Rule, op string) {
 }
 
 // refused checks that err is the canon error want.
-func (t *T) refused(err error, want *emqerr.Error, rule Rule, what string) {
+func (t *T) refused(err error, want *emqerr.Error, rule rules.Rule, what string) {
 	t.cover(rule)
 	if errors.Is(err, want) {
 		return

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/echomq/kit/contracts/rules"
 	"github.com/echomq/kit/contracts/verdict"
 	"github.com/echomq/kit/drivers"
 	"github.com/echomq/kit/protocol"
@@ -37,7 +38,7 @@ func (t *T) minterLeases() map[int]string {
 	for i, k := range ks {
 		w, err := strconv.Atoi(strings.TrimPrefix(k, "{emq}:minter:"))
 		if err != nil || w < 0 || w > ids.MaxWorker {
-			t.fail(ruleMinter, "minter leases only on {emq}:minter:<0–1023>", "a lease key "+k)
+			t.fail(rules.Minter, "minter leases only on {emq}:minter:<0–1023>", "a lease key "+k)
 		}
 		if i < len(vs) && vs[i] != "" {
 			out[w] = vs[i]
@@ -47,7 +48,7 @@ func (t *T) minterLeases() map[int]string {
 }
 
 // portWorker is the one worker id leased by someone other than the harness: the port's.
-func (t *T) portWorker(rule Rule) int {
+func (t *T) portWorker(rule rules.Rule) int {
 	ws := t.portWorkers()
 	t.check(len(ws) == 1, rule, "exactly one minter lease {emq}:minter:<w> held by the port", "leases held by the port on worker ids %v", ws)
 	return ws[0]
@@ -92,27 +93,27 @@ func (t *T) leaseOnlyFree(free int) {
 	d := t.start()
 	defer d.Close(t.ctx)
 	if _, err := d.Hello(t.ctx, t.helloArgs()); err != nil {
-		t.failErr(ruleLeaseFree, expected, "hello", err)
+		t.failErr(rules.LeaseFree, expected, "hello", err)
 		return
 	}
 	m, err := d.Mint(t.ctx, protocol.MintArgs{N: 20})
 	if err != nil {
-		t.failErr(ruleLeaseFree, expected, "mint n=20", err)
+		t.failErr(rules.LeaseFree, expected, "mint n=20", err)
 		return
 	}
 	if len(m.IDs) != 1 || len(m.IDs[0]) != 20 {
-		t.fail(ruleLeaseFree, expected, fmt.Sprintf("mint n=20 answered %d lists", len(m.IDs)))
+		t.fail(rules.LeaseFree, expected, fmt.Sprintf("mint n=20 answered %d lists", len(m.IDs)))
 		return
 	}
-	t.cover(ruleLeaseFree)
+	t.cover(rules.LeaseFree)
 	for _, id := range m.IDs[0] {
 		if _, w, _ := ids.Split(t.validJob(id)); w != free {
-			t.fail(ruleLeaseFree, expected, fmt.Sprintf("%s minted under worker %d, leased by another minter", id, w))
+			t.fail(rules.LeaseFree, expected, fmt.Sprintf("%s minted under worker %d, leased by another minter", id, w))
 			return
 		}
 	}
 	mine := t.minterLeases()[free]
-	t.check(mine != "" && mine != harnessOwner, ruleLeaseFree, expected, "{emq}:minter:%d holds %q", free, mine)
+	t.check(mine != "" && mine != harnessOwner, rules.LeaseFree, expected, "{emq}:minter:%d holds %q", free, mine)
 }
 
 // freeWorkers drops the harness's leases on these worker ids, pipelined.
@@ -128,7 +129,7 @@ func (t *T) freeWorkers(workers []int) {
 }
 
 // harnessLeasesIntact checks that the port overwrote none of the harness's leases.
-func (t *T) harnessLeasesIntact(taken []int, rule Rule) {
+func (t *T) harnessLeasesIntact(taken []int, rule rules.Rule) {
 	leases := t.minterLeases()
 	t.cover(rule)
 	for _, w := range taken {
@@ -153,7 +154,7 @@ func (t *T) leaseTTL(worker, from int) int64 {
 			}
 		}
 	}
-	t.fail(ruleLeaseFree, "SET "+k+" <owner> NX PX <ttl> on the wire", "no such lease command from the port")
+	t.fail(rules.LeaseFree, "SET "+k+" <owner> NX PX <ttl> on the wire", "no such lease command from the port")
 	return 0
 }
 
@@ -181,14 +182,14 @@ func (t *T) leaseRenewed() (prev string, w int, ttl int64) {
 			}
 			prev = m.IDs[0][0]
 		} else {
-			prev = t.mintN(1, ruleLeaseRenewed)[0]
+			prev = t.mintN(1, rules.LeaseRenewed)[0]
 		}
-		w = t.portWorker(ruleLeaseRenewed)
+		w = t.portWorker(rules.LeaseRenewed)
 		k, _ := keys.Minter(w)
 		mine := t.minterLeases()[w]
 		ttl = t.leaseTTL(w, from)
 		if t.hasCap(protocol.CapMinterTTL) {
-			t.check(ttl == ask, ruleAidTTL, fmt.Sprintf("a port declaring minter_ttl leases for hello's minter_ttl_ms, PX %d", ask), "PX %d", ttl)
+			t.check(ttl == ask, rules.AidTTL, fmt.Sprintf("a port declaring minter_ttl leases for hello's minter_ttl_ms, PX %d", ask), "PX %d", ttl)
 		}
 		if ttl > max(1500, ask) {
 			t.notRun("the port leases its worker id for %d ms and does not honour hello's minter_ttl_ms: renewal and loss take too long to observe", ttl)
@@ -199,12 +200,12 @@ func (t *T) leaseRenewed() (prev string, w int, ttl int64) {
 			after, got = t.mintsStill(w, prev)
 		}
 		if (cadence && seen && after != "") || i == len(leaseScales)-1 {
-			t.check(cadence, ruleLeaseRenewed,
+			t.check(cadence, rules.LeaseRenewed,
 				fmt.Sprintf("renewals of %s about every ttl/3: their median gap on the wire at most ttl/2 (%d ms), under leases of %v ms", k, ttl/2, leaseScales[:i+1]), "renewals further apart")
-			t.check(seen, ruleLeaseRenewed,
+			t.check(seen, rules.LeaseRenewed,
 				fmt.Sprintf("the lease renewed every ttl/3: within a %d ms lease, %s's PTTL grows back while it stays the port's", ttl, k),
 				"no renewal: PTTL %d, owner %q (was %q)", t.pttl(k), t.minterLeases()[w], mine)
-			t.check(after != "", ruleLeaseRenewed,
+			t.check(after != "", rules.LeaseRenewed,
 				fmt.Sprintf("a renewed lease is still the minter's: after the renewals a mint succeeds under worker %d, above %s", w, prev), "%s", got)
 			return after, w, ttl
 		}
@@ -216,7 +217,7 @@ func (t *T) leaseRenewed() (prev string, w int, ttl int64) {
 func (t *T) nextSession() {
 	d := t.D
 	t.D = nil // the next session is the clause's
-	t.ok(d.Close(t.ctx), ruleClose, "close")
+	t.ok(d.Close(t.ctx), rules.Close, "close")
 	t.D = t.start()
 }
 
@@ -284,7 +285,7 @@ func (t *T) pttl(key string) int64 {
 }
 
 // mintN mints n ids from one caller.
-func (t *T) mintN(n int, rule Rule) []string {
+func (t *T) mintN(n int, rule rules.Rule) []string {
 	m, err := t.D.Mint(t.ctx, protocol.MintArgs{N: n})
 	t.ok(err, rule, fmt.Sprintf("mint n=%d", n))
 	t.check(len(m.IDs) == 1 && len(m.IDs[0]) == n, rule, fmt.Sprintf("one list of %d ids", n), "%d lists", len(m.IDs))
@@ -300,22 +301,22 @@ func sinceEpochMS(unixMS int64) int64 { return unixMS - ids.Epoch.UnixMilli() }
 // server's clock. slack allows for the port's clock against the server's.
 func (t *T) decodedIDs(list []string, worker int, before, after int64, slack time.Duration) {
 	lo, hi := sinceEpochMS(before)-slack.Milliseconds(), sinceEpochMS(after)+slack.Milliseconds()
-	t.cover(ruleIDAlphabet, ruleIDWorker, ruleIDEpoch)
+	t.cover(rules.IDAlphabet, rules.IDWorker, rules.IDEpoch)
 	var prev uint64
 	for i, id := range list {
 		sf := t.validJob(id)
 		ms, w, _ := ids.Split(sf)
 		if i > 0 && sf <= prev {
-			t.fail(ruleIDAlphabet, "ids decode (base62, alphabet 0-9A-Za-z in that order) to strictly increasing snowflakes in mint order",
+			t.fail(rules.IDAlphabet, "ids decode (base62, alphabet 0-9A-Za-z in that order) to strictly increasing snowflakes in mint order",
 				fmt.Sprintf("id %d %s decodes to %d, not above %s's %d", i, id, sf, list[i-1], prev))
 		}
 		prev = sf
 		if w != worker {
-			t.fail(ruleIDWorker, fmt.Sprintf("the 10 worker bits of every id equal the leased worker id %d", worker),
+			t.fail(rules.IDWorker, fmt.Sprintf("the 10 worker bits of every id equal the leased worker id %d", worker),
 				fmt.Sprintf("id %d %s decodes to worker %d", i, id, w))
 		}
 		if int64(ms) < lo || int64(ms) > hi {
-			t.fail(ruleIDEpoch, fmt.Sprintf("the 42 millisecond bits count from 2024-01-01: within [%d, %d] (server TIME ± %s)", lo, hi, slack),
+			t.fail(rules.IDEpoch, fmt.Sprintf("the 42 millisecond bits count from 2024-01-01: within [%d, %d] (server TIME ± %s)", lo, hi, slack),
 				fmt.Sprintf("id %d %s decodes to millisecond %d (%s)", i, id, ms, ids.Time(sf).UTC().Format(time.RFC3339Nano)))
 		}
 	}
@@ -326,12 +327,12 @@ func (t *T) hasCap(c string) bool { return slices.Contains(t.Hello.Capabilities,
 
 // helloWith says hello for a noHello clause with extra arguments, as open would.
 func (t *T) helloWith(a protocol.HelloArgs) {
-	t.helloUnder(a, ruleHelloOp, "hello against Valkey 8.1 succeeds")
+	t.helloUnder(a, rules.HelloOp, "hello against Valkey 8.1 succeeds")
 }
 
 // helloUnder is helloWith with a failure reported under rule; a.Valkey, when set, is dialled
 // instead of the server (C01 replies-cut-at-every-byte's relay).
-func (t *T) helloUnder(a protocol.HelloArgs, rule Rule, expected string) {
+func (t *T) helloUnder(a protocol.HelloArgs, rule rules.Rule, expected string) {
 	if a.Valkey == "" {
 		a.Valkey = t.cfg.Valkey
 	}
@@ -363,7 +364,7 @@ func (t *T) clocker() drivers.Clocker {
 }
 
 // setClock scripts the port's minter clock to unixMS, advancing 1 ms per scale real ms.
-func (t *T) setClock(c drivers.Clocker, unixMS, scale int64, rule Rule) {
+func (t *T) setClock(c drivers.Clocker, unixMS, scale int64, rule rules.Rule) {
 	t.ok(c.Clock(t.ctx, protocol.ClockArgs{SetMS: unixMS, Scale: scale}), rule, fmt.Sprintf("clock set_ms=%d scale=%d", unixMS, scale))
 }
 

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/echomq/kit/contracts/internal/domains"
+	"github.com/echomq/kit/contracts/rules"
 	"github.com/echomq/kit/drivers"
 	"github.com/echomq/kit/protocol"
 )
@@ -15,13 +17,11 @@ import (
 // enqueued, a complete of a job not yet claimed). With one request in flight, as every other
 // clause sends them, neither can show.
 
-var ruleInFlight = Rule{"in-flight", `contracts/PROTOCOL.md Part B: "the reply to request n is the n-th line the port prints" and "The kit may write a request before the reply to the one before it has arrived: a port serves requests in the order it reads them, each seeing the effects of those before it"`}
-
 // requestsInFlightServedInOrder is C01's clause of several requests written at once.
 func requestsInFlightServedInOrder(t *T) {
 	mint, err := t.D.Mint(t.ctx, protocol.MintArgs{N: 2})
-	t.ok(err, ruleInFlight, "mint of the two jobs' ids")
-	t.check(len(mint.IDs) == 1 && len(mint.IDs[0]) == 2, ruleInFlight, "mint n 2 answers one list of two ids", "%v", mint.IDs)
+	t.ok(err, rules.InFlight, "mint of the two jobs' ids")
+	t.check(len(mint.IDs) == 1 && len(mint.IDs[0]) == 2, rules.InFlight, "mint n 2 answers one list of two ids", "%v", mint.IDs)
 	first, second := mint.IDs[0][0], mint.IDs[0][1]
 	reqs := []drivers.RawRequest{
 		// A park on a queue nobody fills takes its timeout_ms by design: the slow request.
@@ -34,31 +34,31 @@ func requestsInFlightServedInOrder(t *T) {
 		request("claim", "queue", "orders", "lease_ms", 60_000),
 	}
 	replies, err := drivers.Pipeline(t.ctx, t.D, reqs)
-	t.ok(err, ruleInFlight, fmt.Sprintf("%d requests written before the first reply was read, answered in order", len(reqs)))
+	t.ok(err, rules.InFlight, fmt.Sprintf("%d requests written before the first reply was read, answered in order", len(reqs)))
 	for i, r := range replies {
-		t.ok(r.Err, ruleInFlight, fmt.Sprintf("request %d (%s) of the run", i+1, reqs[i].Op))
+		t.ok(r.Err, rules.InFlight, fmt.Sprintf("request %d (%s) of the run", i+1, reqs[i].Op))
 	}
 	var park protocol.ParkResult
 	var firstClaim, secondClaim *protocol.ClaimResult
 	decodeInto(t, replies[0].Result, &park, "park")
 	decodeInto(t, replies[4].Result, &firstClaim, "the first claim")
 	decodeInto(t, replies[6].Result, &secondClaim, "the second claim")
-	t.check(len(park.Jobs) == 0, ruleInFlight, "the park on a queue nobody fills ends with no job", "%d jobs", len(park.Jobs))
+	t.check(len(park.Jobs) == 0, rules.InFlight, "the park on a queue nobody fills ends with no job", "%d jobs", len(park.Jobs))
 	// Ids order pending jobs by mint order, whatever order they were enqueued in: the first
 	// claim takes first, which the complete behind it settles, so the second takes second.
-	t.check(firstClaim != nil && firstClaim.ID == first && firstClaim.Token == 1, ruleInFlight,
+	t.check(firstClaim != nil && firstClaim.ID == first && firstClaim.Token == 1, rules.InFlight,
 		fmt.Sprintf("the claim written after both enqueues takes %s (the older id) with token 1", first), "%s", claimText(firstClaim))
-	t.check(secondClaim != nil && secondClaim.ID == second && secondClaim.Token == 1, ruleInFlight,
+	t.check(secondClaim != nil && secondClaim.ID == second && secondClaim.Token == 1, rules.InFlight,
 		fmt.Sprintf("the claim written after the complete of %s takes %s with token 1", first, second), "%s", claimText(secondClaim))
-	t.state("orders", second, "active", 1, ruleInFlight)
-	t.check(!t.exists(jobKey(t.q("orders"), first)), ruleInFlight, "the completed job's row is gone", "%s remains", jobKey(t.q("orders"), first))
+	t.state("orders", second, "active", 1, rules.InFlight)
+	t.check(!t.exists(jobKey(t.q("orders"), first)), rules.InFlight, "the completed job's row is gone", "%s remains", jobKey(t.q("orders"), first))
 }
 
 // request is a raw request of op with fields from name, value pairs.
 func request(op string, kv ...any) drivers.RawRequest {
 	f := make(map[string]json.RawMessage, len(kv)/2)
 	for i := 0; i+1 < len(kv); i += 2 {
-		f[kv[i].(string)] = rawOf(kv[i+1])
+		f[kv[i].(string)] = domains.Raw(kv[i+1])
 	}
 	return drivers.RawRequest{Op: op, Fields: f}
 }
@@ -67,7 +67,7 @@ func request(op string, kv ...any) drivers.RawRequest {
 // does not decode (the driver checked it against the schema: a harness bug if so).
 func decodeInto(t *T, raw json.RawMessage, v any, what string) {
 	if err := json.Unmarshal(raw, v); err != nil {
-		t.fail(ruleInFlight, what+"'s result decodes", err.Error())
+		t.fail(rules.InFlight, what+"'s result decodes", err.Error())
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/echomq/kit/contracts/rules"
 	"github.com/echomq/kit/protocol"
 	"github.com/echomq/kit/reference/emqerr"
 )
@@ -95,11 +96,11 @@ var laneOps = []keyOp{
 func (t *T) refusedEverywhere(ops []keyOp, want *emqerr.Error, queue, id, lane, what string) {
 	m := t.mark()
 	for _, op := range ops {
-		t.refused(op.run(t, queue, id, lane), want, ruleKeyBuilder, fmt.Sprintf("%s with %s", op.name, what))
+		t.refused(op.run(t, queue, id, lane), want, rules.KeyBuilder, fmt.Sprintf("%s with %s", op.name, what))
 	}
-	t.cover(ruleKeyBuilder)
+	t.cover(rules.KeyBuilder)
 	if ls := t.portCommands(m); len(ls) > 0 {
-		t.fail(ruleKeyBuilder, what+" is refused by every op before any command reaches the server",
+		t.fail(rules.KeyBuilder, what+" is refused by every op before any command reaches the server",
 			fmt.Sprintf("%d command(s) reached the server", len(ls)), ls...)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/echomq/kit/contracts/internal/model"
+	"github.com/echomq/kit/contracts/rules"
 	"github.com/echomq/kit/protocol"
 )
 
@@ -17,7 +18,7 @@ import (
 type laneModel struct {
 	*model.Lanes
 	watchWake bool
-	wakeRule  Rule
+	wakeRule  rules.Rule
 }
 
 func newLaneModel(q string) *laneModel { return &laneModel{Lanes: model.NewLanes(q)} }
@@ -34,7 +35,7 @@ func render(h map[string]string) string {
 // of the op just run) for any difference: every lane zset (members in order, score 0), the plain
 // pending set (empty: every job lives in a lane), active, scheduled and dead membership, every
 // row's state, the lanes hash and laneof exactly, the ring as a list, and the wake when watched.
-func (t *T) lanesAre(m *laneModel, step string, rule Rule) {
+func (t *T) lanesAre(m *laneModel, step string, rule rules.Rule) {
 	q := t.q(m.Queue)
 	t.cover(rule)
 	where := func(what string) string { return step + ": " + what }
@@ -65,10 +66,10 @@ func (t *T) lanesAre(m *laneModel, step string, rule Rule) {
 		t.check(row == want, rule, where(fmt.Sprintf("job %s's row is exactly %q", id, want)), "%q", row)
 	}
 	h := t.hash(q.Lanes())
-	t.cover(ruleActiveZero)
+	t.cover(rules.ActiveZero)
 	for f, v := range h {
 		if strings.HasPrefix(f, "active:") && v == "0" {
-			t.fail(ruleActiveZero, where("no active:<g> field at 0 (deleted when it reaches 0)"), f+" = 0")
+			t.fail(rules.ActiveZero, where("no active:<g> field at 0 (deleted when it reaches 0)"), f+" = 0")
 		}
 	}
 	lanes, want := render(h), render(m.LanesHash())
@@ -79,8 +80,8 @@ func (t *T) lanesAre(m *laneModel, step string, rule Rule) {
 	t.check(slices.Equal(ring, m.Ring), rule, where(fmt.Sprintf("the ring is exactly %v, in that order (A14: a lane keeps its place, rejoins at the tail)", m.Ring)), "%v", ring)
 	if m.watchWake {
 		n := t.llen(q.Wake())
-		wr := cmp.Or(m.wakeRule, ruleRejoinWake)
-		m.wakeRule = Rule{}
+		wr := cmp.Or(m.wakeRule, rules.RejoinWake)
+		m.wakeRule = rules.Rule{}
 		t.check(n == int64(m.Wake), wr, where(fmt.Sprintf("the wake holds %d token(s) (A13)", m.Wake)), "%d", n)
 	}
 }
@@ -96,7 +97,7 @@ func (t *T) drainWake(m *laneModel) {
 // Lane ops applied to the port and to the model alike; each checks the reply and then the
 // whole lane keyspace under rule.
 
-func (t *T) mEnqueue(m *laneModel, g, payload string, delay int64, rule Rule) string {
+func (t *T) mEnqueue(m *laneModel, g, payload string, delay int64, rule rules.Rule) string {
 	payload += "\x00\x80\xfe\xff" // bytes that are not UTF-8 must survive every lane transition
 	id := t.enqueueWith(protocol.EnqueueArgs{Queue: m.Queue, Lane: g, PayloadB64: b64(payload), DelayMS: delay})
 	m.Payload[id] = payload
@@ -107,9 +108,9 @@ func (t *T) mEnqueue(m *laneModel, g, payload string, delay int64, rule Rule) st
 
 // mClaim lane-claims and checks the reply is the model's (lane at the ring's head, its oldest
 // id); it returns the claimed id, "" when the model says empty.
-func (t *T) mClaim(m *laneModel, lease int64, rule Rule) string {
+func (t *T) mClaim(m *laneModel, lease int64, rule rules.Rule) string {
 	wantG, wantID := m.Claim()
-	m.wakeRule = ruleClaimRearm
+	m.wakeRule = rules.ClaimRearm
 	before := t.now()
 	c := t.laneClaim(m.Queue, lease)
 	after := t.now()
@@ -124,31 +125,31 @@ func (t *T) mClaim(m *laneModel, lease int64, rule Rule) string {
 	t.check(c.ID == wantID && c.Lane == wantG && c.Token == m.Tokens[wantID], rule,
 		fmt.Sprintf("lane_claim takes %s (attempt %d) from lane %s, the ring's head", wantID, m.Tokens[wantID], wantG),
 		"%s (attempt %d) from lane %s", c.ID, c.Token, c.Lane)
-	t.check(c.PayloadB64 == b64(m.Payload[wantID]), ruleClaim, "lane_claim replies the enqueued payload bytes", "%q", unb64(c.PayloadB64))
-	t.check(c.CheckpointB64 == nil, ruleCheckpoint, "no checkpoint was saved: the reply's checkpoint is null (A3)", "checkpoint_b64 %s", orNull(c.CheckpointB64))
-	t.leaseWithin(t.q(m.Queue).Active(), wantID, before, after, lease, ruleClaim)
+	t.check(c.PayloadB64 == b64(m.Payload[wantID]), rules.Claim, "lane_claim replies the enqueued payload bytes", "%q", unb64(c.PayloadB64))
+	t.check(c.CheckpointB64 == nil, rules.Checkpoint, "no checkpoint was saved: the reply's checkpoint is null (A3)", "checkpoint_b64 %s", orNull(c.CheckpointB64))
+	t.leaseWithin(t.q(m.Queue).Active(), wantID, before, after, lease, rules.Claim)
 	t.lanesAre(m, "lane_claim of "+wantID, rule)
 	return wantID
 }
 
-func (t *T) mComplete(m *laneModel, id string, rule Rule) {
+func (t *T) mComplete(m *laneModel, id string, rule rules.Rule) {
 	t.complete(m.Queue, id, m.Tokens[id])
 	m.Complete(id)
 	t.lanesAre(m, "complete "+id, rule)
 }
 
-func (t *T) mRetry(m *laneModel, id string, max, delay int64, rule Rule) {
+func (t *T) mRetry(m *laneModel, id string, max, delay int64, rule rules.Rule) {
 	r, err := t.D.Retry(t.ctx, protocol.RetryArgs{FenceArgs: fa(m.Queue, id, m.Tokens[id]), MaxAttempts: max, DelayMS: delay, Error: "boom"})
-	t.ok(err, ruleRetry, "retry with the live token")
+	t.ok(err, rules.Retry, "retry with the live token")
 	dead := m.Tokens[id] >= max
 	want := map[bool]string{true: "dead", false: "retried"}[dead]
-	t.check(r.Outcome == want, ruleRetry, "retry answers "+want, "%q", r.Outcome)
+	t.check(r.Outcome == want, rules.Retry, "retry answers "+want, "%q", r.Outcome)
 	m.Retry(id, dead, delay > 0)
 	t.lanesAre(m, fmt.Sprintf("retry %s (max %d, delay %d)", id, max, delay), rule)
 }
 
-func (t *T) mFail(m *laneModel, id string, rule Rule) {
-	t.ok(t.D.Fail(t.ctx, protocol.FailArgs{FenceArgs: fa(m.Queue, id, m.Tokens[id]), Error: "broken"}), ruleFail, "fail with the live token")
+func (t *T) mFail(m *laneModel, id string, rule rules.Rule) {
+	t.ok(t.D.Fail(t.ctx, protocol.FailArgs{FenceArgs: fa(m.Queue, id, m.Tokens[id]), Error: "broken"}), rules.Fail, "fail with the live token")
 	m.Fail(id)
 	t.lanesAre(m, "fail "+id, rule)
 }
@@ -166,58 +167,58 @@ func (t *T) byScore(key string, ids []string) ([]string, int64) {
 }
 
 // mReap waits past the leases of ids, then reaps them (they return in deadline order).
-func (t *T) mReap(m *laneModel, ids []string, max int64, rule Rule) {
+func (t *T) mReap(m *laneModel, ids []string, max int64, rule rules.Rule) {
 	ids, last := t.byScore(t.q(m.Queue).Active(), ids)
 	t.waitPast(last)
 	r, err := t.D.Reap(t.ctx, protocol.ReapArgs{Queue: m.Queue, MaxAttempts: max, Limit: 100})
-	t.ok(err, ruleReap, "reap")
-	t.check(r.Count == int64(len(ids)), ruleReap, fmt.Sprintf("reap answers %d", len(ids)), "%d", r.Count)
+	t.ok(err, rules.Reap, "reap")
+	t.check(r.Count == int64(len(ids)), rules.Reap, fmt.Sprintf("reap answers %d", len(ids)), "%d", r.Count)
 	m.Reap(ids, max)
 	t.lanesAre(m, fmt.Sprintf("reap of %v (max %d)", ids, max), rule)
 }
 
 // mPromote waits until ids are due, then promotes them (they return in due order).
-func (t *T) mPromote(m *laneModel, ids []string, rule Rule) {
+func (t *T) mPromote(m *laneModel, ids []string, rule rules.Rule) {
 	ids, last := t.byScore(t.q(m.Queue).Scheduled(), ids)
 	t.waitPast(last)
 	r, err := t.D.Promote(t.ctx, protocol.PromoteArgs{Queue: m.Queue, Limit: 100})
-	t.ok(err, rulePromote, "promote")
-	t.check(r.Count == int64(len(ids)), rulePromote, fmt.Sprintf("promote answers %d", len(ids)), "%d", r.Count)
+	t.ok(err, rules.Promote, "promote")
+	t.check(r.Count == int64(len(ids)), rules.Promote, fmt.Sprintf("promote answers %d", len(ids)), "%d", r.Count)
 	for _, id := range ids {
 		m.Back(id)
 	}
 	t.lanesAre(m, fmt.Sprintf("promote of %v", ids), rule)
 }
 
-func (t *T) mRevive(m *laneModel, id string, rule Rule) {
+func (t *T) mRevive(m *laneModel, id string, rule rules.Rule) {
 	r, err := t.D.Revive(t.ctx, protocol.JobArgs{Queue: m.Queue, ID: id})
-	t.ok(err, ruleMorgue, "revive")
-	t.check(r.Changed, ruleMorgue, "revive of a dead job answers changed", "%+v", r)
+	t.ok(err, rules.Morgue, "revive")
+	t.check(r.Changed, rules.Morgue, "revive of a dead job answers changed", "%+v", r)
 	m.Back(id)
 	t.lanesAre(m, "revive "+id, rule)
 }
 
-func (t *T) mPurge(m *laneModel, id string, rule Rule) {
+func (t *T) mPurge(m *laneModel, id string, rule rules.Rule) {
 	r, err := t.D.Purge(t.ctx, protocol.JobArgs{Queue: m.Queue, ID: id})
-	t.ok(err, ruleMorgue, "purge")
-	t.check(r.Changed, ruleMorgue, "purge of a dead job answers changed", "%+v", r)
+	t.ok(err, rules.Morgue, "purge")
+	t.check(r.Changed, rules.Morgue, "purge of a dead job answers changed", "%+v", r)
 	m.Purge(id)
 	t.lanesAre(m, "purge "+id, rule)
 }
 
-func (t *T) mCeiling(m *laneModel, g string, n int, rule Rule) {
+func (t *T) mCeiling(m *laneModel, g string, n int, rule rules.Rule) {
 	t.ok(t.D.LaneCeiling(t.ctx, protocol.QueueArgs{Queue: m.Queue, Lane: g, Ceiling: int64(n)}), rule, "lane_ceiling")
 	m.SetCeiling(g, n)
 	t.lanesAre(m, fmt.Sprintf("lane_ceiling %s %d", g, n), rule)
 }
 
-func (t *T) mPause(m *laneModel, g string, rule Rule) {
+func (t *T) mPause(m *laneModel, g string, rule rules.Rule) {
 	t.ok(t.D.LanePause(t.ctx, protocol.QueueArgs{Queue: m.Queue, Lane: g}), rule, "lane_pause")
 	m.Pause(g)
 	t.lanesAre(m, "lane_pause "+g, rule)
 }
 
-func (t *T) mResume(m *laneModel, g string, rule Rule) {
+func (t *T) mResume(m *laneModel, g string, rule rules.Rule) {
 	t.ok(t.D.LaneResume(t.ctx, protocol.QueueArgs{Queue: m.Queue, Lane: g}), rule, "lane_resume")
 	m.Resume(g)
 	t.lanesAre(m, "lane_resume "+g, rule)

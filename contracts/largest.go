@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"fmt"
 
+	"github.com/echomq/kit/contracts/rules"
 	"github.com/echomq/kit/protocol"
 )
 
@@ -11,8 +12,6 @@ import (
 // sends payloads of at most 64 KiB, below a line cap a port might keep for itself (a 1 MiB
 // buffer, a regular expression that recurses once a group). The bound is modest because every
 // byte crosses the harness's MONITOR capture twice, escaped.
-
-var ruleLargestBytes = Rule{"largest-bytes", `contracts/PROTOCOL.md Part B: "A job whose payload and checkpoint together hold up to 2 MiB travels like any other (its base64 makes a request or a reply line of about 3 MiB): a port reads request lines of at least 4 MiB"`}
 
 // largeBytes is n bytes holding every byte value, in an order no line reader keeps whole by
 // accident; seed tells two of them apart.
@@ -30,13 +29,13 @@ func largestPayloadAndCheckpoint(t *T) {
 	big := largeBytes(1536<<10, 0)
 	id := t.enqueueWith(protocol.EnqueueArgs{Queue: "orders", PayloadB64: base64.StdEncoding.EncodeToString([]byte(big))})
 	got, _ := t.hget(jobKey(t.q("orders"), id), "payload")
-	t.check(got == big, ruleLargestBytes, fmt.Sprintf("row %s holds the 1.5 MiB payload", id), "%s", short(got))
+	t.check(got == big, rules.LargestBytes, fmt.Sprintf("row %s holds the 1.5 MiB payload", id), "%s", short(got))
 	c := t.mustClaim("orders", 60000)
-	t.claimedBytes(c, id, big, ruleLargestBytes)
+	t.claimedBytes(c, id, big, rules.LargestBytes)
 	ckpt := largeBytes(512<<10, 1)
-	t.ok(t.D.Checkpoint(t.ctx, protocol.CheckpointArgs{FenceArgs: fa("orders", id, c.Token), DataB64: base64.StdEncoding.EncodeToString([]byte(ckpt))}), ruleLargestBytes, "a 512 KiB checkpoint")
+	t.ok(t.D.Checkpoint(t.ctx, protocol.CheckpointArgs{FenceArgs: fa("orders", id, c.Token), DataB64: base64.StdEncoding.EncodeToString([]byte(ckpt))}), rules.LargestBytes, "a 512 KiB checkpoint")
 	t.retried("orders", id, c.Token, 0)
 	c = t.mustClaim("orders", 60000)
-	t.claimedBytes(c, id, big, ruleLargestBytes)
+	t.claimedBytes(c, id, big, rules.LargestBytes)
 	t.checkpointBytes(c, ckpt)
 }

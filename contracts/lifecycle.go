@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/echomq/kit/contracts/rules"
 	"github.com/echomq/kit/protocol"
 )
 
@@ -48,7 +49,7 @@ type lcWant struct {
 }
 
 // lcQueueIs compares the queue's whole job keyspace with w; pending scores must all be 0 (canon §2).
-func (t *T) lcQueueIs(qn string, w lcWant, rule Rule) {
+func (t *T) lcQueueIs(qn string, w lcWant, rule rules.Rule) {
 	q := t.q(qn)
 	t.cover(rule)
 	var bad []string
@@ -123,7 +124,7 @@ func lcQuoteMap(m map[string]string) string {
 func (t *T) lcClearWake(qn string) { t.do("DEL", t.q(qn).Wake()) }
 
 // lcWakeIs checks the wake list's length after an op that must (1) or must not (0) arm it.
-func (t *T) lcWakeIs(qn string, want int64, rule Rule, what string) {
+func (t *T) lcWakeIs(qn string, want int64, rule rules.Rule, what string) {
 	n := t.llen(t.q(qn).Wake())
 	t.check(n == want, rule, fmt.Sprintf("%s: the wake list holds %d token(s)", what, want), "wake length %d", n)
 }
@@ -137,19 +138,19 @@ func lcCkptOf(c *protocol.ClaimResult) string {
 }
 
 // lcRedelivered claims and checks the job, token, payload and checkpoint bytes it returns.
-func (t *T) lcRedelivered(qn, id string, token int64, payload, ckpt string, rule Rule) *protocol.ClaimResult {
+func (t *T) lcRedelivered(qn, id string, token int64, payload, ckpt string, rule rules.Rule) *protocol.ClaimResult {
 	c := t.mustClaim(qn, 30000)
-	t.check(c.ID == id && c.Token == token, ruleTokens, fmt.Sprintf("the claim returns %s with token %d", id, token), "%s token %d", c.ID, c.Token)
-	t.check(unb64(c.PayloadB64) == payload, ruleClaim, fmt.Sprintf("the payload bytes %q exactly", payload), "%q", unb64(c.PayloadB64))
+	t.check(c.ID == id && c.Token == token, rules.Tokens, fmt.Sprintf("the claim returns %s with token %d", id, token), "%s token %d", c.ID, c.Token)
+	t.check(unb64(c.PayloadB64) == payload, rules.Claim, fmt.Sprintf("the payload bytes %q exactly", payload), "%q", unb64(c.PayloadB64))
 	t.check(lcCkptOf(c) == ckpt, rule, fmt.Sprintf("the claim returns the checkpoint %q exactly", ckpt), "%q", lcCkptOf(c))
 	return c
 }
 
 func (t *T) lcCheckpoint(qn, id string, token int64, data string) {
-	t.ok(t.D.Checkpoint(t.ctx, protocol.CheckpointArgs{FenceArgs: fa(qn, id, token), DataB64: b64(data)}), ruleCheckpoint, "checkpoint")
+	t.ok(t.D.Checkpoint(t.ctx, protocol.CheckpointArgs{FenceArgs: fa(qn, id, token), DataB64: b64(data)}), rules.Checkpoint, "checkpoint")
 }
 
-func (t *T) lcRetry(qn, id string, token, max, delay int64, why string, rule Rule) string {
+func (t *T) lcRetry(qn, id string, token, max, delay int64, why string, rule rules.Rule) string {
 	r, err := t.D.Retry(t.ctx, protocol.RetryArgs{FenceArgs: fa(qn, id, token), MaxAttempts: max, DelayMS: delay, Error: why})
 	t.ok(err, rule, "retry")
 	return r.Outcome
@@ -157,19 +158,19 @@ func (t *T) lcRetry(qn, id string, token, max, delay int64, why string, rule Rul
 
 func (t *T) lcPromote(qn string, limit int64) int64 {
 	p, err := t.D.Promote(t.ctx, protocol.PromoteArgs{Queue: qn, Limit: limit})
-	t.ok(err, rulePromote, "promote")
+	t.ok(err, rules.Promote, "promote")
 	return p.Count
 }
 
 func (t *T) lcReap(qn string, max, limit int64) int64 {
 	r, err := t.D.Reap(t.ctx, protocol.ReapArgs{Queue: qn, MaxAttempts: max, Limit: limit})
-	t.ok(err, ruleReap, "reap")
+	t.ok(err, rules.Reap, "reap")
 	return r.Count
 }
 
 func (t *T) lcMorgue(qn string, limit int64) []protocol.DeadJob {
 	m, err := t.D.Morgue(t.ctx, protocol.MorgueArgs{Queue: qn, Limit: limit})
-	t.ok(err, ruleMorgue, "morgue")
+	t.ok(err, rules.Morgue, "morgue")
 	return m.Jobs
 }
 
@@ -180,7 +181,7 @@ func (t *T) lcDeadJob(qn, id string, attempts int64, payload, why string) protoc
 }
 
 // lcUnchanged runs op and checks that the keyspace is exactly as before.
-func (t *T) lcUnchanged(rule Rule, what string, op func()) {
+func (t *T) lcUnchanged(rule rules.Rule, what string, op func()) {
 	before := t.snapshot()
 	op()
 	d := diff(before, t.snapshot())
@@ -257,6 +258,6 @@ const boundaryTrials = 25
 // clock: the clause can act under a long lease first (checkpoint) however slow the machine.
 func (t *T) lcExpire(qn, id string, token int64) {
 	e, err := t.D.Extend(t.ctx, protocol.ExtendArgs{FenceArgs: fa(qn, id, token), LeaseMS: 1})
-	t.ok(err, ruleExtend, "extend")
+	t.ok(err, rules.Extend, "extend")
 	t.waitPast(e.DeadlineMS)
 }

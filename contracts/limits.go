@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/echomq/kit/contracts/rules"
 	"github.com/echomq/kit/protocol"
 )
 
@@ -18,11 +19,11 @@ import (
 type scanLimit string
 
 func (op scanLimit) atItsMaximum(t *T) {
-	t.scanOver(string(op), protocol.MaxLimit, protocol.MaxLimit, ruleRangeLimit)
+	t.scanOver(string(op), protocol.MaxLimit, protocol.MaxLimit, rules.RangeLimit)
 }
 
 func (op scanLimit) absentIsItsDefault(t *T) {
-	t.scanOver(string(op), 0, fieldDefault(string(op), "limit"), ruleFieldDefault)
+	t.scanOver(string(op), 0, fieldDefault(string(op), "limit"), rules.FieldDefault)
 }
 
 // fieldDefault is the integer default of an op's optional field in protocol.Fields.
@@ -39,7 +40,7 @@ func fieldDefault(op, field string) int {
 
 // scanOver plants want+1 entries for op, calls it with limit (0: the field absent) and checks
 // that exactly want were settled (or listed) and one left.
-func (t *T) scanOver(op string, limit int64, want int, rule Rule) {
+func (t *T) scanOver(op string, limit int64, want int, rule rules.Rule) {
 	n := want + 1
 	q := t.q("orders")
 	state := map[string]string{"reap": "active", "promote": "scheduled", "morgue": "dead"}[op]
@@ -54,20 +55,20 @@ func (t *T) scanOver(op string, limit int64, want int, rule Rule) {
 		r, err := t.D.Reap(t.ctx, protocol.ReapArgs{Queue: "orders", MaxAttempts: 5, Limit: limit})
 		t.ok(err, rule, call)
 		got = int(r.Count)
-		t.check(t.lcZcard(q.Active()) == 1 && t.lcZcard(q.Pending()) == int64(want), ruleReap,
+		t.check(t.lcZcard(q.Active()) == 1 && t.lcZcard(q.Pending()) == int64(want), rules.Reap,
 			fmt.Sprintf("%d leases back in pending, one left in active", want), "active %d, pending %d", t.lcZcard(q.Active()), t.lcZcard(q.Pending()))
 	case "promote":
 		r, err := t.D.Promote(t.ctx, protocol.PromoteArgs{Queue: "orders", Limit: limit})
 		t.ok(err, rule, call)
 		got = int(r.Count)
-		t.check(t.lcZcard(q.Scheduled()) == 1 && t.lcZcard(q.Pending()) == int64(want), rulePromote,
+		t.check(t.lcZcard(q.Scheduled()) == 1 && t.lcZcard(q.Pending()) == int64(want), rules.Promote,
 			fmt.Sprintf("%d due jobs pending, one left scheduled", want), "scheduled %d, pending %d", t.lcZcard(q.Scheduled()), t.lcZcard(q.Pending()))
 	case "morgue":
 		m, err := t.D.Morgue(t.ctx, protocol.MorgueArgs{Queue: "orders", Limit: limit})
 		t.ok(err, rule, call)
 		got = len(m.Jobs)
 		ordered := got == want && m.Jobs[0].ID == ids[0] && m.Jobs[got-1].ID == ids[got-1]
-		t.check(ordered, ruleMorgue, fmt.Sprintf("the %d oldest deaths, oldest first", want), "%d jobs", got)
+		t.check(ordered, rules.Morgue, fmt.Sprintf("the %d oldest deaths, oldest first", want), "%d jobs", got)
 	}
 	t.check(got == want, rule, fmt.Sprintf("%s settles exactly %d", call, want), "%d", got)
 }
@@ -94,6 +95,6 @@ func parkLeasePastADuration(t *T) {
 	t.kitEnqueue("orders", ids)
 	start := time.Now()
 	a := protocol.ParkArgs{Queue: "orders", Consumers: 1, Jobs: 1, LeaseMS: lease, ParkMS: 1000, TimeoutMS: 20000}
-	t.cover(ruleFieldRange)
+	t.cover(rules.FieldRange)
 	t.completed(<-t.park(a), start, 20*time.Second, ids, fmt.Sprintf("a consumer with a lease of %d ms completes its job", lease))
 }

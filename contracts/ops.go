@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/echomq/kit/contracts/internal/wire"
+	"github.com/echomq/kit/contracts/rules"
 	"github.com/echomq/kit/protocol"
 	"github.com/echomq/kit/reference/emqerr"
 	"github.com/echomq/kit/reference/keys"
@@ -22,8 +23,8 @@ func (t *T) enqueue(q, payload string) string {
 
 func (t *T) enqueueWith(a protocol.EnqueueArgs) string {
 	r, err := t.D.Enqueue(t.ctx, a)
-	t.ok(err, ruleEnqueue, "enqueue")
-	t.check(r.Created, ruleEnqueue, "a new job's enqueue answers created: true", "created: false for %s", r.ID)
+	t.ok(err, rules.Enqueue, "enqueue")
+	t.check(r.Created, rules.Enqueue, "a new job's enqueue answers created: true", "created: false for %s", r.ID)
 	return r.ID
 }
 
@@ -33,7 +34,7 @@ func (t *T) laneEnqueue(q, lane, payload string) string {
 
 func (t *T) claim(q string, lease int64) *protocol.ClaimResult {
 	c, err := t.D.Claim(t.ctx, protocol.ClaimArgs{Queue: q, LeaseMS: lease})
-	t.ok(err, ruleClaim, "claim")
+	t.ok(err, rules.Claim, "claim")
 	return c
 }
 
@@ -65,16 +66,16 @@ func (t *T) forgetQueue(qn string) {
 
 func (t *T) mustClaim(q string, lease int64) *protocol.ClaimResult {
 	c := t.claim(q, lease)
-	t.cover(ruleClaim)
+	t.cover(rules.Claim)
 	if c == nil {
-		t.fail(ruleClaim, "claim on a queue with pending work returns a job", "an empty reply")
+		t.fail(rules.Claim, "claim on a queue with pending work returns a job", "an empty reply")
 	}
 	return c
 }
 
 func (t *T) laneClaim(q string, lease int64) *protocol.ClaimResult {
 	c, err := t.D.LaneClaim(t.ctx, protocol.ClaimArgs{Queue: q, LeaseMS: lease})
-	t.ok(err, ruleLanes, "lane_claim")
+	t.ok(err, rules.Lanes, "lane_claim")
 	return c
 }
 
@@ -83,7 +84,7 @@ func fa(q, id string, token int64) protocol.FenceArgs {
 }
 
 func (t *T) complete(q, id string, token int64) {
-	t.ok(t.D.Complete(t.ctx, fa(q, id, token)), ruleComplete, "complete with the live token")
+	t.ok(t.D.Complete(t.ctx, fa(q, id, token)), rules.Complete, "complete with the live token")
 }
 
 // portCommands are the port's own commands after from, without its background upkeep — the
@@ -146,18 +147,18 @@ func (t *T) fenceShown(ls []Line) bool {
 // of one queue answer one slot.
 func (t *T) keyspaceParses() {
 	slot := map[string]uint16{}
-	t.cover(ruleGrammar, rulePendingZero, ruleIntegerMS) // whatever keys the clause left
+	t.cover(rules.Grammar, rules.PendingZero, rules.IntegerMS) // whatever keys the clause left
 	for _, k := range t.allKeys() {
 		p, err := keys.Parse(k)
 		if err != nil {
-			t.fail(ruleGrammar, "every key in the keyspace parses", "key "+k+": "+err.Error())
+			t.fail(rules.Grammar, "every key in the keyspace parses", "key "+k+": "+err.Error())
 		}
 		if p.Queue == "" {
 			continue
 		}
 		s := keys.Slot(k)
 		if prev, ok := slot[p.Queue]; ok && prev != s {
-			t.fail(ruleGrammar, "all keys of queue "+p.Queue+" answer one slot", "key "+k+" answers another slot")
+			t.fail(rules.Grammar, "all keys of queue "+p.Queue+" answer one slot", "key "+k+" answers another slot")
 		}
 		slot[p.Queue] = s
 		t.scoresShaped(k, p.Kind)
@@ -167,12 +168,12 @@ func (t *T) keyspaceParses() {
 // scoresShaped holds a queue zset's scores to their shape: pending and lane ids all at 0 (so
 // lex order is mint order); leases, due times and death times whole server milliseconds.
 func (t *T) scoresShaped(k string, kind keys.Kind) {
-	var rule Rule
+	var rule rules.Rule
 	switch kind {
 	case keys.KindPending, keys.KindLane:
-		rule = rulePendingZero
+		rule = rules.PendingZero
 	case keys.KindActive, keys.KindScheduled, keys.KindDead:
-		rule = ruleIntegerMS
+		rule = rules.IntegerMS
 	default:
 		return
 	}
@@ -186,9 +187,9 @@ func (t *T) scoresShaped(k string, kind keys.Kind) {
 		switch {
 		case err != nil:
 			t.fail(rule, k+" holds numeric scores", fmt.Sprintf("%s has score %q", id, score))
-		case rule == rulePendingZero && f != 0:
+		case rule == rules.PendingZero && f != 0:
 			t.fail(rule, k+": every id at score 0", fmt.Sprintf("%s at score %s", id, score))
-		case rule == ruleIntegerMS && (f != math.Trunc(f) || f < 0):
+		case rule == rules.IntegerMS && (f != math.Trunc(f) || f < 0):
 			t.fail(rule, k+": every score a whole number of server milliseconds", fmt.Sprintf("%s at score %s", id, score))
 		}
 	}
@@ -200,7 +201,7 @@ func (t *T) scoresShaped(k string, kind keys.Kind) {
 func (t *T) durationOnWire(from int, script string, ms int64) {
 	all := t.portLines(from)
 	ran := false
-	t.cover(ruleClock)
+	t.cover(rules.Clock)
 	for i, l := range all {
 		if l.Client == "lua" || l.Cmd() != "EVALSHA" || t.law.scripts[strings.ToLower(argAt(l, 1))].Name != script {
 			continue
@@ -216,12 +217,12 @@ func (t *T) durationOnWire(from int, script string, ms int64) {
 		}
 		ran = ran || executed
 		if !slices.Contains(argv, strconv.FormatInt(ms, 10)) || (executed && !timed) {
-			t.fail(ruleClock, fmt.Sprintf("%s carries the duration %d in ARGV and takes the time from TIME inside the script", script, ms),
+			t.fail(rules.Clock, fmt.Sprintf("%s carries the duration %d in ARGV and takes the time from TIME inside the script", script, ms),
 				fmt.Sprintf("ARGV %q, TIME read in the script: %v", argv, timed), all[i:min(len(all), i+12)]...)
 		}
 	}
-	t.cover(ruleClock)
+	t.cover(rules.Clock)
 	if !ran {
-		t.fail(ruleClock, "the "+script+" script on the wire", "no run of "+script+" from the port")
+		t.fail(rules.Clock, "the "+script+" script on the wire", "no run of "+script+" from the port")
 	}
 }

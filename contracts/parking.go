@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/echomq/kit/contracts/rules"
 	"github.com/echomq/kit/lua"
 	"github.com/echomq/kit/protocol"
 )
@@ -23,26 +24,26 @@ const repops = 3
 // park again without claiming (A10).
 func (t *T) idleWindow(from int, since time.Time, wake string, consumers int, park time.Duration) {
 	pops := map[string]int{}
-	t.cover(rulePark)
+	t.cover(rules.Park)
 	lines := t.portCommands(from)
 	window := time.Since(since) // measured after the capture caught up: every counted pop is inside it
 	for _, l := range lines {
 		if l.Cmd() == "BLPOP" && argAt(l, 1) == wake && len(l.Args) == 3 {
 			pops[l.Client]++
 			secs, err := strconv.ParseFloat(argAt(l, 2), 64)
-			t.check(err == nil && secs > 0 && secs <= park.Seconds()+0.001, rulePark, fmt.Sprintf("each pop times out after park_ms (%s; 0 would block forever)", park), "BLPOP timeout %q", argAt(l, 2))
+			t.check(err == nil && secs > 0 && secs <= park.Seconds()+0.001, rules.Park, fmt.Sprintf("each pop times out after park_ms (%s; 0 would block forever)", park), "BLPOP timeout %q", argAt(l, 2))
 			continue
 		}
-		t.fail(rulePark, fmt.Sprintf("over %s of idleness (pops of %s) a parked consumer sends nothing but BLPOP on %s: a timed-out pop parks again without claiming", window.Round(time.Millisecond), park, wake),
+		t.fail(rules.Park, fmt.Sprintf("over %s of idleness (pops of %s) a parked consumer sends nothing but BLPOP on %s: a timed-out pop parks again without claiming", window.Round(time.Millisecond), park, wake),
 			"the port sent "+l.String())
 	}
 	// The server ends a pop no sooner than its timeout, so a window holds at most one pop per
 	// timeout on each connection, however slow the machine; how many at least depends on the
 	// machine's speed, so the lower bound is an event the harness waited for, not a count.
 	most := int(window/park) + 1
-	t.check(len(pops) == consumers, rulePark, fmt.Sprintf("each of the %d parked consumers pops again on its own connection after its pops time out", consumers), "BLPOP from %d connection(s) in %s", len(pops), window.Round(time.Millisecond))
+	t.check(len(pops) == consumers, rules.Park, fmt.Sprintf("each of the %d parked consumers pops again on its own connection after its pops time out", consumers), "BLPOP from %d connection(s) in %s", len(pops), window.Round(time.Millisecond))
 	for c, n := range pops {
-		t.check(n <= most && n >= repops, rulePark, fmt.Sprintf("%d to %d pops per parked connection in %s with pops of %s (one per timeout)", repops, most, window.Round(time.Millisecond), park), "connection %s sent BLPOP %d times", c, n)
+		t.check(n <= most && n >= repops, rules.Park, fmt.Sprintf("%d to %d pops per parked connection in %s with pops of %s (one per timeout)", repops, most, window.Round(time.Millisecond), park), "connection %s sent BLPOP %d times", c, n)
 	}
 }
 
@@ -78,19 +79,19 @@ func (t *T) waitRepops(from, consumers int) {
 // completed checks that a park returned without error, promptly after start, with exactly ids
 // (each once, token 1).
 func (t *T) completed(r parked, start time.Time, within time.Duration, ids []string, why string) {
-	t.ok(r.err, rulePark, "park")
+	t.ok(r.err, rules.Park, "park")
 	took := r.at.Sub(start)
-	t.check(took < within, rulePark, fmt.Sprintf("%s: the park returns within %s", why, within), "it returned after %s with %d of %d jobs", took.Round(time.Millisecond), len(r.res.Jobs), len(ids))
+	t.check(took < within, rules.Park, fmt.Sprintf("%s: the park returns within %s", why, within), "it returned after %s with %d of %d jobs", took.Round(time.Millisecond), len(r.res.Jobs), len(ids))
 	var got []string
 	for _, j := range r.res.Jobs {
 		got = append(got, j.ID)
-		t.check(j.Token == 1, rulePark, "each job claimed once, token 1", "%s token %d", j.ID, j.Token)
-		t.check(j.Consumer >= 0 && j.Consumer < r.consumers, ruleParkConsumer,
+		t.check(j.Token == 1, rules.Park, "each job claimed once, token 1", "%s token %d", j.ID, j.Token)
+		t.check(j.Consumer >= 0 && j.Consumer < r.consumers, rules.ParkConsumer,
 			fmt.Sprintf("each job names the consumer that completed it, 0..%d", r.consumers-1), "%s by consumer %d", j.ID, j.Consumer)
 	}
 	t.completionOrder(r.from, got)
 	sort.Strings(got)
-	t.check(strings.Join(got, ",") == strings.Join(ids, ","), rulePark, fmt.Sprintf("all %d jobs, each once", len(ids)), "%v", got)
+	t.check(strings.Join(got, ",") == strings.Join(ids, ","), rules.Park, fmt.Sprintf("all %d jobs, each once", len(ids)), "%v", got)
 }
 
 // promptly is how soon a park whose consumers a wake (or a claim first) must set going returns:
@@ -114,13 +115,13 @@ func (t *T) completionOrder(from int, got []string) {
 		}
 		for _, b := range got[i+1:] {
 			if tb, ok := at[b]; ok && tb < ea {
-				t.fail(ruleParkConsumer, "the jobs in completion order (the server's): none listed before a job whose completion ran before it was enqueued",
+				t.fail(rules.ParkConsumer, "the jobs in completion order (the server's): none listed before a job whose completion ran before it was enqueued",
 					fmt.Sprintf("%s is listed before %s, which completed %s before %s was enqueued", a, b, time.Duration(ea-tb)*time.Microsecond, a))
 				return
 			}
 		}
 	}
-	t.cover(ruleParkConsumer)
+	t.cover(rules.ParkConsumer)
 }
 
 // enqueues are the server times (µs) of every enqueue of the clause (the harness's and the
@@ -221,16 +222,16 @@ func idlePastHalfTheLeaseOnlyPops(t *T) {
 	t.waitBlocked(1)
 	m := t.mark()
 	r := <-done
-	t.ok(r.err, rulePark, "park of an empty queue, ended by its timeout_ms")
-	t.check(len(r.res.Jobs) == 0, rulePark, "no job completed (none was enqueued)", "%+v", r.res.Jobs)
-	t.cover(rulePark)
+	t.ok(r.err, rules.Park, "park of an empty queue, ended by its timeout_ms")
+	t.check(len(r.res.Jobs) == 0, rules.Park, "no job completed (none was enqueued)", "%+v", r.res.Jobs)
+	t.cover(rules.Park)
 	for _, l := range t.portCommands(m) {
 		// The session's own upkeep may fall in the window on a slow machine: a health
 		// check, the minter's renewal (A9). Work is a script call or any other command.
 		if (l.Cmd() == "BLPOP" && argAt(l, 1) == q.Wake()) || l.Cmd() == "PING" || strings.HasPrefix(argAt(l, 1), "{emq}:minter:") {
 			continue
 		}
-		t.fail(rulePark, fmt.Sprintf("a consumer parked idle for its whole timeout (lease %d ms, pops of %s) sends nothing but BLPOP on %s", a.LeaseMS, park, q.Wake()),
+		t.fail(rules.Park, fmt.Sprintf("a consumer parked idle for its whole timeout (lease %d ms, pops of %s) sends nothing but BLPOP on %s", a.LeaseMS, park, q.Wake()),
 			"the port sent "+l.String())
 	}
 }
@@ -248,7 +249,7 @@ func enqueuesOneAtATimeLoseNoWake(t *T) {
 		time.Sleep(40 * time.Millisecond) // spread: a job enqueued after others completed orders the reply
 	}
 	t.completed(<-done, start, promptly(a), ids, "eight enqueues one at a time while three consumers park lose no wake")
-	t.check(t.llen(q.Wake()) <= 1, ruleWakeOne, "the wake list never exceeds one", "length %d", t.llen(q.Wake()))
+	t.check(t.llen(q.Wake()) <= 1, rules.WakeOne, "the wake list never exceeds one", "length %d", t.llen(q.Wake()))
 	t.noPolling(m0, a)
 	t.parkConnections(m0, q.Wake())
 }
@@ -257,7 +258,7 @@ func enqueuesOneAtATimeLoseNoWake(t *T) {
 // life (A10): HELLO first, then the fence, then nothing but BLPOP on the wake key. Claims and
 // settlements belong on other connections, or a parked consumer's pop would hold them up.
 func (t *T) parkConnections(from int, wake string) {
-	t.cover(rulePark)
+	t.cover(rules.Park)
 	parkers, _ := byClient(t.portLines(from))
 	_, life := byClient(t.portLines(0))
 	const expected = "a parking connection sends HELLO 2, then the fence, then nothing but BLPOP on the wake key (A10)"
@@ -266,7 +267,7 @@ func (t *T) parkConnections(from int, wake string) {
 		if !slices.ContainsFunc(ls, func(l Line) bool { return l.Cmd() == "BLPOP" }) {
 			continue
 		}
-		t.check(ls[0].Cmd() == "HELLO", rulePark, expected, "connection %s began with %s", c, ls[0])
+		t.check(ls[0].Cmd() == "HELLO", rules.Park, expected, "connection %s began with %s", c, ls[0])
 		fenced := !t.fenceShown(ls) // on a cluster node not owning {emq}: the wire law matches its redirected fence
 		for _, l := range ls[1:] {
 			switch {
@@ -275,7 +276,7 @@ func (t *T) parkConnections(from int, wake string) {
 				fenced = true
 			case l.Cmd() == "BLPOP" && argAt(l, 1) == wake && fenced:
 			default:
-				t.fail(rulePark, expected, fmt.Sprintf("connection %s (fenced: %v) sent %s", c, fenced, l))
+				t.fail(rules.Park, expected, fmt.Sprintf("connection %s (fenced: %v) sent %s", c, fenced, l))
 			}
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/echomq/kit/contracts/internal/wire"
+	"github.com/echomq/kit/contracts/rules"
 	"github.com/echomq/kit/lua"
 	"github.com/echomq/kit/reference/resp"
 )
@@ -62,11 +63,11 @@ func newLaw(b *lua.Bundle, admit map[string]string, own func(Line) bool, getkeys
 
 // lawRules are the rules of the wire law as the contracts quote them, by the id a violation
 // names (TestLawRulesQuoted checks that every id has its rule).
-var lawRules = map[wire.RuleID]Rule{
-	wire.RuleFence: ruleFence, wire.RuleEvalsha: ruleEvalsha, wire.RuleCommands: ruleA4,
-	wire.RuleKeysParse: ruleParse, wire.RuleDeclared: ruleDeclared, wire.RuleArgvID: ruleArgvIDKey,
-	wire.RuleClusterOneSlot: ruleClusterOneSlot, wire.RuleClusterOwner: ruleClusterOwner,
-	wire.RuleClusterNoLeft: ruleClusterNoLeft,
+var lawRules = map[wire.RuleID]rules.Rule{
+	wire.RuleFence: rules.Fence, wire.RuleEvalsha: rules.Evalsha, wire.RuleCommands: rules.A4,
+	wire.RuleKeysParse: rules.Parse, wire.RuleDeclared: rules.Declared, wire.RuleArgvID: rules.ArgvIDKey,
+	wire.RuleClusterOneSlot: rules.ClusterOneSlot, wire.RuleClusterOwner: rules.ClusterOwner,
+	wire.RuleClusterNoLeft: rules.ClusterNoLeft,
 }
 
 // violationText is a violation for a failure's GOT: what broke, the rule it breaks, the lines.

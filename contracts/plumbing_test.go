@@ -5,13 +5,14 @@ import (
 	"testing"
 
 	"github.com/echomq/kit/contracts/internal/wire"
+	"github.com/echomq/kit/contracts/rules"
 )
 
 // TestLawRulesQuoted: every rule the wire law can name is a rule the contracts quote, under the
 // same id, and is evaluated by every clause (the wire rules in every run, the cluster ones in a
 // cluster run).
 func TestLawRulesQuoted(t *testing.T) {
-	every := append(WireRules(), clusterRules...)
+	every := append(rules.Wire(), rules.ClusterLaw()...)
 	for _, id := range wire.RuleIDs() {
 		r, ok := lawRules[id]
 		switch {

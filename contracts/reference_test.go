@@ -10,7 +10,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/echomq/kit/contracts"
+	"github.com/echomq/kit/contracts/rules"
 	"github.com/echomq/kit/contracts/verdict"
 	"github.com/echomq/kit/internal/golden"
 	"github.com/echomq/kit/internal/mutant"
@@ -66,7 +66,7 @@ func onCluster(t *testing.T, r *run) {
 	for _, c := range res.Contracts {
 		for _, cl := range c.Clauses {
 			refused = refused || (strings.HasSuffix(cl.ID, "/standalone-valkey-refused") && cl.Status == verdict.StatusPass)
-			for _, rl := range contracts.ClusterRules()[:3] {
+			for _, rl := range rules.Cluster()[:3] {
 				if !slices.Contains(cl.Rules, rl.ID) {
 					t.Errorf("clause %s did not evaluate %s", cl.ID, rl.ID)
 				}

@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/echomq/kit/contracts/internal/wire"
+	"github.com/echomq/kit/contracts/rules"
 	"github.com/echomq/kit/protocol"
 	"github.com/echomq/kit/reference/emqerr"
 )
@@ -28,7 +29,7 @@ var presentedServers = []presentedServer{
 // Valkey (the server behind it is the real one): a refused one answers EMQSERVER with nothing
 // but HELLO sent, an admitted one completes the hello and serves an enqueue.
 func serverVersionsCompared(t *T) {
-	t.cover(ruleServerVersion)
+	t.cover(rules.ServerVersion)
 	for _, ps := range presentedServers {
 		p, err := wire.StartVersionProxy(t.cfg.Valkey, ps.server, ps.version)
 		if err != nil {
@@ -40,16 +41,16 @@ func serverVersionsCompared(t *T) {
 		m := t.mark()
 		_, err = d.Hello(t.ctx, protocol.HelloArgs{Valkey: p.Addr()})
 		if !ps.admitted {
-			t.refused(err, emqerr.Server, ruleServerVersion, "hello against "+what)
+			t.refused(err, emqerr.Server, rules.ServerVersion, "hello against "+what)
 			for _, l := range t.portLines(m) {
 				if slices.Contains(p.Clients(), l.Client) && l.Cmd() != "HELLO" {
-					t.fail(ruleServerVersion, "nothing but HELLO reaches "+what, "the port sent "+l.String())
+					t.fail(rules.ServerVersion, "nothing but HELLO reaches "+what, "the port sent "+l.String())
 				}
 			}
 			continue
 		}
-		t.ok(err, ruleServerVersion, "hello against "+what)
+		t.ok(err, rules.ServerVersion, "hello against "+what)
 		_, err = d.Enqueue(t.ctx, protocol.EnqueueArgs{Queue: "versions", PayloadB64: b64(ps.version)})
-		t.ok(err, ruleServerVersion, "enqueue on a session opened against "+what)
+		t.ok(err, rules.ServerVersion, "enqueue on a session opened against "+what)
 	}
 }

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/echomq/kit/contracts"
+	"github.com/echomq/kit/contracts/rules"
 	"github.com/echomq/kit/contracts/statements"
 	"github.com/echomq/kit/lua"
 )
@@ -62,24 +62,24 @@ func TestStatements(t *testing.T) {
 	all := allStatements(t)
 	trace, skip := statements.Trace(), statements.NotChecked()
 	known := map[string]bool{}
-	for _, r := range slices.Concat(contracts.Rules(), contracts.ClusterRules()) {
+	for _, r := range slices.Concat(rules.All(), rules.Cluster()) {
 		known[r.ID] = true
 	}
 	ids := map[string]bool{}
 	traced, unchecked := 0, 0
 	for _, s := range all {
 		ids[s.ID] = true
-		rules, isTraced := trace[s.ID]
+		ruleIDs, isTraced := trace[s.ID]
 		why, isSkipped := skip[s.ID]
 		switch {
 		case isTraced && isSkipped:
 			t.Errorf("statement %s (%s) is both traced and listed as not checked", s.ID, s.Doc)
 		case isTraced:
 			traced++
-			if len(rules) == 0 {
+			if len(ruleIDs) == 0 {
 				t.Errorf("statement %s (%s) is traced to no rule", s.ID, s.Doc)
 			}
-			for _, r := range rules {
+			for _, r := range ruleIDs {
 				if !known[r] {
 					t.Errorf("statement %s is traced to rule %q, which no clause quotes", s.ID, r)
 				}

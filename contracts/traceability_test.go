@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/echomq/kit/contracts"
+	"github.com/echomq/kit/contracts/rules"
 	"github.com/echomq/kit/contracts/statements"
 	"github.com/echomq/kit/internal/mutant"
 )
@@ -20,7 +20,7 @@ import (
 // when TRACEABILITY.md differs from the table (-update rewrites it). That every mutant is
 // killed, on behaviour, by its own contract is TestMutantsAreKilled's part.
 //
-// The cluster rules (contracts.ClusterRules) are evaluated only in a cluster run, so the test
+// The cluster rules (rules.Cluster) are evaluated only in a cluster run, so the test
 // certifies the reference on a fresh 3-primary cluster too and maps them, in a table of their
 // own, to the clauses of that run; a mutant of a cluster rule (Spec.Cluster) is checked against
 // that run's clauses.
@@ -32,19 +32,19 @@ func TestTraceability(t *testing.T) {
 	certified(t, r, "the reference")
 	rc := shared(t, "-cluster", "start")
 	certified(t, rc, "the reference on a Valkey Cluster")
-	rules := contracts.Rules()
+	standalone := rules.All()
 	known := map[string]bool{}
-	for _, rl := range append(rules, contracts.ClusterRules()...) {
+	for _, rl := range append(standalone, rules.Cluster()...) {
 		known[rl.ID] = true
 	}
 	wire := map[string]bool{} // rules every clause evaluates
-	for _, rl := range append(contracts.WireRules(), contracts.SessionRules()...) {
+	for _, rl := range append(rules.Wire(), rules.Session()...) {
 		wire[rl.ID] = true
 	}
 	// Rules no catalogue mutant can break: the wire law's umbrella (each of its parts has
 	// mutants) and the session duties, which the kit's fake ports break instead.
-	exempt := map[string]string{contracts.WireLawRule.ID: "the wire law as a whole: see its parts (wire-…)"}
-	for _, rl := range contracts.SessionRules() {
+	exempt := map[string]string{rules.WireLaw.ID: "the wire law as a whole: see its parts (wire-…)"}
+	for _, rl := range rules.Session() {
 		exempt[rl.ID] = "broken by the fake ports of TestMisbehavingPortFailsCleanly (crash, hang, garbage)"
 	}
 	exempt["seq-echo"] = "broken by the fake port of TestMisbehavingPortFailsCleanly that answers with its own count (no mutant of the in-process reference has a seq to get wrong)"
@@ -56,7 +56,7 @@ func TestTraceability(t *testing.T) {
 			own := 0
 			for _, id := range cl.Rules {
 				if !known[id] {
-					t.Errorf("clause %s evaluated rule %q, which is not in contracts.Rules()", cl.ID, id)
+					t.Errorf("clause %s evaluated rule %q, which is not in rules.All()", cl.ID, id)
 				}
 				clauses[id] = append(clauses[id], cl.ID)
 				if !wire[id] {
@@ -75,7 +75,7 @@ func TestTraceability(t *testing.T) {
 			allCluster = append(allCluster, cl.ID)
 			for _, id := range cl.Rules {
 				if !known[id] {
-					t.Errorf("cluster clause %s evaluated rule %q, which is not in contracts.Rules() or ClusterRules()", cl.ID, id)
+					t.Errorf("cluster clause %s evaluated rule %q, which is not in rules.All() or rules.Cluster()", cl.ID, id)
 				}
 				clusterClauses[id] = append(clusterClauses[id], cl.ID)
 			}
@@ -84,7 +84,7 @@ func TestTraceability(t *testing.T) {
 	mutants := map[string][]mutant.Spec{}
 	for _, m := range mutant.Catalogue() {
 		if !known[m.Rule] {
-			t.Errorf("mutant %s breaks rule %q, which is not in contracts.Rules()", m.Name, m.Rule)
+			t.Errorf("mutant %s breaks rule %q, which is not in rules.All()", m.Name, m.Rule)
 			continue
 		}
 		mutants[m.Rule] = append(mutants[m.Rule], m)
@@ -104,7 +104,7 @@ func TestTraceability(t *testing.T) {
 	b.WriteString("it; `go test ./contracts -run TestMutantsAreKilled -v` shows each mutant killed by its own\n")
 	b.WriteString("contract, the Lua ones with their edited scripts admitted (on behaviour alone).\n\n")
 	b.WriteString("| rule | where it is written | clauses that check it | mutants that break it |\n|---|---|---|---|\n")
-	ruleRows(t, &b, rules, traceRun{clauses: clauses, all: all, everywhere: "every clause (wire law)"}, mutants, exempt)
+	ruleRows(t, &b, standalone, traceRun{clauses: clauses, all: all, everywhere: "every clause (wire law)"}, mutants, exempt)
 	// The cluster rules, from the cluster run. Two of them no port can break on the wire a
 	// clause sees: the server refuses such a call before MONITOR shows it, and its errorstats
 	// then break cluster-no-redirect-left (mutant cluster-wrong-node).
@@ -117,7 +117,7 @@ func TestTraceability(t *testing.T) {
 	b.WriteString("clauses are those of the reference's certification on a fresh 3-primary cluster, and their mutants\n")
 	b.WriteString("are run against a cluster by `TestMutantsAreKilled`.\n\n")
 	b.WriteString("| rule | where it is written | clauses that check it (cluster run) | mutants that break it |\n|---|---|---|---|\n")
-	ruleRows(t, &b, contracts.ClusterRules(), traceRun{clauses: clusterClauses, all: allCluster,
+	ruleRows(t, &b, rules.Cluster(), traceRun{clauses: clusterClauses, all: allCluster,
 		everywhere: "every clause of a cluster run (wire law)", what: "of the cluster run ", on: ", on a cluster"}, mutants, clusterExempt)
 	statementRows(t, &b, clauses, clusterClauses)
 	frozen(t, "TRACEABILITY.md", b.String())
@@ -133,9 +133,9 @@ type traceRun struct {
 
 // ruleRows writes one table row per rule (its quote, its clauses, its mutants) and fails a rule
 // without a clause, or without a mutant unless exempt says why none can break it.
-func ruleRows(t *testing.T, b *strings.Builder, rules []contracts.Rule, run traceRun, mutants map[string][]mutant.Spec, exempt map[string]string) {
+func ruleRows(t *testing.T, b *strings.Builder, rs []rules.Rule, run traceRun, mutants map[string][]mutant.Spec, exempt map[string]string) {
 	t.Helper()
-	for _, rl := range rules {
+	for _, rl := range rs {
 		cls := run.clauses[rl.ID]
 		if len(cls) == 0 {
 			t.Errorf("rule %s has no clause %sthat checks it", rl.ID, run.what)
@@ -168,7 +168,7 @@ func TestPartARulesAreTraced(t *testing.T) {
 		t.Fatal(err)
 	}
 	known := map[string]bool{}
-	for _, rl := range contracts.Rules() {
+	for _, rl := range rules.All() {
 		known[rl.ID] = true
 	}
 	row := regexp.MustCompile(`(?m)^\| (A\d+) \|.*\| ([^|]*) \|$`)

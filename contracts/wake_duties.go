@@ -3,6 +3,7 @@ package contracts
 import (
 	"fmt"
 
+	"github.com/echomq/kit/contracts/rules"
 	"github.com/echomq/kit/protocol"
 	"github.com/echomq/kit/reference/keys"
 )
@@ -10,7 +11,7 @@ import (
 // armedBy empties the wake list from the harness's own connection, runs op from the port and
 // requires the list to hold exactly want tokens after it: 1 when the op must arm, 0 when it must
 // not (an arm nobody needs makes every parked consumer claim for nothing).
-func (t *T) armedBy(q keys.Q, rule Rule, what string, want int64, op func()) {
+func (t *T) armedBy(q keys.Q, rule rules.Rule, what string, want int64, op func()) {
 	t.do("DEL", q.Wake())
 	op()
 	got := t.llen(q.Wake())
@@ -23,31 +24,31 @@ func (t *T) armedBy(q keys.Q, rule Rule, what string, want int64, op func()) {
 
 // Port ops the wake clauses run, each required to succeed under the rule being checked.
 
-func (t *T) retryJob(rule Rule, q string, c *protocol.ClaimResult, maxAttempts, delay int64) string {
+func (t *T) retryJob(rule rules.Rule, q string, c *protocol.ClaimResult, maxAttempts, delay int64) string {
 	r, err := t.D.Retry(t.ctx, protocol.RetryArgs{FenceArgs: fa(q, c.ID, c.Token), MaxAttempts: maxAttempts, DelayMS: delay, Error: "boom"})
 	t.ok(err, rule, "retry")
 	return r.Outcome
 }
 
-func (t *T) reapQueue(rule Rule, q string, maxAttempts int64) int64 {
+func (t *T) reapQueue(rule rules.Rule, q string, maxAttempts int64) int64 {
 	r, err := t.D.Reap(t.ctx, protocol.ReapArgs{Queue: q, MaxAttempts: maxAttempts})
 	t.ok(err, rule, "reap")
 	return r.Count
 }
 
-func (t *T) promoteQueue(rule Rule, q string) int64 {
+func (t *T) promoteQueue(rule rules.Rule, q string) int64 {
 	r, err := t.D.Promote(t.ctx, protocol.PromoteArgs{Queue: q})
 	t.ok(err, rule, "promote")
 	return r.Count
 }
 
-func (t *T) reviveJob(rule Rule, q, id string) bool {
+func (t *T) reviveJob(rule rules.Rule, q, id string) bool {
 	r, err := t.D.Revive(t.ctx, protocol.JobArgs{Queue: q, ID: id})
 	t.ok(err, rule, "revive")
 	return r.Changed
 }
 
-func (t *T) ceiling(rule Rule, q, lane string, n int64) {
+func (t *T) ceiling(rule rules.Rule, q, lane string, n int64) {
 	t.ok(t.D.LaneCeiling(t.ctx, protocol.QueueArgs{Queue: q, Lane: lane, Ceiling: n}), rule, fmt.Sprintf("lane_ceiling %s %d", lane, n))
 }
 
@@ -64,14 +65,14 @@ func (t *T) expire(q keys.Q, c *protocol.ClaimResult) {
 func (t *T) wakeEnqueue(qn string) {
 	q := t.q(qn)
 	var id string
-	t.armedBy(q, ruleWakeEnqueue, "an enqueue (delay 0: pending)", 1, func() { id = t.enqueue(qn, "a") })
-	t.armedBy(q, ruleWakeEnqueue, "a delayed enqueue (delay 60 s: scheduled; canon §4 arms after both branches)", 1, func() {
+	t.armedBy(q, rules.WakeEnqueue, "an enqueue (delay 0: pending)", 1, func() { id = t.enqueue(qn, "a") })
+	t.armedBy(q, rules.WakeEnqueue, "a delayed enqueue (delay 60 s: scheduled; canon §4 arms after both branches)", 1, func() {
 		t.enqueueWith(protocol.EnqueueArgs{Queue: qn, PayloadB64: b64("b"), DelayMS: 60000})
 	})
-	t.armedBy(q, ruleWakeEnqueue, "a duplicate enqueue (the row exists: nothing changes)", 0, func() {
+	t.armedBy(q, rules.WakeEnqueue, "a duplicate enqueue (the row exists: nothing changes)", 0, func() {
 		r, err := t.D.Enqueue(t.ctx, protocol.EnqueueArgs{Queue: qn, ID: id, PayloadB64: b64("again")})
-		t.ok(err, ruleWakeEnqueue, "enqueue of an existing id")
-		t.check(!r.Created, ruleWakeEnqueue, "a duplicate answers created: false", "created: true")
+		t.ok(err, rules.WakeEnqueue, "enqueue of an existing id")
+		t.check(!r.Created, rules.WakeEnqueue, "a duplicate answers created: false", "created: true")
 	})
 }
 
@@ -79,15 +80,15 @@ func (t *T) wakeEnqueue(qn string) {
 func (t *T) wakeLaneEnqueue(qn string) {
 	q := t.q(qn)
 	var id string
-	t.armedBy(q, ruleWakeLaneEnqueue, "a lane enqueue (delay 0)", 1, func() { id = t.laneEnqueue(qn, "east", "a") })
-	t.armedBy(q, ruleWakeLaneEnqueue, "a delayed lane enqueue (delay 60 s)", 1, func() {
+	t.armedBy(q, rules.WakeLaneEnqueue, "a lane enqueue (delay 0)", 1, func() { id = t.laneEnqueue(qn, "east", "a") })
+	t.armedBy(q, rules.WakeLaneEnqueue, "a delayed lane enqueue (delay 60 s)", 1, func() {
 		t.enqueueWith(protocol.EnqueueArgs{Queue: qn, Lane: "west", PayloadB64: b64("b"), DelayMS: 60000})
 	})
 	for _, lane := range []string{"east", "north"} {
-		t.armedBy(q, ruleWakeLaneEnqueue, "a duplicate lane enqueue in lane "+lane+" (the row exists)", 0, func() {
+		t.armedBy(q, rules.WakeLaneEnqueue, "a duplicate lane enqueue in lane "+lane+" (the row exists)", 0, func() {
 			r, err := t.D.Enqueue(t.ctx, protocol.EnqueueArgs{Queue: qn, ID: id, Lane: lane, PayloadB64: b64("again")})
-			t.ok(err, ruleWakeLaneEnqueue, "lane enqueue of an existing id")
-			t.check(!r.Created, ruleWakeLaneEnqueue, "a duplicate answers created: false", "created: true")
+			t.ok(err, rules.WakeLaneEnqueue, "lane enqueue of an existing id")
+			t.check(!r.Created, rules.WakeLaneEnqueue, "a duplicate answers created: false", "created: true")
 		})
 	}
 }
@@ -97,17 +98,17 @@ func (t *T) wakeRetry(qn string) {
 	q := t.q(qn)
 	t.enqueue(qn, "a")
 	c := t.mustClaim(qn, 30000)
-	t.armedBy(q, ruleWakeRetry, "a retry back to pending (delay 0)", 1, func() {
-		t.check(t.retryJob(ruleWakeRetry, qn, c, 5, 0) == "retried", ruleWakeRetry, "retried", "another outcome")
+	t.armedBy(q, rules.WakeRetry, "a retry back to pending (delay 0)", 1, func() {
+		t.check(t.retryJob(rules.WakeRetry, qn, c, 5, 0) == "retried", rules.WakeRetry, "retried", "another outcome")
 	})
 	c = t.mustClaim(qn, 30000)
-	t.armedBy(q, ruleWakeRetry, "a retry to scheduled (delay 60 s)", 1, func() {
-		t.check(t.retryJob(ruleWakeRetry, qn, c, 5, 60000) == "retried", ruleWakeRetry, "retried", "another outcome")
+	t.armedBy(q, rules.WakeRetry, "a retry to scheduled (delay 60 s)", 1, func() {
+		t.check(t.retryJob(rules.WakeRetry, qn, c, 5, 60000) == "retried", rules.WakeRetry, "retried", "another outcome")
 	})
 	t.enqueue(qn, "b")
 	c = t.mustClaim(qn, 30000)
-	t.armedBy(q, ruleWakeRetry, "a retry at max_attempts (dead; no lane rejoins)", 0, func() {
-		t.check(t.retryJob(ruleWakeRetry, qn, c, 1, 0) == "dead", ruleWakeRetry, "dead at max_attempts 1", "another outcome")
+	t.armedBy(q, rules.WakeRetry, "a retry at max_attempts (dead; no lane rejoins)", 0, func() {
+		t.check(t.retryJob(rules.WakeRetry, qn, c, 1, 0) == "dead", rules.WakeRetry, "dead at max_attempts 1", "another outcome")
 	})
 }
 
@@ -117,16 +118,16 @@ func (t *T) wakeReap(qn string) {
 	t.enqueue(qn, "live")
 	t.enqueue(qn, "short")
 	t.mustClaim(qn, 30000) // a live lease: a reap must leave it, and that moves nothing
-	t.armedBy(q, ruleWakeReap, "a reap finding only a live lease (moves nothing)", 0, func() {
-		t.check(t.reapQueue(ruleWakeReap, qn, 5) == 0, ruleWakeReap, "reap count 0", "another count")
+	t.armedBy(q, rules.WakeReap, "a reap finding only a live lease (moves nothing)", 0, func() {
+		t.check(t.reapQueue(rules.WakeReap, qn, 5) == 0, rules.WakeReap, "reap count 0", "another count")
 	})
 	c := t.mustClaim(qn, 100)
 	t.expire(q, c)
-	t.armedBy(q, ruleWakeReap, "a reap returning an expired lease to pending", 1, func() {
-		t.check(t.reapQueue(ruleWakeReap, qn, 5) == 1, ruleWakeReap, "reap count 1", "another count")
+	t.armedBy(q, rules.WakeReap, "a reap returning an expired lease to pending", 1, func() {
+		t.check(t.reapQueue(rules.WakeReap, qn, 5) == 1, rules.WakeReap, "reap count 1", "another count")
 	})
-	t.armedBy(q, ruleWakeReap, "a second reap (only the live lease left)", 0, func() {
-		t.check(t.reapQueue(ruleWakeReap, qn, 5) == 0, ruleWakeReap, "reap count 0", "another count")
+	t.armedBy(q, rules.WakeReap, "a second reap (only the live lease left)", 0, func() {
+		t.check(t.reapQueue(rules.WakeReap, qn, 5) == 0, rules.WakeReap, "reap count 0", "another count")
 	})
 }
 
@@ -134,19 +135,19 @@ func (t *T) wakeReap(qn string) {
 func (t *T) wakePromote(qn string) {
 	q := t.q(qn)
 	t.enqueueWith(protocol.EnqueueArgs{Queue: qn, PayloadB64: b64("later"), DelayMS: 60000})
-	t.armedBy(q, ruleWakePromote, "a promote with nothing due (moves nothing)", 0, func() {
-		t.check(t.promoteQueue(ruleWakePromote, qn) == 0, ruleWakePromote, "promote count 0", "another count")
+	t.armedBy(q, rules.WakePromote, "a promote with nothing due (moves nothing)", 0, func() {
+		t.check(t.promoteQueue(rules.WakePromote, qn) == 0, rules.WakePromote, "promote count 0", "another count")
 	})
 	a := t.enqueueWith(protocol.EnqueueArgs{Queue: qn, PayloadB64: b64("a"), DelayMS: 100})
 	b := t.enqueueWith(protocol.EnqueueArgs{Queue: qn, Lane: "east", PayloadB64: b64("b"), DelayMS: 100})
 	da, _ := t.zscore(q.Scheduled(), a)
 	db, _ := t.zscore(q.Scheduled(), b)
 	t.waitPast(max(da, db) + 1)
-	t.armedBy(q, ruleWakePromote, "a promote moving a plain and a lane job", 1, func() {
-		t.check(t.promoteQueue(ruleWakePromote, qn) == 2, ruleWakePromote, "promote count 2", "another count")
+	t.armedBy(q, rules.WakePromote, "a promote moving a plain and a lane job", 1, func() {
+		t.check(t.promoteQueue(rules.WakePromote, qn) == 2, rules.WakePromote, "promote count 2", "another count")
 	})
-	t.armedBy(q, ruleWakePromote, "a second promote (nothing due)", 0, func() {
-		t.check(t.promoteQueue(ruleWakePromote, qn) == 0, ruleWakePromote, "promote count 0", "another count")
+	t.armedBy(q, rules.WakePromote, "a second promote (nothing due)", 0, func() {
+		t.check(t.promoteQueue(rules.WakePromote, qn) == 0, rules.WakePromote, "promote count 0", "another count")
 	})
 }
 
@@ -155,36 +156,36 @@ func (t *T) wakeRevive(qn string) {
 	q := t.q(qn)
 	a := t.enqueue(qn, "a")
 	c := t.mustClaim(qn, 30000)
-	t.retryJob(ruleWakeRevive, qn, c, 1, 0)
-	t.armedBy(q, ruleWakeRevive, "a revive of a dead plain job", 1, func() {
-		t.check(t.reviveJob(ruleWakeRevive, qn, a), ruleWakeRevive, "changed: true", "changed: false")
+	t.retryJob(rules.WakeRevive, qn, c, 1, 0)
+	t.armedBy(q, rules.WakeRevive, "a revive of a dead plain job", 1, func() {
+		t.check(t.reviveJob(rules.WakeRevive, qn, a), rules.WakeRevive, "changed: true", "changed: false")
 	})
-	t.armedBy(q, ruleWakeRevive, "a revive of a job not in the morgue", 0, func() {
-		t.check(!t.reviveJob(ruleWakeRevive, qn, a), ruleWakeRevive, "changed: false", "changed: true")
+	t.armedBy(q, rules.WakeRevive, "a revive of a job not in the morgue", 0, func() {
+		t.check(!t.reviveJob(rules.WakeRevive, qn, a), rules.WakeRevive, "changed: false", "changed: true")
 	})
 	b := t.laneEnqueue(qn, "east", "b")
 	lc := t.laneClaim(qn, 30000)
-	t.check(lc != nil && lc.ID == b, ruleWakeRevive, "the lane job claimed", "%+v", lc)
-	t.armedBy(q, ruleWakeRejoin, "a fail emptying its lane (no lane rejoins)", 0, func() {
-		t.ok(t.D.Fail(t.ctx, protocol.FailArgs{FenceArgs: fa(qn, lc.ID, lc.Token), Error: "boom"}), ruleWakeRejoin, "fail")
+	t.check(lc != nil && lc.ID == b, rules.WakeRevive, "the lane job claimed", "%+v", lc)
+	t.armedBy(q, rules.WakeRejoin, "a fail emptying its lane (no lane rejoins)", 0, func() {
+		t.ok(t.D.Fail(t.ctx, protocol.FailArgs{FenceArgs: fa(qn, lc.ID, lc.Token), Error: "boom"}), rules.WakeRejoin, "fail")
 	})
-	t.armedBy(q, ruleWakeRevive, "a revive of a dead lane job (back to its lane)", 1, func() {
-		t.check(t.reviveJob(ruleWakeRevive, qn, b), ruleWakeRevive, "changed: true", "changed: false")
+	t.armedBy(q, rules.WakeRevive, "a revive of a dead lane job (back to its lane)", 1, func() {
+		t.check(t.reviveJob(rules.WakeRevive, qn, b), rules.WakeRevive, "changed: true", "changed: false")
 	})
 }
 
 // wakeResume: resume arms while plain pending ids or ring lanes wait behind the pause.
 func (t *T) wakeResume(qn string) {
 	q := t.q(qn)
-	pause := func() { t.ok(t.D.Pause(t.ctx, protocol.QueueArgs{Queue: qn}), ruleWakeResume, "pause") }
-	resume := func() { t.ok(t.D.Resume(t.ctx, protocol.QueueArgs{Queue: qn}), ruleWakeResume, "resume") }
+	pause := func() { t.ok(t.D.Pause(t.ctx, protocol.QueueArgs{Queue: qn}), rules.WakeResume, "pause") }
+	resume := func() { t.ok(t.D.Resume(t.ctx, protocol.QueueArgs{Queue: qn}), rules.WakeResume, "resume") }
 	pause()
 	t.enqueue(qn, "a")
-	t.armedBy(q, ruleWakeResume, "a resume with plain pending work", 1, resume)
+	t.armedBy(q, rules.WakeResume, "a resume with plain pending work", 1, resume)
 	t.mustClaim(qn, 30000)
 	pause()
 	t.laneEnqueue(qn, "east", "b")
-	t.armedBy(q, ruleWakeResume, "a resume with only a ring lane's work", 1, resume)
+	t.armedBy(q, rules.WakeResume, "a resume with only a ring lane's work", 1, resume)
 }
 
 // wakeLaneResume: lane_resume arms when the lane rejoins the ring, not for a lane without work.
@@ -192,13 +193,13 @@ func (t *T) wakeLaneResume(qn string) {
 	q := t.q(qn)
 	qa := func(lane string) protocol.QueueArgs { return protocol.QueueArgs{Queue: qn, Lane: lane} }
 	t.laneEnqueue(qn, "east", "a")
-	t.ok(t.D.LanePause(t.ctx, qa("east")), ruleWakeLaneResume, "lane_pause east")
-	t.ok(t.D.LanePause(t.ctx, qa("west")), ruleWakeLaneResume, "lane_pause west")
-	t.armedBy(q, ruleWakeLaneResume, "a lane_resume of a lane with work (it rejoins the ring)", 1, func() {
-		t.ok(t.D.LaneResume(t.ctx, qa("east")), ruleWakeLaneResume, "lane_resume east")
+	t.ok(t.D.LanePause(t.ctx, qa("east")), rules.WakeLaneResume, "lane_pause east")
+	t.ok(t.D.LanePause(t.ctx, qa("west")), rules.WakeLaneResume, "lane_pause west")
+	t.armedBy(q, rules.WakeLaneResume, "a lane_resume of a lane with work (it rejoins the ring)", 1, func() {
+		t.ok(t.D.LaneResume(t.ctx, qa("east")), rules.WakeLaneResume, "lane_resume east")
 	})
-	t.armedBy(q, ruleWakeLaneResume, "a lane_resume of a lane without work (nothing rejoins)", 0, func() {
-		t.ok(t.D.LaneResume(t.ctx, qa("west")), ruleWakeLaneResume, "lane_resume west")
+	t.armedBy(q, rules.WakeLaneResume, "a lane_resume of a lane without work (nothing rejoins)", 0, func() {
+		t.ok(t.D.LaneResume(t.ctx, qa("west")), rules.WakeLaneResume, "lane_resume west")
 	})
 }
 
@@ -207,12 +208,12 @@ func (t *T) wakeLaneCeiling(qn string) {
 	q := t.q(qn)
 	t.laneEnqueue(qn, "east", "a")
 	t.laneEnqueue(qn, "east", "b")
-	t.ceiling(ruleWakeLaneCeiling, qn, "east", 1)
-	t.check(t.laneClaim(qn, 30000) != nil, ruleWakeLaneCeiling, "a lane job claimed under ceiling 1", "an empty reply")
-	t.armedBy(q, ruleWakeLaneCeiling, "lane_ceiling 1 again (the lane stays at its ceiling)", 0, func() { t.ceiling(ruleWakeLaneCeiling, qn, "east", 1) })
-	t.armedBy(q, ruleWakeLaneCeiling, "a raise to ceiling 2 (the lane reopens)", 1, func() { t.ceiling(ruleWakeLaneCeiling, qn, "east", 2) })
-	t.armedBy(q, ruleWakeLaneCeiling, "a lowering to ceiling 1 (the lane closes)", 0, func() { t.ceiling(ruleWakeLaneCeiling, qn, "east", 1) })
-	t.armedBy(q, ruleWakeLaneCeiling, "removing the ceiling (lane_ceiling 0: the lane reopens)", 1, func() { t.ceiling(ruleWakeLaneCeiling, qn, "east", 0) })
+	t.ceiling(rules.WakeLaneCeiling, qn, "east", 1)
+	t.check(t.laneClaim(qn, 30000) != nil, rules.WakeLaneCeiling, "a lane job claimed under ceiling 1", "an empty reply")
+	t.armedBy(q, rules.WakeLaneCeiling, "lane_ceiling 1 again (the lane stays at its ceiling)", 0, func() { t.ceiling(rules.WakeLaneCeiling, qn, "east", 1) })
+	t.armedBy(q, rules.WakeLaneCeiling, "a raise to ceiling 2 (the lane reopens)", 1, func() { t.ceiling(rules.WakeLaneCeiling, qn, "east", 2) })
+	t.armedBy(q, rules.WakeLaneCeiling, "a lowering to ceiling 1 (the lane closes)", 0, func() { t.ceiling(rules.WakeLaneCeiling, qn, "east", 1) })
+	t.armedBy(q, rules.WakeLaneCeiling, "removing the ceiling (lane_ceiling 0: the lane reopens)", 1, func() { t.ceiling(rules.WakeLaneCeiling, qn, "east", 0) })
 }
 
 // wakeRejoin: complete, fail, retry→dead and reap→dead arm when they bring a lane below its ceiling (it rejoins); a complete that empties the lane does not.
@@ -226,79 +227,79 @@ func (t *T) wakeRejoin(qn string) {
 	for i := range jobs {
 		t.laneEnqueue(qn, "east", fmt.Sprint(i))
 	}
-	t.ceiling(ruleWakeRejoin, qn, "east", 1)
+	t.ceiling(rules.WakeRejoin, qn, "east", 1)
 	claim := func(lease int64) *protocol.ClaimResult {
 		c := t.laneClaim(qn, lease)
-		t.check(c != nil, ruleWakeRejoin, "the lane's next job, claimed under ceiling 1", "an empty reply")
+		t.check(c != nil, rules.WakeRejoin, "the lane's next job, claimed under ceiling 1", "an empty reply")
 		return c
 	}
 	c := claim(30000)
-	t.armedBy(q, ruleWakeRejoin, "a complete bringing the lane below its ceiling", 1, func() { t.complete(qn, c.ID, c.Token) })
+	t.armedBy(q, rules.WakeRejoin, "a complete bringing the lane below its ceiling", 1, func() { t.complete(qn, c.ID, c.Token) })
 	c = claim(30000)
-	t.armedBy(q, ruleWakeRejoin, "a fail bringing the lane below its ceiling", 1, func() {
-		t.ok(t.D.Fail(t.ctx, protocol.FailArgs{FenceArgs: fa(qn, c.ID, c.Token), Error: "boom"}), ruleWakeRejoin, "fail")
+	t.armedBy(q, rules.WakeRejoin, "a fail bringing the lane below its ceiling", 1, func() {
+		t.ok(t.D.Fail(t.ctx, protocol.FailArgs{FenceArgs: fa(qn, c.ID, c.Token), Error: "boom"}), rules.WakeRejoin, "fail")
 	})
 	c = claim(30000)
-	t.armedBy(q, ruleWakeRejoin, "a retry to the morgue bringing the lane below its ceiling", 1, func() {
-		t.check(t.retryJob(ruleWakeRejoin, qn, c, 1, 0) == "dead", ruleWakeRejoin, "dead at max_attempts 1", "another outcome")
+	t.armedBy(q, rules.WakeRejoin, "a retry to the morgue bringing the lane below its ceiling", 1, func() {
+		t.check(t.retryJob(rules.WakeRejoin, qn, c, 1, 0) == "dead", rules.WakeRejoin, "dead at max_attempts 1", "another outcome")
 	})
 	c = claim(150)
 	t.expire(q, c)
-	t.armedBy(q, ruleWakeRejoin, "a reap to the morgue bringing the lane below its ceiling", 1, func() {
-		t.check(t.reapQueue(ruleWakeRejoin, qn, 1) == 1, ruleWakeRejoin, "reap count 1", "another count")
+	t.armedBy(q, rules.WakeRejoin, "a reap to the morgue bringing the lane below its ceiling", 1, func() {
+		t.check(t.reapQueue(rules.WakeRejoin, qn, 1) == 1, rules.WakeRejoin, "reap count 1", "another count")
 	})
 	if batch {
 		c = claim(30000)
-		t.armedBy(q, ruleWakeRejoin, "a complete_batch bringing the lane below its ceiling", 1, func() {
+		t.armedBy(q, rules.WakeRejoin, "a complete_batch bringing the lane below its ceiling", 1, func() {
 			r, err := t.batcher().CompleteBatch(t.ctx, protocol.CompleteBatchArgs{Queue: qn, Jobs: []protocol.Pair{{ID: c.ID, Token: c.Token}}})
-			t.ok(err, ruleWakeRejoin, "complete_batch")
-			t.check(len(r.Results) == 1 && r.Results[0].OK, ruleWakeRejoin, "the pair settles", "%v", r.Results)
+			t.ok(err, rules.WakeRejoin, "complete_batch")
+			t.check(len(r.Results) == 1 && r.Results[0].OK, rules.WakeRejoin, "the pair settles", "%v", r.Results)
 		})
 	}
 	c = claim(30000)
-	t.armedBy(q, ruleWakeRejoin, "a complete of the lane's last job (nothing rejoins)", 0, func() { t.complete(qn, c.ID, c.Token) })
+	t.armedBy(q, rules.WakeRejoin, "a complete of the lane's last job (nothing rejoins)", 0, func() { t.complete(qn, c.ID, c.Token) })
 }
 
 // wakeClaimsRearm: both claims re-arm while plain pending ids or ring lanes remain, and not on the last job.
 func (t *T) wakeClaimsRearm(qn string) {
 	q := t.q(qn)
-	claimed := func(c *protocol.ClaimResult, rule Rule) {
+	claimed := func(c *protocol.ClaimResult, rule rules.Rule) {
 		t.check(c != nil, rule, "a job", "an empty reply")
 	}
 	t.enqueue(qn, "p1")
 	t.laneEnqueue(qn, "east", "l1")
-	t.armedBy(q, ruleWakeClaimRearm, "a claim taking the last plain job while a ring lane remains", 1, func() { t.mustClaim(qn, 30000) })
-	t.armedBy(q, ruleWakeLaneRearm, "a lane_claim taking the last job of the last lane (nothing remains)", 0, func() { claimed(t.laneClaim(qn, 30000), ruleWakeLaneRearm) })
+	t.armedBy(q, rules.WakeClaimRearm, "a claim taking the last plain job while a ring lane remains", 1, func() { t.mustClaim(qn, 30000) })
+	t.armedBy(q, rules.WakeLaneRearm, "a lane_claim taking the last job of the last lane (nothing remains)", 0, func() { claimed(t.laneClaim(qn, 30000), rules.WakeLaneRearm) })
 	t.enqueue(qn, "p2")
 	t.laneEnqueue(qn, "east", "l2")
-	t.armedBy(q, ruleWakeLaneRearm, "a lane_claim emptying the ring while a plain pending job remains", 1, func() { claimed(t.laneClaim(qn, 30000), ruleWakeLaneRearm) })
-	t.armedBy(q, ruleWakeClaimRearm, "a claim taking the last job (nothing remains)", 0, func() { t.mustClaim(qn, 30000) })
+	t.armedBy(q, rules.WakeLaneRearm, "a lane_claim emptying the ring while a plain pending job remains", 1, func() { claimed(t.laneClaim(qn, 30000), rules.WakeLaneRearm) })
+	t.armedBy(q, rules.WakeClaimRearm, "a claim taking the last job (nothing remains)", 0, func() { t.mustClaim(qn, 30000) })
 	t.laneEnqueue(qn, "east", "l3")
 	t.laneEnqueue(qn, "east", "l4")
-	t.armedBy(q, ruleWakeLaneRearm, "a lane_claim leaving its lane in the ring", 1, func() { claimed(t.laneClaim(qn, 30000), ruleWakeLaneRearm) })
-	t.armedBy(q, ruleWakeLaneRearm, "a lane_claim taking the last lane job", 0, func() { claimed(t.laneClaim(qn, 30000), ruleWakeLaneRearm) })
+	t.armedBy(q, rules.WakeLaneRearm, "a lane_claim leaving its lane in the ring", 1, func() { claimed(t.laneClaim(qn, 30000), rules.WakeLaneRearm) })
+	t.armedBy(q, rules.WakeLaneRearm, "a lane_claim taking the last lane job", 0, func() { claimed(t.laneClaim(qn, 30000), rules.WakeLaneRearm) })
 }
 
 // wakeEmptyClaim: an empty claim never arms: empty queue, or paused with work (else parked consumers spin).
 func (t *T) wakeEmptyClaim(qn string) {
 	q := t.q(qn)
 	empty := func(op string, c *protocol.ClaimResult) {
-		t.check(c == nil, ruleWakeEmptyClaim, op+" answers empty", "%+v", c)
+		t.check(c == nil, rules.WakeEmptyClaim, op+" answers empty", "%+v", c)
 	}
-	t.armedBy(q, ruleWakeEmptyClaim, "a claim on an empty queue", 0, func() { empty("claim", t.claim(qn, 30000)) })
-	t.armedBy(q, ruleWakeEmptyClaim, "a lane_claim on an empty queue", 0, func() { empty("lane_claim", t.laneClaim(qn, 30000)) })
+	t.armedBy(q, rules.WakeEmptyClaim, "a claim on an empty queue", 0, func() { empty("claim", t.claim(qn, 30000)) })
+	t.armedBy(q, rules.WakeEmptyClaim, "a lane_claim on an empty queue", 0, func() { empty("lane_claim", t.laneClaim(qn, 30000)) })
 	t.enqueue(qn, "a")
 	t.laneEnqueue(qn, "east", "b")
-	t.ok(t.D.Pause(t.ctx, protocol.QueueArgs{Queue: qn}), ruleWakeEmptyClaim, "pause")
-	t.armedBy(q, ruleWakeEmptyClaim, "a claim on a paused queue with work", 0, func() { empty("claim", t.claim(qn, 30000)) })
-	t.armedBy(q, ruleWakeEmptyClaim, "a lane_claim on a paused queue with work", 0, func() { empty("lane_claim", t.laneClaim(qn, 30000)) })
+	t.ok(t.D.Pause(t.ctx, protocol.QueueArgs{Queue: qn}), rules.WakeEmptyClaim, "pause")
+	t.armedBy(q, rules.WakeEmptyClaim, "a claim on a paused queue with work", 0, func() { empty("claim", t.claim(qn, 30000)) })
+	t.armedBy(q, rules.WakeEmptyClaim, "a lane_claim on a paused queue with work", 0, func() { empty("lane_claim", t.laneClaim(qn, 30000)) })
 }
 
 // wakeKeepsOne: with nobody popping, every arming op leaves exactly one token (A10).
 func (t *T) wakeKeepsOne(qn string) {
 	q := t.q(qn)
 	one := func(step string) {
-		t.check(t.llen(q.Wake()) == 1, ruleWakeOne, "after "+step+" the wake list holds exactly one token (nothing pops it)", "length %d", t.llen(q.Wake()))
+		t.check(t.llen(q.Wake()) == 1, rules.WakeOne, "after "+step+" the wake list holds exactly one token (nothing pops it)", "length %d", t.llen(q.Wake()))
 	}
 	t.enqueue(qn, "a")
 	one("an enqueue")
@@ -312,24 +313,24 @@ func (t *T) wakeKeepsOne(qn string) {
 	one("a second lane enqueue")
 	c := t.mustClaim(qn, 30000)
 	one("a claim with work remaining")
-	t.retryJob(ruleWakeOne, qn, c, 5, 0)
+	t.retryJob(rules.WakeOne, qn, c, 5, 0)
 	one("a retry")
 	c = t.mustClaim(qn, 30000)
-	t.retryJob(ruleWakeOne, qn, c, 1, 0)
+	t.retryJob(rules.WakeOne, qn, c, 1, 0)
 	one("a retry to the morgue")
-	t.reviveJob(ruleWakeOne, qn, c.ID)
+	t.reviveJob(rules.WakeOne, qn, c.ID)
 	one("a revive")
-	t.ok(t.D.Pause(t.ctx, protocol.QueueArgs{Queue: qn}), ruleWakeOne, "pause")
-	t.ok(t.D.Resume(t.ctx, protocol.QueueArgs{Queue: qn}), ruleWakeOne, "resume")
+	t.ok(t.D.Pause(t.ctx, protocol.QueueArgs{Queue: qn}), rules.WakeOne, "pause")
+	t.ok(t.D.Resume(t.ctx, protocol.QueueArgs{Queue: qn}), rules.WakeOne, "resume")
 	one("a pause and a resume")
-	t.ceiling(ruleWakeOne, qn, "east", 1)
+	t.ceiling(rules.WakeOne, qn, "east", 1)
 	lc := t.laneClaim(qn, 30000)
-	t.check(lc != nil, ruleWakeOne, "a lane job", "an empty reply")
+	t.check(lc != nil, rules.WakeOne, "a lane job", "an empty reply")
 	one("a lane_claim")
-	t.ceiling(ruleWakeOne, qn, "east", 0)
+	t.ceiling(rules.WakeOne, qn, "east", 0)
 	one("a lane_ceiling reopening the lane")
-	t.ok(t.D.LanePause(t.ctx, protocol.QueueArgs{Queue: qn, Lane: "east"}), ruleWakeOne, "lane_pause")
-	t.ok(t.D.LaneResume(t.ctx, protocol.QueueArgs{Queue: qn, Lane: "east"}), ruleWakeOne, "lane_resume")
+	t.ok(t.D.LanePause(t.ctx, protocol.QueueArgs{Queue: qn, Lane: "east"}), rules.WakeOne, "lane_pause")
+	t.ok(t.D.LaneResume(t.ctx, protocol.QueueArgs{Queue: qn, Lane: "east"}), rules.WakeOne, "lane_resume")
 	one("a lane_pause and a lane_resume")
 	t.complete(qn, lc.ID, lc.Token)
 	one("a complete")
@@ -339,9 +340,9 @@ func (t *T) wakeKeepsOne(qn string) {
 	c = t.mustClaim(qn, 50)
 	t.expire(q, c)
 	t.waitPast(due + 1)
-	t.check(t.promoteQueue(ruleWakeOne, qn) == 1, ruleWakeOne, "promote count 1", "another count")
+	t.check(t.promoteQueue(rules.WakeOne, qn) == 1, rules.WakeOne, "promote count 1", "another count")
 	one("a promote")
-	t.check(t.reapQueue(ruleWakeOne, qn, 5) == 1, ruleWakeOne, "reap count 1", "another count")
+	t.check(t.reapQueue(rules.WakeOne, qn, 5) == 1, rules.WakeOne, "reap count 1", "another count")
 	one("a reap")
 }
 

@@ -16,7 +16,7 @@ import (
 // The cluster mutants are fronts over the port's sessions that change nothing on a standalone
 // server: they are run against a cluster (Spec.Cluster, emq-conform -cluster).
 
-// clusterMutants break the cluster rules a cluster run adds (contracts.ClusterRules).
+// clusterMutants break the cluster rules a cluster run adds (rules.Cluster, contracts/rules).
 var clusterMutants = []Spec{
 	{Name: "cluster-wrong-node", Contract: "C03", Rule: "cluster-no-redirect-left", Cluster: true,
 		Defect: "in cluster mode every enqueue is first sent to a primary that does not own the queue's slot (a router trusting a stale map and MOVED), then to the owner",

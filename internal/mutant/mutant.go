@@ -34,7 +34,7 @@ type Edit struct {
 type Spec struct {
 	Name     string
 	Contract string // the contract that must fail, e.g. "C07" (others may fail too)
-	Rule     string // the id of the one rule it breaks (contracts.Rules, TRACEABILITY.md)
+	Rule     string // the id of the one rule it breaks (rules.All in contracts/rules, TRACEABILITY.md)
 	Defect   string
 	Edits    []Edit // Lua mutants: edits of the canonical bundle
 	// Go builds a Go mutant: it installs its seams into opt (opt.Test) and may return a wrapper
@@ -43,8 +43,8 @@ type Spec struct {
 	Go func(opt *bus.Options) Wrap
 	// AllowEngine admits a wrong-kind server (the fence's opt-in, turned into a defect).
 	AllowEngine bool
-	// Cluster: the mutant breaks a rule only a cluster run evaluates (contracts.ClusterRules);
-	// it is run, and killed, against a Valkey Cluster (emq-conform -cluster).
+	// Cluster: the mutant breaks a rule only a cluster run evaluates (rules.Cluster in
+	// contracts/rules); it is run, and killed, against a Valkey Cluster (emq-conform -cluster).
 	Cluster bool
 }
 

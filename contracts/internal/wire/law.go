@@ -12,7 +12,7 @@ import (
 	"github.com/echomq/kit/reference/keys"
 )
 
-// RuleID names a rule of the wire law. The judge quotes each one (contracts.Rules); this
+// RuleID names a rule of the wire law. The judge quotes each one (contracts/rules); this
 // package only says which one a violation breaks.
 type RuleID string
 

@@ -1,4 +1,4 @@
-package contracts
+package rules
 
 import (
 	"fmt"
@@ -118,14 +118,12 @@ func (d *quoteDocs) misquotes(t *testing.T, r Rule) []string {
 	return bad
 }
 
-// allRules is every rule the kit has: the lists the contracts evaluate, the wire law's, and any
-// Rule{…} literal declared in the package's sources (which must be in one of those lists).
+// allRules is every rule the kit has: the lists the contracts evaluate (the wire law's rules
+// among them) and any Rule{…} literal declared in this package's sources or in the contracts'
+// (which must be in one of those lists).
 func allRules(t *testing.T) []Rule {
 	t.Helper()
-	listed := slices.Concat(Rules(), ClusterRules(), WireRules(), SessionRules())
-	for _, r := range lawRules {
-		listed = append(listed, r)
-	}
+	listed := slices.Concat(All(), Cluster(), Wire(), Session())
 	byID := map[string]Rule{}
 	for _, r := range listed {
 		if o, ok := byID[r.ID]; ok && o.Quote != r.Quote {
@@ -137,6 +135,11 @@ func allRules(t *testing.T) []Rule {
 	if err != nil {
 		t.Fatal(err)
 	}
+	clauses, err := filepath.Glob("../*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files = append(files, clauses...)
 	fset := token.NewFileSet()
 	for _, f := range files {
 		if strings.HasSuffix(f, "_test.go") {
@@ -151,7 +154,7 @@ func allRules(t *testing.T) []Rule {
 			if !ok {
 				return true
 			}
-			if id, isIdent := lit.Type.(*ast.Ident); !isIdent || id.Name != "Rule" || len(lit.Elts) != 2 {
+			if !isRuleType(lit.Type) || len(lit.Elts) != 2 {
 				return true
 			}
 			b, ok := lit.Elts[0].(*ast.BasicLit)
@@ -172,6 +175,18 @@ func allRules(t *testing.T) []Rule {
 	}
 	slices.SortFunc(rs, func(a, b Rule) int { return strings.Compare(a.ID, b.ID) })
 	return rs
+}
+
+// isRuleType tells the type of a Rule literal: Rule here, rules.Rule in the contracts.
+func isRuleType(e ast.Expr) bool {
+	switch e := e.(type) {
+	case *ast.Ident:
+		return e.Name == "Rule"
+	case *ast.SelectorExpr:
+		pkg, ok := e.X.(*ast.Ident)
+		return ok && pkg.Name == "rules" && e.Sel.Name == "Rule"
+	}
+	return false
 }
 
 // fragment is a quoted fragment of a Quote and the unquoted text between it and the fragment
@@ -304,7 +319,7 @@ func loadQuoteDocs(t *testing.T) *quoteDocs {
 		}
 		return string(b)
 	}
-	return &quoteDocs{canon: read("CANON.md"), protocol: read("PROTOCOL.md"), cache: map[place]string{}}
+	return &quoteDocs{canon: read("../CANON.md"), protocol: read("../PROTOCOL.md"), cache: map[place]string{}}
 }
 
 var canonHeading = regexp.MustCompile(`(?m)^#+ §(\d+(?:\.\d+)*) `)
@@ -343,7 +358,7 @@ func (d *quoteDocs) text(t *testing.T, p place) string {
 		_, rest, _ := strings.Cut(d.protocol, "\n## Part B")
 		s, _, _ = strings.Cut(rest, "\n## ")
 	case "lua":
-		b, err := os.ReadFile(filepath.Join("..", "lua", p.section))
+		b, err := os.ReadFile(filepath.Join("..", "..", "lua", p.section))
 		switch {
 		case err != nil:
 		case p.section == "README.md":

@@ -1,41 +1,70 @@
-package contracts
+// Package walk is the model-checked walk: seeded sequences of ops played on a port and on the
+// model of one queue (contracts/internal/model) side by side, each step's reply and the queue's
+// whole keyspace held to the state table at every decision time the server's clock leaves open,
+// and a divergence shrunk to the shortest sequence that still fails. The contracts run it as a
+// clause (contracts/walk.go) over the clause's port session and its World.
+package walk
 
 import (
+	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/echomq/kit/contracts/internal/model"
+	"github.com/echomq/kit/contracts/rules"
+	"github.com/echomq/kit/drivers"
 	"github.com/echomq/kit/protocol"
 	"github.com/echomq/kit/reference/emqerr"
 	"github.com/echomq/kit/reference/ids"
+	"github.com/echomq/kit/reference/keys"
 )
 
 // wop is a walk op (model.Op): abstract enough to be replayed on a fresh queue.
 type wop = model.Op
 
+// World is what a walk needs of the clause's world besides the port session: the server's
+// clock, a pop from the harness's own connection, and a queue's keyspace read with exact
+// scores. A harness failure ends the clause inside these calls.
+type World interface {
+	Now() int64
+	WaitPast(deadline int64)
+	Pop(key string)
+	Keyspace(prefix string) map[string]model.Val
+}
+
+// Spec says what one walk clause explores.
+type Spec struct {
+	Seed  int64 // the default seed of its first run
+	Runs  int
+	Steps int
+	Mix   model.Mix
+	Rules []rules.Rule // the rules it evaluates
+}
+
 // walkRule is the rule an op's step evaluates: a divergence at that step breaks it.
-func walkRule(kind string) Rule {
+func walkRule(kind string) rules.Rule {
 	if r, ok := walkRules[kind]; ok {
 		return r
 	}
-	return ruleWalkModel
+	return rules.WalkModel
 }
 
-var walkRules = map[string]Rule{"enqueue": ruleEnqueue, "claim": ruleClaim, "lane_claim": ruleLanes, "lane_pause": ruleLanes,
-	"lane_resume": ruleLanes, "extend": ruleExtend, "complete": ruleComplete, "retry": ruleRetry, "fail": ruleFail,
-	"checkpoint": ruleCheckpoint, "reap": ruleReap, "promote": rulePromote, "morgue": ruleMorgue, "purge": ruleMorgue,
-	"revive": ruleWalkRevive, "pause": ruleQueuePause, "resume": ruleQueuePause, "lane_ceiling": ruleCeiling}
+var walkRules = map[string]rules.Rule{"enqueue": rules.Enqueue, "claim": rules.Claim, "lane_claim": rules.Lanes, "lane_pause": rules.Lanes,
+	"lane_resume": rules.Lanes, "extend": rules.Extend, "complete": rules.Complete, "retry": rules.Retry, "fail": rules.Fail,
+	"checkpoint": rules.Checkpoint, "reap": rules.Reap, "promote": rules.Promote, "morgue": rules.Morgue, "purge": rules.Morgue,
+	"revive": rules.WalkRevive, "pause": rules.QueuePause, "resume": rules.QueuePause, "lane_ceiling": rules.Ceiling}
 
-// walkFailure is where a run left the model.
-type walkFailure struct {
+// Failure is where a run left the model: the rule it breaks, what the state table expected and
+// what the port did (Run adds the shortest failing sequence).
+type Failure struct {
 	step          int
-	rule          Rule
-	expected, got string
+	Rule          rules.Rule
+	Expected, Got string
 }
 
 // walkSession is what outlives one run on the port's session: its minter's last id.
@@ -46,7 +75,9 @@ type walkSession struct {
 
 // walker runs one sequence of ops on a fresh queue, the model beside it.
 type walker struct {
-	t    *T
+	ctx  context.Context
+	d    drivers.Driver
+	w    World
 	s    *walkSession
 	q    string
 	m    *model.Model
@@ -56,18 +87,22 @@ type walker struct {
 	hi   int64  // server TIME after the last step
 }
 
-func (t *T) newWalker(s *walkSession) *walker {
+func (r *runner) newWalker(s *walkSession) *walker {
 	s.queues++
 	q := fmt.Sprintf("walk.%d", s.queues)
-	return &walker{t: t, s: s, q: q, m: model.New(t.q(q))}
+	kq, err := keys.Queue(q)
+	if err != nil {
+		panic(err) // walk.<n> is a valid name: a harness error, should it ever happen
+	}
+	return &walker{ctx: r.ctx, d: r.d, w: r.w, s: s, q: q, m: model.New(kq)}
 }
 
 // givenID is the kit's n-th given id: odd ones sort before any minted id, even ones after.
 func givenID(n int) string {
 	if n%2 == 1 {
-		return jobID(1<<40 + uint64(n))
+		return ids.Encode(ids.BrandJob, 1<<40+uint64(n))
 	}
-	return jobID(1<<62 + uint64(n))
+	return ids.Encode(ids.BrandJob, 1<<62+uint64(n))
 }
 
 func (w *walker) fa(o wop) (protocol.FenceArgs, string, bool) {
@@ -98,9 +133,9 @@ func portClaim(c *protocol.ClaimResult) *model.Claim {
 	if c == nil {
 		return nil
 	}
-	r := &model.Claim{ID: c.ID, Payload: unb64(c.PayloadB64), Token: c.Token, Lane: c.Lane}
+	r := &model.Claim{ID: c.ID, Payload: text(c.PayloadB64), Token: c.Token, Lane: c.Lane}
 	if c.CheckpointB64 != nil {
-		s := unb64(*c.CheckpointB64)
+		s := text(*c.CheckpointB64)
 		r.Ckpt = &s
 	}
 	return r
@@ -108,15 +143,15 @@ func portClaim(c *protocol.ClaimResult) *model.Claim {
 
 // call runs op on the port and renders its reply; apply runs it on a model at decision time
 // cut and renders the reply the canon demands. Minted ids are learnt from the port's reply.
-func (w *walker) call(o wop) (got string, id string, skip bool, fail *walkFailure) {
-	t, ctx := w.t, w.t.ctx
+func (w *walker) call(o wop) (got string, id string, skip bool, fail *Failure) {
+	ctx := w.ctx
 	switch o.Kind {
 	case "enqueue":
 		return w.callEnqueue(o)
 	case "claim", "lane_claim":
-		f := t.D.Claim
+		f := w.d.Claim
 		if o.Kind == "lane_claim" {
-			f = t.D.LaneClaim
+			f = w.d.LaneClaim
 		}
 		c, err := f(ctx, protocol.ClaimArgs{Queue: w.q, LeaseMS: o.Lease})
 		if err != nil {
@@ -126,34 +161,34 @@ func (w *walker) call(o wop) (got string, id string, skip bool, fail *walkFailur
 	case "extend", "complete", "retry", "fail", "checkpoint":
 		return w.callFenced(o)
 	case "reap":
-		r, err := t.D.Reap(ctx, protocol.ReapArgs{Queue: w.q, MaxAttempts: o.Max})
+		r, err := w.d.Reap(ctx, protocol.ReapArgs{Queue: w.q, MaxAttempts: o.Max})
 		if err != nil {
 			return answer(err), "", false, nil
 		}
 		return fmt.Sprintf("count %d", r.Count), "", false, nil
 	case "promote":
-		r, err := t.D.Promote(ctx, protocol.PromoteArgs{Queue: w.q})
+		r, err := w.d.Promote(ctx, protocol.PromoteArgs{Queue: w.q})
 		if err != nil {
 			return answer(err), "", false, nil
 		}
 		return fmt.Sprintf("count %d", r.Count), "", false, nil
 	case "morgue":
-		r, err := t.D.Morgue(ctx, protocol.MorgueArgs{Queue: w.q, Limit: o.N})
+		r, err := w.d.Morgue(ctx, protocol.MorgueArgs{Queue: w.q, Limit: o.N})
 		if err != nil {
 			return answer(err), "", false, nil
 		}
 		var js []model.Dead
 		for _, j := range r.Jobs {
-			js = append(js, model.Dead{ID: j.ID, Payload: unb64(j.PayloadB64), Err: j.Error, Attempts: j.Attempts, Died: model.Span{Lo: j.DiedMS, Hi: j.DiedMS}})
+			js = append(js, model.Dead{ID: j.ID, Payload: text(j.PayloadB64), Err: j.Error, Attempts: j.Attempts, Died: model.Span{Lo: j.DiedMS, Hi: j.DiedMS}})
 		}
 		return model.RenderMorgue(js), "", false, nil
 	case "revive", "purge":
 		if o.Job >= len(w.ids) {
 			return "", "", true, nil
 		}
-		f := t.D.Revive
+		f := w.d.Revive
 		if o.Kind == "purge" {
-			f = t.D.Purge
+			f = w.d.Purge
 		}
 		r, err := f(ctx, protocol.JobArgs{Queue: w.q, ID: w.ids[o.Job]})
 		if err != nil {
@@ -161,21 +196,21 @@ func (w *walker) call(o wop) (got string, id string, skip bool, fail *walkFailur
 		}
 		return fmt.Sprintf("changed %v", r.Changed), w.ids[o.Job], false, nil
 	case "pause":
-		return answer(t.D.Pause(ctx, protocol.QueueArgs{Queue: w.q})), "", false, nil
+		return answer(w.d.Pause(ctx, protocol.QueueArgs{Queue: w.q})), "", false, nil
 	case "resume":
-		return answer(t.D.Resume(ctx, protocol.QueueArgs{Queue: w.q})), "", false, nil
+		return answer(w.d.Resume(ctx, protocol.QueueArgs{Queue: w.q})), "", false, nil
 	case "lane_pause":
-		return answer(t.D.LanePause(ctx, protocol.QueueArgs{Queue: w.q, Lane: o.Lane})), "", false, nil
+		return answer(w.d.LanePause(ctx, protocol.QueueArgs{Queue: w.q, Lane: o.Lane})), "", false, nil
 	case "lane_resume":
-		return answer(t.D.LaneResume(ctx, protocol.QueueArgs{Queue: w.q, Lane: o.Lane})), "", false, nil
+		return answer(w.d.LaneResume(ctx, protocol.QueueArgs{Queue: w.q, Lane: o.Lane})), "", false, nil
 	case "lane_ceiling":
-		return answer(t.D.LaneCeiling(ctx, protocol.QueueArgs{Queue: w.q, Lane: o.Lane, Ceiling: o.N})), "", false, nil
+		return answer(w.d.LaneCeiling(ctx, protocol.QueueArgs{Queue: w.q, Lane: o.Lane, Ceiling: o.N})), "", false, nil
 	case "wait":
-		t.waitPast(t.now() + o.N)
+		w.w.WaitPast(w.w.Now() + o.N)
 		return "ok", "", false, nil
 	case "drain":
 		// a parked consumer's pop, done by the harness: the next arming duty must show
-		t.do("LPOP", t.q(w.q).Wake())
+		w.w.Pop(w.m.Q.Wake())
 		return "ok", "", false, nil
 	}
 	panic("walk: unknown op " + o.Kind)
@@ -183,8 +218,8 @@ func (w *walker) call(o wop) (got string, id string, skip bool, fail *walkFailur
 
 // callEnqueue runs an enqueue op: a minted id must be a valid JOB id above every id minted
 // before, a given one must come back as given.
-func (w *walker) callEnqueue(o wop) (got string, id string, skip bool, fail *walkFailure) {
-	t, ctx := w.t, w.t.ctx
+func (w *walker) callEnqueue(o wop) (got string, id string, skip bool, fail *Failure) {
+	ctx := w.ctx
 	a := protocol.EnqueueArgs{Queue: w.q, PayloadB64: b64(o.Data), DelayMS: o.Delay, Lane: o.Lane}
 	switch {
 	case o.Given > 0:
@@ -195,88 +230,87 @@ func (w *walker) callEnqueue(o wop) (got string, id string, skip bool, fail *wal
 		}
 		a.ID = w.ids[o.Job]
 	}
-	r, err := t.D.Enqueue(ctx, a)
+	r, err := w.d.Enqueue(ctx, a)
 	if err != nil {
 		return answer(err), "", false, nil
 	}
 	if a.ID == "" {
 		if _, perr := ids.ParseJob(r.ID); perr != nil || len(r.ID) != 14 {
-			return "", "", false, &walkFailure{rule: ruleIDs, expected: "a minted 14-byte JOB id", got: fmt.Sprintf("%q (%v)", r.ID, perr)}
+			return "", "", false, &Failure{Rule: rules.IDs, Expected: "a minted 14-byte JOB id", Got: fmt.Sprintf("%q (%v)", r.ID, perr)}
 		}
 		if r.ID <= w.s.lastMinted {
-			return "", "", false, &walkFailure{rule: ruleMintOrder, expected: "a minted id above every id the minter minted before (" + w.s.lastMinted + ")", got: r.ID}
+			return "", "", false, &Failure{Rule: rules.MintOrder, Expected: "a minted id above every id the minter minted before (" + w.s.lastMinted + ")", Got: r.ID}
 		}
 		w.s.lastMinted = r.ID
 		a.ID = r.ID
 	} else if r.ID != a.ID {
-		return "", "", false, &walkFailure{rule: ruleEnqueue, expected: "enqueue answers the given id " + a.ID, got: r.ID}
+		return "", "", false, &Failure{Rule: rules.Enqueue, Expected: "enqueue answers the given id " + a.ID, Got: r.ID}
 	}
 	return fmt.Sprintf("created %v", r.Created), a.ID, false, nil
 }
 
 // callFenced runs an op that names a job and its token.
-func (w *walker) callFenced(o wop) (got string, id string, skip bool, fail *walkFailure) {
-	t, ctx := w.t, w.t.ctx
+func (w *walker) callFenced(o wop) (got string, id string, skip bool, fail *Failure) {
+	ctx := w.ctx
 	f, id, ok := w.fa(o)
 	if !ok {
 		return "", "", true, nil
 	}
 	switch o.Kind {
 	case "extend":
-		r, err := t.D.Extend(ctx, protocol.ExtendArgs{FenceArgs: f, LeaseMS: o.Lease})
+		r, err := w.d.Extend(ctx, protocol.ExtendArgs{FenceArgs: f, LeaseMS: o.Lease})
 		if err != nil {
 			return answer(err), id, false, nil
 		}
 		return fmt.Sprintf("deadline %d", r.DeadlineMS), id, false, nil
 	case "complete":
-		return answer(t.D.Complete(ctx, f)), id, false, nil
+		return answer(w.d.Complete(ctx, f)), id, false, nil
 	case "retry":
-		r, err := t.D.Retry(ctx, protocol.RetryArgs{FenceArgs: f, MaxAttempts: o.Max, DelayMS: o.Delay, Error: o.Text})
+		r, err := w.d.Retry(ctx, protocol.RetryArgs{FenceArgs: f, MaxAttempts: o.Max, DelayMS: o.Delay, Error: o.Text})
 		if err != nil {
 			return answer(err), id, false, nil
 		}
 		return r.Outcome, id, false, nil
 	case "fail":
-		return answer(t.D.Fail(ctx, protocol.FailArgs{FenceArgs: f, Error: o.Text})), id, false, nil
+		return answer(w.d.Fail(ctx, protocol.FailArgs{FenceArgs: f, Error: o.Text})), id, false, nil
 	default:
-		return answer(t.D.Checkpoint(ctx, protocol.CheckpointArgs{FenceArgs: f, DataB64: b64(o.Data)})), id, false, nil
+		return answer(w.d.Checkpoint(ctx, protocol.CheckpointArgs{FenceArgs: f, DataB64: b64(o.Data)})), id, false, nil
 	}
 }
 
 // step runs one op on the port and checks its reply and the queue's keyspace against the
 // model, trying every decision time the TIME window leaves open.
-func (w *walker) step(o wop) *walkFailure {
-	t := w.t
-	lo := t.now()
+func (w *walker) step(o wop) *Failure {
+	lo := w.w.Now()
 	got, id, skip, f := w.call(o)
 	if f != nil || skip {
 		return f
 	}
-	hi := t.now()
+	hi := w.w.Now()
 	w.hi = hi
-	actual := t.walkKeyspace(w.m.Q.Prefix())
+	actual := w.w.Keyspace(w.m.Q.Prefix())
 	if o.Kind == "extend" && strings.HasPrefix(got, "deadline ") {
 		var d int64
 		fmt.Sscanf(got, "deadline %d", &d)
 		if s, ok := actual[w.m.Q.Prefix()+"active"].Zset[id]; !ok || s.Lo != d || !(model.Span{Lo: lo, Hi: hi}).Plus(o.Lease).Has(d) {
-			return &walkFailure{rule: ruleExtend, expected: fmt.Sprintf("deadline_ms = TIME + %d within [%d, %d], the score in active", o.Lease, lo+o.Lease, hi+o.Lease),
-				got: fmt.Sprintf("deadline %d, active score %v", d, s.Lo)}
+			return &Failure{Rule: rules.Extend, Expected: fmt.Sprintf("deadline_ms = TIME + %d within [%d, %d], the score in active", o.Lease, lo+o.Lease, hi+o.Lease),
+				Got: fmt.Sprintf("deadline %d, active score %v", d, s.Lo)}
 		}
 		got = "extend"
 	}
-	var first *walkFailure
+	var first *Failure
 	for _, cut := range w.m.Cuts(lo, hi) {
 		m := w.m.Clone()
 		want := m.Apply(o, id, cut, model.Span{Lo: lo, Hi: hi})
 		rule := walkRule(o.Kind)
 		if want == "EMQSTALE" || got == "EMQSTALE" {
-			rule = ruleFenced
+			rule = rules.Fenced
 		}
-		var fl *walkFailure
+		var fl *Failure
 		if want != got {
-			fl = &walkFailure{rule: rule, expected: "reply " + want, got: "reply " + got}
+			fl = &Failure{Rule: rule, Expected: "reply " + want, Got: "reply " + got}
 		} else if d := model.KeyspaceDiff(m.Keyspace(), actual); d != "" {
-			fl = &walkFailure{rule: rule, expected: "the queue's keyspace as the state table leaves it", got: d}
+			fl = &Failure{Rule: rule, Expected: "the queue's keyspace as the state table leaves it", Got: d}
 		}
 		if fl == nil {
 			m.Adopt(actual)
@@ -296,49 +330,9 @@ func (w *walker) step(o wop) *walkFailure {
 	return first
 }
 
-// walkKeyspace reads every key under prefix with exact scores.
-func (t *T) walkKeyspace(prefix string) map[string]model.Val {
-	ks := t.keysUnder(prefix)
-	types, vals := t.readKeys(ks)
-	out := make(map[string]model.Val, len(ks))
-	for i, k := range ks {
-		v, r := model.Val{Typ: types[i]}, vals[i]
-		switch v.Typ {
-		case "hash":
-			v.Hash = map[string]string{}
-			for j := 0; j+1 < len(r.Elems); j += 2 {
-				v.Hash[string(r.Elems[j].Str)] = string(r.Elems[j+1].Str)
-			}
-		case "zset":
-			v.Zset = map[string]model.Span{}
-			for j := 0; j+1 < len(r.Elems); j += 2 {
-				f, _ := strconv.ParseFloat(string(r.Elems[j+1].Str), 64)
-				v.Zset[string(r.Elems[j].Str)] = model.Span{Lo: int64(f), Hi: int64(f)}
-			}
-		case "list":
-			for _, e := range r.Elems {
-				v.List = append(v.List, string(e.Str))
-			}
-		case "string":
-			v.List = []string{r.Text()}
-		}
-		out[k] = v
-	}
-	return out
-}
-
-// keysUnder lists the keys that start with prefix (a queue's: no glob characters in it).
-func (t *T) keysUnder(prefix string) []string {
-	out, err := t.admin.scan(t.ctx, prefix+"*")
-	if err != nil {
-		t.harness("%v", err)
-	}
-	return out
-}
-
 // runWalk plays ops from next on a fresh queue until next runs out or the model and the port part.
-func (t *T) runWalk(s *walkSession, next func(w *walker) (wop, bool)) ([]wop, *walkFailure) {
-	w := t.newWalker(s)
+func (r *runner) runWalk(s *walkSession, next func(w *walker) (wop, bool)) ([]wop, *Failure) {
+	w := r.newWalker(s)
 	for {
 		o, ok := next(w)
 		if !ok {
@@ -352,9 +346,9 @@ func (t *T) runWalk(s *walkSession, next func(w *walker) (wop, bool)) ([]wop, *w
 	}
 }
 
-func (t *T) replay(s *walkSession, ops []wop) *walkFailure {
+func (r *runner) replay(s *walkSession, ops []wop) *Failure {
 	i := 0
-	_, f := t.runWalk(s, func(*walker) (wop, bool) {
+	_, f := r.runWalk(s, func(*walker) (wop, bool) {
 		if i == len(ops) {
 			return wop{}, false
 		}
@@ -366,12 +360,12 @@ func (t *T) replay(s *walkSession, ops []wop) *walkFailure {
 
 // shrink removes ops from a failing sequence while it still fails (delta debugging, greedy),
 // within a time budget: the report shows the shortest sequence found.
-func (t *T) shrink(s *walkSession, ops []wop, f *walkFailure) ([]wop, *walkFailure) {
+func (r *runner) shrink(s *walkSession, ops []wop, f *Failure) ([]wop, *Failure) {
 	deadline := time.Now().Add(12 * time.Second)
 	for n := len(ops) / 2; n >= 1; n /= 2 {
 		for i := 0; i+n <= len(ops) && time.Now().Before(deadline); {
 			cand := slices.Concat(ops[:i], ops[i+n:])
-			if g := t.replay(s, cand); g != nil {
+			if g := r.replay(s, cand); g != nil {
 				ops, f = cand[:g.step], g
 				continue
 			}
@@ -381,44 +375,46 @@ func (t *T) shrink(s *walkSession, ops []wop, f *walkFailure) ([]wop, *walkFailu
 	return ops, f
 }
 
-// walkSpec says what one walk clause explores.
-type walkSpec struct {
-	seed  int64 // the default seed of its first run
-	runs  int
-	steps int
-	mix   model.Mix
-	rules []Rule
+// runner plays a walk's runs on one port session.
+type runner struct {
+	ctx context.Context
+	d   drivers.Driver
+	w   World
 }
 
-func (ws walkSpec) body(t *T) {
-	t.cover(ws.rules...)
-	base := ws.seed
-	if t.cfg.Seed != 0 {
-		base = t.cfg.Seed
+// Run plays spec's runs on the port session d, from seed (0: the spec's own), and returns the
+// first divergence, shrunk, with the shortest failing sequence and how to replay it; nil when
+// every run kept to the model.
+func Run(ctx context.Context, d drivers.Driver, w World, spec Spec, seed int64) *Failure {
+	r := &runner{ctx: ctx, d: d, w: w}
+	base := spec.Seed
+	if seed != 0 {
+		base = seed
 	}
 	s := &walkSession{}
-	for i := 0; i < ws.runs; i++ {
+	for i := 0; i < spec.Runs; i++ {
 		seed := base + int64(i)
-		r := rand.New(rand.NewPCG(uint64(seed), 0x5eed))
+		rnd := rand.New(rand.NewPCG(uint64(seed), 0x5eed))
 		n := 0
-		ops, f := t.runWalk(s, func(w *walker) (wop, bool) {
-			if n == ws.steps {
+		ops, f := r.runWalk(s, func(w *walker) (wop, bool) {
+			if n == spec.Steps {
 				return wop{}, false
 			}
 			n++
-			return ws.mix.Next(r, model.Position{Model: w.m, IDs: w.ids, Last: w.last, Hi: w.hi}), true
+			return spec.Mix.Next(rnd, model.Position{Model: w.m, IDs: w.ids, Last: w.last, Hi: w.hi}), true
 		})
 		if f == nil {
 			continue
 		}
-		ops, f = t.shrink(s, ops, f)
+		ops, f = r.shrink(s, ops, f)
 		var b strings.Builder
-		fmt.Fprintf(&b, "%s\n  at step %d of the shortest failing sequence (seed %d; replay with emq-conform -seed %d):", f.got, f.step, seed, seed)
+		fmt.Fprintf(&b, "%s\n  at step %d of the shortest failing sequence (seed %d; replay with emq-conform -seed %d):", f.Got, f.step, seed, seed)
 		for k, o := range ops {
 			fmt.Fprintf(&b, "\n  %2d. %s", k+1, o)
 		}
-		t.fail(f.rule, f.expected, b.String())
+		return &Failure{Rule: f.Rule, Expected: f.Expected, Got: b.String()}
 	}
+	return nil
 }
 
 // portClaimID is the id of a rendered claim reply, "" for anything else.
@@ -427,4 +423,15 @@ func portClaimID(reply string) string {
 		return id[:14]
 	}
 	return ""
+}
+
+func b64(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+
+// text is base64 bytes as the model holds them: decoded, or marked when not base64.
+func text(s string) string {
+	b, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		return "<not base64: " + s + ">"
+	}
+	return string(b)
 }

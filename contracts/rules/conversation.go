@@ -1,0 +1,25 @@
+package rules
+
+// The port protocol's own rules (contracts/PROTOCOL.md Part B): what a port owes the
+// conversation itself, beside each op's effect. C01 owns them (conversation.go, inflight.go,
+// dropped.go, chopped.go).
+
+var rulesConversation = []Rule{SeqEcho, UnknownOp, SecondHello, AidUnsupported, AidIgnored, AidTTL, InFlight, Dropped, Chopped}
+
+var (
+	SeqEcho        = Rule{"seq-echo", `contracts/PROTOCOL.md Part B: "seq is echoed" — whatever the number the kit sends (not a count of the port's own), and "the reply to request n is the n-th line the port prints"`}
+	UnknownOp      = Rule{"unknown-op", `contracts/PROTOCOL.md Part B: "A failed op answers ok: false with error.type one of … UNSUPPORTED (an op the port does not implement)" — an op the protocol does not have is one, and the session goes on`}
+	SecondHello    = Rule{"second-hello", `contracts/PROTOCOL.md Part B: "a second hello on an open session is EMQARG" — and the open session goes on unchanged`}
+	AidUnsupported = Rule{"aid-unsupported", `contracts/PROTOCOL.md Part B clock: "a test aid, only for a port declaring capability clock … Other ports answer UNSUPPORTED"; Fields: "An op behind a capability the port does not declare … is answered UNSUPPORTED whatever its fields"`}
+	AidTTL         = Rule{"aid-minter-ttl", `contracts/PROTOCOL.md Part B hello: "minter_ttl_ms (a test aid, capability minter_ttl): lease the worker id for that many ms instead of the port's default"`}
+	AidIgnored     = Rule{"aid-ignored", `contracts/PROTOCOL.md Part B hello: "minter_ttl_ms (a test aid, capability minter_ttl) … a port without the capability ignores it"`}
+)
+
+// InFlight: requests written ahead of their replies are served in order (inflight.go).
+var InFlight = Rule{"in-flight", `contracts/PROTOCOL.md Part B: "the reply to request n is the n-th line the port prints" and "The kit may write a request before the reply to the one before it has arrived: a port serves requests in the order it reads them, each seeing the effects of those before it"`}
+
+// Dropped: a connection the server drops is redialled, handshake first (dropped.go).
+var Dropped = Rule{"dropped-connection", `contracts/PROTOCOL.md Part B: "When the server drops a port's connection, a request that meets the loss may answer INTERNAL; the port opens a new connection, which runs the handshake first, and within 30 s the session serves again, or answers the handshake's typed refusal"`}
+
+// Chopped: a reply cut at any byte is read whole (chopped.go).
+var Chopped = Rule{"replies-cut-anywhere", `contracts/PROTOCOL.md Part B: "Valkey's replies reach a port as a byte stream that may be cut at any byte, inside a bulk string or between its last byte and its CRLF: a port reads each reply whole however it is cut"`}
