@@ -164,91 +164,22 @@ func (t *T) allKeys() []string {
 	return out
 }
 
-// snapshot renders the whole keyspace canonically: every key, its type and content (not TTLs).
-// It costs a SCAN and two pipelined rounds (types, then contents), whatever the keyspace holds.
+// snapshot renders the whole keyspace canonically (wire.Admin.Snapshot).
 func (t *T) snapshot() map[string]string {
-	ks := t.allKeys()
-	types, vals := t.readKeys(ks)
-	out := make(map[string]string, len(ks))
-	for i, k := range ks {
-		out[k] = types[i] + " " + content(types[i], vals[i])
-	}
-	return out
-}
-
-// readKeys reads every key of ks in two pipelined rounds: each one's type, then its whole
-// content (HGETALL, ZRANGE WITHSCORES, LRANGE or GET; a key of another type, or gone, is
-// read again with TYPE).
-func (t *T) readKeys(ks []string) ([]string, []resp.Value) {
-	typeCmds := make([][]any, len(ks))
-	for i, k := range ks {
-		typeCmds[i] = []any{"TYPE", k}
-	}
-	types := make([]string, len(ks))
-	readCmds := make([][]any, len(ks))
-	for i, v := range t.spread("TYPE", typeCmds) {
-		k := ks[i]
-		types[i] = v.Text()
-		switch types[i] {
-		case "hash":
-			readCmds[i] = []any{"HGETALL", k}
-		case "zset":
-			readCmds[i] = []any{"ZRANGE", k, "0", "-1", "WITHSCORES"}
-		case "list":
-			readCmds[i] = []any{"LRANGE", k, "0", "-1"}
-		case "string":
-			readCmds[i] = []any{"GET", k}
-		default:
-			readCmds[i] = []any{"TYPE", k}
-		}
-	}
-	return types, t.spread("read", readCmds)
-}
-
-// spread runs cmds where they belong, pipelined; a server error reply is the harness's.
-func (t *T) spread(what string, cmds [][]any) []resp.Value {
-	if len(cmds) == 0 {
-		return nil
-	}
-	vs, err := t.admin.spread(t.ctx, cmds...)
+	s, err := t.admin.Snapshot(t.ctx)
 	if err != nil {
-		t.harness("keyspace %s: %v", what, err)
+		t.harness("%v", err)
 	}
-	for i, v := range vs {
-		if e := v.Err(); e != nil {
-			t.harness("keyspace %s %v: %v", what, cmds[i], e)
-		}
-	}
-	return vs
+	return s
 }
 
-// content is one key's content in a snapshot, from its type and its read reply.
-func content(typ string, v resp.Value) string {
-	switch typ {
-	case "hash":
-		var fs []string
-		for i := 0; i+1 < len(v.Elems); i += 2 {
-			fs = append(fs, strconv.Quote(string(v.Elems[i].Str))+"="+strconv.Quote(string(v.Elems[i+1].Str)))
-		}
-		sort.Strings(fs)
-		return strings.Join(fs, " ")
-	case "zset":
-		var fs []string
-		for i := 0; i+1 < len(v.Elems); i += 2 {
-			f, _ := strconv.ParseFloat(string(v.Elems[i+1].Str), 64)
-			fs = append(fs, fmt.Sprintf("%q@%d", string(v.Elems[i].Str), int64(f)))
-		}
-		return strings.Join(fs, " ")
-	case "list":
-		var out []string
-		for _, e := range v.Elems {
-			out = append(out, string(e.Str))
-		}
-		return fmt.Sprintf("%q", out)
-	case "string":
-		return strconv.Quote(string(v.Str))
+// readKeys reads every key of ks: each one's type and its whole content (wire.Admin.ReadKeys).
+func (t *T) readKeys(ks []string) ([]string, []resp.Value) {
+	types, vals, err := t.admin.ReadKeys(t.ctx, ks)
+	if err != nil {
+		t.harness("%v", err)
 	}
-	return "(" + typ + ")"
+	return types, vals
 }
 
 // diff describes how two snapshots differ ("" when equal).

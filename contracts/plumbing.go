@@ -43,9 +43,6 @@ func (a *admin) do(ctx context.Context, args ...any) (resp.Value, error) { retur
 func (a *admin) pipeline(ctx context.Context, cmds ...[]any) ([]resp.Value, error) {
 	return a.Pipeline(ctx, cmds...)
 }
-func (a *admin) spread(ctx context.Context, cmds ...[]any) ([]resp.Value, error) {
-	return a.Spread(ctx, cmds...)
-}
 func (a *admin) scan(ctx context.Context, match string) ([]string, error) { return a.Scan(ctx, match) }
 func (a *admin) serverMS(ctx context.Context) (int64, error)              { return a.ServerMS(ctx) }
 
