@@ -1,7 +1,10 @@
 package bench
 
 import (
+	"context"
 	"errors"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -269,5 +272,60 @@ func TestSaturatedRoundsAreNotALatency(t *testing.T) {
 	r.Latency = measure.Latency{Count: 1, P50: 1, P99: 55}
 	for _, x := range latencyRatios([]*LatencyResult{bus, r}, map[string]queue.Engine{"slowq": queue.Valkey}, nil) {
 		t.Errorf("a ratio against a saturated system: %+v", x)
+	}
+}
+
+// TestReRunReadsOnlyWhatItsChecksRead: the latency scenario's re-run measures the bus and the
+// rivals its checks name (every Valkey system for best-valkey), never the rest, and the rest keep
+// their first rows, marked as such.
+func TestReRunReadsOnlyWhatItsChecksRead(t *testing.T) {
+	half, four := 0.7, 4.2
+	g := &Gate{Checks: []GateCheck{
+		{Scenario: queue.Latency, Ratio: "p99 bus/bullmq", Max: &half},
+		{Scenario: queue.Latency, Ratio: "p99 bus/" + BestValkey, Max: &four},
+		{Scenario: queue.Drain, Ratio: "bus/river", Min: &four},
+	}}
+	engines := map[string]queue.Engine{busq.Name: queue.Valkey, nodeq.BullMQ: queue.Valkey, "asynq": queue.Valkey,
+		riverq.Name: queue.Postgres, nodeq.Graphile: queue.Postgres}
+	got := slices.Sorted(maps.Keys(g.reads(queue.Latency, engines)))
+	if want := []string{"asynq", nodeq.BullMQ, busq.Name}; !slices.Equal(got, want) {
+		t.Fatalf("the latency re-run reads %v, want %v", got, want)
+	}
+	if got := slices.Sorted(maps.Keys(g.reads(queue.Drain, engines))); !slices.Equal(got, []string{busq.Name, riverq.Name}) {
+		t.Fatalf("the drain checks read %v", got)
+	}
+	if (&Gate{Checks: []GateCheck{{Scenario: queue.Drain, Ratio: "odd"}}}).reads(queue.Drain, engines) != nil {
+		t.Fatal("a ratio of no known form narrowed the re-run")
+	}
+	first := []*LatencyResult{{System: busq.Name}, {System: "river", Limit: "LISTEN"}}
+	rows := keepFirst([]*LatencyResult{{System: busq.Name}}, first, map[string]bool{busq.Name: true})
+	if len(rows) != 2 || rows[0].FirstTry || !rows[1].FirstTry || rows[1].System != "river" || !strings.Contains(rows[1].Limit, "first measurement") {
+		t.Fatalf("the rows after a narrowed re-run: %+v %+v", rows[0], rows[1])
+	}
+}
+
+// slowEnqueuer takes each job 50 ms: two senders offer 40 jobs/s, far below any offered rate.
+type slowEnqueuer struct{}
+
+func (slowEnqueuer) Enqueue(ctx context.Context, _ []byte) error {
+	queue.Sleep(ctx, 50*time.Millisecond)
+	return nil
+}
+
+// TestGeneratorGivesUpOnASystemThatCannotTakeTheRate: when a quarter of the round waits for a
+// sender, the generator stops offering and the round says so (saturated), instead of sending
+// the rest at the system's own pace for the run's time. A machine of any speed makes the senders
+// slower still, never faster than the rate.
+func TestGeneratorGivesUpOnASystemThatCannotTakeTheRate(t *testing.T) {
+	e := &env{p: Params{Rate: 1000, LatencyDuration: 200 * time.Millisecond, Producers: 2}}
+	var s queue.Samples
+	if _, err := e.send(context.Background(), slowEnqueuer{}, &s, nil); err != nil {
+		t.Fatal(err)
+	}
+	if s.Offered != 200 || s.GaveUpBehind < queue.GiveUp(200) || s.GaveUpAt < s.GaveUpBehind || s.Sent >= s.Offered {
+		t.Fatalf("the generator did not stop a quarter of the round behind: %+v", s)
+	}
+	if why := behindBy(s, 1000, 200*time.Millisecond); !strings.Contains(why, "the generator stopped there") {
+		t.Fatalf("a round the generator gave up is not saturated: %q", why)
 	}
 }

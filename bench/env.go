@@ -47,6 +47,8 @@ type env struct {
 	server  serverAcc
 	rowID   atomic.Int64
 	closers []func()
+	// reads narrows systemsFor to the systems a gate re-run measures (nil: every system).
+	reads map[string]bool
 }
 
 // startEnv starts the axis's engines and opens every system on them; a system that cannot be

@@ -8,6 +8,7 @@ import (
 
 	"github.com/echomq/kit/bench/baseline"
 	"github.com/echomq/kit/bench/measure"
+	"github.com/echomq/kit/bench/queue"
 	"github.com/echomq/kit/bench/systems/busq"
 )
 
@@ -351,4 +352,36 @@ func (run *Run) outsideOf(scenario string) (float64, bool) {
 		return 0, false
 	}
 	return measure.SpreadOf(xs).Median, true
+}
+
+// reads names the systems scenario's checks read: the bus and each rival a ratio names, every
+// system on an engine for a best-of ratio. Nil when a ratio is not of that form.
+func (g *Gate) reads(scenario string, engines map[string]queue.Engine) map[string]bool {
+	out := map[string]bool{}
+	for _, c := range g.Checks {
+		if c.Scenario != scenario {
+			continue
+		}
+		pair := c.Ratio // "bus/x", or "p99 bus/x"
+		if _, after, ok := strings.Cut(pair, " "); ok {
+			pair = after
+		}
+		a, b, ok := strings.Cut(pair, "/")
+		if !ok {
+			return nil
+		}
+		out[a] = true
+		switch b {
+		case BestValkey, BestPostgres:
+			want := map[string]queue.Engine{BestValkey: queue.Valkey, BestPostgres: queue.Postgres}[b]
+			for name, en := range engines {
+				if en == want {
+					out[name] = true
+				}
+			}
+		default:
+			out[b] = true
+		}
+	}
+	return out
 }

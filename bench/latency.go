@@ -49,7 +49,9 @@ func (e *env) runLatency(ctx context.Context) {
 	}
 	ls.Ratios = latencyRatios(ls.Results, e.engines(), e.models())
 	e.run.Latency = ls
-	if t := tail.tail(); t != nil {
+	// A gate re-run keeps the first measurement's tail breakdown and its variants: they are
+	// figures to read, not judged, and the variants' rounds would lengthen every re-run.
+	if t := tail.tail(); t != nil && e.run.Tail == nil {
 		t.Server, t.Stalls = tail.server, tail.stalls
 		e.tailVariants(ctx, t)
 		e.run.Tail = t
@@ -127,6 +129,9 @@ func behindBy(s queue.Samples, rate float64, d time.Duration) string {
 	var why []string
 	if s.Failed > 0 {
 		why = append(why, fmt.Sprintf("%d of its %d enqueues failed (the client gave up: %s)", s.Failed, s.Offered, s.FailedWhy))
+	}
+	if s.GaveUpBehind > 0 {
+		why = append(why, fmt.Sprintf("its senders fell %d jobs behind by job %d of %d, and the generator stopped there", s.GaveUpBehind, s.GaveUpAt, s.Offered))
 	}
 	if s.SendSeconds > 1.1*d.Seconds() {
 		why = append(why, fmt.Sprintf("its %d enqueues took %.1fs for a %.0fs round (%.0f jobs/s of the %.0f offered)",
@@ -280,6 +285,10 @@ func (e *env) send(ctx context.Context, eq queue.Enqueuer, s *queue.Samples, st 
 	for i := range n {
 		at := start.Add(time.Duration(i) * interval)
 		if !tick.until(ctx, at) {
+			break
+		}
+		if behind := int64(len(todo)); behind >= queue.GiveUp(n) {
+			s.GaveUpAt, s.GaveUpBehind = i, behind
 			break
 		}
 		todo <- at.UnixNano()

@@ -138,6 +138,9 @@ type LatencyResult struct {
 	SenderLate measure.Latency `json:"sender_late"`
 	CPU        *measure.CPU    `json:"cpu,omitempty"`
 	Err        string          `json:"error,omitempty"`
+	// FirstTry marks a row of the scenario's first measurement kept beside a gate re-run that
+	// measured only the systems its checks read.
+	FirstTry bool `json:"first_try,omitempty"`
 }
 
 func (run *Run) scenario(name string) *Scenario {

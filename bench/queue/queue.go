@@ -133,7 +133,17 @@ type Samples struct {
 	SendSeconds float64   `json:"send_seconds"`
 	LatencyUS   []float64 `json:"latency_us"`
 	LateUS      []float64 `json:"late_us"`
+	// GaveUpAt is the job at which the generator stopped offering, its senders GaveUpBehind
+	// jobs behind (0: it offered every job): past GiveUp the round is saturated whatever
+	// follows, and offering the rest would only add the backlog's drain to the run's time.
+	GaveUpAt     int64 `json:"gave_up_at,omitempty"`
+	GaveUpBehind int64 `json:"gave_up_behind,omitempty"`
 }
+
+// GiveUp is how many of a round's n jobs may wait for a sender before the generator stops: a
+// quarter of the round. A pause of the machine (a GC, a busy neighbour) leaves a backlog the
+// senders catch up with; a quarter of the round does not come from one.
+func GiveUp(n int64) int64 { return max(8, n/4) }
 
 // ErrIncomplete marks a run in which not every job was processed.
 var ErrIncomplete = errors.New("bench: jobs not all processed")

@@ -243,7 +243,7 @@ const ProducerEnv = "EMQ_BENCH_NODE_PRODUCER"
 func (q *System) RunLatency(ctx context.Context, rate float64, d time.Duration, workers, senders int) (queue.Samples, error) {
 	var r queue.Samples
 	req := map[string]any{"op": "latency", "rate": rate, "seconds": d.Seconds(), "workers": workers, "senders": senders,
-		"producer": os.Getenv(ProducerEnv)}
+		"producer": os.Getenv(ProducerEnv), "give_up": queue.GiveUp(int64(rate * d.Seconds()))}
 	if err := q.call(ctx, req, &r); err != nil {
 		return r, err
 	}

@@ -83,7 +83,7 @@ async function drain(req) {
   return { startup_ms: first - called, window_ms: last - first };
 }
 
-// ticks calls onTick(i, at) at each of n instants interval ms apart, the first lead ms after the
+// ticks calls onTick(i, at) at each of n instants interval ms apart (until it answers false), the first lead ms after the
 // thread that keeps them is running (on mono's clock), and resolves with that first instant. The
 // waits run on a worker thread in Atomics.wait, which sleeps to a fraction of a millisecond:
 // Node's own timers take whole milliseconds (a fraction is truncated) and read a cached loop
@@ -115,9 +115,12 @@ function ticks(n, interval, lead, onTick) {
       start = mono() + lead;
       th.postMessage(start);
     });
+    let done = false;
     th.on('message', (i) => {
-      if (i < 0) th.terminate().then(() => resolve(start), reject);
-      else onTick(i, start + i * interval);
+      if (done) return;
+      if (i >= 0 && onTick(i, start + i * interval) !== false) return;
+      done = true;
+      th.terminate().then(() => resolve(start), reject);
     });
     th.on('error', reject);
   });
@@ -133,12 +136,22 @@ async function offer(req) {
   let failed = 0;
   let why = '';
   const adds = [];
+  let gaveUpAt = 0;
+  let gaveUpBehind = 0;
   const start = await ticks(req.n, req.interval, req.lead, (i, at) => {
+    const behind = adds.length - sent - failed; // adds not answered yet
+    if (req.give_up && behind >= req.give_up) {
+      gaveUpAt = i;
+      gaveUpBehind = behind;
+      return false;
+    }
     late.push((mono() - at) * 1000);
     adds.push(sys.add(body(at)).then(() => { sent++; }, (e) => { failed++; why = why || String((e && e.message) || e); }));
+    return true;
   });
   await Promise.all(adds);
-  return { sent, failed, failed_why: why, send_seconds: (mono() - start) / 1000, late_us: late };
+  return { sent, failed, failed_why: why, send_seconds: (mono() - start) / 1000, late_us: late,
+    gave_up_at: gaveUpAt, gave_up_behind: gaveUpBehind };
 }
 
 // The producer process, started at the first latency round and kept for the run: the same
@@ -178,7 +191,7 @@ async function latency(req) {
   await sleep(1000); // start-up is not what this measures
   const n = Math.floor(req.rate * req.seconds);
   const own = req.producer !== 'same-process';
-  const plan = { op: 'offer', n, interval: 1000 / req.rate, lead: 5 };
+  const plan = { op: 'offer', n, interval: 1000 / req.rate, lead: 5, give_up: req.give_up || 0 };
   let r;
   try {
     if (own) {
@@ -194,7 +207,7 @@ async function latency(req) {
     await stop();
   }
   return { offered: n, sent: r.sent, failed: r.failed, failed_why: r.failed_why, received: lat.length, send_seconds: r.send_seconds,
-    latency_us: lat, late_us: r.late_us };
+    latency_us: lat, late_us: r.late_us, gave_up_at: r.gave_up_at, gave_up_behind: r.gave_up_behind };
 }
 
 let helloReq = null;
