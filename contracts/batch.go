@@ -60,6 +60,16 @@ func enqueueBatchRows(t *T) {
 	t.check(ok && due >= before+60000 && due <= after+60000, rules.BatchEnqueue,
 		fmt.Sprintf("the delayed job in scheduled within [%d, %d]", before+60000, after+60000), "in scheduled %v, due %d", ok, due)
 	t.check(t.llen(q.Wake()) == 1, rules.BatchEnqueue, "the wake armed once (one token)", "wake length %d", t.llen(q.Wake()))
+	// A batch whose every job is delayed: each due time is still the server's now plus its delay.
+	before = t.now()
+	r, err = b.EnqueueBatch(t.ctx, protocol.EnqueueBatchArgs{Queue: "orders", Jobs: []protocol.BatchJob{{PayloadB64: b64("only later"), DelayMS: 30000}}})
+	after = t.now()
+	t.ok(err, rules.BatchEnqueue, "enqueue_batch of one delayed job")
+	if len(r.Jobs) == 1 {
+		due, ok = t.zscore(q.Scheduled(), r.Jobs[0].ID)
+	}
+	t.check(len(r.Jobs) == 1 && ok && due >= before+30000 && due <= after+30000, rules.BatchEnqueue,
+		fmt.Sprintf("a batch of delayed jobs only: due within [%d, %d]", before+30000, after+30000), "%d results, in scheduled %v, due %d", len(r.Jobs), ok, due)
 }
 
 // enqueueBatchDuplicates is C03's: a batch's duplicates change nothing, whether the id was already

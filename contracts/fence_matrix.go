@@ -1,25 +1,32 @@
 package contracts
 
 import (
+	"cmp"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/echomq/kit/contracts/rules"
+	"github.com/echomq/kit/drivers"
 	"github.com/echomq/kit/protocol"
 	"github.com/echomq/kit/reference/emqerr"
 )
 
+// fencedOp is one fenced op of staleEvery, sent with the (id, token) under test.
+type fencedOp struct {
+	name string
+	run  func() error
+}
+
 // staleEvery tries every fenced op (complete, retry with and without a delay, fail, checkpoint
-// of odd bytes, extend) with (id, token): each must answer EMQSTALE under rule, and the whole
-// keyspace must be unchanged after each (rules.FencedNoChange).
+// of odd bytes, extend, and complete_batch of the one pair for a port offering the batch ops)
+// with (id, token): each must answer EMQSTALE under rule, and the whole keyspace must be
+// unchanged after each (rules.FencedNoChange).
 func (t *T) staleEvery(qn, id string, token int64, why string, rule rules.Rule) {
 	f := fa(qn, id, token)
 	what := fmt.Sprintf("%%s of %s with token %d %s", id, token, why)
-	ops := []struct {
-		name string
-		run  func() error
-	}{
+	ops := []fencedOp{
 		{"complete", func() error { return t.D.Complete(t.ctx, f) }},
 		{"retry", func() error {
 			_, err := t.D.Retry(t.ctx, protocol.RetryArgs{FenceArgs: f, MaxAttempts: 5, Error: "zombie"})
@@ -42,12 +49,35 @@ func (t *T) staleEvery(qn, id string, token int64, why string, rule rules.Rule) 
 			return err
 		}},
 	}
+	if b, ok := t.D.(drivers.Batcher); ok && slices.Contains(t.Hello.Capabilities, protocol.CapBatch) {
+		// A17-3: the batch form is held to everything complete is held to, its pair's refusal
+		// included (a pair's outcome stands in for the op's error).
+		ops = append(ops, fencedOp{"complete_batch", func() error {
+			r, err := b.CompleteBatch(t.ctx, protocol.CompleteBatchArgs{Queue: qn, Jobs: []protocol.Pair{{ID: id, Token: token}}})
+			if err != nil || len(r.Results) != 1 {
+				return cmp.Or(err, fmt.Errorf("%d results for one pair", len(r.Results)))
+			}
+			return pairErr(r.Results[0])
+		}})
+	}
 	for _, op := range ops {
 		before := t.snapshot()
 		t.refused(op.run(), emqerr.Stale, rule, fmt.Sprintf(what, op.name))
 		d := diff(before, t.snapshot())
 		t.check(d == "", rules.FencedNoChange, fmt.Sprintf(what, op.name)+" is refused and changes nothing", "%s", d)
 	}
+}
+
+// pairErr is a complete_batch pair's outcome as the error complete would have answered: nil
+// when it settled, else its wire error as a typed error (an INTERNAL one matches no canon type).
+func pairErr(r protocol.PairResult) error {
+	switch {
+	case r.OK:
+		return nil
+	case r.Error == nil:
+		return errors.New("a failed pair with no error")
+	}
+	return &emqerr.Error{Type: emqerr.Type(r.Error.Type), Message: r.Error.Message}
 }
 
 // rangeCase is one out-of-range argument: the op with it must answer EMQARG and change nothing.
