@@ -38,7 +38,7 @@ type Params struct {
 func ParamsFor(mode string) (Params, error) {
 	switch mode {
 	case "ci":
-		return Params{Mode: mode, Duration: 1500 * time.Millisecond, Repeats: 3, Producers: 64, Workers: 256, PGPool: 32,
+		return Params{Mode: mode, Duration: time.Second, Repeats: 3, Producers: 64, Workers: 256, PGPool: 32,
 			Batch: 500, Backlog: 20000, Rate: 1000, LatencyDuration: 3 * time.Second, LatencyRounds: 5, Pipeline: 64,
 			BacklogSizes: []int{10000, 50000}, ScalePrimaries: []int{1, 2, 3}, ScaleQueues: 4}, nil
 	case "full":
