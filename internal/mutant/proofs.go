@@ -1,0 +1,14 @@
+package mutant
+
+import "maps"
+
+// proofs names the statements of the documents each catalogue mutant breaks, by the ids
+// contracts/statements traces them under. A traced statement is proven when a mutant that
+// breaks it is killed on behaviour by its own contract (make mutants): traced says a clause
+// looks, proven says a port that gets it wrong fails. A mutant of a rule that exactly one
+// statement is traced to proves that statement without an entry here. Every id listed must be
+// traced to the mutant's rule (TestStatements).
+var proofs = map[string][]string{}
+
+// Proofs maps a catalogue mutant's name to the statement ids it breaks (a copy).
+func Proofs() map[string][]string { return maps.Clone(proofs) }
