@@ -19,6 +19,7 @@ var c13 = Contract{ID: "C13", Name: "pause & limit",
 		{name: "ceiling-reopens-on-complete", body: ceilingReopensOnComplete},
 		{name: "ceiling-boundaries", body: ceilingBoundaries},
 		{name: "ceiling-rejoin-every-release", body: ceilingRejoin},
+		{name: "complete-batch-ring-as-complete", body: completeBatchRing},
 		{name: "lane-pause-resume-order", body: pauseResumeOrder},
 		{name: "paused-lane-stays-out", body: pausedLaneStaysOut},
 		{name: "queue-pause-atomic-with-claim", body: queuePauseAtomicWithClaim},
@@ -185,6 +186,40 @@ func ceilingRejoin(t *T) {
 	claimEast(30000)
 	t.drainWake(m)
 	t.mReap(m, []string{first}, 5, rules.LaneReap) // active:east 2 → 1, the model's lanes hash
+}
+
+// completeBatchRing holds complete_batch's lane bookkeeping to complete's (A17: each pair gets
+// exactly its single-job script's effect; A7, A13, A14): the settled job of a paused lane with a
+// backlog leaves it out of the ring; a batch that settles the last jobs of two lanes puts no
+// empty lane in it; a lane whose ceiling was lowered below its active count stays out while a
+// release leaves it at its ceiling, and rejoins at the tail with the wake armed on the release
+// that brings it below — each time the whole lane keyspace and the wake held to the model.
+func completeBatchRing(t *T) {
+	t.batcher()
+	m := newLaneModel("orders")
+	m.watchWake = true
+	for i := range 3 {
+		t.mEnqueue(m, "p", fmt.Sprint("p", i), 0, rules.BatchComplete)
+		t.mEnqueue(m, "c", fmt.Sprint("c", i), 0, rules.BatchComplete)
+	}
+	t.mEnqueue(m, "e", "e0", 0, rules.BatchComplete)
+	t.mEnqueue(m, "o", "o0", 0, rules.BatchComplete)
+	held := map[string][]string{}
+	for range 6 { // p0 c0 e0 o0 p1 c1: two active in p and c, each with a backlog of one
+		x := t.mClaim(m, 30000, rules.BatchComplete)
+		held[m.LaneOf[x]] = append(held[m.LaneOf[x]], x)
+	}
+	t.mPause(m, "p", rules.LanePauseRing)
+	t.mCeiling(m, "c", 1, rules.CeilingLowered) // 2 active over a ceiling of 1
+	t.drainWake(m)
+	t.mCompleteBatch(m, held["p"][:1], rules.BatchComplete)                        // paused, a backlog: stays out
+	t.mCompleteBatch(m, append(held["e"], held["o"]...), rules.BatchComplete)      // both lanes emptied: out
+	t.mCompleteBatch(m, held["c"][:1], rules.BatchComplete)                        // 1 of 1: still at its ceiling
+	t.mCompleteBatch(m, []string{held["c"][1], held["p"][1]}, rules.BatchComplete) // c below: rejoins, armed
+	t.mResume(m, "p", rules.LaneResume)
+	for x := t.mClaim(m, 30000, rules.BatchComplete); x != ""; x = t.mClaim(m, 30000, rules.BatchComplete) {
+		t.mCompleteBatch(m, []string{x}, rules.BatchComplete)
+	}
 }
 
 // pauseResumeOrder: lane_pause keeps the backlog and takes the lane out of the ring without
