@@ -8,6 +8,7 @@ import (
 	"github.com/echomq/kit/contracts/rules"
 	"github.com/echomq/kit/lua"
 	"github.com/echomq/kit/protocol"
+	"github.com/echomq/kit/reference/resp"
 )
 
 // c13 is contract C13: pause & limit.
@@ -23,6 +24,7 @@ var c13 = Contract{ID: "C13", Name: "pause & limit",
 		{name: "lane-pause-resume-order", body: pauseResumeOrder},
 		{name: "paused-lane-stays-out", body: pausedLaneStaysOut},
 		{name: "queue-pause-atomic-with-claim", body: queuePauseAtomicWithClaim},
+		{name: "discarded-replies-as-documented", body: discardedRepliesAsDocumented},
 		{name: "walk-limits", body: walkLimits.body},
 	},
 }
@@ -334,4 +336,58 @@ func leaseFor(m *laneModel, g string, short int64) int64 {
 		return short
 	}
 	return 30000
+}
+
+// discardedRepliesAsDocumented: the scripts whose reply the port protocol does not pass on
+// (pause, resume, lane_pause, lane_resume, lane_ceiling, checkpoint: each "Reply: 1.") are
+// idempotent, so right after each op the kit sends the port's script call once more, exactly
+// as MONITOR saw it, and reads the reply the port got: the integer 1, with nothing changed.
+func discardedRepliesAsDocumented(t *T) {
+	id := t.laneEnqueue("orders", "east", "job")
+	c := t.laneClaim("orders", 30000)
+	if c == nil || c.ID != id {
+		t.fail(rules.Lanes, "lane_claim takes the lane's only job "+id, claimText(c))
+	}
+	q, qa := protocol.QueueArgs{Queue: "orders"}, protocol.QueueArgs{Queue: "orders", Lane: "east", Ceiling: 3}
+	for _, op := range []struct {
+		script string
+		run    func() error
+	}{
+		{lua.Pause, func() error { return t.D.Pause(t.ctx, q) }},
+		{lua.Resume, func() error { return t.D.Resume(t.ctx, q) }},
+		{lua.LanePause, func() error { return t.D.LanePause(t.ctx, qa) }},
+		{lua.LaneResume, func() error { return t.D.LaneResume(t.ctx, qa) }},
+		{lua.LaneCeiling, func() error { return t.D.LaneCeiling(t.ctx, qa) }},
+		{lua.Checkpoint, func() error {
+			return t.D.Checkpoint(t.ctx, protocol.CheckpointArgs{FenceArgs: fa("orders", id, c.Token), DataB64: b64("step")})
+		}},
+	} {
+		m := t.mark()
+		t.ok(op.run(), rules.ScriptReply, op.script)
+		t.replayReply(m, op.script)
+	}
+}
+
+// replayReply sends the port's last call of script since mark again and checks that the reply is
+// the integer 1 and that nothing changed.
+func (t *T) replayReply(mark int, script string) {
+	var call []any
+	for _, l := range t.portCommands(mark) {
+		if l.Cmd() == "EVALSHA" && t.law.scripts[argAt(l, 1)].Name == script {
+			call = call[:0]
+			for _, a := range l.Args {
+				call = append(call, a)
+			}
+		}
+	}
+	if len(call) == 0 {
+		t.fail(rules.ScriptReply, "the op ran the script "+script, "no EVALSHA of it")
+	}
+	before := t.snapshot()
+	v, err := t.admin.do(t.ctx, call...)
+	if err != nil {
+		t.harness("the port's %s call sent again: %v", script, err)
+	}
+	t.check(v.Type == resp.Integer && v.Int == 1, rules.ScriptReply, script+"'s reply to the port's call is the integer 1 (its header: Reply: 1.)", "%v %q", v.Type, v.Text())
+	t.check(diff(before, t.snapshot()) == "", rules.ScriptReply, "the port's "+script+" call, sent again, changes nothing (idempotent)", "%s", diff(before, t.snapshot()))
 }

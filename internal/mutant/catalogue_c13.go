@@ -51,6 +51,8 @@ var c13 = []Spec{
 		Edits: []Edit{{"complete_batch", "  local ok = not s.paused and (not s.ceiling or s.active < s.ceiling) and s.ids > 0\n", "  local ok = (not s.ceiling or s.active < s.ceiling) and s.ids > 0\n"}}},
 	{Name: "complete-batch-empty-lane-rejoins", Contract: "C13", Rule: "A17-complete-batch", Defect: "complete_batch of a lane's last job puts the empty lane into the ring and arms the wake (make mutation's bundle survivor complete_batch.lua 's.ids >= 0', seed 22914)",
 		Edits: []Edit{{"complete_batch", "(not s.ceiling or s.active < s.ceiling) and s.ids > 0\n", "(not s.ceiling or s.active < s.ceiling) and s.ids >= 0\n"}}},
+	{Name: "lane-pause-replies-2", Contract: "C13", Rule: "script-reply-discarded", Defect: "lane_pause replies 2 instead of its documented 1, which both in-repo ports discard (make mutation's bundle survivor lane_pause.lua, seed 22914)",
+		Edits: []Edit{{"lane_pause", "redis.call('LREM', KEYS[2], 0, g)\nreturn 1", "redis.call('LREM', KEYS[2], 0, g)\nreturn 2"}}},
 	{Name: "lane-ceiling-ignores-pause", Contract: "C13", Rule: "lanes-pause-leaves-ring", Defect: "lane_ceiling on a paused lane puts it back into the ring",
 		Edits: []Edit{{"lane_ceiling", "  local ok = not s.paused and (not s.ceiling or s.active < s.ceiling) and s.ids > 0\n", "  local ok = (not s.ceiling or s.active < s.ceiling) and s.ids > 0\n"}}},
 	{Name: "lane-resume-ignores-ceiling", Contract: "C13", Rule: "lanes-resume-rejoins", Defect: "lane_resume brings back a lane that sits at its ceiling",
