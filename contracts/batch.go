@@ -1,11 +1,16 @@
 package contracts
 
 import (
+	"crypto/sha1"
+	"encoding/hex"
 	"fmt"
+	"maps"
 	"slices"
+	"strings"
 
 	"github.com/echomq/kit/contracts/rules"
 	"github.com/echomq/kit/drivers"
+	"github.com/echomq/kit/lua"
 	"github.com/echomq/kit/protocol"
 	"github.com/echomq/kit/reference/emqerr"
 )
@@ -94,6 +99,61 @@ func enqueueBatchDuplicates(t *T) {
 	t.check(row["payload"] == "new" && row["state"] == "pending", rules.BatchEnqueue, "the first of the repeated ids wins: pending, payload new", "%q", row)
 	t.in(q.Scheduled(), fresh, false, rules.BatchEnqueue)
 	t.complete("orders", old, c.Token)
+}
+
+// batchOpsAfterScriptFlush is C06's: the batch ops are held to canon §5.3 as the single-job ops
+// are (A17): after SCRIPT FLUSH each one meets NOSCRIPT, loads its script's exact source, retries
+// once, and its effect happens exactly once — every job created once, claimed once with token 1,
+// settled once.
+func batchOpsAfterScriptFlush(t *T) {
+	b := t.batcher()
+	q := t.q("orders")
+	jobs := []protocol.BatchJob{{PayloadB64: b64("a")}, {PayloadB64: b64("b")}, {PayloadB64: b64("c"), DelayMS: 60000}}
+	m := t.mark()
+	t.do("SCRIPT", "FLUSH")
+	e, err := b.EnqueueBatch(t.ctx, protocol.EnqueueBatchArgs{Queue: "orders", Jobs: jobs})
+	t.ok(err, rules.NoScript, "enqueue_batch after SCRIPT FLUSH")
+	t.check(len(e.Jobs) == 3 && e.Jobs[0].Created && e.Jobs[1].Created && e.Jobs[2].Created, rules.NoScript, "three jobs, each created", "%+v", e.Jobs)
+	for i, j := range e.Jobs {
+		state := map[bool]string{true: "scheduled", false: "pending"}[jobs[i].DelayMS > 0]
+		t.state("orders", j.ID, state, 0, rules.NoScript)
+	}
+	t.zsetIs(q.Pending(), []string{e.Jobs[0].ID, e.Jobs[1].ID}, rules.NoScript, "pending after enqueue_batch")
+	t.zsetIs(q.Scheduled(), []string{e.Jobs[2].ID}, rules.NoScript, "scheduled after enqueue_batch")
+	t.do("SCRIPT", "FLUSH")
+	c, err := b.ClaimBatch(t.ctx, protocol.ClaimBatchArgs{Queue: "orders", LeaseMS: 30000, N: 5})
+	t.ok(err, rules.NoScript, "claim_batch after SCRIPT FLUSH")
+	t.check(len(c.Jobs) == 2 && c.Jobs[0].ID == e.Jobs[0].ID && c.Jobs[1].ID == e.Jobs[1].ID && c.Jobs[0].Token == 1 && c.Jobs[1].Token == 1,
+		rules.NoScript, "the two pending jobs, oldest first, each with token 1", "%+v", c.Jobs)
+	t.zsetIs(q.Pending(), nil, rules.NoScript, "pending after claim_batch")
+	t.zsetIs(q.Active(), []string{e.Jobs[0].ID, e.Jobs[1].ID}, rules.NoScript, "active after claim_batch")
+	t.do("SCRIPT", "FLUSH")
+	r, err := b.CompleteBatch(t.ctx, protocol.CompleteBatchArgs{Queue: "orders", Jobs: []protocol.Pair{{ID: e.Jobs[0].ID, Token: 1}, {ID: e.Jobs[1].ID, Token: 1}}})
+	t.ok(err, rules.NoScript, "complete_batch after SCRIPT FLUSH")
+	t.check(len(r.Results) == 2 && r.Results[0].OK && r.Results[1].OK, rules.NoScript, "both pairs settle (a second run would find them gone: EMQSTALE)", "%+v", r.Results)
+	t.zsetIs(q.Active(), nil, rules.NoScript, "active after complete_batch")
+	// After a flush a script runs only once loaded again: every script the port called was
+	// loaded (SCRIPT LOAD of its exact source), so the NOSCRIPT path was taken each time.
+	called, loaded := map[string]bool{}, map[string]bool{}
+	for _, l := range t.portCommands(m) {
+		switch {
+		case l.Cmd() == "EVALSHA":
+			called[t.law.scripts[argAt(l, 1)].Name] = true
+		case l.Cmd() == "SCRIPT" && strings.EqualFold(argAt(l, 1), "load"):
+			sum := sha1.Sum([]byte(argAt(l, 2)))
+			loaded[t.law.scripts[hex.EncodeToString(sum[:])].Name] = true
+		}
+	}
+	for _, name := range []string{lua.EnqueueBatch, lua.ClaimBatch, lua.CompleteBatch} {
+		t.check(called[name] && loaded[name], rules.NoScript, "the port called "+name+" and, after NOSCRIPT, loaded its exact source",
+			"called %v, loaded %v", slices.Sorted(maps.Keys(called)), slices.Sorted(maps.Keys(loaded)))
+	}
+}
+
+// zsetIs checks that the sorted set key holds exactly want, in order.
+func (t *T) zsetIs(key string, want []string, rule rules.Rule, when string) {
+	got, _ := t.zset(key)
+	t.check(slices.Equal(got, want), rule, fmt.Sprintf("%s: %s holds exactly %v", when, key, want), "%v", got)
 }
 
 // claimBatch is C06's: the n oldest, each as claim leases it.

@@ -1,7 +1,6 @@
 package contracts
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -10,7 +9,6 @@ import (
 	"github.com/echomq/kit/drivers"
 	"github.com/echomq/kit/lua"
 	"github.com/echomq/kit/protocol"
-	"github.com/echomq/kit/reference/emqerr"
 	"github.com/echomq/kit/reference/ids"
 	"github.com/echomq/kit/reference/keys"
 )
@@ -199,9 +197,7 @@ func leaseRenewedAndLost(t *T) {
 	if err != nil {
 		// A9: the port's failure, INTERNAL — neither a canon refusal nor a reply that breaks
 		// the conversation (a mint list holding something other than ids).
-		var canon *emqerr.Error
-		f, faulted := t.D.(drivers.Faulter)
-		t.check(!errors.As(err, &canon) && !(faulted && f.Fault() != nil), rules.LeaseLost,
+		t.check(t.answeredInternal(err), rules.LeaseLost,
 			fmt.Sprintf("after losing worker %d, a mint that fails answers INTERNAL", w), "%v", err)
 	} else {
 		// It leased another free worker id itself (canon §3.4): every id is under a lease

@@ -16,6 +16,7 @@ var c05 = Contract{ID: "C05", Name: "order",
 	Rule: "ids minted in sequence, even within one millisecond and across a pool of connections, sort in mint order; claims come oldest first",
 	clauses: []clause{
 		{name: "clock-back-to-real", body: clockBackToReal},
+		{name: "mint-at-the-last-millisecond", body: mintAtTheLastMillisecond},
 		fieldsClause(fieldGroup{[]string{"clock"}, ownField}),
 		{name: "one-caller-strictly-increasing", body: oneCallerStrictlyIncreasing},
 		{name: "parallel-callers", body: parallelCallers},

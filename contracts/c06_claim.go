@@ -27,6 +27,7 @@ var c06 = Contract{ID: "C06", Name: "claim",
 		{name: "claim-changes-only-its-job", body: claimChangesOnlyItsJob},
 		{name: "paused-claims-change-nothing", body: pausedClaimsChangeNothing},
 		{name: "after-script-flush-exactly-once", body: afterScriptFlushExactlyOnce},
+		{name: "batch-ops-after-script-flush", body: batchOpsAfterScriptFlush},
 		{name: "walk-plain", body: walkPlain.body},
 	},
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/echomq/kit/contracts/rules"
 	"github.com/echomq/kit/lua"
 	"github.com/echomq/kit/protocol"
+	"github.com/echomq/kit/reference/resp"
 )
 
 // c13 is contract C13: pause & limit.
@@ -19,9 +20,11 @@ var c13 = Contract{ID: "C13", Name: "pause & limit",
 		{name: "ceiling-reopens-on-complete", body: ceilingReopensOnComplete},
 		{name: "ceiling-boundaries", body: ceilingBoundaries},
 		{name: "ceiling-rejoin-every-release", body: ceilingRejoin},
+		{name: "complete-batch-ring-as-complete", body: completeBatchRing},
 		{name: "lane-pause-resume-order", body: pauseResumeOrder},
 		{name: "paused-lane-stays-out", body: pausedLaneStaysOut},
 		{name: "queue-pause-atomic-with-claim", body: queuePauseAtomicWithClaim},
+		{name: "discarded-replies-as-documented", body: discardedRepliesAsDocumented},
 		{name: "walk-limits", body: walkLimits.body},
 	},
 }
@@ -187,6 +190,40 @@ func ceilingRejoin(t *T) {
 	t.mReap(m, []string{first}, 5, rules.LaneReap) // active:east 2 → 1, the model's lanes hash
 }
 
+// completeBatchRing holds complete_batch's lane bookkeeping to complete's (A17: each pair gets
+// exactly its single-job script's effect; A7, A13, A14): the settled job of a paused lane with a
+// backlog leaves it out of the ring; a batch that settles the last jobs of two lanes puts no
+// empty lane in it; a lane whose ceiling was lowered below its active count stays out while a
+// release leaves it at its ceiling, and rejoins at the tail with the wake armed on the release
+// that brings it below — each time the whole lane keyspace and the wake held to the model.
+func completeBatchRing(t *T) {
+	t.batcher()
+	m := newLaneModel("orders")
+	m.watchWake = true
+	for i := range 3 {
+		t.mEnqueue(m, "p", fmt.Sprint("p", i), 0, rules.BatchComplete)
+		t.mEnqueue(m, "c", fmt.Sprint("c", i), 0, rules.BatchComplete)
+	}
+	t.mEnqueue(m, "e", "e0", 0, rules.BatchComplete)
+	t.mEnqueue(m, "o", "o0", 0, rules.BatchComplete)
+	held := map[string][]string{}
+	for range 6 { // p0 c0 e0 o0 p1 c1: two active in p and c, each with a backlog of one
+		x := t.mClaim(m, 30000, rules.BatchComplete)
+		held[m.LaneOf[x]] = append(held[m.LaneOf[x]], x)
+	}
+	t.mPause(m, "p", rules.LanePauseRing)
+	t.mCeiling(m, "c", 1, rules.CeilingLowered) // 2 active over a ceiling of 1
+	t.drainWake(m)
+	t.mCompleteBatch(m, held["p"][:1], rules.BatchComplete)                        // paused, a backlog: stays out
+	t.mCompleteBatch(m, append(held["e"], held["o"]...), rules.BatchComplete)      // both lanes emptied: out
+	t.mCompleteBatch(m, held["c"][:1], rules.BatchComplete)                        // 1 of 1: still at its ceiling
+	t.mCompleteBatch(m, []string{held["c"][1], held["p"][1]}, rules.BatchComplete) // c below: rejoins, armed
+	t.mResume(m, "p", rules.LaneResume)
+	for x := t.mClaim(m, 30000, rules.BatchComplete); x != ""; x = t.mClaim(m, 30000, rules.BatchComplete) {
+		t.mCompleteBatch(m, []string{x}, rules.BatchComplete)
+	}
+}
+
 // pauseResumeOrder: lane_pause keeps the backlog and takes the lane out of the ring without
 // arming; a release or an enqueue does not bring a paused lane back; lane_resume appends it at
 // the tail and arms the wake; resuming a lane with nothing pending arms nothing (A13, A14).
@@ -299,4 +336,58 @@ func leaseFor(m *laneModel, g string, short int64) int64 {
 		return short
 	}
 	return 30000
+}
+
+// discardedRepliesAsDocumented: the scripts whose reply the port protocol does not pass on
+// (pause, resume, lane_pause, lane_resume, lane_ceiling, checkpoint: each "Reply: 1.") are
+// idempotent, so right after each op the kit sends the port's script call once more, exactly
+// as MONITOR saw it, and reads the reply the port got: the integer 1, with nothing changed.
+func discardedRepliesAsDocumented(t *T) {
+	id := t.laneEnqueue("orders", "east", "job")
+	c := t.laneClaim("orders", 30000)
+	if c == nil || c.ID != id {
+		t.fail(rules.Lanes, "lane_claim takes the lane's only job "+id, claimText(c))
+	}
+	q, qa := protocol.QueueArgs{Queue: "orders"}, protocol.QueueArgs{Queue: "orders", Lane: "east", Ceiling: 3}
+	for _, op := range []struct {
+		script string
+		run    func() error
+	}{
+		{lua.Pause, func() error { return t.D.Pause(t.ctx, q) }},
+		{lua.Resume, func() error { return t.D.Resume(t.ctx, q) }},
+		{lua.LanePause, func() error { return t.D.LanePause(t.ctx, qa) }},
+		{lua.LaneResume, func() error { return t.D.LaneResume(t.ctx, qa) }},
+		{lua.LaneCeiling, func() error { return t.D.LaneCeiling(t.ctx, qa) }},
+		{lua.Checkpoint, func() error {
+			return t.D.Checkpoint(t.ctx, protocol.CheckpointArgs{FenceArgs: fa("orders", id, c.Token), DataB64: b64("step")})
+		}},
+	} {
+		m := t.mark()
+		t.ok(op.run(), rules.ScriptReply, op.script)
+		t.replayReply(m, op.script)
+	}
+}
+
+// replayReply sends the port's last call of script since mark again and checks that the reply is
+// the integer 1 and that nothing changed.
+func (t *T) replayReply(mark int, script string) {
+	var call []any
+	for _, l := range t.portCommands(mark) {
+		if l.Cmd() == "EVALSHA" && t.law.scripts[argAt(l, 1)].Name == script {
+			call = call[:0]
+			for _, a := range l.Args {
+				call = append(call, a)
+			}
+		}
+	}
+	if len(call) == 0 {
+		t.fail(rules.ScriptReply, "the op ran the script "+script, "no EVALSHA of it")
+	}
+	before := t.snapshot()
+	v, err := t.admin.do(t.ctx, call...)
+	if err != nil {
+		t.harness("the port's %s call sent again: %v", script, err)
+	}
+	t.check(v.Type == resp.Integer && v.Int == 1, rules.ScriptReply, script+"'s reply to the port's call is the integer 1 (its header: Reply: 1.)", "%v %q", v.Type, v.Text())
+	t.check(diff(before, t.snapshot()) == "", rules.ScriptReply, "the port's "+script+" call, sent again, changes nothing (idempotent)", "%s", diff(before, t.snapshot()))
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/echomq/kit/drivers"
 	"github.com/echomq/kit/protocol"
 	"github.com/echomq/kit/reference/emqerr"
+	"github.com/echomq/kit/reference/keys"
 )
 
 // The port protocol's own rules (contracts/PROTOCOL.md Part B): what a port owes the
@@ -26,6 +27,7 @@ var conversationClauses = []clause{
 	{name: "test-aids-as-declared", body: testAidsAsDeclared},
 	{name: "hello-fields", body: helloFields},
 	{name: "requests-in-flight-served-in-order", body: requestsInFlightServedInOrder},
+	{name: "unreadable-lines-refused", body: unreadableLinesRefused},
 }
 
 func seqEchoedUnknownOpSecondHello(t *T) {
@@ -42,6 +44,26 @@ func seqEchoedUnknownOpSecondHello(t *T) {
 	t.refused(err, emqerr.Arg, rules.SecondHello, "a second hello on the open session")
 	t.check(diff(before, t.snapshot()) == "", rules.SecondHello, "a refused second hello changes nothing", "%s", diff(before, t.snapshot()))
 	t.enqueue("orders", "after the second hello") // the session goes on
+}
+
+// unreadableLinesRefused writes lines that are not requests — not JSON, cut short, JSON of
+// another kind, objects without a usable seq — each answered EMQARG under seq 0 with nothing
+// changed, and a request after each one served (B-285). A port without a conversation (the
+// reference in-process) answers them through the kit's JSON layer, which its stdio server serves.
+func unreadableLinesRefused(t *T) {
+	lines := []string{`not json`, `{"seq":5,"op":"slot"`, `[1,2]`, `42`, `null`, `"slot"`,
+		`{"op":"slot","key":"emq:{orders}:pending"}`, `{"seq":"7","op":"slot","key":"emq:{orders}:pending"}`, `{"seq":-1,"op":"slot","key":"emq:{orders}:pending"}`}
+	t.enqueue("orders", "before the lines")
+	for _, line := range lines {
+		before := t.snapshot()
+		t.refused(drivers.Line(t.ctx, t.D, []byte(line)), emqerr.Arg, rules.BadLine, fmt.Sprintf("the line %s", line))
+		t.check(diff(before, t.snapshot()) == "", rules.BadLine, fmt.Sprintf("the line %s changes nothing", line), "%s", diff(before, t.snapshot()))
+		s, err := t.D.Slot(t.ctx, protocol.SlotArgs{Key: "emq:{orders}:pending"})
+		t.ok(err, rules.BadLine, fmt.Sprintf("slot, the request after the line %s", line))
+		t.check(s.Slot == int(keys.Slot("emq:{orders}:pending")), rules.BadLine, "slot answers the key's slot", "%d", s.Slot)
+	}
+	c := t.mustClaim("orders", 30000)
+	t.check(unb64(c.PayloadB64) == "before the lines", rules.BadLine, "the session goes on: the job enqueued before the lines is claimed", "%q", unb64(c.PayloadB64))
 }
 
 func testAidsAsDeclared(t *T) {

@@ -17,7 +17,7 @@ import (
 // Edges the documents state outright that no clause of the contracts' own themes reached: the
 // order of the key builder's checks, a shape fault before a bad name, mint's bound, the defaults
 // of an enqueue, a lease lost by the minter's own clock, the clock aid's way back to the real
-// clock, the park op's consumer index.
+// clock and its last millisecond, the park op's consumer index.
 
 // refusalOrderClauses are C04's: which refusal a request with two faults gets, where the documents say.
 var refusalOrderClauses = []clause{
@@ -186,4 +186,43 @@ func clockBackToReal(t *T) {
 			fmt.Sprintf("clock %s: back on the real clock, the next id's ms moved on with it (≥ %d, ≤ server now + 2 s)", domains.Raw(back), last+250),
 			"ms %d (the last before the hour behind: %d; server now %d)", got, last, now)
 	}
+}
+
+// mintAtTheLastMillisecond is C05's: the clock aid reaches the last millisecond a snowflake holds
+// (protocol.MaxClockMS), where a mint answers ids of that millisecond, and one past it, where a
+// mint answers INTERNAL. The clock is nearly frozen (1 ms per scale real ms) for the first mint;
+// a machine too busy to mint before it moves on gets a slower clock, not a failure.
+func mintAtTheLastMillisecond(t *T) {
+	clk := t.clocker()
+	t.cover(rules.ClockEnd)
+	for scale := int64(1000); ; scale *= 4 {
+		set := time.Now()
+		t.setClock(clk, protocol.MaxClockMS, scale, rules.ClockEnd)
+		m, err := t.D.Mint(t.ctx, protocol.MintArgs{N: 3})
+		if err == nil && len(m.IDs) == 1 && len(m.IDs[0]) == 3 {
+			increasing(t, m.IDs[0], "three ids at the last millisecond")
+			for _, id := range m.IDs[0] {
+				ms, _, _ := ids.Split(t.validJob(id))
+				t.check(ms == ids.MaxMillis, rules.ClockEnd, fmt.Sprintf("with the clock at %d, ids at millisecond %d (2⁴²−1)", protocol.MaxClockMS, uint64(ids.MaxMillis)), "%s at millisecond %d", id, ms)
+			}
+			break
+		}
+		if took := time.Since(set).Milliseconds(); took < scale || scale >= 64000 {
+			t.fail(rules.ClockEnd, fmt.Sprintf("a mint of 3 while the clock reads %d (its last millisecond for %d real ms) answers three ids", protocol.MaxClockMS, scale),
+				fmt.Sprintf("%v (%s; the mint took %d ms)", m.IDs, errText(err), took))
+		}
+	}
+	t.setClock(clk, protocol.MaxClockMS, 1, rules.ClockEnd)
+	time.Sleep(5 * time.Millisecond) // the clock reads past the last millisecond
+	m, err := t.D.Mint(t.ctx, protocol.MintArgs{N: 1})
+	t.check(t.answeredInternal(err), rules.ClockEnd, fmt.Sprintf("a mint once the clock reads past %d answers INTERNAL", protocol.MaxClockMS), "%v (%s)", m.IDs, errText(err))
+}
+
+// answeredInternal says err is the port's INTERNAL answer: an error that is neither a canon
+// refusal, nor UNSUPPORTED, nor a fault of the conversation.
+func (t *T) answeredInternal(err error) bool {
+	var canon *emqerr.Error
+	var ue *drivers.UnsupportedError
+	f, faulted := t.D.(drivers.Faulter)
+	return err != nil && !errors.As(err, &canon) && !errors.As(err, &ue) && !(faulted && f.Fault() != nil)
 }

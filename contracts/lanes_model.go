@@ -138,6 +138,26 @@ func (t *T) mComplete(m *laneModel, id string, rule rules.Rule) {
 	t.lanesAre(m, "complete "+id, rule)
 }
 
+// mCompleteBatch settles ids with one complete_batch (A17): each pair as complete settles it,
+// in pair order, so the model completes them one after another.
+func (t *T) mCompleteBatch(m *laneModel, ids []string, rule rules.Rule) {
+	pairs := make([]protocol.Pair, len(ids))
+	for i, id := range ids {
+		pairs[i] = protocol.Pair{ID: id, Token: m.Tokens[id]}
+	}
+	r, err := t.batcher().CompleteBatch(t.ctx, protocol.CompleteBatchArgs{Queue: m.Queue, Jobs: pairs})
+	t.ok(err, rules.BatchComplete, fmt.Sprintf("complete_batch of %v with their live tokens", ids))
+	settled := len(r.Results) == len(ids)
+	for _, res := range r.Results {
+		settled = settled && res.OK
+	}
+	t.check(settled, rules.BatchComplete, fmt.Sprintf("complete_batch of %v: every pair settles", ids), "%+v", r.Results)
+	for _, id := range ids {
+		m.Complete(id)
+	}
+	t.lanesAre(m, fmt.Sprintf("complete_batch of %v", ids), rule)
+}
+
 func (t *T) mRetry(m *laneModel, id string, max, delay int64, rule rules.Rule) {
 	r, err := t.D.Retry(t.ctx, protocol.RetryArgs{FenceArgs: fa(m.Queue, id, m.Tokens[id]), MaxAttempts: max, DelayMS: delay, Error: "boom"})
 	t.ok(err, rules.Retry, "retry with the live token")

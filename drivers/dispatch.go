@@ -240,3 +240,30 @@ func batch[A, R any](f func(Batcher, context.Context, A) (R, error)) opFunc {
 		return f(b, ctx, a)
 	})
 }
+
+// LineSender is a Driver with a conversation (a subprocess port) that can write a line that is
+// not a request: the harness holds the port to its answer to one (PROTOCOL.md B-285). The error
+// is the typed refusal a call returns, or a *PortError when the answer breaks the conversation.
+type LineSender interface {
+	Line(ctx context.Context, text []byte) error
+}
+
+// Line writes text to d as one request line: through d's own Line when it has one, else through
+// Dispatch, the JSON layer the in-process reference serves on stdio (internal/portserver). The
+// answer must carry seq 0 and fail; its error is returned as a call's would be.
+func Line(ctx context.Context, d Driver, text []byte) error {
+	if l, ok := d.(LineSender); ok {
+		return l.Line(ctx, text)
+	}
+	reply, _ := Dispatch(ctx, d, text)
+	switch {
+	case reply.Seq != 0:
+		return &PortError{Port: d.Name(), Op: "line", Reason: fmt.Sprintf("answered seq %d to a line that is not a request (want 0)", reply.Seq)}
+	case reply.OK:
+		return &PortError{Port: d.Name(), Op: "line", Reason: "answered ok: true to a line that is not a request"}
+	}
+	if err, ok := ReplyError(d.Name(), "line", reply.Error); ok {
+		return err
+	}
+	return &PortError{Port: d.Name(), Op: "line", Reason: "answered the unknown error type " + reply.Error.Type}
+}

@@ -4,7 +4,7 @@ package rules
 // conversation itself, beside each op's effect. C01 owns them (conversation.go, inflight.go,
 // dropped.go, chopped.go).
 
-var rulesConversation = []Rule{SeqEcho, UnknownOp, SecondHello, AidUnsupported, AidIgnored, AidTTL, InFlight, Dropped, Chopped}
+var rulesConversation = []Rule{SeqEcho, UnknownOp, SecondHello, AidUnsupported, AidIgnored, AidTTL, InFlight, Dropped, Chopped, BadLine}
 
 var (
 	SeqEcho        = Rule{"seq-echo", `contracts/PROTOCOL.md Part B: "seq is echoed" — whatever the number the kit sends (not a count of the port's own), and "the reply to request n is the n-th line the port prints"`}
@@ -23,3 +23,7 @@ var Dropped = Rule{"dropped-connection", `contracts/PROTOCOL.md Part B: "When th
 
 // Chopped: a reply cut at any byte is read whole (chopped.go).
 var Chopped = Rule{"replies-cut-anywhere", `contracts/PROTOCOL.md Part B: "Valkey's replies reach a port as a byte stream that may be cut at any byte, inside a bulk string or between its last byte and its CRLF: a port reads each reply whole however it is cut"`}
+
+// BadLine: a line that is not a request is refused EMQARG under seq 0, and the session goes on
+// (conversation.go).
+var BadLine = Rule{"unreadable-line", `contracts/PROTOCOL.md Part B: "A request line that is not a JSON object with an unsigned integer seq — not JSON at all, JSON of another kind, an object without a seq — is answered … and changes nothing; the session goes on, and the next request is served": seq 0, ok false, error.type EMQARG`}

@@ -27,8 +27,11 @@ var (
 	QueuePauseRing  = Rule{"A6-pause-ring-untouched", `contracts/PROTOCOL.md A6: "Lane state is kept; the ring is not touched"`}
 )
 
+// ScriptReply: the scripts whose reply the port protocol does not pass on reply as their headers say.
+var ScriptReply = Rule{"script-reply-discarded", `lane_pause.lua: "Reply: 1."; lane_resume.lua, lane_ceiling.lua, pause.lua, resume.lua and checkpoint.lua likewise — replies the port protocol does not pass on, which the kit reads by sending the port's own (idempotent) call again`}
+
 // rulesLanes are the rules of the lanes: ring order, rotation, ceilings and pauses through every transition (C12, C13).
 var rulesLanes = []Rule{RingTail, RingPlace, ActiveZero, LaneCount, LaneRetry, LanePromote,
 	LaneReap, LaneFail, LaneRevive, LanePurge, LaneComplete, Churn, CeilingBoundary,
 	CeilingZero, CeilingLowered, CeilingRejoin, CeilingRaise, RejoinWake, ClaimRearm, LanePauseRing,
-	LaneResume, QueuePauseLane, QueuePauseRing}
+	LaneResume, QueuePauseLane, QueuePauseRing, ScriptReply}

@@ -261,6 +261,8 @@ var traceProtocol = map[string][]string{
 	"B-281": {"largest-bytes"},
 	"B-282": {"dropped-connection"},
 	"B-283": {"replies-cut-anywhere"},
+	"B-284": {"clock-last-ms"},
+	"B-285": {"unreadable-line"},
 	"B-28":  {"hello-op", "wire-fence-first", "server", "minter-lease"},
 	"B-29":  {"server", "version"},
 	"B-3":   {"port-protocol"},

@@ -14,4 +14,6 @@ var c05 = []Spec{
 		Go: faulty(minterDefects{SeqCarry: true})},
 	{Name: "sequence-borrows", Contract: "C05", Rule: "A11-sequence-overflow", Defect: "past 4095 ids in one millisecond the minter moves to the next millisecond at once instead of waiting for its clock: ids ahead of the clock",
 		Go: faulty(minterDefects{SeqBorrow: true})},
+	{Name: "clock-last-ms-refused", Contract: "C05", Rule: "clock-last-ms", Defect: "a mint while the minter's clock reads the last millisecond a snowflake holds (2⁴²−1) answers INTERNAL instead of its ids",
+		Go: faulty(minterDefects{EndEarly: true})},
 }

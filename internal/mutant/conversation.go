@@ -96,6 +96,16 @@ var inFlightMutants = []Spec{
 		Go: front(func(d drivers.Driver) drivers.Driver { return oneRead{&sessionFront{Driver: d}} })},
 	{Name: "requests-served-newest-first", Contract: "C01", Rule: "in-flight", Defect: "requests read together are served newest first (a stack of lines, not a queue), their replies still written in order",
 		Go: front(func(d drivers.Driver) drivers.Driver { return newestFirst{&sessionFront{Driver: d}} })},
+	{Name: "unreadable-line-internal", Contract: "C01", Rule: "unreadable-line", Defect: "a line that is not a request is answered INTERNAL instead of EMQARG (make mutation's survivor of the Node port's port.js, seed 22914, answered one with no type at all)",
+		Go: front(func(d drivers.Driver) drivers.Driver { return lineInternal{&sessionFront{Driver: d}} })},
+}
+
+// lineInternal answers a line that is not a request INTERNAL under seq 0, as a port that takes
+// an unparseable line for its own failure does; it serves every request as the reference.
+type lineInternal struct{ *sessionFront }
+
+func (f lineInternal) Line(context.Context, []byte) error {
+	return &drivers.PortError{Port: f.Name(), Op: "line", Reason: "answered INTERNAL: unparseable request"}
 }
 
 // lineCap refuses a request whose bytes exceed a buffer of its own, as a port that reads lines

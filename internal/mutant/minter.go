@@ -2,6 +2,7 @@ package mutant
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -53,6 +54,9 @@ type minterDefects struct {
 	// ShortScan: the scan for a free worker id wraps modulo 1023, so worker id 1023 is never
 	// tried (an off-by-one in the range 0–1023).
 	ShortScan bool
+	// EndEarly: the last millisecond a snowflake holds (2⁴²−1) is refused as past the range (the
+	// bound checked with >= instead of >; make mutation's survivor of reference/ids, seed 22914).
+	EndEarly bool
 }
 
 // faulty is a Go mutant whose bus mints through the reference minter hooked with the defects d.
@@ -165,6 +169,9 @@ func (m *hookedMinter) Next(ctx context.Context) (string, error) {
 func (m *hookedMinter) NextSnowflake(ctx context.Context) (uint64, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.d.EndEarly && m.now().Sub(ids.Epoch).Milliseconds() >= ids.MaxMillis {
+		return 0, fmt.Errorf("%w: %v", ids.ErrClock, m.now())
+	}
 	if sf, ok, err := m.mintOwn(); ok || err != nil {
 		return sf, err
 	}

@@ -191,6 +191,12 @@ func (a aided) Pipeline(ctx context.Context, reqs []drivers.RawRequest) ([]drive
 	return drivers.OneByOne(ctx, a, reqs)
 }
 
+// Line hands a line that is not a request to the front when it answers one itself, else to the
+// kit's JSON layer over the front's typed ops.
+func (a aided) Line(ctx context.Context, text []byte) error {
+	return drivers.Line(ctx, a.Driver, text)
+}
+
 func (a aidedOps) clocker() drivers.Clocker {
 	if c, ok := a.Driver.(drivers.Clocker); ok {
 		return c

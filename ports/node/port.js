@@ -247,13 +247,16 @@ async function main() {
   for await (const line of rl) {
     taken += 1;
     if (line.trim() === '') continue;
+    // A line that is not a JSON object with an unsigned integer seq is no request: EMQARG under
+    // seq 0, and the session goes on (PROTOCOL.md B-285).
     let req;
     try {
       req = JSON.parse(line);
-      if (req === null || typeof req !== 'object' || Array.isArray(req)) throw new Error('not an object');
+      if (req === null || typeof req !== 'object' || Array.isArray(req)) throw new Error('not a JSON object');
+      if (!Number.isSafeInteger(req.seq) || req.seq < 0) throw new Error('no unsigned integer seq');
     } catch (err) {
       log(`unparseable request line: ${err.message}`);
-      await write({ seq: 0, ok: false, error: { type: 'INTERNAL', message: `unparseable request: ${err.message}` } });
+      await write({ seq: 0, ok: false, error: { type: 'EMQARG', message: `unparseable request: ${err.message}` } });
       continue;
     }
     const { seq, op } = req;

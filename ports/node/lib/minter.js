@@ -113,7 +113,9 @@ class Minter {
       if (!this.held) throw new MinterLostError(`minter holds no lease (worker ${this.worker})`);
       let ms = this.#clock() - ids.EPOCH_MS;
       if (ms < 0) throw errors.arg('clock is before the snowflake epoch 2024-01-01');
-      if (ms > ids.MAX_MS) throw errors.arg('clock is past the 42-bit snowflake range');
+      // Past the last millisecond a snowflake holds no id can be minted: the port's failure,
+      // INTERNAL (PROTOCOL.md B-284), not a refusal of the request.
+      if (ms > ids.MAX_MS) throw new Error('clock is past the 42-bit snowflake range');
       if (ms < this.#lastMs) ms = this.#lastMs;
       if (ms > this.#lastMs) {
         this.#lastMs = ms;
