@@ -26,6 +26,7 @@ var conversationClauses = []clause{
 	{name: "test-aids-as-declared", body: testAidsAsDeclared},
 	{name: "hello-fields", body: helloFields},
 	{name: "requests-in-flight-served-in-order", body: requestsInFlightServedInOrder},
+	{name: "input-ended-mid-park", body: inputEndedMidPark},
 }
 
 func seqEchoedUnknownOpSecondHello(t *T) {

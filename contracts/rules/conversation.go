@@ -4,7 +4,7 @@ package rules
 // conversation itself, beside each op's effect. C01 owns them (conversation.go, inflight.go,
 // dropped.go, chopped.go).
 
-var rulesConversation = []Rule{SeqEcho, UnknownOp, SecondHello, AidUnsupported, AidIgnored, AidTTL, InFlight, Dropped, Chopped}
+var rulesConversation = []Rule{SeqEcho, UnknownOp, SecondHello, AidUnsupported, AidIgnored, AidTTL, InFlight, Dropped, Chopped, InputEnded, ConnectionsClosed}
 
 var (
 	SeqEcho        = Rule{"seq-echo", `contracts/PROTOCOL.md Part B: "seq is echoed" — whatever the number the kit sends (not a count of the port's own), and "the reply to request n is the n-th line the port prints"`}
@@ -23,3 +23,9 @@ var Dropped = Rule{"dropped-connection", `contracts/PROTOCOL.md Part B: "When th
 
 // Chopped: a reply cut at any byte is read whole (chopped.go).
 var Chopped = Rule{"replies-cut-anywhere", `contracts/PROTOCOL.md Part B: "Valkey's replies reach a port as a byte stream that may be cut at any byte, inside a bulk string or between its last byte and its CRLF: a port reads each reply whole however it is cut"`}
+
+// InputEnded: a port whose input ends without close ends its session as close does (sessionend.go).
+var InputEnded = Rule{"input-ended", `contracts/PROTOCOL.md Part B: "When its standard input ends without a close (the kit was interrupted, or has given up on the session), a port ends its session as close does: a park in flight ends at once, without waiting out its timeout_ms (nobody is left to read its reply, which the port may print or not), the minter lease is released, and the port exits with status 0"`}
+
+// ConnectionsClosed: a port keeps no connection past its use (sessionend.go).
+var ConnectionsClosed = Rule{"connections-closed", `contracts/PROTOCOL.md Part B park: "The parking connections are the park's own: when the park answers, the port closes them (a later park opens its own)"; close: "release the minter lease, close, exit 0"`}
