@@ -114,7 +114,9 @@ var inFlightMutants = []Spec{
 	{Name: "one-read-one-reply", Contract: "C01", Rule: "replies-cut-anywhere", Defect: "a reply is taken from one read of the socket, as a reader with no buffer across reads does: a reply the network cut in two is refused as malformed (on loopback the server's small replies come whole, so only a cut shows it)",
 		Go: front(func(d drivers.Driver) drivers.Driver { return oneRead{&sessionFront{Driver: d}} })},
 	{Name: "park-outlives-its-input", Contract: "C01", Rule: "input-ended", Defect: "a park in flight when the port's input ends without a close runs to its timeout_ms before the session closes, as a port that only notices the end of its input at its next read does",
-		Go: front(func(d drivers.Driver) drivers.Driver { return &parkOutlivesInput{sessionFront: &sessionFront{Driver: d}} })},
+		Go: front(func(d drivers.Driver) drivers.Driver {
+			return &parkOutlivesInput{sessionFront: &sessionFront{Driver: d}}
+		})},
 	{Name: "requests-served-newest-first", Contract: "C01", Rule: "in-flight", Defect: "requests read together are served newest first (a stack of lines, not a queue), their replies still written in order",
 		Go: front(func(d drivers.Driver) drivers.Driver { return newestFirst{&sessionFront{Driver: d}} })},
 }
