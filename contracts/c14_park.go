@@ -139,6 +139,7 @@ var c14 = Contract{ID: "C14", Name: "park",
 		{name: "burst-wakes-parked-consumers", body: burstWakesParkedConsumers},
 		{name: "claim-rearms-while-work-remains", body: claimRearmsWhileWorkRemains},
 		{name: "wake-never-exceeds-one", body: wakeNeverExceedsOne},
+		{name: "park-connections-closed", body: parkConnectionsClosed},
 	}, wakeDutyClauses, parkingClauses),
 }
 

@@ -28,6 +28,7 @@ var conversationClauses = []clause{
 	{name: "hello-fields", body: helloFields},
 	{name: "requests-in-flight-served-in-order", body: requestsInFlightServedInOrder},
 	{name: "unreadable-lines-refused", body: unreadableLinesRefused},
+	{name: "input-ended-mid-park", body: inputEndedMidPark},
 }
 
 func seqEchoedUnknownOpSecondHello(t *T) {

@@ -4,7 +4,7 @@ package rules
 // conversation itself, beside each op's effect. C01 owns them (conversation.go, inflight.go,
 // dropped.go, chopped.go).
 
-var rulesConversation = []Rule{SeqEcho, UnknownOp, SecondHello, AidUnsupported, AidIgnored, AidTTL, InFlight, Dropped, Chopped, BadLine}
+var rulesConversation = []Rule{SeqEcho, UnknownOp, SecondHello, AidUnsupported, AidIgnored, AidTTL, InFlight, Dropped, Chopped, BadLine, InputEnded, ConnectionsClosed}
 
 var (
 	SeqEcho        = Rule{"seq-echo", `contracts/PROTOCOL.md Part B: "seq is echoed" — whatever the number the kit sends (not a count of the port's own), and "the reply to request n is the n-th line the port prints"`}
@@ -27,3 +27,9 @@ var Chopped = Rule{"replies-cut-anywhere", `contracts/PROTOCOL.md Part B: "Valke
 // BadLine: a line that is not a request is refused EMQARG under seq 0, and the session goes on
 // (conversation.go).
 var BadLine = Rule{"unreadable-line", `contracts/PROTOCOL.md Part B: "A request line that is not a JSON object with an unsigned integer seq — not JSON at all, JSON of another kind, an object without a seq — is answered … and changes nothing; the session goes on, and the next request is served": seq 0, ok false, error.type EMQARG`}
+
+// InputEnded: a port whose input ends without close ends its session as close does (sessionend.go).
+var InputEnded = Rule{"input-ended", `contracts/PROTOCOL.md Part B: "When its standard input ends without a close (the kit was interrupted, or has given up on the session), a port ends its session as close does: a park in flight ends at once, without waiting out its timeout_ms (nobody is left to read its reply, which the port may print or not), the minter lease is released, and the port exits with status 0"`}
+
+// ConnectionsClosed: a port keeps no connection past its use (sessionend.go).
+var ConnectionsClosed = Rule{"connections-closed", `contracts/PROTOCOL.md Part B park: "The parking connections are the park's own: when the park answers, the port closes them (a later park opens its own)"; close: "release the minter lease, close, exit 0"`}

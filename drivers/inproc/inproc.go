@@ -70,11 +70,18 @@ type Driver struct {
 	name string
 	b    *bus.Bus
 	clk  ids.ScriptedClock // the minter's clock, scripted by the clock op
+	// parking is the park in flight (EndInput, from another goroutine, ends it).
+	parking struct {
+		sync.Mutex
+		stop context.CancelFunc
+		done chan struct{}
+	}
 }
 
 var (
-	_ drivers.Driver  = (*Driver)(nil)
-	_ drivers.Clocker = (*Driver)(nil)
+	_ drivers.Driver     = (*Driver)(nil)
+	_ drivers.Clocker    = (*Driver)(nil)
+	_ drivers.InputEnder = (*Driver)(nil)
 )
 
 // Name identifies the driver.
@@ -422,6 +429,7 @@ func (d *Driver) Park(ctx context.Context, a protocol.ParkArgs) (protocol.ParkRe
 	}
 	runCtx, cancel := context.WithTimeout(ctx, ms(a.TimeoutMS))
 	defer cancel()
+	defer d.parkInFlight(cancel)()
 	var mu sync.Mutex
 	res := protocol.ParkResult{Jobs: []protocol.Parked{}}
 	c, err := b.Consumer(a.Queue, bus.ConsumerOptions{
@@ -450,6 +458,43 @@ func (d *Driver) Park(ctx context.Context, a protocol.ParkArgs) (protocol.ParkRe
 	mu.Lock()
 	defer mu.Unlock()
 	return res, nil
+}
+
+// parkInFlight records a park's cancel for EndInput; the function it returns ends the record.
+func (d *Driver) parkInFlight(stop context.CancelFunc) func() {
+	d.parking.Lock()
+	defer d.parking.Unlock()
+	done := make(chan struct{})
+	d.parking.stop, d.parking.done = stop, done
+	return func() {
+		d.parking.Lock()
+		defer d.parking.Unlock()
+		d.parking.stop, d.parking.done = nil, nil
+		close(done)
+	}
+}
+
+// EndInput ends the session as the reference's port ends it when its standard input ends
+// (internal/portserver's Serve, B-286): the park in flight ends at once, as if nobody were left
+// to read its reply, then the session closes (the minter lease released). It is the one method
+// called while another (the park) runs.
+func (d *Driver) EndInput(ctx context.Context, until time.Time) error {
+	d.parking.Lock()
+	stop, done := d.parking.stop, d.parking.done
+	d.parking.Unlock()
+	if stop != nil {
+		stop()
+		timer := time.NewTimer(time.Until(until))
+		defer timer.Stop()
+		select {
+		case <-done:
+		case <-timer.C:
+			return fmt.Errorf("inproc: the park in flight still runs at the end of input")
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return d.Close(ctx)
 }
 
 // Reconnect drops the session's connection and dials anew; the fence runs first.

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/echomq/kit/drivers"
@@ -34,11 +35,12 @@ type driver struct {
 	stderr *tail
 	errEOF chan struct{} // closed when stderr reached EOF
 
-	waitErr error // valid after exited is closed
-	seq     uint64
-	failed  *drivers.PortError // set on the first protocol-level failure: the session is over
-	closed  bool
-	mu      sync.Mutex // guards kill vs. reap
+	waitErr  error // valid after exited is closed
+	seq      uint64
+	failed   *drivers.PortError // set on the first protocol-level failure: the session is over
+	closed   bool
+	inputEnd atomic.Bool // EndInput closed stdin: Close only reaps
+	mu       sync.Mutex  // guards kill vs. reap
 }
 
 func start(cmd *exec.Cmd, f *Factory) (*driver, error) {
@@ -195,7 +197,10 @@ func (d *driver) fail(op, reason string, offending []byte) error {
 	d.f.rec.add("# the kit gave up on "+op+": ", []byte(reason))
 	d.kill()
 	e := &drivers.PortError{Port: d.f.name, Op: op, Reason: reason, Line: clip(offending), Stderr: d.stderr.String()}
-	d.failed = e
+	if !d.inputEnd.Load() {
+		// After the end of its input the port owes a request in flight no reply (B-286).
+		d.failed = e
+	}
 	return e
 }
 
@@ -597,13 +602,37 @@ func (d *driver) Reconnect(ctx context.Context) error {
 	return err
 }
 
+// EndInput closes the port's standard input with no close sent (drivers.InputEnder) and waits
+// for the process to exit, until until: a port must then end its session as close does and
+// exit 0 (B-286). A park in flight on another goroutine reads its reply, if the port prints one,
+// or finds the port gone.
+func (d *driver) EndInput(ctx context.Context, until time.Time) error {
+	d.inputEnd.Store(true)
+	start := time.Now()
+	d.f.rec.append("# the kit closed the port's standard input (no close sent)")
+	d.stdin.Close()
+	timer := time.NewTimer(time.Until(until))
+	defer timer.Stop()
+	select {
+	case <-d.exited:
+	case <-timer.C:
+		return &drivers.PortError{Port: d.f.name, Op: "end of input", Reason: fmt.Sprintf("still running %s after its standard input ended", time.Since(start).Round(time.Millisecond)), Stderr: d.stderr.String()}
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if d.waitErr != nil {
+		return &drivers.PortError{Port: d.f.name, Op: "end of input", Reason: "exited with " + d.exitStatus(0) + " after its standard input ended (want status 0)", Stderr: d.stderr.String()}
+	}
+	return nil
+}
+
 // Close sends close and expects the port to exit 0 within the deadline. Whatever happens, the
 // process group is killed and reaped afterwards. Closing a failed session only reaps it.
 func (d *driver) Close(ctx context.Context) error {
 	if d.closed {
 		return nil
 	}
-	if d.failed != nil {
+	if d.failed != nil || d.inputEnd.Load() {
 		d.closed = true
 		d.kill()
 		return nil

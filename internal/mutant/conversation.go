@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"sync"
 	"time"
 
 	"github.com/echomq/kit/drivers"
@@ -85,6 +86,24 @@ func (f noRedial) Enqueue(ctx context.Context, a protocol.EnqueueArgs) (protocol
 	return r, err
 }
 
+// parkOutlivesInput lets a park in flight run to its end when the input ends, and only then ends
+// the session as the reference does.
+type parkOutlivesInput struct {
+	*sessionFront
+	parks sync.WaitGroup
+}
+
+func (f *parkOutlivesInput) Park(ctx context.Context, a protocol.ParkArgs) (protocol.ParkResult, error) {
+	f.parks.Add(1)
+	defer f.parks.Done()
+	return f.sessionFront.Park(ctx, a)
+}
+
+func (f *parkOutlivesInput) EndInput(ctx context.Context, until time.Time) error {
+	f.parks.Wait()
+	return f.Driver.(drivers.InputEnder).EndInput(ctx, until)
+}
+
 // inFlightMutants break the conversation: under requests in flight, on its largest lines, after
 // the server dropped its connections.
 var inFlightMutants = []Spec{
@@ -94,6 +113,10 @@ var inFlightMutants = []Spec{
 		Go: front(func(d drivers.Driver) drivers.Driver { return lineCap{&sessionFront{Driver: d}} })},
 	{Name: "one-read-one-reply", Contract: "C01", Rule: "replies-cut-anywhere", Defect: "a reply is taken from one read of the socket, as a reader with no buffer across reads does: a reply the network cut in two is refused as malformed (on loopback the server's small replies come whole, so only a cut shows it)",
 		Go: front(func(d drivers.Driver) drivers.Driver { return oneRead{&sessionFront{Driver: d}} })},
+	{Name: "park-outlives-its-input", Contract: "C01", Rule: "input-ended", Defect: "a park in flight when the port's input ends without a close runs to its timeout_ms before the session closes, as a port that only notices the end of its input at its next read does",
+		Go: front(func(d drivers.Driver) drivers.Driver {
+			return &parkOutlivesInput{sessionFront: &sessionFront{Driver: d}}
+		})},
 	{Name: "requests-served-newest-first", Contract: "C01", Rule: "in-flight", Defect: "requests read together are served newest first (a stack of lines, not a queue), their replies still written in order",
 		Go: front(func(d drivers.Driver) drivers.Driver { return newestFirst{&sessionFront{Driver: d}} })},
 	{Name: "unreadable-line-internal", Contract: "C01", Rule: "unreadable-line", Defect: "a line that is not a request is answered INTERNAL instead of EMQARG (make mutation's survivor of the Node port's port.js, seed 22914, answered one with no type at all)",

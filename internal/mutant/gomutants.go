@@ -2,6 +2,7 @@ package mutant
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -57,6 +58,8 @@ var goMutants = []Spec{
 		Go: parkMaintains},
 	{Name: "claim-after-timeout", Contract: "C14", Rule: "park", Defect: "a parked consumer goes back to claim when its blocking pop times out, not only on a wake token",
 		Go: seams(func(s *bus.Seams) { s.Park = claimAfterTimeout })},
+	{Name: "socket-leaked-per-connect", Contract: "C14", Rule: "connections-closed", Defect: "every connection the bus opens comes with a second one, fenced the same way and never closed: a socket leaked per connect and per reconnect, as a redial that replaces a healthy socket and forgets the old one leaks it (make mutation's survivor conn.go publish, seed 97903)",
+		Go: seams(func(s *bus.Seams) { s.Handshake = leakPerConnect() })},
 }
 
 // front is a Go mutant that only wraps the port's sessions: a defect of the port's own answers.
@@ -88,6 +91,29 @@ func leaseBeforeFence(canon *lua.Bundle, opt fence.Options) func(context.Context
 			return err
 		}
 		return full(ctx, c)
+	}
+}
+
+// leakPerConnect runs the canon's handshake on each connection and opens another beside it,
+// fenced too, that nothing ever closes (kept holds it, so no finalizer closes it either).
+func leakPerConnect() func(*lua.Bundle, fence.Options) func(context.Context, *connector.Conn) error {
+	var mu sync.Mutex
+	var kept []*connector.Conn
+	return func(canon *lua.Bundle, opt fence.Options) func(context.Context, *connector.Conn) error {
+		full := fence.OnConnect(canon, opt)
+		return func(ctx context.Context, c *connector.Conn) error {
+			if err := full(ctx, c); err != nil {
+				return err
+			}
+			extra, err := connector.Dial(ctx, c.Addr(), connector.Options{OnConnect: full})
+			if err != nil {
+				return err
+			}
+			mu.Lock()
+			kept = append(kept, extra)
+			mu.Unlock()
+			return nil
+		}
 	}
 }
 

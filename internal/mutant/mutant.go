@@ -15,6 +15,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/echomq/kit/drivers"
 	"github.com/echomq/kit/drivers/inproc"
@@ -209,6 +210,15 @@ func (a aidedOps) batcher() drivers.Batcher {
 		return b
 	}
 	return a.inner.(drivers.Batcher)
+}
+
+// EndInput is the front's own when it has one, else its port's: a front that does not touch the
+// end of input ends the park it passed on as the reference does.
+func (a aidedOps) EndInput(ctx context.Context, until time.Time) error {
+	if e, ok := a.Driver.(drivers.InputEnder); ok {
+		return e.EndInput(ctx, until)
+	}
+	return a.inner.(drivers.InputEnder).EndInput(ctx, until)
 }
 
 func (a aidedOps) Clock(ctx context.Context, c protocol.ClockArgs) error {

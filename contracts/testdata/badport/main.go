@@ -50,17 +50,16 @@ func main() {
 	}
 	replies := bufio.NewScanner(out)
 	replies.Buffer(nil, 64<<20)
-	reqs := bufio.NewScanner(os.Stdin)
-	reqs.Buffer(nil, 64<<20)
+	reqs, taken := requests(in)
 	count, reordered := 0, false
-	for reqs.Scan() {
+	for line := range reqs {
 		count++
 		if log := os.Getenv("BADPORT_LOG"); count == 1 && log != "" {
 			// One line per session: its first op (PROTOCOL.md: a fresh process per clause, hello first).
 			var first struct {
 				Op string `json:"op"`
 			}
-			_ = json.Unmarshal(reqs.Bytes(), &first)
+			_ = json.Unmarshal(line, &first)
 			if f, err := os.OpenFile(log, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
 				fmt.Fprintln(f, first.Op)
 				f.Close()
@@ -69,16 +68,19 @@ func main() {
 		var req struct {
 			Op string `json:"op"`
 		}
-		_ = json.Unmarshal(reqs.Bytes(), &req)
+		_ = json.Unmarshal(line, &req)
 		if req.Op == op && (mode == "swap" || mode == "ahead") && !reordered {
 			fmt.Fprintf(os.Stderr, "badport: sabotaging %s with %s\n", op, mode)
 			reordered = true
-			held := append([]byte(nil), reqs.Bytes()...)
-			if !reqs.Scan() {
+			held := line
+			taken <- struct{}{}
+			behind, ok := <-reqs
+			if !ok {
 				os.Exit(4)
 			}
 			count++
-			next := roundTrip(in, replies, reqs.Bytes())
+			next := roundTrip(in, replies, behind)
+			taken <- struct{}{}
 			mine := roundTrip(in, replies, held)
 			if mode == "swap" {
 				mine, next = next, mine
@@ -96,13 +98,15 @@ func main() {
 				time.Sleep(time.Hour)
 			case "garbage":
 				fmt.Println("Segmentation fault (not really)")
+				taken <- struct{}{}
 				continue
 			case "linger":
-				fmt.Printf("{\"seq\":%d,\"ok\":true,\"result\":{}}\n", seq(reqs.Bytes()))
+				fmt.Printf("{\"seq\":%d,\"ok\":true,\"result\":{}}\n", seq(line))
 				time.Sleep(time.Hour)
 			}
 		}
-		fmt.Fprintf(in, "%s\n", reqs.Bytes())
+		fmt.Fprintf(in, "%s\n", line)
+		taken <- struct{}{}
 		if !replies.Scan() {
 			os.Exit(4)
 		}
@@ -147,6 +151,25 @@ func main() {
 	}
 	in.Close()
 	real.Wait()
+}
+
+// requests reads the kit's requests on a goroutine of their own, so that the end of the input
+// reaches the real port at once, even while badport waits for a reply (a park in flight, B-286):
+// each line is handed over, and taken once badport has written it to the real port (or dropped
+// it); after the last, the real port's input is closed.
+func requests(in io.Closer) (<-chan []byte, chan<- struct{}) {
+	lines, taken := make(chan []byte), make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(os.Stdin)
+		sc.Buffer(nil, 64<<20)
+		for sc.Scan() {
+			lines <- append([]byte(nil), sc.Bytes()...)
+			<-taken
+		}
+		in.Close()
+		close(lines)
+	}()
+	return lines, taken
 }
 
 // roundTrip hands req to the real port and returns its reply.

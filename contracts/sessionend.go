@@ -1,0 +1,96 @@
+package contracts
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/echomq/kit/contracts/rules"
+	"github.com/echomq/kit/drivers"
+	"github.com/echomq/kit/protocol"
+	"github.com/echomq/kit/reference/keys"
+)
+
+// How a session lets go (contracts/PROTOCOL.md Part B): every other clause ends its session with
+// close after the last reply, so a port that only exits on close, or keeps a connection open
+// until then, passes them all. Here the kit ends the port's input under a running park (B-286),
+// and counts the port's connections on the server once a park has answered and after close
+// (B-287, B-77); a reconnect's are C01 fence-again-after-reconnect's (B-76).
+
+// inputEndedMidPark is C01's: two consumers park on a queue nobody fills, for up to 30 s, and
+// the kit closes the port's input without a close. The bound is the park's own: a port that ends
+// the park at once exits well before its timeout_ms, one that waits the park out exits after it.
+func inputEndedMidPark(t *T) {
+	e, ok := t.D.(drivers.InputEnder)
+	if !ok {
+		t.notRun("the session has no input the kit can end (%s)", t.D.Name())
+	}
+	t.mintN(1, rules.InputEnded)
+	k, _ := keys.Minter(t.portWorker(rules.InputEnded))
+	a := protocol.ParkArgs{Queue: "orders", Consumers: 2, Jobs: 1, LeaseMS: 30000, ParkMS: 5000, TimeoutMS: 30000}
+	start := time.Now()
+	done := t.park(a)
+	t.waitBlocked(a.Consumers)
+	until := start.Add(time.Duration(a.TimeoutMS) * time.Millisecond)
+	err := e.EndInput(t.ctx, until)
+	took := time.Since(start)
+	t.ok(err, rules.InputEnded, "the session's end when the port's input ends with a park in flight and no close sent (exit status 0)")
+	t.check(took < time.Duration(a.TimeoutMS)*time.Millisecond, rules.InputEnded,
+		fmt.Sprintf("the park in flight ends at once: the session is over before the park's timeout_ms of %d ms has run out", a.TimeoutMS),
+		"it was over %s after the park was sent", took.Round(time.Millisecond))
+	<-done // its reply, or none: nobody is left to read it
+	p := t.releasedOnClose(k)
+	t.check(p == -2, rules.InputEnded, "the minter lease released: "+k+" gone once the port's connections closed", "it is still there with PTTL %d", p)
+}
+
+// parkConnectionsClosed is C14's: a park of no job (answered at once, perhaps before its
+// consumers have connected), then a park of three consumers that completes three jobs; once they
+// have answered, every connection the port opened since the first began is closed on the server,
+// and after close the port holds none. A connection left open lives until the session ends, so
+// waiting up to 10 s for the server to see a close is no race.
+func parkConnectionsClosed(t *T) {
+	before := t.portClientIDs()
+	a := protocol.ParkArgs{Queue: "orders", Consumers: 4, Jobs: 0, LeaseMS: 30000, ParkMS: 5000, TimeoutMS: 20000}
+	r := <-t.park(a)
+	t.ok(r.err, rules.Park, "park of 0 jobs")
+	a = protocol.ParkArgs{Queue: "orders", Consumers: 3, Jobs: 3, LeaseMS: 30000, ParkMS: 5000, TimeoutMS: 20000}
+	done := t.park(a)
+	t.waitBlocked(a.Consumers)
+	t.kitEnqueue("orders", kitIDs(a.Jobs, 1<<50))
+	r = <-done
+	t.ok(r.err, rules.Park, "park")
+	t.check(len(r.res.Jobs) == a.Jobs, rules.Park, fmt.Sprintf("the park completes the %d jobs", a.Jobs), "%+v", r.res.Jobs)
+	left := t.openBeside(before)
+	t.check(len(left) == 0, rules.ConnectionsClosed, "once a park has answered, the connections it opened are closed (a park of 0 jobs, then one of 3 consumers and 3 jobs; a later park opens its own)", "still open on the server: %v", left)
+	d := t.D
+	t.D = nil // closed here, not again at the end of the clause
+	t.ok(d.Close(t.ctx), rules.Close, "close")
+	left = t.openBeside(nil)
+	t.check(len(left) == 0, rules.ConnectionsClosed, "after close the port holds no connection to the server", "still open: %v", left)
+}
+
+// portClientIDs are the ids of the port's connections on the server (id@node on a cluster).
+func (t *T) portClientIDs() []string {
+	var ids []string
+	for _, c := range t.portClients() {
+		ids = append(ids, c["id"]+"@"+c["node"])
+	}
+	return ids
+}
+
+// openBeside waits up to 10 s until the port holds no connection but those of keep, and returns
+// the others still open then (each with its last command).
+func (t *T) openBeside(keep []string) []string {
+	var left []string
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		left = left[:0]
+		for _, c := range t.portClients() {
+			if !slices.Contains(keep, c["id"]+"@"+c["node"]) {
+				left = append(left, fmt.Sprintf("%s (name %q, last command %s)", c["addr"], c["name"], c["cmd"]))
+			}
+		}
+		if len(left) == 0 || time.Now().After(deadline) {
+			return left
+		}
+	}
+}
