@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/echomq/kit/contracts"
 	"github.com/echomq/kit/contracts/verdict"
 	"github.com/echomq/kit/internal/enginestest"
 	"github.com/echomq/kit/protocol"
@@ -159,9 +160,13 @@ func requestsMatchSchema(t *testing.T, dir string) {
 		}
 	}
 	seen := map[string]int{}
-	deliberate := 0
+	deliberate, unreadable := 0, 0
 	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
 		if line == "" {
+			continue
+		}
+		if slices.Contains(contracts.UnreadableLines, line) {
+			unreadable++ // B-285's probes: lines that are not requests, on purpose
 			continue
 		}
 		var req map[string]any
@@ -194,7 +199,7 @@ func requestsMatchSchema(t *testing.T, dir string) {
 			}
 		}
 	}
-	if seen["hello"] < 40 || seen["lane_ceiling"] == 0 || seen["park"] == 0 || deliberate < 100 {
-		t.Errorf("the copy of the requests looks incomplete: %v, %d refused on purpose", seen, deliberate)
+	if seen["hello"] < 40 || seen["lane_ceiling"] == 0 || seen["park"] == 0 || deliberate < 100 || unreadable != len(contracts.UnreadableLines) {
+		t.Errorf("the copy of the requests looks incomplete: %v, %d refused on purpose, %d of the %d unreadable lines", seen, deliberate, unreadable, len(contracts.UnreadableLines))
 	}
 }

@@ -47,15 +47,17 @@ func seqEchoedUnknownOpSecondHello(t *T) {
 	t.enqueue("orders", "after the second hello") // the session goes on
 }
 
+// unreadableLines are the lines unreadableLinesRefused writes: not one is a request.
+var unreadableLines = []string{`not json`, `{"seq":5,"op":"slot"`, `[1,2]`, `42`, `null`, `"slot"`,
+	`{"op":"slot","key":"emq:{orders}:pending"}`, `{"seq":"7","op":"slot","key":"emq:{orders}:pending"}`, `{"seq":-1,"op":"slot","key":"emq:{orders}:pending"}`}
+
 // unreadableLinesRefused writes lines that are not requests — not JSON, cut short, JSON of
 // another kind, objects without a usable seq — each answered EMQARG under seq 0 with nothing
 // changed, and a request after each one served (B-285). A port without a conversation (the
 // reference in-process) answers them through the kit's JSON layer, which its stdio server serves.
 func unreadableLinesRefused(t *T) {
-	lines := []string{`not json`, `{"seq":5,"op":"slot"`, `[1,2]`, `42`, `null`, `"slot"`,
-		`{"op":"slot","key":"emq:{orders}:pending"}`, `{"seq":"7","op":"slot","key":"emq:{orders}:pending"}`, `{"seq":-1,"op":"slot","key":"emq:{orders}:pending"}`}
 	t.enqueue("orders", "before the lines")
-	for _, line := range lines {
+	for _, line := range unreadableLines {
 		before := t.snapshot()
 		t.refused(drivers.Line(t.ctx, t.D, []byte(line)), emqerr.Arg, rules.BadLine, fmt.Sprintf("the line %s", line))
 		t.check(diff(before, t.snapshot()) == "", rules.BadLine, fmt.Sprintf("the line %s changes nothing", line), "%s", diff(before, t.snapshot()))
