@@ -65,7 +65,9 @@ func enqueueBatchRows(t *T) {
 	t.check(ok && due >= before+60000 && due <= after+60000, rules.BatchEnqueue,
 		fmt.Sprintf("the delayed job in scheduled within [%d, %d]", before+60000, after+60000), "in scheduled %v, due %d", ok, due)
 	t.check(t.llen(q.Wake()) == 1, rules.BatchEnqueue, "the wake armed once (one token)", "wake length %d", t.llen(q.Wake()))
-	// A batch whose every job is delayed: each due time is still the server's now plus its delay.
+	// A batch whose every job is delayed: each due time is still the server's now plus its delay,
+	// and it arms the (emptied) wake as a delayed enqueue does (canon §4, B-247).
+	t.do("DEL", q.Wake())
 	before = t.now()
 	r, err = b.EnqueueBatch(t.ctx, protocol.EnqueueBatchArgs{Queue: "orders", Jobs: []protocol.BatchJob{{PayloadB64: b64("only later"), DelayMS: 30000}}})
 	after = t.now()
@@ -75,6 +77,7 @@ func enqueueBatchRows(t *T) {
 	}
 	t.check(len(r.Jobs) == 1 && ok && due >= before+30000 && due <= after+30000, rules.BatchEnqueue,
 		fmt.Sprintf("a batch of delayed jobs only: due within [%d, %d]", before+30000, after+30000), "%d results, in scheduled %v, due %d", len(r.Jobs), ok, due)
+	t.check(t.llen(q.Wake()) == 1, rules.BatchEnqueue, "a batch of delayed jobs only arms the wake (one token)", "wake length %d", t.llen(q.Wake()))
 }
 
 // enqueueBatchDuplicates is C03's: a batch's duplicates change nothing, whether the id was already
