@@ -12,7 +12,7 @@ type muteWatch struct {
 	probe idleProbe
 	after time.Duration
 	cpu   int64
-	since time.Time // idle since
+	since time.Time // idle since; zero until the port has read its request
 }
 
 func (d *driver) watchMute() *muteWatch {
@@ -20,13 +20,19 @@ func (d *driver) watchMute() *muteWatch {
 	if !ok || d.f.opt.MuteAfter <= 0 {
 		return nil
 	}
-	return &muteWatch{probe: p, after: d.f.opt.MuteAfter, cpu: p.cpu(), since: time.Now()}
+	return &muteWatch{probe: p, after: d.f.opt.MuteAfter}
 }
 
 // silent samples the port at now: true once it has been drained and idle for the whole window.
+// The CPU time (a walk of /proc) is read only once the port has read its request: most
+// hellos are answered before the first sample, and a port still reading cannot be mute.
 func (m *muteWatch) silent(now time.Time) bool {
+	if !m.probe.drained() {
+		m.since = time.Time{}
+		return false
+	}
 	c := m.probe.cpu()
-	if !m.probe.drained() || c-m.cpu > 1 { // a tick of bookkeeping is not work
+	if m.since.IsZero() || c-m.cpu > 1 { // a tick of bookkeeping is not work
 		m.cpu, m.since = c, now
 		return false
 	}
