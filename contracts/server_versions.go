@@ -27,9 +27,17 @@ var presentedServers = []presentedServer{
 
 // serverVersionsCompared presents each identity through a proxy in front of the run's own
 // Valkey (the server behind it is the real one): a refused one answers EMQSERVER with nothing
-// but HELLO sent, an admitted one completes the hello and serves an enqueue.
+// but HELLO sent, an admitted one completes the hello and serves an enqueue. A refused hello
+// opens no session (B-19), so the next identity is presented to the same process; an admitted
+// one leaves its session open, and the next identity gets a fresh process.
 func serverVersionsCompared(t *T) {
 	t.cover(rules.ServerVersion)
+	d := t.D // the clause's process, no hello said yet
+	type presented struct {
+		p    *wire.VersionProxy
+		what string
+	}
+	var refused []presented
 	for _, ps := range presentedServers {
 		p, err := wire.StartVersionProxy(t.cfg.Valkey, ps.server, ps.version)
 		if err != nil {
@@ -37,20 +45,26 @@ func serverVersionsCompared(t *T) {
 		}
 		t.stops = append(t.stops, p.Close)
 		what := "a " + ps.server + " " + ps.version + " (a Valkey 8.1 behind a proxy that says so)"
-		d := t.start()
-		m := t.mark()
+		if d == nil {
+			d = t.start()
+		}
 		_, err = d.Hello(t.ctx, protocol.HelloArgs{Valkey: p.Addr()})
 		if !ps.admitted {
 			t.refused(err, emqerr.Server, rules.ServerVersion, "hello against "+what)
-			for _, l := range t.portLines(m) {
-				if slices.Contains(p.Clients(), l.Client) && l.Cmd() != "HELLO" {
-					t.fail(rules.ServerVersion, "nothing but HELLO reaches "+what, "the port sent "+l.String())
-				}
-			}
+			refused = append(refused, presented{p, what})
 			continue
 		}
 		t.ok(err, rules.ServerVersion, "hello against "+what)
 		_, err = d.Enqueue(t.ctx, protocol.EnqueueArgs{Queue: "versions", PayloadB64: b64(ps.version)})
 		t.ok(err, rules.ServerVersion, "enqueue on a session opened against "+what)
+		d = nil
+	}
+	// Over the whole clause, so that a later hello of the same process is held to it too.
+	for _, l := range t.portLines(0) {
+		for _, r := range refused {
+			if slices.Contains(r.p.Clients(), l.Client) && l.Cmd() != "HELLO" {
+				t.fail(rules.ServerVersion, "nothing but HELLO reaches "+r.what, "the port sent "+l.String())
+			}
+		}
 	}
 }
