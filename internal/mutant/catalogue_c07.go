@@ -49,4 +49,12 @@ var c07 = []Spec{
 		Edits: []Edit{{"extend", "redis.call('ZADD', KEYS[2], 'XX', now + lease, id)\n", "redis.call('ZADD', KEYS[2], 'XX', now + lease, id)\nredis.call('HSET', KEYS[1], 'attempts', token + 1)\n"}}},
 	{Name: "complete-lease-boundary-lt", Contract: "C07", Rule: "fenced-lease", Defect: "complete takes a lease as live while its deadline equals TIME (< instead of ≤)",
 		Edits: []Edit{{"complete", "if not deadline or deadline <= now then return 'EMQSTALE ' .. id .. ' lease passed' end", "if not deadline or deadline < now then return 'EMQSTALE ' .. id .. ' lease passed' end"}}},
+	{Name: "complete-batch-aborts-at-stale", Contract: "C07", Rule: "A17-stale-pair", Defect: "complete_batch answers the first stale pair's EMQSTALE for the whole call: the pairs before and after it are left active, as a port that treats the batch as all-or-nothing",
+		Edits: []Edit{{"complete_batch", "  if refused then\n    out[k] = redis.error_reply(refused)", "  if refused then\n    return redis.error_reply(refused)"}}},
+	{Name: "extend-token-unbounded", Contract: "C07", Rule: "arg-ranges", Defect: "extend takes any number as a token: past 1e14 it answers EMQSTALE, not EMQARG",
+		Edits: []Edit{{"extend", "local token = int(ARGV[2], 1, MAX_MS)", "local token = tonumber(ARGV[2])"}}},
+	{Name: "fail-token-unbounded", Contract: "C07", Rule: "arg-ranges", Defect: "fail takes any number as a token: past 1e14 it answers EMQSTALE, not EMQARG",
+		Edits: []Edit{{"fail", "local token = int(ARGV[2], 1, MAX_MS)", "local token = tonumber(ARGV[2])"}}},
+	{Name: "retry-token-unbounded", Contract: "C07", Rule: "arg-ranges", Defect: "retry takes any number as a token: past 1e14 it answers EMQSTALE, not EMQARG",
+		Edits: []Edit{{"retry", "local token = int(ARGV[2], 1, MAX_MS)", "local token = tonumber(ARGV[2])"}}},
 }
