@@ -57,4 +57,6 @@ var c07 = []Spec{
 		Edits: []Edit{{"fail", "local token = int(ARGV[2], 1, MAX_MS)", "local token = tonumber(ARGV[2])"}}},
 	{Name: "retry-token-unbounded", Contract: "C07", Rule: "arg-ranges", Defect: "retry takes any number as a token: past 1e14 it answers EMQSTALE, not EMQARG",
 		Edits: []Edit{{"retry", "local token = int(ARGV[2], 1, MAX_MS)", "local token = tonumber(ARGV[2])"}}},
+	{Name: "complete-batch-token-unbounded", Contract: "C07", Rule: "field-range", Defect: "complete_batch takes any number as a pair's token: past 1e14 the pair answers EMQSTALE, not the call EMQARG",
+		Edits: []Edit{{"complete_batch", "local token = int(ARGV[2 * k], 1, MAX_MS)", "local token = tonumber(ARGV[2 * k])"}}},
 }
