@@ -28,6 +28,8 @@ var goMutants = []Spec{
 		AllowEngine: true},
 	{Name: "eval-edited", Contract: "C02", Rule: "wire-evalsha", Defect: "enqueue sends EVAL of an edited source instead of EVALSHA of the bundle's",
 		Go: seams(func(s *bus.Seams) { s.Hook = chain(s.Hook, evalEdited()) })},
+	{Name: "complete-loose-del", Contract: "C07", Rule: "wire-evalsha", Defect: "complete is sent as a loose DEL of the job's row instead of the complete script: the row goes, the active entry, checkpoint and last error stay, and no token is compared",
+		Go: seams(func(s *bus.Seams) { s.Hook = chain(s.Hook, completeLooseDel()) })},
 	{Name: "argv-key", Contract: "C02", Rule: "wire-declared-keys", Defect: "enqueue writes the row under a key built from a prefix passed in ARGV (the seed's defect) instead of its declared KEYS[1]",
 		Edits: argvKeyEdits,
 		Go:    seams(func(s *bus.Seams) { s.Hook = chain(s.Hook, argvRowPrefix()) })},

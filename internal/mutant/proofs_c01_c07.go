@@ -140,6 +140,8 @@ var proofsC01toC07 = map[string][]string{
 	"json-fraction-token":            {"B-86", "B-88", "B-144", "B-152", "B-158", "B-170", "B-178", "§4.3-16"},
 	"extend-mints-token":             {"§4.1-4"},
 	"argv-row-id":                    {"A5-1", "L-10", "L-59", "§1.3-2"},
+	"complete-batch-token-unbounded": {"B-275", "B-276", "complete_batch.lua:ARGV2", "complete_batch.lua:errors", "§4.2-60"},
+	"complete-loose-del":             {"§1.1-1", "§1.1-2", "§7-3"},
 	"complete-batch-aborts-at-stale": {"A17-1", "B-251", "L-44", "L-55", "complete_batch.lua:reply", "§4.2-60"},
 	"extend-deadline-seconds":        {"B-55", "§4.2-16"},
 	"extend-token-unbounded":         {"extend.lua:ARGV2", "§4.2-18"},
