@@ -232,6 +232,11 @@ func completeBatchPairsFenced(t *T) {
 	cl2 := t.laneClaim("orders", 30000)
 	t.check(cl != nil && cl.ID == lj && cl2 != nil && cl2.ID == lj2, rules.Lanes, "lane_claim takes the lane's jobs, oldest first", "%+v, %+v", cl, cl2)
 	pairs := []protocol.Pair{{ID: a, Token: ca.Token}, {ID: bj, Token: cb.Token + 1}, {ID: lj, Token: cl.Token}, {ID: a, Token: ca.Token}}
+	// A pair's token past A16's 1e14 is EMQARG for the whole call and changes nothing, as
+	// complete's is (outOfRangeArgumentsRefused): the live pair beside it stays active.
+	_, err := b.CompleteBatch(t.ctx, protocol.CompleteBatchArgs{Queue: "orders", Jobs: []protocol.Pair{{ID: a, Token: ca.Token}, {ID: bj, Token: protocol.MaxMS + 1}}})
+	t.refused(err, emqerr.Arg, rules.FieldRange, "complete_batch with a pair's token 1e14+1")
+	t.state("orders", a, "active", ca.Token, rules.FieldRange)
 	rowB := t.hash(jobKey(q, bj))
 	r, err := b.CompleteBatch(t.ctx, protocol.CompleteBatchArgs{Queue: "orders", Jobs: pairs})
 	t.ok(err, rules.BatchComplete, "complete_batch")

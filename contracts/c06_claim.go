@@ -46,6 +46,17 @@ func firstClaimToken1(t *T) {
 	t.leaseWithin(q.Active(), id, before, after, 5000, rules.Claim)
 	t.in(q.Pending(), id, false, rules.Claim)
 	t.durationOnWire(m, lua.Claim, 5000)
+	// A claim re-arms the wake while work remains, and not past the last job (§4.2-12, A13-2),
+	// as claim_batch is held to in claimBatch.
+	second := t.enqueue("orders", "second")
+	t.enqueue("orders", "third")
+	t.do("DEL", q.Wake())
+	c = t.mustClaim("orders", 5000)
+	t.check(c.ID == second && t.llen(q.Wake()) == 1, rules.WakeClaimRearm, "a claim of 1 of 2 pending re-arms the wake (work remains)",
+		"claimed %s, wake length %d", c.ID, t.llen(q.Wake()))
+	t.do("DEL", q.Wake())
+	t.mustClaim("orders", 5000)
+	t.check(t.llen(q.Wake()) == 0, rules.WakeClaimRearm, "a claim of the last pending job leaves the wake unarmed", "wake length %d", t.llen(q.Wake()))
 }
 
 func emptyQueueEmptyReply(t *T) {

@@ -26,4 +26,6 @@ var c01 = []Spec{
 		Go: front(func(d drivers.Driver) drivers.Driver { return bareVersionFront{d} })},
 	{Name: "fence-refuses-own-bundle", Contract: "C01", Rule: "version", Defect: "the fence compares the deployed digest with the record's third field (absent): it installs the bundle, then refuses it EMQVERSION on every later connection (make mutation's bundle survivor fence.lua:24, seed 97903, once the bundle side could run an edited fence)",
 		Edits: []Edit{{"fence", "if have[1] == version and have[2] == digest then return 'ok' end", "if have[1] == version and have[3] == digest then return 'ok' end"}}},
+	{Name: "server-check-after-fence", Contract: "C01", Rule: "server", Defect: "the handshake runs the bundle fence before its server check: a Valkey 8.0 or a cluster node is refused EMQSERVER, but only after the fence script ran on it",
+		Go: seams(func(s *bus.Seams) { s.Handshake = fenceBeforeCheck })},
 }

@@ -47,4 +47,8 @@ var c02 = []Spec{
 		Go: faulty(minterDefects{NoPad: true})},
 	{Name: "guessed-worker", Contract: "C02", Rule: "minter-lease", Defect: "the minter picks a random worker id instead of leasing one",
 		Go: faulty(minterDefects{Guess: true})},
+	{Name: "enqueue-due-at-delay", Contract: "C02", Rule: "enqueue", Defect: "enqueue scores a scheduled job by delay_ms itself, not TIME + delay_ms: a job delayed by an hour is due at once (a relative delay taken for a due time)",
+		Edits: []Edit{{"enqueue", "redis.call('ZADD', KEYS[3], now + delay, id)", "redis.call('ZADD', KEYS[3], delay, id)"}}},
+	{Name: "minter-zero-fallback", Contract: "C02", Rule: "A9-lease-free-worker", Defect: "the minter that finds no free worker id mints under worker 0 anyway, unleased, instead of failing to start",
+		Go: faulty(minterDefects{ZeroFallback: true})},
 }

@@ -33,4 +33,6 @@ var c06 = []Spec{
 		Edits: []Edit{{"checkpoint", "redis.call('HSET', KEYS[3], id, ARGV[3])", "redis.call('HSET', KEYS[3], id, (redis.call('HGET', KEYS[3], id) or '') .. ARGV[3])"}}},
 	{Name: "claim-fractional-lease", Contract: "C06", Rule: "A2-integer-ms", Defect: "claim adds the lease to TIME in fractional milliseconds (usec/1000 not floored): deadlines off the whole-ms scale",
 		Edits: []Edit{{"claim", "local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)", "local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000"}}},
+	{Name: "claim-no-rearm", Contract: "C06", Rule: "A13-wake-claim-rearm", Defect: "claim never re-arms the wake: the one token an enqueue burst left wakes one parked consumer, and the others sleep on the work that remains",
+		Edits: []Edit{{"claim", "    redis.call('RPUSH', KEYS[4], '1')\n  end\nend", "  end\nend"}}},
 }

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/echomq/kit/drivers"
 	"github.com/echomq/kit/lua"
 	"github.com/echomq/kit/reference/bus"
 	"github.com/echomq/kit/reference/connector"
@@ -27,6 +28,8 @@ var goMutants = []Spec{
 		AllowEngine: true},
 	{Name: "eval-edited", Contract: "C02", Rule: "wire-evalsha", Defect: "enqueue sends EVAL of an edited source instead of EVALSHA of the bundle's",
 		Go: seams(func(s *bus.Seams) { s.Hook = chain(s.Hook, evalEdited()) })},
+	{Name: "complete-loose-del", Contract: "C07", Rule: "wire-evalsha", Defect: "complete is sent as a loose DEL of the job's row instead of the complete script: the row goes, the active entry, checkpoint and last error stay, and no token is compared",
+		Go: seams(func(s *bus.Seams) { s.Hook = chain(s.Hook, completeLooseDel()) })},
 	{Name: "argv-key", Contract: "C02", Rule: "wire-declared-keys", Defect: "enqueue writes the row under a key built from a prefix passed in ARGV (the seed's defect) instead of its declared KEYS[1]",
 		Edits: argvKeyEdits,
 		Go:    seams(func(s *bus.Seams) { s.Hook = chain(s.Hook, argvRowPrefix()) })},
@@ -60,6 +63,10 @@ var goMutants = []Spec{
 		Go: seams(func(s *bus.Seams) { s.Park = claimAfterTimeout })},
 	{Name: "socket-leaked-per-connect", Contract: "C14", Rule: "connections-closed", Defect: "every connection the bus opens comes with a second one, fenced the same way and never closed: a socket leaked per connect and per reconnect, as a redial that replaces a healthy socket and forgets the old one leaks it (make mutation's survivor conn.go publish, seed 97903)",
 		Go: seams(func(s *bus.Seams) { s.Handshake = leakPerConnect() })},
+	{Name: "extend-deadline-seconds", Contract: "C07", Rule: "extend-deadline", Defect: "extend answers deadline_ms in seconds (the new deadline divided by 1000), as a port that hands on a Unix-seconds time",
+		Go: front(func(d drivers.Driver) drivers.Driver { return extendSecondsFront{d} })},
+	{Name: "lax-key-op", Contract: "C04", Rule: "key-builder", Defect: "the key op checks the type but writes any queue name into the key as given: a bad name gets a key instead of EMQKEY",
+		Go: front(func(d drivers.Driver) drivers.Driver { return laxKeyFront{d} })},
 }
 
 // front is a Go mutant that only wraps the port's sessions: a defect of the port's own answers.

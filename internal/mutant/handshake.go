@@ -106,3 +106,15 @@ func refusalReadsOn(canon *lua.Bundle, opt fence.Options) func(context.Context, 
 		return err
 	}
 }
+
+// fenceBeforeCheck runs the bundle fence first and checks the server after it: a wrong server
+// is still refused EMQSERVER, but the fence script has run on it by then.
+func fenceBeforeCheck(canon *lua.Bundle, opt fence.Options) func(context.Context, *connector.Conn) error {
+	return func(ctx context.Context, c *connector.Conn) error {
+		_, ferr := fence.Run(ctx, c, canon)
+		if err := fence.Check(c.Server(), opt); err != nil {
+			return err
+		}
+		return ferr
+	}
+}

@@ -113,3 +113,15 @@ func clientClockLease() connector.Hook {
 		return out
 	}
 }
+
+// completeLooseDel turns EVALSHA of complete into a loose DEL of the job's row: the job is
+// "completed" by a command outside the bundle, its active entry left for the reaper to find.
+func completeLooseDel() connector.Hook {
+	_, sha := script(lua.Complete, nil)
+	return func(args []any) []any {
+		if n, ok := evalShaOf(args, sha); !ok || n < 1 {
+			return args
+		}
+		return []any{"DEL", args[3]}
+	}
+}

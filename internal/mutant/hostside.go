@@ -314,3 +314,26 @@ func (f maintainFront) Park(ctx context.Context, a protocol.ParkArgs) (protocol.
 	}
 	return f.Driver.Park(ctx, a)
 }
+
+// extendSecondsFront answers extend's deadline_ms in seconds (a Unix-seconds habit).
+type extendSecondsFront struct{ drivers.Driver }
+
+func (f extendSecondsFront) Extend(ctx context.Context, a protocol.ExtendArgs) (protocol.ExtendResult, error) {
+	r, err := f.Driver.Extend(ctx, a)
+	r.DeadlineMS /= 1000
+	return r, err
+}
+
+// laxKeyFront is a key op that writes the key of any queue name it is given: only its type is
+// checked, the name goes into the key as it came.
+type laxKeyFront struct{ drivers.Driver }
+
+func (f laxKeyFront) Key(ctx context.Context, a protocol.KeyArgs) (protocol.KeyResult, error) {
+	r, err := f.Driver.Key(ctx, a)
+	if err != nil && !keys.ValidName(a.Queue) {
+		if ok, kerr := f.Driver.Key(ctx, protocol.KeyArgs{Queue: "q", Type: a.Type, ID: a.ID, Lane: a.Lane}); kerr == nil {
+			return protocol.KeyResult{Key: strings.Replace(ok.Key, "{q}", "{"+a.Queue+"}", 1)}, nil
+		}
+	}
+	return r, err
+}

@@ -2,6 +2,7 @@ package mutant
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -57,6 +58,9 @@ type minterDefects struct {
 	// EndEarly: the last millisecond a snowflake holds (2⁴²−1) is refused as past the range (the
 	// bound checked with >= instead of >; make mutation's survivor of reference/ids, seed 22914).
 	EndEarly bool
+	// ZeroFallback: when the scan finds every worker id leased, the minter mints under worker 0
+	// anyway, unleased (as a default for "no id found"), instead of failing to start.
+	ZeroFallback bool
 }
 
 // faulty is a Go mutant whose bus mints through the reference minter hooked with the defects d.
@@ -89,6 +93,10 @@ func (d minterDefects) newMinter(ctx context.Context, l ids.Leaser, o ids.Option
 		o.Now = time.Now
 	}
 	ref, err := ids.NewMinter(ctx, leaseHook{l, d}, o)
+	if errors.Is(err, ids.ErrNoWorker) && d.ZeroFallback {
+		o.Start = func(int) int { return 0 }
+		ref, err = ids.NewMinter(ctx, leaseHook{l, minterDefects{Guess: true}}, o)
+	}
 	if err != nil {
 		return nil, err
 	}

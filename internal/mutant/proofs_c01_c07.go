@@ -30,6 +30,8 @@ var proofsC01toC07 = map[string][]string{
 	"refusal-reads-on": {},
 	"info-banner":      {"A4-1"},
 	"fence-late":       {"A4-3", "B-28", "§1.2-1", "§5-1", "§7-2", "§7-7"},
+	// A12-3 and §5.1-4 are the check's moment: before the fence script runs.
+	"server-check-after-fence": {"A12-3", "B-28", "§5.1-4"},
 
 	// C02: the minter, ids, the row, the wire.
 	"minter-short-scan":            {"A9-1", "§3.4-4"},
@@ -58,6 +60,8 @@ var proofsC01toC07 = map[string][]string{
 	"argv-key":                     {"A5-3", "A5-4", "L-9", "L-10", "§1.3-1", "§1.3-2", "§7-5"},
 	"eval-edited":                  {"A4-4", "A4-5", "§1.1-1", "§5.3-1", "§7-3"},
 	"stray-key":                    {"§1.3-1", "§2.2-1", "§2.2-18", "§7-4"},
+	"minter-zero-fallback":         {"A9-1", "B-30", "§3.4-5"},
+	"enqueue-due-at-delay":         {"L-56", "enqueue.lua:ARGV3", "§2.2-4"},
 
 	// C03: duplicates.
 	"batch-duplicate-created":     {"B-247"},
@@ -73,6 +77,7 @@ var proofsC01toC07 = map[string][]string{
 	"json-empty-lane-plain": {"B-92", "B-95", "B-130", "§2.1-2", "§2.1-3", "§2.1-4", "§2.4-2", "§4.3-10"},
 	"lax-id-brand":          {"B-93", "§2.4-7", "§3.2-3", "§3.5-1", "§3.5-2", "§4.3-9", "§7-10"},
 	"lax-queue-name":        {"B-16", "B-92", "§2.1-4", "§2.4-2", "§4.3-10", "§7-10"},
+	"lax-key-op":            {"B-43", "§2.1-1"},
 
 	// C05: order and the clock.
 	"json-clock-scale-zero":  {"B-90", "B-236", "§4.3-16"},
@@ -87,6 +92,7 @@ var proofsC01toC07 = map[string][]string{
 	// Its rule's statements are the single claims' re-arm (claim_batch's own, L-43, L-54 and
 	// claim_batch.lua:reply, are traced to A17-claim-batch): it breaks none of them.
 	"claim-batch-no-rearm": {},
+	"claim-no-rearm":       {"A13-2", "L-28", "§4.2-12", "§4.5-3"},
 	// A6-1 holds (the paused claim still answers empty); what it breaks, an empty claim
 	// that reorders the ring, no statement traced to queue-pause says.
 	"lane-claim-rotates-when-paused":           {},
@@ -108,30 +114,37 @@ var proofsC01toC07 = map[string][]string{
 	"lane-claim-row-lane-field":                {"§2.2-10", "§4.1-1"},
 
 	// C07: the token fence and the argument ranges.
-	"retry-delay-positive":         {"A16-1", "B-162", "L-17", "L-85", "retry.lua:ARGV4"},
-	"morgue-limit-unbounded":       {"B-194"},
-	"promote-limit-unbounded":      {"A16-2", "B-190", "L-17", "L-38", "L-77", "promote.lua:ARGV1", "§4.3-12"},
-	"reap-limit-unchecked":         {"A16-2", "B-186", "L-17", "L-38", "L-81", "reap.lua:ARGV2", "§4.3-12"},
-	"reap-max-attempts-unchecked":  {"A16-3", "B-184", "L-17", "L-81", "reap.lua:ARGV1", "§4.3-12"},
-	"retry-max-attempts-unbounded": {"A16-3", "B-160", "L-17", "L-85", "retry.lua:ARGV3", "§4.3-12"},
-	"checkpoint-token-unbounded":   {"A16-4", "B-91", "B-178", "L-17", "L-48", "checkpoint.lua:ARGV2", "§4.3-12"},
-	"complete-token-unbounded":     {"A16-4", "B-91", "B-152", "L-17", "L-52", "complete.lua:ARGV2", "§4.3-12"},
-	"complete-batch-stale-ok":      {"B-250"},
-	"extend-keeps-deadline":        {"§4.2-15", "§7-13"},
-	"extend-adds-to-old-deadline":  {"§4.2-15"},
-	"extend-never-shortens":        {"§4.2-15"},
-	"extend-replies-old-deadline":  {"L-60", "extend.lua:reply", "§4.2-16"},
-	"complete-any-token":           {"B-57", "L-20", "complete.lua:errors", "§4.1-6", "§7-13"},
-	"complete-expired-lease":       {"B-57", "L-20", "complete.lua:errors", "§4.1-6", "§7-13"},
-	"checkpoint-expired-lease":     {"L-20", "checkpoint.lua:errors", "§4.1-10", "§4.1-11", "§7-13"},
-	"complete-lease-boundary-lt":   {"A2-1", "A2-3", "L-20", "L-21", "complete.lua:errors", "§4.1-10", "§4.1-11", "§7-13"},
-	"extend-expired-lease":         {"B-56", "L-20", "extend.lua:errors", "§4.1-10", "§4.1-11", "§7-13"},
-	"checkpoint-before-fence":      {"L-19", "checkpoint.lua:errors", "§4.1-12"},
-	"retry-error-before-fence":     {"L-19", "retry.lua:errors", "§4.1-12"},
-	"checkpoint-older-token":       {"L-20", "checkpoint.lua:errors", "§4.1-9", "§7-13"},
-	"fail-newer-token":             {"B-59", "L-20", "fail.lua:errors", "§4.1-9", "§7-13"},
-	"retry-any-token":              {"B-58", "L-20", "retry.lua:errors", "§4.1-9", "§7-13"},
-	"json-fraction-token":          {"B-86", "B-88", "B-144", "B-152", "B-158", "B-170", "B-178", "§4.3-16"},
-	"extend-mints-token":           {"§4.1-4"},
-	"argv-row-id":                  {"A5-1", "L-10", "L-59", "§1.3-2"},
+	"retry-delay-positive":           {"A16-1", "B-162", "L-17", "L-85", "retry.lua:ARGV4"},
+	"morgue-limit-unbounded":         {"B-194"},
+	"promote-limit-unbounded":        {"A16-2", "B-190", "L-17", "L-38", "L-77", "promote.lua:ARGV1", "§4.2-39", "§4.3-12"},
+	"reap-limit-unchecked":           {"A16-2", "B-186", "L-17", "L-38", "L-81", "reap.lua:ARGV2", "§4.2-36", "§4.3-12"},
+	"reap-max-attempts-unchecked":    {"A16-3", "B-184", "L-17", "L-81", "reap.lua:ARGV1", "§4.2-36", "§4.3-12"},
+	"retry-max-attempts-unbounded":   {"A16-3", "B-160", "L-17", "L-85", "retry.lua:ARGV3", "§4.2-30", "§4.3-12"},
+	"checkpoint-token-unbounded":     {"A16-4", "B-91", "B-178", "L-17", "L-48", "checkpoint.lua:ARGV2", "§4.2-21", "§4.3-12"},
+	"complete-token-unbounded":       {"A16-4", "B-8", "B-91", "B-152", "L-17", "L-52", "complete.lua:ARGV2", "§4.2-25", "§4.3-12"},
+	"complete-batch-stale-ok":        {"B-250"},
+	"extend-keeps-deadline":          {"§4.2-15", "§7-13"},
+	"extend-adds-to-old-deadline":    {"§4.2-15"},
+	"extend-never-shortens":          {"§4.2-15"},
+	"extend-replies-old-deadline":    {"L-60", "extend.lua:reply", "§4.2-16"},
+	"complete-any-token":             {"B-57", "L-20", "complete.lua:errors", "§4.1-6", "§7-13"},
+	"complete-expired-lease":         {"B-57", "L-20", "complete.lua:errors", "§4.1-6", "§7-13"},
+	"checkpoint-expired-lease":       {"L-20", "checkpoint.lua:errors", "§4.1-10", "§4.1-11", "§7-13"},
+	"complete-lease-boundary-lt":     {"A2-1", "A2-3", "L-20", "L-21", "complete.lua:errors", "§4.1-10", "§4.1-11", "§7-13"},
+	"extend-expired-lease":           {"B-56", "L-20", "extend.lua:errors", "§4.1-10", "§4.1-11", "§7-13"},
+	"checkpoint-before-fence":        {"L-19", "checkpoint.lua:errors", "§4.1-12"},
+	"retry-error-before-fence":       {"L-19", "retry.lua:errors", "§4.1-12"},
+	"checkpoint-older-token":         {"L-20", "checkpoint.lua:errors", "§4.1-9", "§7-13"},
+	"fail-newer-token":               {"B-59", "L-20", "fail.lua:errors", "§4.1-9", "§7-13"},
+	"retry-any-token":                {"B-58", "L-20", "retry.lua:errors", "§4.1-9", "§7-13"},
+	"json-fraction-token":            {"B-86", "B-88", "B-144", "B-152", "B-158", "B-170", "B-178", "§4.3-16"},
+	"extend-mints-token":             {"§4.1-4"},
+	"argv-row-id":                    {"A5-1", "L-10", "L-59", "§1.3-2"},
+	"complete-batch-token-unbounded": {"B-275", "B-276", "complete_batch.lua:ARGV2", "complete_batch.lua:errors", "§4.2-60"},
+	"complete-loose-del":             {"§1.1-1", "§1.1-2", "§7-3"},
+	"complete-batch-aborts-at-stale": {"A17-1", "B-251", "L-44", "L-55", "complete_batch.lua:reply", "§4.2-60"},
+	"extend-deadline-seconds":        {"B-55", "§4.2-16"},
+	"extend-token-unbounded":         {"extend.lua:ARGV2", "§4.2-18"},
+	"fail-token-unbounded":           {"L-61", "fail.lua:ARGV2", "§4.2-33"},
+	"retry-token-unbounded":          {"retry.lua:ARGV2", "§4.2-30"},
 }
