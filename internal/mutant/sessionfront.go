@@ -24,6 +24,9 @@ type sessionFront struct {
 	hide []string
 	// reHello answers a second hello with the open session's hello.
 	reHello bool
+	// refusedOnce remembers a refused hello; with doorShut every later hello is refused as a
+	// second one, as a port that opens its session before it checks hello's fields.
+	refusedOnce, doorShut bool
 	// refuseTTL refuses hello's minter_ttl_ms when the capability is hidden; ignoreTTL drops it
 	// while the capability stays declared.
 	refuseTTL, ignoreTTL bool
@@ -49,6 +52,9 @@ func (f *sessionFront) Hello(ctx context.Context, a protocol.HelloArgs) (protoco
 	if f.opened != nil && f.reHello {
 		return *f.opened, nil
 	}
+	if f.doorShut && f.refusedOnce {
+		return protocol.HelloResult{}, &emqerr.Error{Type: emqerr.TypeArg, Message: "a second hello on an open session"}
+	}
 	if f.refuseTTL && a.MinterTTLMS != 0 {
 		return protocol.HelloResult{}, &emqerr.Error{Type: emqerr.TypeArg, Message: "minter_ttl_ms is not a field this port knows"}
 	}
@@ -60,6 +66,7 @@ func (f *sessionFront) Hello(ctx context.Context, a protocol.HelloArgs) (protoco
 		h.Capabilities = slices.DeleteFunc(h.Capabilities, func(c string) bool { return slices.Contains(f.hide, c) })
 		f.opened = &h
 	}
+	f.refusedOnce = f.refusedOnce || err != nil
 	return h, err
 }
 
@@ -171,6 +178,8 @@ var sessionMutants = []Spec{
 		})},
 	{Name: "second-hello-accepted", Contract: "C01", Rule: "second-hello", Defect: "a second hello on the open session answers the first hello again instead of EMQARG",
 		Go: sessionWrap(func(f *sessionFront) { f.reHello = true })},
+	{Name: "refused-hello-opens-session", Contract: "C01", Rule: "hello-op", Defect: "a refused hello opens the session all the same: every later hello to the process is refused as a second one",
+		Go: sessionWrap(func(f *sessionFront) { f.doorShut = true })},
 	{Name: "clock-undeclared-answers", Contract: "C01", Rule: "aid-unsupported", Defect: "the port does not declare the clock capability, yet answers the clock op ok instead of UNSUPPORTED",
 		Go: sessionWrap(func(f *sessionFront) { f.hide = []string{protocol.CapClock} })},
 	{Name: "batch-undeclared-answers", Contract: "C01", Rule: "aid-unsupported", Defect: "the port does not declare the batch capability, yet answers the batch ops (a malformed one EMQARG) instead of UNSUPPORTED",
