@@ -34,12 +34,13 @@ func (e *env) runLatency(ctx context.Context) {
 		runs[i] = &latencyRun{hist: measure.NewHist(), late: measure.NewHist(), res: &LatencyResult{System: q.Info().Name}}
 	}
 	tail := &tailAcc{}
+	quiet := &measure.Settler{Window: 250 * time.Millisecond, Most: 5 * time.Second, Margin: 0.1}
 	for round := range max(1, p.LatencyRounds) {
 		for i, q := range qs {
 			if runs[i].res.Err != "" {
 				continue
 			}
-			e.latencyRound(ctx, q, runs[i], round, tail)
+			e.latencyRound(ctx, q, runs[i], round, tail, quiet)
 		}
 	}
 	for i, r := range runs {
@@ -60,12 +61,14 @@ func (e *env) runLatency(ctx context.Context) {
 
 // latencyRound is one round of one system, folded into r; the bus's rounds are stamped for the
 // tail's breakdown (Valkey's own latency read around its last round).
-func (e *env) latencyRound(ctx context.Context, q queue.Queue, r *latencyRun, round int, tail *tailAcc) {
+func (e *env) latencyRound(ctx context.Context, q queue.Queue, r *latencyRun, round int, tail *tailAcc, quiet *measure.Settler) {
 	name := q.Info().Name
 	if err := q.Reset(ctx); err != nil {
 		r.res.Err = err.Error()
 		return
 	}
+	busy, waited, _ := quiet.Settle(ctx)
+	r.res.RoundStartBusy = append(r.res.RoundStartBusy, busy)
 	clk := e.clockFor(q)
 	var s queue.Samples
 	var err error
@@ -115,8 +118,8 @@ func (e *env) latencyRound(ctx context.Context, q queue.Queue, r *latencyRun, ro
 	if behind != "" {
 		note = " SATURATED: " + behind
 	}
-	e.progress("%s %s round %d/%d: p50 %.2fms p99 %.2fms p99.9 %.2fms max %.2fms (%d jobs)%s", queue.Latency, name, round+1, e.p.LatencyRounds,
-		sum.P50, sum.P99, sum.P999, sum.Max, s.Received, note)
+	e.progress("%s %s round %d/%d: p50 %.2fms p99 %.2fms p99.9 %.2fms max %.2fms (%d jobs; machine %.0f%% busy at its start, after %.1fs settling)%s",
+		queue.Latency, name, round+1, e.p.LatencyRounds, sum.P50, sum.P99, sum.P999, sum.Max, s.Received, 100*busy, waited.Seconds(), note)
 }
 
 // The offered rate was offered when every job was sent within a tenth of the round over its

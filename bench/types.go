@@ -129,7 +129,10 @@ type LatencyResult struct {
 	// rounds were, and then no latency ratio is taken against the system.
 	RoundSaturated []bool   `json:"round_saturated,omitempty"`
 	RoundBehind    []string `json:"round_behind,omitempty"`
-	Saturated      bool     `json:"saturated,omitempty"`
+	// RoundStartBusy is the share of the machine's cores busy just before each round, once the
+	// bench stopped waiting for the previous round's leftovers to finish (measure.Settler).
+	RoundStartBusy []float64 `json:"round_start_busy,omitempty"`
+	Saturated      bool      `json:"saturated,omitempty"`
 	// Limit is what held the system's latency: for a saturated one, what fell behind; for the
 	// others, how a waiting consumer learns of a new job, from the system's description.
 	Limit string `json:"limit,omitempty"`

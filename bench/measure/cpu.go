@@ -274,3 +274,62 @@ func (c Clock) WaitQuiet(ctx context.Context, limit float64, window, most time.D
 		}
 	}
 }
+
+// Busy is the share of the machine's cores busy over window, whoever keeps them busy; ok is
+// false without /proc.
+func Busy(ctx context.Context, window time.Duration) (share float64, ok bool) {
+	from := machineBusy()
+	t0 := time.Now()
+	select {
+	case <-ctx.Done():
+		return 0, false
+	case <-time.After(window):
+	}
+	to := machineBusy()
+	if from < 0 || to < 0 {
+		return 0, false
+	}
+	return (to - from).Seconds() / time.Since(t0).Seconds() / float64(runtime.NumCPU()), true
+}
+
+// Settler holds each measurement until the work the previous one left behind is done: a
+// system measured right after another starts while that one's engine still vacuums, or its
+// pollers and its client catch up, and then measures that work as its own latency. It waits,
+// window by window and at most Most, until the machine is no busier than the quietest window
+// it has seen plus Margin — relative, so that a machine kept steadily busy by other work is not
+// waited on for nothing.
+type Settler struct {
+	Window, Most time.Duration
+	Margin       float64
+	// Sample reads the busy share over one window (nil: Busy); a test gives it a script.
+	Sample func(ctx context.Context, window time.Duration) (float64, bool)
+	floor  float64
+	seen   bool
+}
+
+// Settle waits for the machine to settle and says how busy it was when it stopped waiting,
+// and for how long it waited. It takes at most Most/Window windows (the first call at least
+// four, to find the floor).
+func (s *Settler) Settle(ctx context.Context) (share float64, waited time.Duration, ok bool) {
+	t0 := time.Now()
+	sample := s.Sample
+	if sample == nil {
+		sample = Busy
+	}
+	first, most := !s.seen, max(4, int(s.Most/max(s.Window, time.Millisecond)))
+	for n := 1; ; n++ {
+		share, ok = sample(ctx, s.Window)
+		if !ok {
+			return 0, time.Since(t0), false
+		}
+		if !s.seen || share < s.floor {
+			s.floor, s.seen = share, true
+		}
+		if first && n < 4 {
+			continue // the first call looks a while for the floor before it judges against it
+		}
+		if share <= s.floor+s.Margin || n >= most || ctx.Err() != nil {
+			return share, time.Since(t0), true
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package measure
 
 import (
+	"context"
 	"os"
 	"testing"
 	"time"
@@ -63,5 +64,32 @@ func TestProcStatAndCPU(t *testing.T) {
 	unknown.Add(Clock{}.Read(), Clock{}.Read())
 	if u := unknown.CPU(); u != nil && (u.Valkey != nil || u.Postgres != nil) {
 		t.Errorf("engines without a PID read as known: %+v", u)
+	}
+}
+
+func TestSettlerWaitsForTheFloor(t *testing.T) {
+	script := func(shares ...float64) (func(context.Context, time.Duration) (float64, bool), *int) {
+		n := 0
+		return func(context.Context, time.Duration) (float64, bool) {
+			v := shares[min(n, len(shares)-1)]
+			n++
+			return v, true
+		}, &n
+	}
+	// The first call looks four windows for the floor (0.05), then waits out the leftovers.
+	sample, n := script(0.6, 0.05, 0.3, 0.2, 0.5, 0.4, 0.12)
+	s := &Settler{Window: 250 * time.Millisecond, Most: 5 * time.Second, Margin: 0.1, Sample: sample}
+	if share, _, ok := s.Settle(context.Background()); !ok || share != 0.12 || *n != 7 {
+		t.Fatalf("first settle: %v after %d windows, ok %v; want 0.12 after 7", share, *n, ok)
+	}
+	// A later call stops at the first window within the margin of the floor.
+	s.Sample, n = script(0.15)
+	if share, _, _ := s.Settle(context.Background()); share != 0.15 || *n != 1 {
+		t.Fatalf("second settle: %v after %d windows; want 0.15 after 1", share, *n)
+	}
+	// A machine that never settles is waited on for Most, not longer: 20 windows of 250 ms.
+	s.Sample, n = script(0.9)
+	if share, _, _ := s.Settle(context.Background()); share != 0.9 || *n != 20 {
+		t.Fatalf("busy machine: %v after %d windows; want 0.9 after 20", share, *n)
 	}
 }

@@ -117,7 +117,10 @@ func writeConditions(w io.Writer, rep *bench.Report, run *bench.Run) {
 	fmt.Fprintf(w, "  start to the last recorded ack (backlog insertion and client start-up outside the window); the backlog axis at %s;\n", sizesText(p.BacklogSizes))
 	fmt.Fprintf(w, "  latency: %d rounds of %v at %.0f jobs/s offered, interleaved across the systems.\n", p.LatencyRounds, p.LatencyDuration, p.Rate)
 	fmt.Fprintf(w, "Latency method: open loop; each job carries its intended send instant and latency is counted from it,\n")
-	fmt.Fprintf(w, "so a stalled sender cannot hide queueing delay (coordinated omission); HdrHistogram, 3 significant digits.\n\n")
+	fmt.Fprintf(w, "so a stalled sender cannot hide queueing delay (coordinated omission); HdrHistogram, 3 significant digits.\n")
+	fmt.Fprintf(w, "  Each round starts once the machine is back within 10%% of its quietest moment (at most 5 s of waiting), so that\n")
+	fmt.Fprintf(w, "  a system is not measured under the work the one before it left (a vacuum, pollers catching up); how busy the\n")
+	fmt.Fprintf(w, "  machine was at each round's start is in bench.json (round_start_busy).\n\n")
 }
 
 func settingsText(kv [][2]string) string {
