@@ -164,6 +164,12 @@ var proofsPartB = map[string][]string{
 	"json-absent-complete-batch-jobs-token":             {"B-276"},
 	"json-below-complete-batch-jobs-token":              {"B-275"},
 
+	// opfront.go: a row of the op table answered otherwise.
+	"mint-lists-reversed":       {"B-40"},  // "each list in the order its caller received them"
+	"enqueue-lane-plain-script": {"B-51"},  // "With lane: the lane enqueue script"
+	"claim-empty-not-null":      {"B-52"},  // claim's result: null
+	"batch-enqueue-reversed":    {"B-246"}, // "one {id, created} per job, in order"
+
 	// Older mutants that break a Part B sentence too.
 	"json-fraction-token":         {"B-87"},          // "1.5 is not one"
 	"json-string-lease":           {"B-11"},          // "Durations are integers in milliseconds"
