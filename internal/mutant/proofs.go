@@ -1,6 +1,9 @@
 package mutant
 
-import "maps"
+import (
+	"maps"
+	"slices"
+)
 
 // proofs names the statements of the documents each catalogue mutant breaks, by the ids
 // contracts/statements traces them under. A traced statement is proven when a mutant that
@@ -8,13 +11,20 @@ import "maps"
 // looks, proven says a port that gets it wrong fails. A mutant of a rule that exactly one
 // statement is traced to proves that statement without an entry here. Every id listed must be
 // traced to the mutant's rule (TestStatements).
-// The table is split by the mutants' contract (proofs_c01_c07.go, proofs_c08_c14.go).
-var proofs = joinProofs(proofsC01toC07, proofsC08toC14)
+// The table is split by the mutants' contract (proofs_c01_c07.go, proofs_c08_c14.go) and, for
+// the port protocol's statements, proofs_partb.go; a mutant in more than one gets the union.
+var proofs = joinProofs(proofsC01toC07, proofsC08toC14, proofsPartB)
 
 func joinProofs(ms ...map[string][]string) map[string][]string {
 	out := map[string][]string{}
 	for _, m := range ms {
-		maps.Copy(out, m)
+		for name, ids := range m {
+			for _, id := range ids {
+				if !slices.Contains(out[name], id) {
+					out[name] = append(out[name], id)
+				}
+			}
+		}
 	}
 	return out
 }
