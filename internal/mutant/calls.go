@@ -1,8 +1,13 @@
 package mutant
 
 import (
+	"context"
 	"slices"
 	"strconv"
+	"sync"
+
+	"github.com/echomq/kit/drivers"
+	"github.com/echomq/kit/protocol"
 
 	"github.com/echomq/kit/lua"
 	"github.com/echomq/kit/reference/bus"
@@ -78,4 +83,107 @@ func otherID(i int) func(keys, argv []any) ([]any, []any) {
 		}
 		return keys, argv
 	}
+}
+
+// uncheckedRange is a Go mutant of a port that passes an op's integer to its script unchecked,
+// its script's range widened by edits: the reference bus checks the range itself before any byte
+// is sent, so the mutant carries a value the bus refuses past that check as an in-range stand-in
+// (the front) and puts it back on the wire (the hook). out tells the values the widened script
+// admits and the bus does not.
+func uncheckedRange(name string, edits []Edit, out func(int64) bool) func(*bus.Options) Wrap {
+	return func(opt *bus.Options) Wrap {
+		c := &carrier{out: out, held: map[string]int64{}}
+		_, sha := script(name, edits)
+		opt.Test.Hook = chain(opt.Test.Hook, func(args []any) []any {
+			if _, ok := evalShaOf(args, sha); !ok {
+				return args
+			}
+			return c.restore(args)
+		})
+		return func(d drivers.Driver) drivers.Driver { return &rangeFront{Driver: d, c: c, op: name} }
+	}
+}
+
+// carrier holds the stand-ins it handed out, each for one value.
+type carrier struct {
+	out  func(int64) bool
+	mu   sync.Mutex
+	next int64
+	held map[string]int64
+}
+
+// standIn is v, or, when op is the carrier's script, a fresh in-range stand-in for a v the bus
+// would refuse.
+func (f *rangeFront) standIn(op string, v int64) int64 {
+	c := f.c
+	if op != f.op || !c.out(v) {
+		return v
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.next++
+	s := 99_999_999_000_000 + c.next
+	c.held[strconv.FormatInt(s, 10)] = v
+	return s
+}
+
+// restore puts back on a script call's arguments the values the stand-ins carried.
+func (c *carrier) restore(args []any) []any {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := slices.Clone(args)
+	for i := 3; i < len(out); i++ {
+		if v, ok := c.held[text(out[i])]; ok {
+			out[i] = strconv.FormatInt(v, 10)
+		}
+	}
+	return out
+}
+
+// rangeFront hands the bus stand-ins for the lease and delay values it would refuse.
+type rangeFront struct {
+	drivers.Driver
+	c  *carrier
+	op string // the script whose value it carries
+}
+
+func (f *rangeFront) Claim(ctx context.Context, a protocol.ClaimArgs) (*protocol.ClaimResult, error) {
+	a.LeaseMS = f.standIn(lua.Claim, a.LeaseMS)
+	return f.Driver.Claim(ctx, a)
+}
+
+func (f *rangeFront) LaneClaim(ctx context.Context, a protocol.ClaimArgs) (*protocol.ClaimResult, error) {
+	a.LeaseMS = f.standIn(lua.LaneClaim, a.LeaseMS)
+	return f.Driver.LaneClaim(ctx, a)
+}
+
+func (f *rangeFront) Extend(ctx context.Context, a protocol.ExtendArgs) (protocol.ExtendResult, error) {
+	a.LeaseMS = f.standIn(lua.Extend, a.LeaseMS)
+	return f.Driver.Extend(ctx, a)
+}
+
+func (f *rangeFront) Enqueue(ctx context.Context, a protocol.EnqueueArgs) (protocol.EnqueueResult, error) {
+	op := lua.Enqueue
+	if a.Lane != "" {
+		op = lua.LaneEnqueue
+	}
+	a.DelayMS = f.standIn(op, a.DelayMS)
+	return f.Driver.Enqueue(ctx, a)
+}
+
+func (f *rangeFront) Clock(ctx context.Context, a protocol.ClockArgs) error {
+	return f.Driver.(drivers.Clocker).Clock(ctx, a)
+}
+
+func (f *rangeFront) EnqueueBatch(ctx context.Context, a protocol.EnqueueBatchArgs) (protocol.EnqueueBatchResult, error) {
+	return f.Driver.(drivers.Batcher).EnqueueBatch(ctx, a)
+}
+
+func (f *rangeFront) ClaimBatch(ctx context.Context, a protocol.ClaimBatchArgs) (protocol.ClaimBatchResult, error) {
+	a.LeaseMS = f.standIn(lua.ClaimBatch, a.LeaseMS)
+	return f.Driver.(drivers.Batcher).ClaimBatch(ctx, a)
+}
+
+func (f *rangeFront) CompleteBatch(ctx context.Context, a protocol.CompleteBatchArgs) (protocol.CompleteBatchResult, error) {
+	return f.Driver.(drivers.Batcher).CompleteBatch(ctx, a)
 }

@@ -149,8 +149,14 @@ var proofsC01toC07 = map[string][]string{
 	"retry-token-unbounded":          {"retry.lua:ARGV2", "§4.2-30"},
 
 	// Issue 28, the statements no mutant had broken yet.
-	"fail-any-token":        {"§4.2-32"},
-	"complete-no-row-check": {"§4.1-7"},
+	// The durations of A16 past the port's own check and the script's.
+	"claim-lease-zero":             {"L-50", "claim.lua:ARGV1", "§4.2-14"},
+	"lane-claim-lease-zero":        {"L-67", "lane_claim.lua:ARGV1", "§4.2-53"},
+	"extend-lease-zero":            {"extend.lua:ARGV3"},
+	"enqueue-delay-unbounded":      {"§4.2-9"},
+	"lane-enqueue-delay-unbounded": {"L-69", "lane_enqueue.lua:ARGV4", "§4.2-50"},
+	"fail-any-token":               {"§4.2-32"},
+	"complete-no-row-check":        {"§4.1-7"},
 	// A fence that compares the version alone answers ok to another bundle's deployment; one
 	// that installs the version alone leaves {emq}:bundle without its digest.
 	"fence-ignores-digest":        {"L-3", "L-4", "L-91", "fence.lua:errors", "§4.2-2", "§4.3-6", "§5.2-2", "§5.2-3"},
