@@ -157,6 +157,7 @@ var proofsC01toC07 = map[string][]string{
 	"lane-enqueue-delay-unbounded": {"L-69", "lane_enqueue.lua:ARGV4", "§4.2-50"},
 	"fail-any-token":               {"§4.2-32"},
 	"complete-no-row-check":        {"§4.1-7"},
+	"complete-no-state-check":      {"§4.1-8"},
 	// A fence that compares the version alone answers ok to another bundle's deployment; one
 	// that installs the version alone leaves {emq}:bundle without its digest.
 	"fence-ignores-digest":        {"L-3", "L-4", "L-91", "fence.lua:errors", "§4.2-2", "§4.3-6", "§5.2-2", "§5.2-3"},
