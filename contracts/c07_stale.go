@@ -118,6 +118,20 @@ func everyNonLiveStateRefused(t *T) {
 	t.staleEvery("live", lane, cl.Token+1, "while token 1 holds the lane lease", rules.FencedToken)
 	t.complete("live", live, c.Token)
 	t.complete("live", lane, cl.Token)
+	t.staleWhileAstray()
+}
+
+// staleWhileAstray: the four conditions of §4.1 hold at once or the op is refused, the row's
+// state included: a row that says pending, scheduled or dead is refused although a live lease
+// in active names it with its token. The bundle never leaves such a pair, so the kit plants it.
+func (t *T) staleWhileAstray() {
+	q := t.q("astray")
+	for i, st := range []string{"pending", "scheduled", "dead"} {
+		id := jobID(1<<49 + uint64(i))
+		t.do("HSET", jobKey(q, id), "state", st, "attempts", 1, "payload", "astray")
+		t.do("ZADD", q.Active(), t.now()+600000, id)
+		t.staleEvery("astray", id, 1, "while its row says "+st+" and a live lease in active names it", rules.Fenced)
+	}
 }
 
 // A lease that has passed on the server's clock confers nothing, on a redelivery and on

@@ -24,7 +24,7 @@ var proofsC01toC07 = map[string][]string{
 	"no-refence":                   {"B-76", "§1.2-1", "§5-1", "§7-7"},
 	"second-hello-accepted":        {"B-19", "§4.3-15"},
 	"refused-hello-opens-session":  {"B-288"},
-	"fence-refuses-own-bundle":     {"L-64", "fence.lua:reply", "§5.2-2"},
+	"fence-refuses-own-bundle":     {"L-64", "fence.lua:errors", "fence.lua:reply", "§4.3-6", "§5.2-2"},
 	"version-refusal-ignored":      {"L-4", "§1.2-2", "§5.2-2", "§5.2-3", "§7-7"},
 	// Its rule's statements say what a refused session answers, not that it sends nothing
 	// after the refusal: it breaks none of them.
@@ -99,7 +99,7 @@ var proofsC01toC07 = map[string][]string{
 	"lane-claim-rotates-when-paused":           {},
 	"claim-batch-newest-first":                 {"B-248"},
 	"claim-batch-no-checkpoint":                {"B-248", "B-249", "L-54", "claim_batch.lua:reply"},
-	"claim-fractional-lease":                   {"L-12", "§1.4-1", "§2.2-3"},
+	"claim-fractional-lease":                   {"A2-2", "L-12", "§1.4-1", "§2.2-3"},
 	"checkpoint-appends":                       {"§2.2-7", "§4.2-19"},
 	"claim-meta-exists-paused":                 {"L-51", "claim.lua:reply", "§4.2-11", "§7-12"},
 	"claim-no-increment":                       {"§4.1-4", "§4.2-11", "§7-12"},
@@ -110,7 +110,7 @@ var proofsC01toC07 = map[string][]string{
 	"lane-claim-payload-formatted":             {"§1.5-1", "§4.2-52"},
 	"client-clock-lease":                       {"L-12", "L-13", "§1.4-1", "§1.4-2", "§4.2-11", "§7-12"},
 	"json-string-lease":                        {"B-86", "B-134", "§4.3-16"},
-	"noscript-reload-crlf":                     {"§4.2-1", "§5.3-2", "§7-12"},
+	"noscript-reload-crlf":                     {"L-1", "§4.2-1", "§5.3-2", "§7-12"},
 	"claim-row-lease-field":                    {"§2.2-10", "§4.1-1"},
 	"lane-claim-row-lane-field":                {"§2.2-10", "§4.1-1"},
 
@@ -128,16 +128,16 @@ var proofsC01toC07 = map[string][]string{
 	"extend-adds-to-old-deadline":    {"§4.2-15"},
 	"extend-never-shortens":          {"§4.2-15"},
 	"extend-replies-old-deadline":    {"L-60", "extend.lua:reply", "§4.2-16"},
-	"complete-any-token":             {"B-57", "L-20", "complete.lua:errors", "§4.1-6", "§7-13"},
+	"complete-any-token":             {"B-57", "L-20", "L-90", "complete.lua:errors", "§4.1-5", "§4.1-6", "§4.2-24", "§4.3-4", "§7-13"},
 	"complete-expired-lease":         {"B-57", "L-20", "complete.lua:errors", "§4.1-6", "§7-13"},
 	"checkpoint-expired-lease":       {"L-20", "checkpoint.lua:errors", "§4.1-10", "§4.1-11", "§7-13"},
 	"complete-lease-boundary-lt":     {"A2-1", "A2-3", "L-20", "L-21", "complete.lua:errors", "§4.1-10", "§4.1-11", "§7-13"},
-	"extend-expired-lease":           {"B-56", "L-20", "extend.lua:errors", "§4.1-10", "§4.1-11", "§7-13"},
+	"extend-expired-lease":           {"B-56", "L-20", "extend.lua:errors", "§4.1-10", "§4.1-11", "§4.2-17", "§7-13"},
 	"checkpoint-before-fence":        {"L-19", "checkpoint.lua:errors", "§4.1-12"},
 	"retry-error-before-fence":       {"L-19", "retry.lua:errors", "§4.1-12"},
 	"checkpoint-older-token":         {"L-20", "checkpoint.lua:errors", "§4.1-9", "§7-13"},
 	"fail-newer-token":               {"B-59", "L-20", "fail.lua:errors", "§4.1-9", "§7-13"},
-	"retry-any-token":                {"B-58", "L-20", "retry.lua:errors", "§4.1-9", "§7-13"},
+	"retry-any-token":                {"B-58", "L-20", "retry.lua:errors", "§4.1-9", "§4.2-29", "§7-13"},
 	"json-fraction-token":            {"B-86", "B-88", "B-144", "B-152", "B-158", "B-170", "B-178", "§4.3-16"},
 	"extend-mints-token":             {"§4.1-4"},
 	"argv-row-id":                    {"A5-1", "L-10", "L-59", "§1.3-2"},
@@ -148,4 +148,25 @@ var proofsC01toC07 = map[string][]string{
 	"extend-token-unbounded":         {"extend.lua:ARGV2", "§4.2-18"},
 	"fail-token-unbounded":           {"L-61", "fail.lua:ARGV2", "§4.2-33"},
 	"retry-token-unbounded":          {"retry.lua:ARGV2", "§4.2-30"},
+
+	// Issue 28, the statements no mutant had broken yet.
+	// The durations of A16 past the port's own check and the script's.
+	"claim-lease-zero":             {"L-50", "claim.lua:ARGV1", "§4.2-14"},
+	"lane-claim-lease-zero":        {"L-67", "lane_claim.lua:ARGV1", "§4.2-53"},
+	"extend-lease-zero":            {"extend.lua:ARGV3"},
+	"enqueue-delay-unbounded":      {"§4.2-9"},
+	"lane-enqueue-delay-unbounded": {"L-69", "lane_enqueue.lua:ARGV4", "§4.2-50"},
+	"fail-any-token":               {"§4.2-32"},
+	"complete-no-row-check":        {"§4.1-7"},
+	"complete-no-state-check":      {"§4.1-8"},
+	// A fence that compares the version alone answers ok to another bundle's deployment; one
+	// that installs the version alone leaves {emq}:bundle without its digest.
+	"fence-ignores-digest":        {"L-3", "L-4", "L-91", "fence.lua:errors", "§4.2-2", "§4.3-6", "§5.2-2", "§5.2-3"},
+	"fence-installs-version-only": {"L-3", "L-64", "fence.lua:reply", "§2.2-15"},
+	"enqueue-pending-at-now":      {"§2.2-2"},
+	"pause-flag-true":             {"§2.2-8", "§4.2-46"},
+	// Calls against the scripts' headers: the canonical script refuses them.
+	"pause-passes-flag":      {"L-75"},
+	"resume-keys-reordered":  {"L-83"},
+	"enqueue-batch-other-id": {"L-41"},
 }

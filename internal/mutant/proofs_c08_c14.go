@@ -182,4 +182,19 @@ var proofsC08toC14 = map[string][]string{
 	"json-retry-delay-optional":       {"B-163", "B-18", "B-84", "§4.3-13"},
 
 	"lane-pause-replies-2": {"L-72", "lane_pause.lua:reply"},
+
+	// Issue 28: the other replies the port protocol discards (each "Reply: 1."), and replies a
+	// port passes on.
+	"pause-replies-2":            {"L-76", "pause.lua:reply"},
+	"resume-replies-2":           {"L-84", "resume.lua:reply"},
+	"lane-resume-replies-2":      {"L-74", "lane_resume.lua:reply"},
+	"lane-ceiling-replies-2":     {"L-66", "lane_ceiling.lua:reply"},
+	"checkpoint-replies-2":       {"L-49", "checkpoint.lua:reply"},
+	"retry-dead-replies-retried": {"L-86", "retry.lua:reply", "§4.2-28"},
+	"reap-count-flag":            {"§4.2-35"},
+	// Calls against the scripts' headers: the canonical script refuses them.
+	"lane-pause-passes-key":  {"L-71"},
+	"lane-resume-other-lane": {"L-73"},
+	"purge-other-id":         {"L-79"},
+	"revive-other-id":        {"L-87"},
 }

@@ -1,0 +1,70 @@
+package mutant
+
+import "github.com/echomq/kit/reference/bus"
+
+// statementMutants break one statement of the documents each that no other catalogue mutant
+// broke (issue 28): an argument range, a script's reply, the fence's record, the pause flag.
+// Each is killed by the contract that owns the op, on behaviour.
+var statementMutants = []Spec{
+	// C07: the duration ranges of A16 and the fence of fail.
+	{Name: "claim-lease-zero", Contract: "C07", Rule: "A16-durations", Defect: "claim admits lease_ms 0 (the delay range applied to a lease): a lease that has passed as it is granted, and the port passes the value to the script unchecked",
+		Edits: []Edit{{"claim", "local lease = int(ARGV[1], 1, MAX_MS)", "local lease = int(ARGV[1], 0, MAX_MS)"}},
+		Go:    uncheckedRange("claim", []Edit{{"claim", "local lease = int(ARGV[1], 1, MAX_MS)", "local lease = int(ARGV[1], 0, MAX_MS)"}}, isZero)},
+	{Name: "lane-claim-lease-zero", Contract: "C07", Rule: "A16-durations", Defect: "lane_claim admits lease_ms 0: a lease that has passed as it is granted, and the port passes the value to the script unchecked",
+		Edits: []Edit{{"lane_claim", "local lease = int(ARGV[1], 1, MAX_MS)", "local lease = int(ARGV[1], 0, MAX_MS)"}},
+		Go:    uncheckedRange("lane_claim", []Edit{{"lane_claim", "local lease = int(ARGV[1], 1, MAX_MS)", "local lease = int(ARGV[1], 0, MAX_MS)"}}, isZero)},
+	{Name: "extend-lease-zero", Contract: "C07", Rule: "A16-durations", Defect: "extend admits lease_ms 0: a heartbeat that ends the lease it extends, and the port passes the value to the script unchecked",
+		Edits: []Edit{{"extend", "local lease = int(ARGV[3], 1, MAX_MS)", "local lease = int(ARGV[3], 0, MAX_MS)"}},
+		Go:    uncheckedRange("extend", []Edit{{"extend", "local lease = int(ARGV[3], 1, MAX_MS)", "local lease = int(ARGV[3], 0, MAX_MS)"}}, isZero)},
+	{Name: "enqueue-delay-unbounded", Contract: "C07", Rule: "A16-durations", Defect: "enqueue admits delay_ms up to 1e15 instead of 1e14, and the port passes the value to the script unchecked",
+		Edits: []Edit{{"enqueue", "local delay = int(ARGV[3], 0, MAX_MS)", "local delay = int(ARGV[3], 0, 10 * MAX_MS)"}},
+		Go:    uncheckedRange("enqueue", []Edit{{"enqueue", "local delay = int(ARGV[3], 0, MAX_MS)", "local delay = int(ARGV[3], 0, 10 * MAX_MS)"}}, pastMaxMS)},
+	{Name: "lane-enqueue-delay-unbounded", Contract: "C07", Rule: "A16-durations", Defect: "lane_enqueue admits delay_ms up to 1e15 instead of 1e14, and the port passes the value to the script unchecked",
+		Edits: []Edit{{"lane_enqueue", "local delay = int(ARGV[4], 0, MAX_MS)", "local delay = int(ARGV[4], 0, 10 * MAX_MS)"}},
+		Go:    uncheckedRange("lane_enqueue", []Edit{{"lane_enqueue", "local delay = int(ARGV[4], 0, MAX_MS)", "local delay = int(ARGV[4], 0, 10 * MAX_MS)"}}, pastMaxMS)},
+	{Name: "fail-any-token", Contract: "C07", Rule: "fenced", Defect: "fail does not compare the token: a zombie's fail buries the job another attempt holds",
+		Edits: []Edit{{"fail", "if tonumber(f[2]) ~= token then", "if false then"}}},
+
+	{Name: "complete-no-row-check", Contract: "C07", Rule: "fenced", Defect: "complete's fence does not first ask whether the row exists: a complete of a job that is gone fails in the script (a Lua error), not EMQSTALE",
+		Edits: []Edit{{"complete", "  if not f[1] then return 'EMQSTALE ' .. id .. ' no such job' end\n", ""}}},
+	{Name: "complete-no-state-check", Contract: "C07", Rule: "fenced", Defect: "complete's fence does not look at the row's state: a row in another state with a live entry in active is completed",
+		Edits: []Edit{{"complete", "  if f[1] ~= 'active' then return 'EMQSTALE ' .. id .. ' is ' .. f[1] end\n", ""}}},
+
+	// C13: the replies the port protocol does not pass on, each "Reply: 1." (as lane-pause-replies-2).
+	{Name: "pause-replies-2", Contract: "C13", Rule: "script-reply-discarded", Defect: "pause replies 2 instead of its documented 1",
+		Edits: []Edit{{"pause", "return 1", "return 2"}}},
+	{Name: "resume-replies-2", Contract: "C13", Rule: "script-reply-discarded", Defect: "resume replies 2 instead of its documented 1",
+		Edits: []Edit{{"resume", "return 1", "return 2"}}},
+	{Name: "lane-resume-replies-2", Contract: "C13", Rule: "script-reply-discarded", Defect: "lane_resume replies 2 instead of its documented 1",
+		Edits: []Edit{{"lane_resume", "return 1", "return 2"}}},
+	{Name: "lane-ceiling-replies-2", Contract: "C13", Rule: "script-reply-discarded", Defect: "lane_ceiling replies 2 instead of its documented 1",
+		Edits: []Edit{{"lane_ceiling", "return 1", "return 2"}}},
+	{Name: "checkpoint-replies-2", Contract: "C13", Rule: "script-reply-discarded", Defect: "checkpoint replies 2 instead of its documented 1",
+		Edits: []Edit{{"checkpoint", "return 1", "return 2"}}},
+
+	// Replies a port passes on.
+	{Name: "retry-dead-replies-retried", Contract: "C10", Rule: "A8-retry-at-max", Defect: "retry at max attempts buries the job as fail does but replies retried",
+		Edits: []Edit{{"retry", "return 'dead'", "return 'retried'"}}},
+	{Name: "reap-count-flag", Contract: "C11", Rule: "reap", Defect: "reap answers 1 when it settled anything, not the count",
+		Edits: []Edit{{"reap", "\nreturn n", "\nreturn math.min(n, 1)"}}},
+
+	// C01: the fence's record.
+	{Name: "fence-ignores-digest", Contract: "C01", Rule: "version", Defect: "the fence compares the deployed version alone: a deployment of the same version with another digest is answered ok",
+		Edits: []Edit{{"fence", "if have[1] == version and have[2] == digest then return 'ok' end", "if have[1] == version then return 'ok' end"}}},
+	{Name: "fence-installs-version-only", Contract: "C01", Rule: "version", Defect: "the fence installs the version alone, and takes a record without a digest for its own: {emq}:bundle never holds the digest",
+		Edits: []Edit{{"fence", "redis.call('HSET', KEYS[1], 'version', version, 'digest', digest)", "redis.call('HSET', KEYS[1], 'version', version)"},
+			{"fence", "if have[1] == version and have[2] == digest then return 'ok' end", "if have[1] == version and (have[2] == digest or not have[2]) then return 'ok' end"}}},
+
+	// The pending set and the pause flag as the keyspace table says.
+	{Name: "enqueue-pending-at-now", Contract: "C02", Rule: "pending-score-zero", Defect: "enqueue adds a ready id to pending at score TIME (in seconds), not 0",
+		Edits: []Edit{{"enqueue", "redis.call('ZADD', KEYS[2], 0, id)", "redis.call('ZADD', KEYS[2], redis.call('TIME')[1], id)"}}},
+	{Name: "pause-flag-true", Contract: "C06", Rule: "queue-pause", Defect: "pause writes meta.paused = true, and the claims read that word: paused is not 1 while the queue is paused",
+		Edits: []Edit{{"pause", "redis.call('HSET', KEYS[1], 'paused', '1')", "redis.call('HSET', KEYS[1], 'paused', 'true')"},
+			{"claim", "if redis.call('HGET', KEYS[3], 'paused') == '1' then return {} end", "if redis.call('HGET', KEYS[3], 'paused') == 'true' then return {} end"},
+			{"lane_claim", "if redis.call('HGET', KEYS[3], 'paused') == '1' then return {} end", "if redis.call('HGET', KEYS[3], 'paused') == 'true' then return {} end"},
+			{"claim_batch", "if redis.call('HGET', KEYS[3], 'paused') == '1' then return {} end", "if redis.call('HGET', KEYS[3], 'paused') == 'true' then return {} end"}}},
+}
+
+// isZero and pastMaxMS tell the values a widened range admits that the bus refuses.
+func isZero(v int64) bool    { return v == 0 }
+func pastMaxMS(v int64) bool { return v > bus.MaxMS && v <= 10*bus.MaxMS }
