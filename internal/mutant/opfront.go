@@ -117,7 +117,7 @@ var opRowMutants = []Spec{
 		Go: opWrap(func(f *opFront) { f.reapSaysWhether = true })},
 	{Name: "morgue-drains", Contract: "C10", Rule: "morgue-op", Defect: "morgue purges the dead jobs it lists (a read that pops), instead of reading only",
 		Go: opWrap(func(f *opFront) { f.morgueDrains = true })},
-	{Name: "park-one-short", Contract: "C14", Rule: "park", Defect: "park returns once jobs − 1 jobs were completed, not jobs",
+	{Name: "park-one-short", Contract: "C14", Rule: "park", Defect: "a park of two or more jobs returns once jobs − 1 were completed, not jobs",
 		Go: opWrap(func(f *opFront) { f.parkOneShort = true })},
 	{Name: "clock-ignores-scale", Contract: "C05", Rule: "A11-sequence-overflow", Defect: "the clock op's scripted minter clock advances 1 ms per real ms whatever its scale",
 		Go: opWrap(func(f *opFront) { f.clockRealSpeed = true })},
