@@ -38,7 +38,7 @@ func main() {
 	if *name != "" {
 		fmt.Fprintln(os.Stderr, "emq-port: running mutant", *name)
 	}
-	if err := portserver.ServeFactory(ctx, f, os.Stdin, os.Stdout); err != nil {
+	if err := portserver.ServeFactoryWith(ctx, f, os.Stdin, os.Stdout, mutant.Stdio(*name)); err != nil {
 		fmt.Fprintln(os.Stderr, "emq-port:", err)
 		os.Exit(1)
 	}

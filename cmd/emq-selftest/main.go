@@ -55,6 +55,10 @@ func (s *selftest) Factory(port string, sub subprocess.Options) (drivers.Factory
 	case s.mutant == "":
 		return nil, nil
 	case port == "":
+		if spec, ok := mutant.Lookup(s.mutant); ok && spec.Wire != nil {
+			// In-process the port binary's stdio is not there to break: the run would be the reference's.
+			return nil, fmt.Errorf("mutant %s breaks the port binary's stdio: run it with -port emq-port", s.mutant)
+		}
 		return mutant.Factory(s.mutant)
 	}
 	sub.Env = append(sub.Env, "EMQ_MUTANT="+s.mutant)

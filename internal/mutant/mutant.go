@@ -19,6 +19,7 @@ import (
 
 	"github.com/echomq/kit/drivers"
 	"github.com/echomq/kit/drivers/inproc"
+	"github.com/echomq/kit/internal/portserver"
 	"github.com/echomq/kit/lua"
 	"github.com/echomq/kit/protocol"
 	"github.com/echomq/kit/reference/bus"
@@ -47,6 +48,9 @@ type Spec struct {
 	// Cluster: the mutant breaks a rule only a cluster run evaluates (rules.Cluster in
 	// contracts/rules); it is run, and killed, against a Valkey Cluster (emq-conform -cluster).
 	Cluster bool
+	// Wire breaks the port binary's line protocol through cmd/emq-port's seam (stdio.go): the
+	// mutant runs, and is killed, only as a subprocess port (-port emq-port, EMQ_MUTANT).
+	Wire func(*portserver.Options)
 }
 
 // Wrap wraps a session of the port (the reference driver) in a mutant's own front.
@@ -151,7 +155,7 @@ func (s Spec) Apply(opt *bus.Options) (Wrap, error) {
 
 // catalogue is every mutant: the Go-side ones, then the Lua ones contract by contract (one file
 // each, catalogue_cNN.go).
-var catalogue = slices.Concat(goMutants, jsonMutants, sessionMutants, inFlightMutants, c01, c02, c03, c04, c05, c06, c07, c08, c09, c10, c11, c12, c13, c14, walk, clusterMutants, fieldRowMutants, opRowMutants, statementMutants, callMutants)
+var catalogue = slices.Concat(goMutants, jsonMutants, sessionMutants, inFlightMutants, c01, c02, c03, c04, c05, c06, c07, c08, c09, c10, c11, c12, c13, c14, walk, clusterMutants, fieldRowMutants, opRowMutants, statementMutants, callMutants, stdioMutants)
 
 // withAids gives a front the optional ops its port offers. A front written against the Driver
 // interface alone would hide the clock and the batch ops, and the contracts would meet a port

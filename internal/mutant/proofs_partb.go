@@ -169,6 +169,20 @@ var proofsPartB = map[string][]string{
 	"enqueue-lane-plain-script": {"B-51"},  // "With lane: the lane enqueue script"
 	"claim-empty-not-null":      {"B-52"},  // claim's result: null
 	"batch-enqueue-reversed":    {"B-246"}, // "one {id, created} per job, in order"
+	"key-ckpt-spelled-out":      {"B-42"},  // key's result: the key
+	"reap-count-whether":        {"B-62"},  // reap's result: count
+	"morgue-drains":             {"B-67"},  // morgue "reads only"
+	"park-one-short":            {"B-74"},  // "until jobs jobs were claimed and completed"
+	"clock-ignores-scale":       {"B-79"},  // "advances 1 ms per scale real ms"
+
+	// stdio.go: the line protocol broken in the port binary (run as emq-port).
+	"stdio-reply-pretty-printed": {"B-1"},  // "one JSON object per line"
+	"stdio-log-on-stdout":        {"B-3"},  // "A port prints nothing else to standard output"
+	"stdio-seq-counted":          {"B-4"},  // "seq is echoed"
+	"stdio-error-type-unlisted":  {"B-14"}, // error.type one of the listed values
+	"stdio-ok-omitted":           {"B-21"}, // "prints a line that is not a valid reply"
+	"stdio-empty-result-null":    {"B-26"}, // "Results are JSON objects unless noted"
+	"stdio-close-exits-1":        {"B-24"}, // "After close the port exits with status 0"
 
 	// Older mutants that break a Part B sentence too.
 	"json-fraction-token":         {"B-87"},          // "1.5 is not one"

@@ -18,19 +18,38 @@ import (
 // maxLine bounds one request line (payloads travel inside it, base64).
 const maxLine = 64 << 20
 
+// Options are the server's mutation seam: internal/mutant's wire mutants set them to break the
+// line protocol itself, which no driver front can reach. The zero value serves the protocol.
+type Options struct {
+	// Reply, when set, is handed each request line and its encoded reply (no newline) and
+	// returns the lines to print instead; an error ends the session after they are printed
+	// (Serve returns it, and emq-port exits 1).
+	Reply func(req, reply []byte) ([][]byte, error)
+}
+
 // ServeFactory starts one session from f and serves it.
 func ServeFactory(ctx context.Context, f drivers.Factory, in io.Reader, out io.Writer) error {
+	return ServeFactoryWith(ctx, f, in, out, Options{})
+}
+
+// ServeFactoryWith is ServeFactory with opt's seams.
+func ServeFactoryWith(ctx context.Context, f drivers.Factory, in io.Reader, out io.Writer, opt Options) error {
 	d, err := f.Start(ctx)
 	if err != nil {
 		return fmt.Errorf("portserver: start %s: %w", f.Name(), err)
 	}
-	return Serve(ctx, d, in, out)
+	return ServeWith(ctx, d, in, out, opt)
 }
 
 // Serve answers requests from in on out until a close request (answered, then nil), the end of
 // in (the driver is closed, nil), a write failure or ctx's end. A park waits by design (up to
 // its timeout_ms): the end of in cuts it short, so a port whose kit went away exits promptly.
 func Serve(ctx context.Context, d drivers.Driver, in io.Reader, out io.Writer) error {
+	return ServeWith(ctx, d, in, out, Options{})
+}
+
+// ServeWith is Serve with opt's seams.
+func ServeWith(ctx context.Context, d drivers.Driver, in io.Reader, out io.Writer, opt Options) error {
 	lines, ended, stop := readLines(in)
 	defer stop()
 	w := bufio.NewWriter(out)
@@ -63,11 +82,23 @@ func Serve(ctx context.Context, d drivers.Driver, in io.Reader, out io.Writer) e
 		if merr != nil {
 			buf, _ = json.Marshal(protocol.Reply{Seq: reply.Seq, Error: &protocol.WireError{Type: protocol.ErrTypeInternal, Message: "encode reply: " + merr.Error()}})
 		}
-		w.Write(buf)
-		w.WriteByte('\n')
+		outs, herr := [][]byte{buf}, error(nil)
+		if opt.Reply != nil {
+			outs, herr = opt.Reply(line, buf)
+		}
+		for _, o := range outs {
+			w.Write(o)
+			w.WriteByte('\n')
+		}
 		if err := w.Flush(); err != nil {
 			d.Close(context.WithoutCancel(ctx))
 			return fmt.Errorf("portserver: write: %w", err)
+		}
+		if herr != nil {
+			if !closing {
+				d.Close(context.WithoutCancel(ctx))
+			}
+			return herr
 		}
 		if closing {
 			return nil

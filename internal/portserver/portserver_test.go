@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -28,7 +29,9 @@ type port struct {
 	done chan error
 }
 
-func start(t *testing.T) *port {
+func start(t *testing.T) *port { return startWith(t, portserver.Options{}) }
+
+func startWith(t *testing.T, opt portserver.Options) *port {
 	f, err := inproc.New(inproc.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -37,7 +40,7 @@ func start(t *testing.T) *port {
 	outR, outW := io.Pipe()
 	p := &port{t: t, in: inW, out: bufio.NewReader(outR), done: make(chan error, 1)}
 	go func() {
-		p.done <- portserver.ServeFactory(context.Background(), f, inR, outW)
+		p.done <- portserver.ServeFactoryWith(context.Background(), f, inR, outW, opt)
 		outW.Close()
 	}()
 	return p
@@ -110,6 +113,40 @@ func TestServeExchange(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("Serve did not return after close")
+	}
+}
+
+// The mutation seam prints the lines Reply returns for each request, and its error ends the
+// session once they are printed (internal/mutant's stdio mutants).
+func TestServeReplySeam(t *testing.T) {
+	stop := errors.New("stop")
+	n := 0
+	p := startWith(t, portserver.Options{Reply: func(req, reply []byte) ([][]byte, error) {
+		n++
+		if n == 2 {
+			return [][]byte{reply}, stop
+		}
+		return [][]byte{[]byte("extra " + string(req)), reply}, nil
+	}})
+	if _, err := io.WriteString(p.in, "not json\n"); err != nil {
+		t.Fatal(err)
+	}
+	if l, _ := p.out.ReadString('\n'); l != "extra not json\n" {
+		t.Fatalf("first line %q, want the seam's own", l)
+	}
+	if r, _ := p.out.ReadString('\n'); !strings.HasPrefix(r, `{"seq":0,"ok":false`) {
+		t.Fatalf("second line %q, want the reply", r)
+	}
+	if r := p.send("still not json"); r.Seq != 0 || r.OK {
+		t.Fatalf("reply %+v", r)
+	}
+	select {
+	case err := <-p.done:
+		if !errors.Is(err, stop) {
+			t.Fatalf("Serve returned %v, want the seam's error", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Serve did not return on the seam's error")
 	}
 }
 
