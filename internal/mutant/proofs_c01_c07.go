@@ -150,6 +150,10 @@ var proofsC01toC07 = map[string][]string{
 	"retry-token-unbounded":          {"retry.lua:ARGV2", "§4.2-30"},
 
 	// Issue 28, the statements no mutant had broken yet.
+	// The batch ops' ranges past the kit's JSON layer (uncheckedField).
+	"claim-batch-lease-zero":        {"claim_batch.lua:ARGV1", "claim_batch.lua:errors"},
+	"claim-batch-n-unbounded":       {"L-42", "claim_batch.lua:ARGV2", "claim_batch.lua:errors"},
+	"enqueue-batch-delay-unbounded": {"enqueue_batch.lua:ARGV3", "enqueue_batch.lua:errors"},
 	// The durations of A16 past the port's own check and the script's.
 	"claim-lease-zero":             {"L-50", "claim.lua:ARGV1", "§4.2-14"},
 	"lane-claim-lease-zero":        {"L-67", "lane_claim.lua:ARGV1", "§4.2-53"},

@@ -197,4 +197,6 @@ var proofsC08toC14 = map[string][]string{
 	"lane-resume-other-lane": {"L-73"},
 	"purge-other-id":         {"L-79"},
 	"revive-other-id":        {"L-87"},
+	// The ceiling's range past the kit's JSON layer (uncheckedField).
+	"lane-ceiling-unbounded": {"L-65", "§4.2-57"},
 }
