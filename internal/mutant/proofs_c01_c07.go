@@ -62,7 +62,11 @@ var proofsC01toC07 = map[string][]string{
 	"eval-edited":                  {"A4-4", "A4-5", "§1.1-1", "§5.3-1", "§7-3"},
 	"stray-key":                    {"§1.3-1", "§2.2-1", "§2.2-18", "§7-4"},
 	"minter-zero-fallback":         {"A9-1", "B-30", "§3.4-5"},
-	"enqueue-due-at-delay":         {"L-56", "enqueue.lua:ARGV3", "§2.2-4"},
+	// Issue 28: the lease key outside the grammar, the slot with another CRC.
+	"minter-key-padded":    {"§2.2-16", "§2.2-19"},
+	"minter-key-untagged":  {"§2.2-16", "§2.3-2"},
+	"slot-crc-ccitt":       {"§2.3-3"},
+	"enqueue-due-at-delay": {"L-56", "enqueue.lua:ARGV3", "§2.2-4"},
 
 	// C03: duplicates.
 	"batch-duplicate-created":     {"B-247"},
@@ -75,10 +79,16 @@ var proofsC01toC07 = map[string][]string{
 	// C04: names, ids and the order of the checks.
 	"brand-before-lane":     {"B-101", "§2.4-8"},
 	"json-empty-id-mints":   {"B-95", "B-126", "§4.3-10"},
-	"json-empty-lane-plain": {"B-92", "B-95", "B-130", "§2.1-2", "§2.1-3", "§2.1-4", "§2.4-2", "§4.3-10"},
+	"json-empty-lane-plain": {"B-92", "B-95", "B-130", "§2.1-2", "§2.1-3", "§2.1-4", "§2.4-2", "§2.4-6", "§4.3-10"},
 	"lax-id-brand":          {"B-93", "§2.4-7", "§3.2-3", "§3.5-1", "§3.5-2", "§4.3-9", "§7-10"},
 	"lax-queue-name":        {"B-16", "B-92", "§2.1-4", "§2.4-2", "§4.3-10", "§7-10"},
 	"lax-key-op":            {"B-43", "§2.1-1"},
+	// Issue 28: each malformed id the builder lets through reaches the server, where §2.4 and
+	// §3.5 refuse it before any traffic.
+	"lax-id-length":        {"§2.4-1", "§2.4-3", "§3.5-3"},
+	"lax-id-alphabet":      {"§2.4-1", "§2.4-3", "§3.5-3"},
+	"lax-id-above-largest": {"§2.4-1", "§2.4-4", "§3.1-3", "§3.5-3"},
+	"lax-id-brand-case":    {"§2.4-1", "§2.4-4", "§3.2-1", "§3.5-3"},
 
 	// C05: order and the clock.
 	"json-clock-scale-zero":  {"B-90", "B-236", "§4.3-16"},
