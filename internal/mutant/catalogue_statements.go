@@ -64,6 +64,10 @@ var statementMutants = []Spec{
 			{"lane_claim", "if redis.call('HGET', KEYS[3], 'paused') == '1' then return {} end", "if redis.call('HGET', KEYS[3], 'paused') == 'true' then return {} end"},
 			{"claim_batch", "if redis.call('HGET', KEYS[3], 'paused') == '1' then return {} end", "if redis.call('HGET', KEYS[3], 'paused') == 'true' then return {} end"}}},
 
+	// C03: a batch's repeated id, which enqueue_batch's reply and L-46 settle (the first wins).
+	{Name: "enqueue-batch-repeat-wins", Contract: "C03", Rule: "A17-enqueue-batch", Defect: "enqueue_batch writes a repeated id again and answers 1 for it: the last occurrence in the batch wins, not the first",
+		Edits: []Edit{{"enqueue_batch", "if seen[id] or (some and redis.call('EXISTS', row) == 1) then", "if not seen[id] and some and redis.call('EXISTS', row) == 1 then"}}},
+
 	// The field ranges of the batch ops and lane_ceiling (Part B), each in its owner's fields
 	// clause: the port's JSON layer passes the value to the widened script unchecked.
 	{Name: "claim-batch-lease-zero", Contract: "C06", Rule: "field-range", Defect: "claim_batch admits lease_ms 0, and the port passes the value to the script unchecked",

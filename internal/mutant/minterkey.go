@@ -63,3 +63,33 @@ func (f ccittSlotFront) Slot(_ context.Context, a protocol.SlotArgs) (protocol.S
 	}
 	return protocol.SlotResult{Slot: int(crc % 16384)}, nil
 }
+
+// handshakeMutants get the handshake's first command wrong, and the brand of a minted id.
+var handshakeMutants = []Spec{
+	{Name: "hello-bare", Contract: "C01", Rule: "wire-fence-first", Defect: "every connection opens with a bare HELLO (the server's default protocol, RESP2 here) instead of HELLO 2",
+		Go: seams(func(s *bus.Seams) {
+			s.Hook = chain(s.Hook, func(args []any) []any {
+				if len(args) == 2 && strings.EqualFold(text(args[0]), "HELLO") && text(args[1]) == "2" {
+					return []any{args[0]}
+				}
+				return args
+			})
+		})},
+	{Name: "mint-brand-joc", Contract: "C02", Rule: "id-format", Defect: "the mint op issues its ids under the brand JOC, not JOB",
+		Go: front(func(d drivers.Driver) drivers.Driver { return brandFront{d} })},
+}
+
+// brandFront answers mint with each id under the brand JOC.
+type brandFront struct{ drivers.Driver }
+
+func (f brandFront) Mint(ctx context.Context, a protocol.MintArgs) (protocol.MintResult, error) {
+	r, err := f.Driver.Mint(ctx, a)
+	for _, ids := range r.IDs {
+		for i, id := range ids {
+			if strings.HasPrefix(id, "JOB") {
+				ids[i] = "JOC" + id[3:]
+			}
+		}
+	}
+	return r, err
+}

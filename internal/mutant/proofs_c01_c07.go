@@ -20,6 +20,8 @@ var proofsC01toC07 = map[string][]string{
 	"clock-undeclared-answers":     {"B-278", "B-81"},
 	"json-hello-ttl-zero":          {"B-104", "B-90", "§4.3-16"},
 	"hello-bare-version":           {"B-27"},
+	"digest-unsorted":              {"A1-1", "A1-2", "L-2", "L-63", "§5.2-1"},
+	"hello-bare":                   {"A10-4", "§5.1-1"},
 	"requests-served-newest-first": {"B-280"},
 	"no-refence":                   {"B-76", "§1.2-1", "§5-1", "§7-7"},
 	"second-hello-accepted":        {"B-19", "§4.3-15"},
@@ -66,10 +68,12 @@ var proofsC01toC07 = map[string][]string{
 	"minter-key-padded":    {"§2.2-16", "§2.2-19"},
 	"minter-key-untagged":  {"§2.2-16", "§2.3-2"},
 	"slot-crc-ccitt":       {"§2.3-3"},
+	"mint-brand-joc":       {"§3.2-2"},
 	"enqueue-due-at-delay": {"L-56", "enqueue.lua:ARGV3", "§2.2-4"},
 
 	// C03: duplicates.
 	"batch-duplicate-created":     {"B-247"},
+	"enqueue-batch-repeat-wins":   {"A17-3", "L-46", "L-58", "enqueue_batch.lua:reply", "§4.2-59"},
 	"cluster-wrong-node":          {"B-35"},
 	"lane-enqueue-laneof-first":   {"B-50", "L-70", "lane_enqueue.lua:reply", "§4.2-48", "§7-9"},
 	"lane-enqueue-overwrites":     {"B-50", "L-70", "lane_enqueue.lua:reply", "§4.2-48", "§4.2-49", "§7-9"},
@@ -175,7 +179,7 @@ var proofsC01toC07 = map[string][]string{
 	"complete-no-state-check":      {"§4.1-8"},
 	// A fence that compares the version alone answers ok to another bundle's deployment; one
 	// that installs the version alone leaves {emq}:bundle without its digest.
-	"fence-ignores-digest":        {"L-3", "L-4", "L-91", "fence.lua:errors", "§4.2-2", "§4.3-6", "§5.2-2", "§5.2-3"},
+	"fence-ignores-digest":        {"L-3", "L-4", "L-91", "fence.lua:errors", "§4.2-2", "§4.2-3", "§4.3-6", "§5.2-2", "§5.2-3"},
 	"fence-installs-version-only": {"L-3", "L-64", "fence.lua:reply", "§2.2-15"},
 	"enqueue-pending-at-now":      {"§2.2-2"},
 	"pause-flag-true":             {"§2.2-8", "§4.2-46"},
