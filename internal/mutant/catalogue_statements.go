@@ -68,6 +68,10 @@ var statementMutants = []Spec{
 	{Name: "enqueue-batch-repeat-wins", Contract: "C03", Rule: "A17-enqueue-batch", Defect: "enqueue_batch writes a repeated id again and answers 1 for it: the last occurrence in the batch wins, not the first",
 		Edits: []Edit{{"enqueue_batch", "if seen[id] or (some and redis.call('EXISTS', row) == 1) then", "if not seen[id] and some and redis.call('EXISTS', row) == 1 then"}}},
 
+	// C12: lane_claim's fifth element (A3), the lane the claimed job came from.
+	{Name: "lane-claim-replies-lane-key", Contract: "C12", Rule: "lanes", Defect: "lane_claim replies the lane's key (emq:{q}:lane:<g>) as its fifth element, not the lane's name",
+		Edits: []Edit{{"lane_claim", "return {id, f[2], attempts, saved, g}", "return {id, f[2], attempts, saved, lane}"}}},
+
 	// The field ranges of the batch ops and lane_ceiling (Part B), each in its owner's fields
 	// clause: the port's JSON layer passes the value to the widened script unchecked.
 	{Name: "claim-batch-lease-zero", Contract: "C06", Rule: "field-range", Defect: "claim_batch admits lease_ms 0, and the port passes the value to the script unchecked",

@@ -30,9 +30,10 @@ var proofsC01toC07 = map[string][]string{
 	"version-refusal-ignored":      {"L-4", "§1.2-2", "§5.2-2", "§5.2-3", "§7-7"},
 	// Its rule's statements say what a refused session answers, not that it sends nothing
 	// after the refusal: it breaks none of them.
-	"refusal-reads-on": {},
-	"info-banner":      {"A4-1"},
-	"fence-late":       {"A4-3", "B-28", "§1.2-1", "§5-1", "§7-2", "§7-7"},
+	"refusal-reads-on":  {},
+	"info-banner":       {"A4-1"},
+	"minter-key-strlen": {"A4-2"},
+	"fence-late":        {"A4-3", "B-28", "§1.2-1", "§5-1", "§7-2", "§7-7"},
 	// A12-3 and §5.1-4 are the check's moment: before the fence script runs.
 	"server-check-after-fence": {"A12-3", "B-28", "§5.1-4"},
 
