@@ -68,6 +68,10 @@ var statementMutants = []Spec{
 	{Name: "enqueue-batch-repeat-wins", Contract: "C03", Rule: "A17-enqueue-batch", Defect: "enqueue_batch writes a repeated id again and answers 1 for it: the last occurrence in the batch wins, not the first",
 		Edits: []Edit{{"enqueue_batch", "if seen[id] or (some and redis.call('EXISTS', row) == 1) then", "if not seen[id] and some and redis.call('EXISTS', row) == 1 then"}}},
 
+	// C06: claim_batch's one TIME (L-43).
+	{Name: "claim-batch-staggered-leases", Contract: "C06", Rule: "A17-claim-batch", Defect: "claim_batch staggers its leases, the k-th claimed job's deadline TIME + lease_ms + k seconds, instead of one TIME + lease_ms for the whole batch",
+		Edits: []Edit{{"claim_batch", "    leases[#leases + 1] = deadline\n", "    leases[#leases + 1] = deadline + 1000 * #out\n"}}},
+
 	// C12: lane_claim's fifth element (A3), the lane the claimed job came from.
 	{Name: "lane-claim-replies-lane-key", Contract: "C12", Rule: "lanes", Defect: "lane_claim replies the lane's key (emq:{q}:lane:<g>) as its fifth element, not the lane's name",
 		Edits: []Edit{{"lane_claim", "return {id, f[2], attempts, saved, g}", "return {id, f[2], attempts, saved, lane}"}}},

@@ -114,6 +114,7 @@ var proofsC01toC07 = map[string][]string{
 	"lane-claim-rotates-when-paused":           {},
 	"claim-batch-newest-first":                 {"B-248"},
 	"claim-batch-no-checkpoint":                {"B-248", "B-249", "L-54", "claim_batch.lua:reply"},
+	"claim-batch-staggered-leases":             {"L-43"},
 	"claim-fractional-lease":                   {"A2-2", "L-12", "§1.4-1", "§2.2-3"},
 	"checkpoint-appends":                       {"§2.2-7", "§4.2-19"},
 	"claim-meta-exists-paused":                 {"L-51", "claim.lua:reply", "§4.2-11", "§7-12"},

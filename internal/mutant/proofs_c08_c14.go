@@ -63,6 +63,7 @@ var proofsC08toC14 = map[string][]string{
 	"complete-rejoins-paused-lane":       {"L-23", "L-24", "§2.2-12", "§4.2-23", "§4.4-1", "§7-18"},
 	"lane-claim-pops-newest":             {"§4.2-51", "§4.4-2"},
 	"lane-claim-replies-lane-key":        {"A3-2"},
+	"walk-completed-row-kept":            {"§4.1-2"},
 	"lane-enqueue-duplicates-ring-entry": {"L-23", "L-24", "§2.2-12", "§4.2-48", "§4.4-1", "§7-18"},
 	"ring-keeps-empty-lane":              {"A14-3", "L-23", "L-24", "L-68", "lane_claim.lua:reply", "§2.2-12", "§4.4-1", "§4.4-3", "§7-18"},
 	"lane-claim-not-counted":             {"§2.2-13", "§4.4-2"},
