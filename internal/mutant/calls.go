@@ -92,7 +92,7 @@ func otherID(i int) func(keys, argv []any) ([]any, []any) {
 // admits and the bus does not.
 func uncheckedRange(name string, edits []Edit, out func(int64) bool) func(*bus.Options) Wrap {
 	return func(opt *bus.Options) Wrap {
-		c := &carrier{out: out, held: map[string]int64{}}
+		c := &carrier{out: out, base: 99_999_999_000_000, held: map[string]int64{}}
 		_, sha := script(name, edits)
 		opt.Test.Hook = chain(opt.Test.Hook, func(args []any) []any {
 			if _, ok := evalShaOf(args, sha); !ok {
@@ -104,9 +104,11 @@ func uncheckedRange(name string, edits []Edit, out func(int64) bool) func(*bus.O
 	}
 }
 
-// carrier holds the stand-ins it handed out, each for one value.
+// carrier holds the stand-ins it handed out, each for one value: base+1, base+2, … (in range
+// for the checks the value is carried past, and unlike any value a clause sends).
 type carrier struct {
 	out  func(int64) bool
+	base int64
 	mu   sync.Mutex
 	next int64
 	held map[string]int64
@@ -115,14 +117,21 @@ type carrier struct {
 // standIn is v, or, when op is the carrier's script, a fresh in-range stand-in for a v the bus
 // would refuse.
 func (f *rangeFront) standIn(op string, v int64) int64 {
-	c := f.c
-	if op != f.op || !c.out(v) {
+	if op != f.op {
+		return v
+	}
+	return f.c.hold(v)
+}
+
+// hold is v, or a fresh stand-in for a v out tells.
+func (c *carrier) hold(v int64) int64 {
+	if !c.out(v) {
 		return v
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.next++
-	s := 99_999_999_000_000 + c.next
+	s := c.base + c.next
 	c.held[strconv.FormatInt(s, 10)] = v
 	return s
 }

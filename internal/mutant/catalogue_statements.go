@@ -63,7 +63,38 @@ var statementMutants = []Spec{
 			{"claim", "if redis.call('HGET', KEYS[3], 'paused') == '1' then return {} end", "if redis.call('HGET', KEYS[3], 'paused') == 'true' then return {} end"},
 			{"lane_claim", "if redis.call('HGET', KEYS[3], 'paused') == '1' then return {} end", "if redis.call('HGET', KEYS[3], 'paused') == 'true' then return {} end"},
 			{"claim_batch", "if redis.call('HGET', KEYS[3], 'paused') == '1' then return {} end", "if redis.call('HGET', KEYS[3], 'paused') == 'true' then return {} end"}}},
+
+	// C03: a batch's repeated id, which enqueue_batch's reply and L-46 settle (the first wins).
+	{Name: "enqueue-batch-repeat-wins", Contract: "C03", Rule: "A17-enqueue-batch", Defect: "enqueue_batch writes a repeated id again and answers 1 for it: the last occurrence in the batch wins, not the first",
+		Edits: []Edit{{"enqueue_batch", "if seen[id] or (some and redis.call('EXISTS', row) == 1) then", "if not seen[id] and some and redis.call('EXISTS', row) == 1 then"}}},
+
+	// C06: claim_batch's one TIME (L-43).
+	{Name: "claim-batch-staggered-leases", Contract: "C06", Rule: "A17-claim-batch", Defect: "claim_batch staggers its leases, the k-th claimed job's deadline TIME + lease_ms + k seconds, instead of one TIME + lease_ms for the whole batch",
+		Edits: []Edit{{"claim_batch", "    leases[#leases + 1] = deadline\n", "    leases[#leases + 1] = deadline + 1000 * #out\n"}}},
+
+	// C12: lane_claim's fifth element (A3), the lane the claimed job came from.
+	{Name: "lane-claim-replies-lane-key", Contract: "C12", Rule: "lanes", Defect: "lane_claim replies the lane's key (emq:{q}:lane:<g>) as its fifth element, not the lane's name",
+		Edits: []Edit{{"lane_claim", "return {id, f[2], attempts, saved, g}", "return {id, f[2], attempts, saved, lane}"}}},
+
+	// The field ranges of the batch ops and lane_ceiling (Part B), each in its owner's fields
+	// clause: the port's JSON layer passes the value to the widened script unchecked.
+	{Name: "claim-batch-lease-zero", Contract: "C06", Rule: "field-range", Defect: "claim_batch admits lease_ms 0, and the port passes the value to the script unchecked",
+		Edits: claimBatchLeaseZero, Go: uncheckedField("claim_batch", "lease_ms", claimBatchLeaseZero, 99_999_999_000_000, isZero)},
+	{Name: "claim-batch-n-unbounded", Contract: "C06", Rule: "field-range", Defect: "claim_batch admits n up to 10000 instead of 1000, and the port passes the value to the script unchecked",
+		Edits: claimBatchN, Go: uncheckedField("claim_batch", "n", claimBatchN, 900, func(v int64) bool { return v > 1000 && v <= 10000 })},
+	{Name: "enqueue-batch-delay-unbounded", Contract: "C02", Rule: "field-range", Defect: "enqueue_batch admits a job's delay_ms up to 1e15 instead of 1e14, and the port passes the value to the script unchecked",
+		Edits: enqueueBatchDelay, Go: uncheckedField("enqueue_batch", "jobs[].delay_ms", enqueueBatchDelay, 99_999_999_000_000, pastMaxMS)},
+	{Name: "lane-ceiling-unbounded", Contract: "C13", Rule: "field-range", Defect: "lane_ceiling admits a ceiling up to 1e14 instead of 1e9, and the port passes the value to the script unchecked",
+		Edits: laneCeilingWide, Go: uncheckedField("lane_ceiling", "ceiling", laneCeilingWide, 999_000_000, func(v int64) bool { return v > 1_000_000_000 && v <= bus.MaxMS })},
 }
+
+// The widened ranges of the batch ops and lane_ceiling.
+var (
+	claimBatchLeaseZero = []Edit{{"claim_batch", "local lease = int(ARGV[1], 1, MAX_MS)", "local lease = int(ARGV[1], 0, MAX_MS)"}}
+	claimBatchN         = []Edit{{"claim_batch", "local n = int(ARGV[2], 1, 1000)", "local n = int(ARGV[2], 1, 10000)"}}
+	enqueueBatchDelay   = []Edit{{"enqueue_batch", "local delay = int(ARGV[3 * k], 0, MAX_MS)", "local delay = int(ARGV[3 * k], 0, 10 * MAX_MS)"}}
+	laneCeilingWide     = []Edit{{"lane_ceiling", "local n = int(ARGV[2], 0, 1000000000)", "local n = int(ARGV[2], 0, 100000000000000)"}}
+)
 
 // isZero and pastMaxMS tell the values a widened range admits that the bus refuses.
 func isZero(v int64) bool    { return v == 0 }

@@ -26,4 +26,6 @@ var walk = []Spec{
 		Edits: []Edit{{"revive", "arm(KEYS[5])\nreturn 1", "return 1"}}},
 	{Name: "walk-delayed-lane-row-pending", Contract: "C12", Rule: "walk-model", Defect: "a delayed lane enqueue writes its row as pending while it sits in scheduled (promote then drops it)",
 		Edits: []Edit{{"lane_enqueue", "redis.call('HSET', KEYS[1], 'state', 'scheduled', 'attempts', 0, 'payload', payload)", "redis.call('HSET', KEYS[1], 'state', 'pending', 'attempts', 0, 'payload', payload)"}}},
+	{Name: "walk-completed-row-kept", Contract: "C12", Rule: "walk-model", Defect: "complete keeps the job's row with state completed instead of deleting it: a completed job leaves its row behind, in a state outside the four",
+		Edits: []Edit{{"complete", "redis.call('DEL', KEYS[1])", "redis.call('HSET', KEYS[1], 'state', 'completed')"}}},
 }

@@ -37,6 +37,14 @@ var goMutants = []Spec{
 		Go: laxNames},
 	{Name: "lax-id-brand", Contract: "C04", Rule: "key-builder", Defect: "the key builder accepts a well-formed id of another brand",
 		Go: laxBrands},
+	{Name: "lax-id-length", Contract: "C04", Rule: "key-builder", Defect: "the key builder sends an id of the wrong length (not 14 bytes) to the server",
+		Go: laxID("length")},
+	{Name: "lax-id-alphabet", Contract: "C04", Rule: "key-builder", Defect: "the key builder sends an id with a digit outside the base62 alphabet to the server",
+		Go: laxID("alphabet")},
+	{Name: "lax-id-above-largest", Contract: "C04", Rule: "key-builder", Defect: "the key builder sends an id whose 11 digits are above the largest snowflake LygHa16AHYF to the server",
+		Go: laxID("above-largest")},
+	{Name: "lax-id-brand-case", Contract: "C04", Rule: "key-builder", Defect: "the key builder sends an id whose brand is not three capitals (job…, Job…, @OB…) to the server",
+		Go: laxID("brand-case")},
 	{Name: "minter-repeats", Contract: "C05", Rule: "mint-order", Defect: "the minter restarts its sequence at every call: ids repeat within one millisecond",
 		Go: seams(func(s *bus.Seams) { s.Minter = repeatingMinter })},
 	{Name: "client-clock-lease", Contract: "C06", Rule: "clock", Defect: "claim sends an instant from the client's clock and the script stores it as the deadline",
@@ -51,6 +59,8 @@ var goMutants = []Spec{
 		Go: seams(func(s *bus.Seams) { s.Hook = chain(s.Hook, reloadCRLF()) })},
 	{Name: "info-banner", Contract: "C01", Rule: "wire-commands", Defect: "after the fence, every connection reads INFO server to log the server's build and uptime: a command outside A4",
 		Go: seams(func(s *bus.Seams) { s.Handshake = infoAfterFence })},
+	{Name: "minter-key-strlen", Contract: "C01", Rule: "wire-commands", Defect: "after the fence, every connection probes the lease key {emq}:minter:1023 with STRLEN: a command outside A4's list for the minter keys",
+		Go: seams(func(s *bus.Seams) { s.Handshake = strlenMinterAfterFence })},
 	{Name: "payload-utf8", Contract: "C06", Rule: "claim", Defect: "the port passes a claimed payload through a UTF-8 string: invalid bytes come back as U+FFFD",
 		Go: payloadUTF8},
 	{Name: "morgue-limit-unbounded", Contract: "C07", Rule: "A16-limit", Defect: "morgue takes any limit: 10001 lists the first 10000 dead jobs instead of EMQARG",
@@ -61,6 +71,8 @@ var goMutants = []Spec{
 		Go: parkMaintains},
 	{Name: "claim-after-timeout", Contract: "C14", Rule: "park", Defect: "a parked consumer goes back to claim when its blocking pop times out, not only on a wake token",
 		Go: seams(func(s *bus.Seams) { s.Park = claimAfterTimeout })},
+	{Name: "wake-taken-for-timeout", Contract: "C14", Rule: "park", Defect: "a parked consumer takes a popped wake token for a timed-out pop and parks again without claiming: work enqueued while it parks waits",
+		Go: seams(func(s *bus.Seams) { s.Park = wakeTakenForTimeout })},
 	{Name: "socket-leaked-per-connect", Contract: "C14", Rule: "connections-closed", Defect: "every connection the bus opens comes with a second one, fenced the same way and never closed: a socket leaked per connect and per reconnect, as a redial that replaces a healthy socket and forgets the old one leaks it (make mutation's survivor conn.go publish, seed 97903)",
 		Go: seams(func(s *bus.Seams) { s.Handshake = leakPerConnect() })},
 	{Name: "extend-deadline-seconds", Contract: "C07", Rule: "extend-deadline", Defect: "extend answers deadline_ms in seconds (the new deadline divided by 1000), as a port that hands on a Unix-seconds time",
@@ -178,6 +190,12 @@ func pollPark(ctx context.Context, _ *connector.Conn, _ time.Duration, _ []any) 
 		return false, err
 	}
 	return true, nil
+}
+
+// wakeTakenForTimeout pops as the canon says but reports no wake, token or not.
+func wakeTakenForTimeout(ctx context.Context, c *connector.Conn, timeout time.Duration, cmd []any) (bool, error) {
+	_, err := c.DoBlocking(ctx, timeout, cmd...)
+	return false, err
 }
 
 // claimAfterTimeout pops as the canon says but takes a timed-out pop for a wake.

@@ -23,7 +23,7 @@ import (
 // and a command hook puts the refused text back into every command: the lax bytes really reach
 // the server, as they would from a port whose builder concatenates what it is given.
 type lax struct {
-	kind    string            // "name" or "brand"
+	kind    string            // "name", "brand" or an idDefect
 	mu      sync.Mutex        // guards the maps: the hook runs on the bus's goroutines
 	alias   map[string]string // refused text → its alias
 	refused map[string]string // alias → the refused text
@@ -69,15 +69,39 @@ func (l *lax) name(s string, optional bool) string {
 	return l.aliasFor(s)
 }
 
-// id aliases a well-formed id of another brand.
+// laxID admits malformed ids of one defect (idDefect's names): each breaks one refusal of §2.4.
+func laxID(defect string) func(*bus.Options) Wrap {
+	return func(opt *bus.Options) Wrap { return newLax(defect).install(opt) }
+}
+
+// id aliases a well-formed id of another brand (kind "brand") or a malformed one of the
+// lax builder's defect.
 func (l *lax) id(s string) string {
-	if l.kind != "brand" {
-		return s
+	if l.kind == "name" || s == "" {
+		return s // an empty id is the port's own "absent" question, not the builder's
 	}
-	if _, err := ids.ParseJob(s); err != nil && errors.Is(err, emqerr.Kind) {
+	if _, err := ids.ParseJob(s); l.kind == "brand" && err != nil && errors.Is(err, emqerr.Kind) ||
+		l.kind == idDefect(s) {
 		return l.aliasFor(s)
 	}
 	return s
+}
+
+// idDefect names what makes s no JOB id the grammar writes: "length", "brand-case" (not three
+// capitals), "alphabet" (a digit outside base62), "above-largest" (past LygHa16AHYF); "" for
+// a well-formed id of any brand.
+func idDefect(s string) string {
+	switch {
+	case len(s) != 14:
+		return "length"
+	case strings.Trim(s[:3], "ABCDEFGHIJKLMNOPQRSTUVWXYZ") != "":
+		return "brand-case"
+	case strings.Trim(s[3:], ids.Alphabet) != "":
+		return "alphabet"
+	case s[3:] > "LygHa16AHYF":
+		return "above-largest"
+	}
+	return ""
 }
 
 // unalias puts the refused texts back into s.

@@ -155,7 +155,7 @@ func (s Spec) Apply(opt *bus.Options) (Wrap, error) {
 
 // catalogue is every mutant: the Go-side ones, then the Lua ones contract by contract (one file
 // each, catalogue_cNN.go).
-var catalogue = slices.Concat(goMutants, jsonMutants, sessionMutants, inFlightMutants, c01, c02, c03, c04, c05, c06, c07, c08, c09, c10, c11, c12, c13, c14, walk, clusterMutants, fieldRowMutants, opRowMutants, statementMutants, callMutants, stdioMutants)
+var catalogue = slices.Concat(goMutants, jsonMutants, sessionMutants, inFlightMutants, c01, c02, c03, c04, c05, c06, c07, c08, c09, c10, c11, c12, c13, c14, walk, clusterMutants, fieldRowMutants, opRowMutants, statementMutants, callMutants, stdioMutants, minterKeyMutants, digestMutants, handshakeMutants)
 
 // withAids gives a front the optional ops its port offers. A front written against the Driver
 // interface alone would hide the clock and the batch ops, and the contracts would meet a port

@@ -20,6 +20,8 @@ var proofsC01toC07 = map[string][]string{
 	"clock-undeclared-answers":     {"B-278", "B-81"},
 	"json-hello-ttl-zero":          {"B-104", "B-90", "§4.3-16"},
 	"hello-bare-version":           {"B-27"},
+	"digest-unsorted":              {"A1-1", "A1-2", "L-2", "L-63", "§5.2-1"},
+	"hello-bare":                   {"A10-4", "§5.1-1"},
 	"requests-served-newest-first": {"B-280"},
 	"no-refence":                   {"B-76", "§1.2-1", "§5-1", "§7-7"},
 	"second-hello-accepted":        {"B-19", "§4.3-15"},
@@ -28,9 +30,10 @@ var proofsC01toC07 = map[string][]string{
 	"version-refusal-ignored":      {"L-4", "§1.2-2", "§5.2-2", "§5.2-3", "§7-7"},
 	// Its rule's statements say what a refused session answers, not that it sends nothing
 	// after the refusal: it breaks none of them.
-	"refusal-reads-on": {},
-	"info-banner":      {"A4-1"},
-	"fence-late":       {"A4-3", "B-28", "§1.2-1", "§5-1", "§7-2", "§7-7"},
+	"refusal-reads-on":  {},
+	"info-banner":       {"A4-1"},
+	"minter-key-strlen": {"A4-2"},
+	"fence-late":        {"A4-3", "B-28", "§1.2-1", "§5-1", "§7-2", "§7-7"},
 	// A12-3 and §5.1-4 are the check's moment: before the fence script runs.
 	"server-check-after-fence": {"A12-3", "B-28", "§5.1-4"},
 
@@ -62,10 +65,16 @@ var proofsC01toC07 = map[string][]string{
 	"eval-edited":                  {"A4-4", "A4-5", "§1.1-1", "§5.3-1", "§7-3"},
 	"stray-key":                    {"§1.3-1", "§2.2-1", "§2.2-18", "§7-4"},
 	"minter-zero-fallback":         {"A9-1", "B-30", "§3.4-5"},
-	"enqueue-due-at-delay":         {"L-56", "enqueue.lua:ARGV3", "§2.2-4"},
+	// Issue 28: the lease key outside the grammar, the slot with another CRC.
+	"minter-key-padded":    {"§2.2-16", "§2.2-19"},
+	"minter-key-untagged":  {"§2.2-16", "§2.3-2"},
+	"slot-crc-ccitt":       {"§2.3-3"},
+	"mint-brand-joc":       {"§3.2-2"},
+	"enqueue-due-at-delay": {"L-56", "enqueue.lua:ARGV3", "§2.2-4"},
 
 	// C03: duplicates.
 	"batch-duplicate-created":     {"B-247"},
+	"enqueue-batch-repeat-wins":   {"A17-3", "L-46", "L-58", "enqueue_batch.lua:reply", "§4.2-59"},
 	"cluster-wrong-node":          {"B-35"},
 	"lane-enqueue-laneof-first":   {"B-50", "L-70", "lane_enqueue.lua:reply", "§4.2-48", "§7-9"},
 	"lane-enqueue-overwrites":     {"B-50", "L-70", "lane_enqueue.lua:reply", "§4.2-48", "§4.2-49", "§7-9"},
@@ -75,10 +84,16 @@ var proofsC01toC07 = map[string][]string{
 	// C04: names, ids and the order of the checks.
 	"brand-before-lane":     {"B-101", "§2.4-8"},
 	"json-empty-id-mints":   {"B-95", "B-126", "§4.3-10"},
-	"json-empty-lane-plain": {"B-92", "B-95", "B-130", "§2.1-2", "§2.1-3", "§2.1-4", "§2.4-2", "§4.3-10"},
+	"json-empty-lane-plain": {"B-92", "B-95", "B-130", "§2.1-2", "§2.1-3", "§2.1-4", "§2.4-2", "§2.4-6", "§4.3-10"},
 	"lax-id-brand":          {"B-93", "§2.4-7", "§3.2-3", "§3.5-1", "§3.5-2", "§4.3-9", "§7-10"},
 	"lax-queue-name":        {"B-16", "B-92", "§2.1-4", "§2.4-2", "§4.3-10", "§7-10"},
 	"lax-key-op":            {"B-43", "§2.1-1"},
+	// Issue 28: each malformed id the builder lets through reaches the server, where §2.4 and
+	// §3.5 refuse it before any traffic.
+	"lax-id-length":        {"§2.4-1", "§2.4-3", "§3.5-3"},
+	"lax-id-alphabet":      {"§2.4-1", "§2.4-3", "§3.5-3"},
+	"lax-id-above-largest": {"§2.4-1", "§2.4-4", "§3.1-3", "§3.5-3"},
+	"lax-id-brand-case":    {"§2.4-1", "§2.4-4", "§3.2-1", "§3.5-3"},
 
 	// C05: order and the clock.
 	"json-clock-scale-zero":  {"B-90", "B-236", "§4.3-16"},
@@ -99,6 +114,7 @@ var proofsC01toC07 = map[string][]string{
 	"lane-claim-rotates-when-paused":           {},
 	"claim-batch-newest-first":                 {"B-248"},
 	"claim-batch-no-checkpoint":                {"B-248", "B-249", "L-54", "claim_batch.lua:reply"},
+	"claim-batch-staggered-leases":             {"L-43"},
 	"claim-fractional-lease":                   {"A2-2", "L-12", "§1.4-1", "§2.2-3"},
 	"checkpoint-appends":                       {"§2.2-7", "§4.2-19"},
 	"claim-meta-exists-paused":                 {"L-51", "claim.lua:reply", "§4.2-11", "§7-12"},
@@ -150,6 +166,10 @@ var proofsC01toC07 = map[string][]string{
 	"retry-token-unbounded":          {"retry.lua:ARGV2", "§4.2-30"},
 
 	// Issue 28, the statements no mutant had broken yet.
+	// The batch ops' ranges past the kit's JSON layer (uncheckedField).
+	"claim-batch-lease-zero":        {"claim_batch.lua:ARGV1", "claim_batch.lua:errors"},
+	"claim-batch-n-unbounded":       {"L-42", "claim_batch.lua:ARGV2", "claim_batch.lua:errors"},
+	"enqueue-batch-delay-unbounded": {"enqueue_batch.lua:ARGV3", "enqueue_batch.lua:errors"},
 	// The durations of A16 past the port's own check and the script's.
 	"claim-lease-zero":             {"L-50", "claim.lua:ARGV1", "§4.2-14"},
 	"lane-claim-lease-zero":        {"L-67", "lane_claim.lua:ARGV1", "§4.2-53"},
@@ -161,7 +181,7 @@ var proofsC01toC07 = map[string][]string{
 	"complete-no-state-check":      {"§4.1-8"},
 	// A fence that compares the version alone answers ok to another bundle's deployment; one
 	// that installs the version alone leaves {emq}:bundle without its digest.
-	"fence-ignores-digest":        {"L-3", "L-4", "L-91", "fence.lua:errors", "§4.2-2", "§4.3-6", "§5.2-2", "§5.2-3"},
+	"fence-ignores-digest":        {"L-3", "L-4", "L-91", "fence.lua:errors", "§4.2-2", "§4.2-3", "§4.3-6", "§5.2-2", "§5.2-3"},
 	"fence-installs-version-only": {"L-3", "L-64", "fence.lua:reply", "§2.2-15"},
 	"enqueue-pending-at-now":      {"§2.2-2"},
 	"pause-flag-true":             {"§2.2-8", "§4.2-46"},

@@ -62,6 +62,8 @@ var proofsC08toC14 = map[string][]string{
 	"complete-no-rejoin":                 {"L-23", "L-24", "§2.2-12", "§4.2-23", "§4.4-1", "§7-18"},
 	"complete-rejoins-paused-lane":       {"L-23", "L-24", "§2.2-12", "§4.2-23", "§4.4-1", "§7-18"},
 	"lane-claim-pops-newest":             {"§4.2-51", "§4.4-2"},
+	"lane-claim-replies-lane-key":        {"A3-2"},
+	"walk-completed-row-kept":            {"§4.1-2"},
 	"lane-enqueue-duplicates-ring-entry": {"L-23", "L-24", "§2.2-12", "§4.2-48", "§4.4-1", "§7-18"},
 	"ring-keeps-empty-lane":              {"A14-3", "L-23", "L-24", "L-68", "lane_claim.lua:reply", "§2.2-12", "§4.4-1", "§4.4-3", "§7-18"},
 	"lane-claim-not-counted":             {"§2.2-13", "§4.4-2"},
@@ -165,6 +167,7 @@ var proofsC08toC14 = map[string][]string{
 
 	// The park op: idle consumers send nothing but BLPOP.
 	"claim-after-timeout":       {"A10-6", "B-75", "§1.6-1", "§7-20"},
+	"wake-taken-for-timeout":    {"A10-5"},
 	"park-maintains-while-idle": {"B-75", "§1.6-1", "§7-20"},
 	"poll-park":                 {"A10-3", "B-75", "§1.6-1", "§7-20"},
 	// Every connect also opens a twin that is never closed: left open after the park answers
@@ -197,4 +200,6 @@ var proofsC08toC14 = map[string][]string{
 	"lane-resume-other-lane": {"L-73"},
 	"purge-other-id":         {"L-79"},
 	"revive-other-id":        {"L-87"},
+	// The ceiling's range past the kit's JSON layer (uncheckedField).
+	"lane-ceiling-unbounded": {"L-65", "§4.2-57"},
 }

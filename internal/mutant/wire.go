@@ -71,3 +71,16 @@ func infoAfterFence(canon *lua.Bundle, opt fence.Options) func(context.Context, 
 		return err
 	}
 }
+
+// strlenMinterAfterFence probes the lease key of the last worker id with STRLEN after the
+// fence: a read, but not one of the commands A4 allows on the minter keys.
+func strlenMinterAfterFence(canon *lua.Bundle, opt fence.Options) func(context.Context, *connector.Conn) error {
+	full := fence.OnConnect(canon, opt)
+	return func(ctx context.Context, c *connector.Conn) error {
+		if err := full(ctx, c); err != nil {
+			return err
+		}
+		_, err := c.Do(ctx, "STRLEN", "{emq}:minter:1023")
+		return err
+	}
+}

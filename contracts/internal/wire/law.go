@@ -368,6 +368,10 @@ func (w *Law) command(l Line, asking bool) []Violation {
 		}
 	case slices.Contains(readOnly, cmd):
 	case slices.Contains(minterCmds, cmd) && len(parsed) > 0 && allMinter(parsed):
+	case len(parsed) > 0 && len(parsed) == len(ks) && allMinter(parsed):
+		// A4 gives the minter keys their own short list: a command outside it and outside the
+		// read-only ones is outside A4, not a state change to attribute to the scripts.
+		add(RuleCommands, fmt.Sprintf("%s on %s: the minter keys take only %s", cmd, strings.Join(ks, " "), strings.Join(minterCmds, ", ")))
 	default:
 		if len(ks) > 0 {
 			add(RuleEvalsha, fmt.Sprintf("loose %s on %s: a state change outside a bundle script, or a command outside A4", cmd, strings.Join(ks, " ")))

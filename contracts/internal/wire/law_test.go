@@ -61,6 +61,7 @@ func TestWireLaw(t *testing.T) {
 		"is the key's id or lane":    {"p|HELLO 2", fence, "p|EVALSHA " + claim + " 1 emq:{q}:pending JOB0000000000A", "lua|HGET " + job + " state"},
 		"key material in ARGV[2]":    {"p|HELLO 2", fence, "p|EVALSHA " + claim + " 1 " + job + " JOB0000000000A emq:{q}:job:"},
 		"answer different slots":     {"p|HELLO 2", fence, "p|EVALSHA " + claim + " 2 emq:{q}:pending emq:{r}:active"},
+		"the minter keys take only":  {"p|HELLO 2", fence, "p|EXPIRE {emq}:minter:7 30"},
 	}
 	for want, c := range bad {
 		vs := w.Check(lines(c...))
