@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -34,7 +35,10 @@ func (e *env) runLatency(ctx context.Context) {
 		runs[i] = &latencyRun{hist: measure.NewHist(), late: measure.NewHist(), res: &LatencyResult{System: q.Info().Name}}
 	}
 	tail := &tailAcc{}
-	quiet := &measure.Settler{Window: 250 * time.Millisecond, Most: 5 * time.Second, Margin: 0.1}
+	// The engines' own CPU is the signal: the machine-wide figure (/proc/stat) read lower than
+	// the parties' sum in this kit's containers, and missed PostgreSQL still busy after the
+	// Postgres queues' rounds through the next system's round.
+	quiet := &measure.Settler{Window: 250 * time.Millisecond, Most: 5 * time.Second, Margin: 0.02, Sample: e.enginesBusy}
 	for round := range max(1, p.LatencyRounds) {
 		for i, q := range qs {
 			if runs[i].res.Err != "" {
@@ -57,6 +61,30 @@ func (e *env) runLatency(ctx context.Context) {
 		e.tailVariants(ctx, t)
 		e.run.Tail = t
 	}
+}
+
+// enginesBusy is the share of the machine's cores the run's Valkey and PostgreSQL kept busy
+// over window.
+func (e *env) enginesBusy(ctx context.Context, window time.Duration) (float64, bool) {
+	from := e.clock.Read()
+	select {
+	case <-ctx.Done():
+		return 0, false
+	case <-time.After(window):
+	}
+	var a measure.Acc
+	a.Add(from, e.clock.Read())
+	c := a.CPU()
+	if c == nil || (c.Valkey == nil && c.Postgres == nil) {
+		return 0, false
+	}
+	busy := 0.0
+	for _, v := range []*float64{c.Valkey, c.Postgres} {
+		if v != nil {
+			busy += *v
+		}
+	}
+	return busy / float64(runtime.NumCPU()), true
 }
 
 // latencyRound is one round of one system, folded into r; the bus's rounds are stamped for the
@@ -95,7 +123,11 @@ func (e *env) latencyRound(ctx context.Context, q queue.Queue, r *latencyRun, ro
 	default:
 		s, err = e.openLoop(ctx, q)
 	}
-	r.cpu.Add(c0, clk.Read())
+	c1 := clk.Read()
+	r.cpu.Add(c0, c1)
+	var one measure.Acc
+	one.Add(c0, c1)
+	r.res.RoundCPU = append(r.res.RoundCPU, one.CPU())
 	hist := measure.NewHist()
 	hist.RecordMicros(s.LatencyUS)
 	r.hist.Merge(hist)

@@ -132,7 +132,10 @@ type LatencyResult struct {
 	// RoundStartBusy is the share of the machine's cores busy just before each round, once the
 	// bench stopped waiting for the previous round's leftovers to finish (measure.Settler).
 	RoundStartBusy []float64 `json:"round_start_busy,omitempty"`
-	Saturated      bool      `json:"saturated,omitempty"`
+	// RoundCPU is each round's CPU by party (CPU is all rounds together): a round slower than
+	// its neighbours shows which party was busy through it.
+	RoundCPU  []*measure.CPU `json:"round_cpu,omitempty"`
+	Saturated bool           `json:"saturated,omitempty"`
 	// Limit is what held the system's latency: for a saturated one, what fell behind; for the
 	// others, how a waiting consumer learns of a new job, from the system's description.
 	Limit string `json:"limit,omitempty"`

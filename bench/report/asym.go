@@ -118,9 +118,9 @@ func writeConditions(w io.Writer, rep *bench.Report, run *bench.Run) {
 	fmt.Fprintf(w, "  latency: %d rounds of %v at %.0f jobs/s offered, interleaved across the systems.\n", p.LatencyRounds, p.LatencyDuration, p.Rate)
 	fmt.Fprintf(w, "Latency method: open loop; each job carries its intended send instant and latency is counted from it,\n")
 	fmt.Fprintf(w, "so a stalled sender cannot hide queueing delay (coordinated omission); HdrHistogram, 3 significant digits.\n")
-	fmt.Fprintf(w, "  Each round starts once the machine is back within 10%% of its quietest moment (at most 5 s of waiting), so that\n")
-	fmt.Fprintf(w, "  a system is not measured under the work the one before it left (a vacuum, pollers catching up); how busy the\n")
-	fmt.Fprintf(w, "  machine was at each round's start is in bench.json (round_start_busy).\n\n")
+	fmt.Fprintf(w, "  Each round starts once the run's Valkey and PostgreSQL are back within 2%% of the cores of their quietest moment\n")
+	fmt.Fprintf(w, "  (at most 5 s of waiting), so that a system is not measured under the work the one before it left; bench.json has\n")
+	fmt.Fprintf(w, "  how busy they were at each round's start (round_start_busy) and each round's CPU by party (round_cpu).\n\n")
 }
 
 func settingsText(kv [][2]string) string {
