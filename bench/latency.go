@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -38,7 +37,7 @@ func (e *env) runLatency(ctx context.Context) {
 	// The engines' own CPU is the signal: the machine-wide figure (/proc/stat) read lower than
 	// the parties' sum in this kit's containers, and missed PostgreSQL still busy after the
 	// Postgres queues' rounds through the next system's round.
-	quiet := &measure.Settler{Window: 250 * time.Millisecond, Most: 5 * time.Second, Margin: 0.02, Sample: e.enginesBusy}
+	quiet := &measure.Settler{Window: 250 * time.Millisecond, Most: 5 * time.Second, Margin: 0.02, Sample: e.clock.Engines}
 	for round := range max(1, p.LatencyRounds) {
 		for i, q := range qs {
 			if runs[i].res.Err != "" {
@@ -61,30 +60,6 @@ func (e *env) runLatency(ctx context.Context) {
 		e.tailVariants(ctx, t)
 		e.run.Tail = t
 	}
-}
-
-// enginesBusy is the share of the machine's cores the run's Valkey and PostgreSQL kept busy
-// over window.
-func (e *env) enginesBusy(ctx context.Context, window time.Duration) (float64, bool) {
-	from := e.clock.Read()
-	select {
-	case <-ctx.Done():
-		return 0, false
-	case <-time.After(window):
-	}
-	var a measure.Acc
-	a.Add(from, e.clock.Read())
-	c := a.CPU()
-	if c == nil || (c.Valkey == nil && c.Postgres == nil) {
-		return 0, false
-	}
-	busy := 0.0
-	for _, v := range []*float64{c.Valkey, c.Postgres} {
-		if v != nil {
-			busy += *v
-		}
-	}
-	return busy / float64(runtime.NumCPU()), true
 }
 
 // latencyRound is one round of one system, folded into r; the bus's rounds are stamped for the
@@ -150,7 +125,7 @@ func (e *env) latencyRound(ctx context.Context, q queue.Queue, r *latencyRun, ro
 	if behind != "" {
 		note = " SATURATED: " + behind
 	}
-	e.progress("%s %s round %d/%d: p50 %.2fms p99 %.2fms p99.9 %.2fms max %.2fms (%d jobs; machine %.0f%% busy at its start, after %.1fs settling)%s",
+	e.progress("%s %s round %d/%d: p50 %.2fms p99 %.2fms p99.9 %.2fms max %.2fms (%d jobs; engines %.0f%% busy at its start, after %.1fs settling)%s",
 		queue.Latency, name, round+1, e.p.LatencyRounds, sum.P50, sum.P99, sum.P999, sum.Max, s.Received, 100*busy, waited.Seconds(), note)
 }
 

@@ -129,8 +129,9 @@ type LatencyResult struct {
 	// rounds were, and then no latency ratio is taken against the system.
 	RoundSaturated []bool   `json:"round_saturated,omitempty"`
 	RoundBehind    []string `json:"round_behind,omitempty"`
-	// RoundStartBusy is the share of the machine's cores busy just before each round, once the
-	// bench stopped waiting for the previous round's leftovers to finish (measure.Settler).
+	// RoundStartBusy is the share of the machine's cores the run's engines kept busy just before
+	// each round, once the bench stopped waiting for the previous round's leftovers
+	// (measure.Settler).
 	RoundStartBusy []float64 `json:"round_start_busy,omitempty"`
 	// RoundCPU is each round's CPU by party (CPU is all rounds together): a round slower than
 	// its neighbours shows which party was busy through it.

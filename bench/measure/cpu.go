@@ -246,21 +246,41 @@ func CgroupCPULimit() float64 {
 	return 0
 }
 
-// Outside measures the share of the machine's cores busy with other work over window: the
-// engines and this process are subtracted as in a measurement. ok is false without /proc.
-func (c Clock) Outside(ctx context.Context, window time.Duration) (share float64, ok bool) {
+// over reads the parties' CPU over window (nil without /proc or when ctx ends).
+func (c Clock) over(ctx context.Context, window time.Duration) *CPU {
 	from := c.Read()
 	select {
 	case <-ctx.Done():
-		return 0, false
+		return nil
 	case <-time.After(window):
 	}
 	var a Acc
 	a.Add(from, c.Read())
-	if cpu := a.CPU(); cpu != nil && cpu.Outside != nil {
+	return a.CPU()
+}
+
+// Outside measures the share of the machine's cores busy with other work over window: the
+// engines and this process are subtracted as in a measurement. ok is false without /proc.
+func (c Clock) Outside(ctx context.Context, window time.Duration) (share float64, ok bool) {
+	if cpu := c.over(ctx, window); cpu != nil && cpu.Outside != nil {
 		return *cpu.Outside, true
 	}
 	return 0, false
+}
+
+// Engines is the share of the machine's cores the run's Valkey and PostgreSQL kept busy over
+// window; ok is false when neither is known.
+func (c Clock) Engines(ctx context.Context, window time.Duration) (share float64, ok bool) {
+	cpu := c.over(ctx, window)
+	if cpu == nil || (cpu.Valkey == nil && cpu.Postgres == nil) {
+		return 0, false
+	}
+	for _, v := range []*float64{cpu.Valkey, cpu.Postgres} {
+		if v != nil {
+			share += *v
+		}
+	}
+	return share / float64(runtime.NumCPU()), true
 }
 
 // WaitQuiet waits, up to most, until the outside share over one window is at most limit, and
@@ -275,50 +295,28 @@ func (c Clock) WaitQuiet(ctx context.Context, limit float64, window, most time.D
 	}
 }
 
-// Busy is the share of the machine's cores busy over window, whoever keeps them busy; ok is
-// false without /proc.
-func Busy(ctx context.Context, window time.Duration) (share float64, ok bool) {
-	from := machineBusy()
-	t0 := time.Now()
-	select {
-	case <-ctx.Done():
-		return 0, false
-	case <-time.After(window):
-	}
-	to := machineBusy()
-	if from < 0 || to < 0 {
-		return 0, false
-	}
-	return (to - from).Seconds() / time.Since(t0).Seconds() / float64(runtime.NumCPU()), true
-}
-
 // Settler holds each measurement until the work the previous one left behind is done: a
-// system measured right after another starts while that one's engine still vacuums, or its
-// pollers and its client catch up, and then measures that work as its own latency. It waits,
-// window by window and at most Most, until the machine is no busier than the quietest window
-// it has seen plus Margin — relative, so that a machine kept steadily busy by other work is not
-// waited on for nothing.
+// system measured right after another starts while that one's engine still works, and then
+// measures that work as its own latency. It waits, window by window and at most Most, until
+// Sample (Clock.Engines in the bench) reads no busier than the quietest window it has seen plus
+// Margin — relative, so that a steady load is not waited on for nothing.
 type Settler struct {
 	Window, Most time.Duration
 	Margin       float64
-	// Sample reads the busy share over one window (nil: Busy); a test gives it a script.
+	// Sample reads the busy share over one window; a test gives it a script.
 	Sample func(ctx context.Context, window time.Duration) (float64, bool)
 	floor  float64
 	seen   bool
 }
 
-// Settle waits for the machine to settle and says how busy it was when it stopped waiting,
+// Settle waits for Sample to settle and says how busy it read when it stopped waiting,
 // and for how long it waited. It takes at most Most/Window windows (the first call at least
 // four, to find the floor).
 func (s *Settler) Settle(ctx context.Context) (share float64, waited time.Duration, ok bool) {
 	t0 := time.Now()
-	sample := s.Sample
-	if sample == nil {
-		sample = Busy
-	}
 	first, most := !s.seen, max(4, int(s.Most/max(s.Window, time.Millisecond)))
 	for n := 1; ; n++ {
-		share, ok = sample(ctx, s.Window)
+		share, ok = s.Sample(ctx, s.Window)
 		if !ok {
 			return 0, time.Since(t0), false
 		}
