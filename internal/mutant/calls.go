@@ -92,16 +92,23 @@ func otherID(i int) func(keys, argv []any) ([]any, []any) {
 // admits and the bus does not.
 func uncheckedRange(name string, edits []Edit, out func(int64) bool) func(*bus.Options) Wrap {
 	return func(opt *bus.Options) Wrap {
-		c := &carrier{out: out, base: 99_999_999_000_000, held: map[string]int64{}}
-		_, sha := script(name, edits)
-		opt.Test.Hook = chain(opt.Test.Hook, func(args []any) []any {
-			if _, ok := evalShaOf(args, sha); !ok {
-				return args
-			}
-			return c.restore(args)
-		})
+		c := carried(opt, name, edits, 99_999_999_000_000, out)
 		return func(d drivers.Driver) drivers.Driver { return &rangeFront{Driver: d, c: c, op: name} }
 	}
+}
+
+// carried is a carrier whose values a command hook puts back on each call of op's edited
+// script (each op runs the script of its name).
+func carried(opt *bus.Options, op string, edits []Edit, base int64, out func(int64) bool) *carrier {
+	c := &carrier{out: out, base: base, held: map[string]int64{}}
+	_, sha := script(op, edits)
+	opt.Test.Hook = chain(opt.Test.Hook, func(args []any) []any {
+		if _, ok := evalShaOf(args, sha); !ok {
+			return args
+		}
+		return c.restore(args)
+	})
+	return c
 }
 
 // carrier holds the stand-ins it handed out, each for one value: base+1, base+2, … (in range

@@ -16,14 +16,7 @@ import (
 // names a field of each item of the list jobs.
 func uncheckedField(op, field string, edits []Edit, base int64, out func(int64) bool) func(*bus.Options) Wrap {
 	return func(opt *bus.Options) Wrap {
-		c := &carrier{out: out, base: base, held: map[string]int64{}}
-		_, sha := script(op, edits) // each op runs the script of its name
-		opt.Test.Hook = chain(opt.Test.Hook, func(args []any) []any {
-			if _, ok := evalShaOf(args, sha); !ok {
-				return args
-			}
-			return c.restore(args)
-		})
+		c := carried(opt, op, edits, base, out)
 		return jsonWrap(func(o string, f map[string]json.RawMessage) (json.RawMessage, error) {
 			if o != op {
 				return nil, nil
