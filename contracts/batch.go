@@ -261,10 +261,14 @@ func completeBatchPairsFenced(t *T) {
 	// does; the second, settled by a batch of its own, takes the count away at zero.
 	n, _ := t.hget(q.Lanes(), "active:east")
 	t.check(n == "1", rules.BatchComplete, "the lane's active count down by one (2 claimed, 1 settled)", "active:east = %q", n)
+	// The lane has no backlog: settling its job must not put it in the ring (A14, in the ring
+	// iff serviceable, at most once), nor may the last settlement below.
+	t.ringIsServiceable("orders", []string{"east"}, "after complete_batch settled one of the lane's two jobs")
 	r, err = b.CompleteBatch(t.ctx, protocol.CompleteBatchArgs{Queue: "orders", Jobs: []protocol.Pair{{ID: lj2, Token: cl2.Token}}})
 	t.ok(err, rules.BatchComplete, "complete_batch of the lane's second job")
 	t.check(len(r.Results) == 1 && r.Results[0].OK, rules.BatchComplete, "the lane's second job settles", "%+v", r.Results)
 	_, counted := t.hget(q.Lanes(), "active:east")
 	t.check(!counted, rules.BatchComplete, "the lane's active count gone at zero", "active:east still there")
+	t.ringIsServiceable("orders", []string{"east"}, "after complete_batch settled the lane's last job")
 	t.complete("orders", bj, cb.Token)
 }

@@ -71,6 +71,35 @@ func redialsRefusedWhileTheServerIsDown(t *T) {
 	})
 }
 
+// redialsPacedWhileRefused is C01's, on a standalone server only: the server drops the port's
+// connections and, for refusedFor, closes every new one at once (accepted, so the relay counts
+// each attempt, then closed). A port that redials by itself pauses between its attempts
+// (B-289); one that redials only when it is sent a request makes none meanwhile, which the
+// bound admits. The bound scales with the outage as measured, so a slow machine, which only
+// spaces the attempts further, cannot fail a correct port.
+func redialsPacedWhileRefused(t *T) {
+	t.throughRelay(0, rules.RedialPaced, relayHello, func(r *chop.Relay) {
+		t.enqueue("orders", "before")
+		lost := int64(len(t.portClients()))
+		r.Refuse(true)
+		from, start := r.Refused(), time.Now()
+		t.killPortConnections()
+		time.Sleep(refusedFor) // the outage's length: the bound below is computed from what it took
+		n := r.Refused() - from
+		took := time.Since(start)
+		r.Refuse(false)
+		bound := lost * (5 + int64(10*took.Seconds()))
+		t.check(n <= bound, rules.RedialPaced,
+			fmt.Sprintf("while every new connection is closed at once, the port's redials pause between attempts: at most 5 + 10·t for each of its %d lost connections", lost),
+			"%d connection attempts in %s (at most %d)", n, took.Round(time.Millisecond), bound)
+		t.ok(t.afterDrop(nil), rules.Dropped, "an enqueue after the outage (retried while it answers INTERNAL, up to 30 s)")
+	})
+}
+
+// refusedFor is how long redialsPacedWhileRefused refuses: long enough for a backoff doubling
+// from 10 ms to reach a few hundred ms, short enough to keep C01 cheap.
+const refusedFor = 1500 * time.Millisecond
+
 // whileDown keeps the server down, sending enqueues meanwhile from a goroutine of their own (a
 // port may hold a request until it has reconnected), and brings it back up a second after the
 // first of them failed (the port knows the connection is lost, and has redialled into the

@@ -4,7 +4,7 @@ package rules
 // conversation itself, beside each op's effect. C01 owns them (conversation.go, inflight.go,
 // dropped.go, chopped.go).
 
-var rulesConversation = []Rule{SeqEcho, UnknownOp, SecondHello, AidUnsupported, AidIgnored, AidTTL, InFlight, Dropped, Chopped, BadLine, InputEnded, ConnectionsClosed}
+var rulesConversation = []Rule{SeqEcho, UnknownOp, SecondHello, AidUnsupported, AidIgnored, AidTTL, InFlight, Dropped, RedialPaced, Chopped, BadLine, InputEnded, ConnectionsClosed}
 
 var (
 	SeqEcho        = Rule{"seq-echo", `contracts/PROTOCOL.md Part B: "seq is echoed" — whatever the number the kit sends (not a count of the port's own), and "the reply to request n is the n-th line the port prints"`}
@@ -17,6 +17,9 @@ var (
 
 // InFlight: requests written ahead of their replies are served in order (inflight.go).
 var InFlight = Rule{"in-flight", `contracts/PROTOCOL.md Part B: "the reply to request n is the n-th line the port prints" and "The kit may write a request before the reply to the one before it has arrived: a port serves requests in the order it reads them, each seeing the effects of those before it"`}
+
+// RedialPaced: a port's redials pause between attempts while the server refuses them (dropped.go).
+var RedialPaced = Rule{"redial-paced", `contracts/PROTOCOL.md Part B: "A port that redials by itself pauses between its attempts while the server refuses or drops them: over an outage of t seconds it makes at most 5 + 10·t connection attempts for each connection it lost"`}
 
 // Dropped: a connection the server drops is redialled, handshake first (dropped.go).
 var Dropped = Rule{"dropped-connection", `contracts/PROTOCOL.md Part B: "When the server drops a port's connection, a request that meets the loss may answer INTERNAL; the port opens a new connection, which runs the handshake first, and within 30 s the session serves again, or answers the handshake's typed refusal"`}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/echomq/kit/drivers"
 	"github.com/echomq/kit/protocol"
+	"github.com/echomq/kit/reference/bus"
 	"github.com/echomq/kit/reference/emqerr"
 	"github.com/echomq/kit/reference/resp"
 )
@@ -109,6 +110,8 @@ func (f *parkOutlivesInput) EndInput(ctx context.Context, until time.Time) error
 var inFlightMutants = []Spec{
 	{Name: "lost-connection-never-redialled", Contract: "C01", Rule: "dropped-connection", Defect: "a connection the server dropped is never replaced: every request after the loss answers INTERNAL",
 		Go: front(func(d drivers.Driver) drivers.Driver { return noRedial{&sessionFront{Driver: d}, new(error)} })},
+	{Name: "redial-unpaced", Contract: "C01", Rule: "redial-paced", Defect: "the command connection's redials follow each other with no pause (the backoff's cap a nanosecond), so a port whose server refuses it dials as fast as it is turned away (make mutation's redial-backoff survivors of conn.go and the Node port's session.js)",
+		Go: func(opt *bus.Options) Wrap { opt.RedialMax = time.Nanosecond; return nil }},
 	{Name: "line-cap-1mib", Contract: "C06", Rule: "largest-bytes", Defect: "a request carrying more than 1 MiB of base64 (a payload or a checkpoint) is refused EMQARG, as a port reading lines into a 1 MiB buffer would",
 		Go: front(func(d drivers.Driver) drivers.Driver { return lineCap{&sessionFront{Driver: d}} })},
 	{Name: "one-read-one-reply", Contract: "C01", Rule: "replies-cut-anywhere", Defect: "a reply is taken from one read of the socket, as a reader with no buffer across reads does: a reply the network cut in two is refused as malformed (on loopback the server's small replies come whole, so only a cut shows it)",

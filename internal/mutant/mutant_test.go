@@ -2,6 +2,7 @@ package mutant_test
 
 import (
 	"context"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -62,8 +63,10 @@ func TestApplyEditsOnlyItsScripts(t *testing.T) {
 		if wrap == nil || opt.Fence.AllowEngine != s.AllowEngine {
 			t.Errorf("%s: not applied", s.Name)
 		}
-		if s.Go != nil && noSeams(opt.Test) && !wrapsDriver(wrap) {
-			t.Errorf("%s: a Go mutant installs no seam and no front", s.Name)
+		rest := opt
+		rest.Test = bus.Seams{}
+		if s.Go != nil && noSeams(opt.Test) && !wrapsDriver(wrap) && reflect.DeepEqual(rest, bus.Options{}) {
+			t.Errorf("%s: a Go mutant installs no seam and no front, and sets no option", s.Name)
 		}
 		if len(s.Edits) == 0 {
 			if opt.Rewrite != nil {

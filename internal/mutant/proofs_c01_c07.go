@@ -26,6 +26,7 @@ var proofsC01toC07 = map[string][]string{
 	"no-refence":                   {"B-76", "§1.2-1", "§5-1", "§7-7"},
 	"second-hello-accepted":        {"B-19", "§4.3-15"},
 	"refused-hello-opens-session":  {"B-288"},
+	"redial-unpaced":               {"B-289"},
 	"fence-refuses-own-bundle":     {"L-64", "fence.lua:errors", "fence.lua:reply", "§4.3-6", "§5.2-2"},
 	"version-refusal-ignored":      {"L-4", "§1.2-2", "§5.2-2", "§5.2-3", "§7-7"},
 	// Its rule's statements say what a refused session answers, not that it sends nothing

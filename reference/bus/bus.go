@@ -46,6 +46,9 @@ type Options struct {
 	// HealthTimeout (1s when zero), and a connection silent for HealthInterval (5s when zero)
 	// is checked. A connection that fails its check is replaced.
 	HealthTimeout, HealthInterval time.Duration
+	// RedialMax caps the pause between the main connection's reconnection attempts, which
+	// start at 10ms and double (connector.Options); 1s when zero.
+	RedialMax time.Duration
 	// MinterTTL is the worker-id lease of the id minter; ids.DefaultTTL when zero.
 	MinterTTL time.Duration
 	// Minter is the base of the minter's options (its clock, for the port protocol's clock op);
@@ -131,7 +134,7 @@ func Open(ctx context.Context, addr string, opt Options) (*Bus, error) {
 	copt.Tap = opt.Tap
 	// The main connection reconnects by itself after any loss: HELLO 2 and the fence run
 	// again first on every new socket; calls meanwhile fail at once, retriable.
-	copt.Redial = true
+	copt.Redial, copt.RedialMax = true, b.opt.RedialMax
 	copt.OnRedial = func(err error) {
 		if err == nil {
 			b.up.fire() // parking lines dialled before the loss may be dead as well

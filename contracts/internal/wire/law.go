@@ -2,6 +2,8 @@ package wire
 
 import (
 	"cmp"
+	"crypto/sha1"
+	"encoding/hex"
 	"fmt"
 	"maps"
 	"slices"
@@ -202,6 +204,7 @@ func (w *Law) Check(lines []Line) []Violation {
 	if w.cluster != nil {
 		out = append(out, w.redirectedFences(lines, emqOwner, owned, hidden)...)
 	}
+	out = append(out, w.reloads(lines)...)
 	// Keys inside port scripts.
 	for _, l := range lines {
 		if l.Client != "lua" || l.Script < 0 || l.Script >= len(lines) {
@@ -212,6 +215,51 @@ func (w *Law) Check(lines []Line) []Violation {
 			continue
 		}
 		out = append(out, w.scriptKey(outer, l)...)
+	}
+	return out
+}
+
+// reloads finds an EVALSHA retried after a SCRIPT LOAD that no NOSCRIPT asked for (canon §5.3,
+// A4-1): three commands in a row on one connection, an EVALSHA that ran (its [lua] lines show),
+// a SCRIPT LOAD of its script, and the EVALSHA again. The first send ran, so the retry may apply
+// an effect twice. The first EVALSHA must not itself follow a load of its script: with calls
+// pipelined on one connection after a SCRIPT FLUSH, each NOSCRIPT's load and retry may follow
+// another call's retry, which ran. A load that preloads a script (the cluster router's
+// LoadBundle) has no retry after it.
+func (w *Law) reloads(lines []Line) []Violation {
+	ran := map[int]bool{}
+	for _, l := range lines {
+		if l.Client == "lua" {
+			ran[l.Script] = true
+		}
+	}
+	script := func(l Line) string { // the script an EVALSHA runs or a SCRIPT LOAD loads
+		switch {
+		case l.Cmd() == "EVALSHA":
+			return strings.ToLower(l.Arg(1))
+		case l.Cmd() == "SCRIPT" && strings.EqualFold(l.Arg(1), "LOAD"):
+			sum := sha1.Sum([]byte(l.Arg(2)))
+			return hex.EncodeToString(sum[:])
+		}
+		return ""
+	}
+	last := map[string][]int{} // node|client: the connection's last three commands
+	var out []Violation
+	for i, l := range lines {
+		if l.Client == "lua" || w.own(l) {
+			continue
+		}
+		conn := l.Node + "|" + l.Client
+		p := last[conn]
+		if n := len(p); n >= 2 && l.Cmd() == "EVALSHA" {
+			first, load, sha := lines[p[n-2]], lines[p[n-1]], script(l)
+			fresh := n < 3 || lines[p[n-3]].Cmd() == "EVALSHA" || script(lines[p[n-3]]) != sha
+			if first.Cmd() == "EVALSHA" && load.Cmd() == "SCRIPT" && script(first) == sha && script(load) == sha && ran[p[n-2]] && fresh {
+				out = append(out, Violation{Rule: RuleCommands, Lines: []Line{first, load, l},
+					What: fmt.Sprintf("connection %s: EVALSHA %s retried after a SCRIPT LOAD, though its first send ran: a retry no NOSCRIPT asked for (SCRIPT LOAD and the one retry only after NOSCRIPT)", l.Client, sha)})
+			}
+		}
+		last[conn] = append(p[max(0, len(p)-2):], i)
 	}
 	return out
 }

@@ -1,6 +1,8 @@
 package wire
 
 import (
+	"crypto/sha1"
+	"encoding/hex"
 	"strings"
 	"testing"
 
@@ -195,5 +197,38 @@ func TestParseErrorstats(t *testing.T) {
 	m := parseErrorstats("# Errorstats\r\nerrorstat_MOVED:count=3\r\nerrorstat_CROSSSLOT:count=1\r\n")
 	if m["MOVED"] != 3 || m["CROSSSLOT"] != 1 || len(m) != 2 {
 		t.Fatalf("%v", m)
+	}
+}
+
+// TestReloadsOnlyAfterNoscript: an EVALSHA retried after a SCRIPT LOAD, its first send having
+// run, is reported; a load and retry after a NOSCRIPT are not, pipelined ones included, nor a
+// preload with no retry after it.
+func TestReloadsOnlyAfterNoscript(t *testing.T) {
+	b, err := lua.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := NewLaw(b, nil, func(l Line) bool { return l.Client == "kit" }, nil)
+	sum := sha1.Sum([]byte("src"))
+	call, load, ran := "p|EVALSHA "+hex.EncodeToString(sum[:])+" 1 emq:{q}:pending", "p|SCRIPT LOAD src", "lua|ZCARD emq:{q}:pending"
+	clean := [][]string{
+		{call, load, call, ran},
+		{call, call, load, call, ran, load, call, ran},
+		{call, ran, load, "p|SCRIPT LOAD other", call, ran},
+		{call, ran, "kit|SCRIPT LOAD src", call, ran},
+	}
+	for i, c := range clean {
+		if vs := w.reloads(lines(c...)); len(vs) != 0 {
+			t.Errorf("clean capture %d: %v", i, vs)
+		}
+	}
+	bad := [][]string{
+		{call, load, call, ran, call, ran, load, call},
+		{"p|HGET emq:{q}:job:JOB0000000000A state", call, ran, load, call, ran},
+	}
+	for i, c := range bad {
+		if vs := w.reloads(lines(c...)); len(vs) != 1 || !strings.Contains(vs[0].What, "no NOSCRIPT asked for") {
+			t.Errorf("capture %d: want one retry reported, got %v", i, vs)
+		}
 	}
 }
