@@ -218,6 +218,112 @@ func (t *T) parkThroughOutage(r *chop.Relay) {
 	t.ok(t.afterDrop(nil), rules.Dropped, "an enqueue after the park (retried while it answers INTERNAL, up to 30 s)")
 }
 
+// parkAnswersTheRefusal is C14's: the server drops a parked session's connections while another
+// bundle is deployed, so every redial's fence refuses (EMQVERSION, the fence script's reply).
+// B-282: within 30 s the session serves again or answers the handshake's typed refusal, so a park
+// whose timeout_ms is far past that answers within it — the refusal, or INTERNAL for the loss it
+// met — rather than wait its timeout out; the session's next request answers the refusal.
+func parkAnswersTheRefusal(t *T) {
+	t.parkThroughRefusal(emqerr.Version, func() {
+		sum := sha1.Sum([]byte("a bundle deployed while the port was parked"))
+		t.do("HSET", keys.Bundle(), "digest", hex.EncodeToString(sum[:]))
+	})
+}
+
+// parkAnswersTheServerCheck is C14's, on a standalone server only: as parkAnswersTheRefusal, but
+// the redials reach a server of the wrong kind (the relay in front of the server moves to a
+// Redis 7, as a failover onto a wrong server would), so the refusal is the port's own server
+// check (EMQSERVER), raised before any script runs.
+func parkAnswersTheServerCheck(t *T) {
+	wrong := t.needServer(ServerWrongKind, t.cfg.WrongKind)
+	t.throughRelay(0, rules.Dropped, relayHello, func(r *chop.Relay) {
+		t.parkThroughRefusal(emqerr.Server, func() { r.Retarget(wrong) })
+	})
+}
+
+// parkThroughRefusal parks two consumers, makes every redial refused (deploy), drops the port's
+// connections, and holds the park and the next request to want. The kit waits 10 s past B-282's
+// 30 for the machine's sake; a correct port answers at its first redial.
+func (t *T) parkThroughRefusal(want *emqerr.Error, deploy func()) {
+	a := protocol.ParkArgs{Queue: "orders", Consumers: 2, Jobs: 2, LeaseMS: 30000, ParkMS: 5000, TimeoutMS: 120000}
+	done := t.park(a)
+	t.waitBlocked(a.Consumers)
+	deploy()
+	start := time.Now()
+	t.killPortConnections()
+	select {
+	case res := <-done:
+		var canon *emqerr.Error
+		refusal := errors.Is(res.err, want) || (res.err != nil && !errors.As(res.err, &canon))
+		t.check(refusal, rules.Dropped, fmt.Sprintf("the park, its connections dropped and every redial refused, answers %s (or INTERNAL for the loss it met)", want.Type),
+			"after %s: %v, %d jobs", res.at.Sub(start).Round(time.Millisecond), res.err, len(res.res.Jobs))
+	case <-time.After(40 * time.Second):
+		t.fail(rules.Dropped, fmt.Sprintf("within 30 s of the drop the park answers the handshake's refusal %s (its timeout_ms is %d)", want.Type, a.TimeoutMS), "no answer after 40 s")
+		return
+	}
+	t.refused(t.afterDrop(want), want, rules.Dropped, "an enqueue after the park met the refusal")
+}
+
+// parkLinesFallSilent is C14's, on a standalone server only: the parked consumers' connections
+// fall silent (no reply, no close: a stopped server, a dropped route) while the port's other
+// connections keep working, and the kit enqueues two jobs. B-290 and B-282: each line is found
+// lost within 10 s of its pop falling due (park_ms 1 s), and within 30 s the session serves
+// again, so the park, whose timeout_ms is far past that, completes the jobs — or answers
+// INTERNAL for the loss it met — well before its timeout.
+func parkLinesFallSilent(t *T) {
+	t.throughRelay(0, rules.Silent, relayHello, func(r *chop.Relay) {
+		t.parkThroughSilence(r, func(c map[string]string) bool { return c["cmd"] == "blpop" })
+	})
+}
+
+// serverFallsSilentUnderAPark is C14's, on a standalone server only: as parkLinesFallSilent, but
+// every connection of the port falls silent, its command connection too.
+func serverFallsSilentUnderAPark(t *T) {
+	t.throughRelay(0, rules.Silent, relayHello, func(r *chop.Relay) {
+		t.parkThroughSilence(r, func(map[string]string) bool { return true })
+	})
+}
+
+// parkThroughSilence parks two consumers (long leases, so that a call no silence ends waits a
+// lease out), silences the port's connections which, by CLIENT LIST, match, and enqueues two
+// jobs. The park must answer within 45 s (10 s to find a loss, 30 s to serve again, 5 s for the
+// machine): the jobs completed, or INTERNAL. Then the silent connections close, as the server's
+// side does once the route is back, and the session must serve again.
+func (t *T) parkThroughSilence(r *chop.Relay, match func(client map[string]string) bool) {
+	a := protocol.ParkArgs{Queue: "orders", Consumers: 2, Jobs: 2, LeaseMS: 120000, ParkMS: 1000, TimeoutMS: 120000}
+	done := t.park(a)
+	t.waitBlocked(a.Consumers)
+	silenced := map[string]bool{}
+	for _, c := range t.portClients() {
+		if match(c) {
+			silenced[c["addr"]] = true
+		}
+	}
+	n := r.Silence(func(serverSide string) bool { return silenced[serverSide] })
+	defer r.EndSilence()
+	start := time.Now()
+	t.kitEnqueue("orders", kitIDs(a.Jobs, 1<<50))
+	select {
+	case res := <-done:
+		took := res.at.Sub(start).Round(time.Millisecond)
+		var canon *emqerr.Error
+		f, faulted := t.D.(drivers.Faulter)
+		if res.err != nil && !errors.As(res.err, &canon) && !(faulted && f.Fault() != nil) {
+			t.cover(rules.Silent) // INTERNAL: the park met the loss, as B-282 allows
+			break
+		}
+		t.ok(res.err, rules.Park, "park with its connections fallen silent")
+		t.check(len(res.res.Jobs) == a.Jobs, rules.Silent,
+			fmt.Sprintf("%d connections fell silent: the port finds them lost and serves again, so the park completes the %d jobs enqueued", n, a.Jobs),
+			"it answered after %s with %d jobs", took, len(res.res.Jobs))
+	case <-time.After(45 * time.Second):
+		t.fail(rules.Silent, fmt.Sprintf("%d connections fell silent: within 45 s the park completes the jobs or answers INTERNAL (its timeout_ms is %d)", n, a.TimeoutMS), "no answer 45 s after the silence")
+		return
+	}
+	r.EndSilence()
+	t.ok(t.afterDrop(nil), rules.Dropped, "an enqueue after the silent connections closed (retried while it answers INTERNAL, up to 30 s)")
+}
+
 const relayHello = "hello through a relay in front of the server succeeds"
 
 // killClient closes one connection of the port on the server that lists it.

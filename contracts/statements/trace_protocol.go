@@ -267,6 +267,7 @@ var traceProtocol = map[string][]string{
 	"B-287": {"connections-closed"},
 	"B-288": {"hello-op"},
 	"B-289": {"redial-paced"},
+	"B-290": {"silent-server"},
 	"B-28":  {"hello-op", "wire-fence-first", "server", "minter-lease"},
 	"B-29":  {"server", "version"},
 	"B-3":   {"port-protocol"},

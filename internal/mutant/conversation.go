@@ -13,6 +13,7 @@ import (
 	"github.com/echomq/kit/drivers"
 	"github.com/echomq/kit/protocol"
 	"github.com/echomq/kit/reference/bus"
+	"github.com/echomq/kit/reference/connector"
 	"github.com/echomq/kit/reference/emqerr"
 	"github.com/echomq/kit/reference/resp"
 )
@@ -112,6 +113,8 @@ var inFlightMutants = []Spec{
 		Go: front(func(d drivers.Driver) drivers.Driver { return noRedial{&sessionFront{Driver: d}, new(error)} })},
 	{Name: "redial-unpaced", Contract: "C01", Rule: "redial-paced", Defect: "the command connection's redials follow each other with no pause (the backoff's cap a nanosecond), so a port whose server refuses it dials as fast as it is turned away (make mutation's redial-backoff survivors of conn.go and the Node port's session.js)",
 		Go: func(opt *bus.Options) Wrap { opt.RedialMax = time.Nanosecond; return nil }},
+	{Name: "silent-line-waited-out", Contract: "C14", Rule: "silent-server", Defect: "a parking line whose pop found it lost (no reply past the pop's read deadline: the server fell silent) is neither redialled nor reported: the consumer waits on it until its park ends (the closing notes' silent-server family)",
+		Go: seams(func(s *bus.Seams) { s.Park = waitOutLostPop })},
 	{Name: "line-cap-1mib", Contract: "C06", Rule: "largest-bytes", Defect: "a request carrying more than 1 MiB of base64 (a payload or a checkpoint) is refused EMQARG, as a port reading lines into a 1 MiB buffer would",
 		Go: front(func(d drivers.Driver) drivers.Driver { return lineCap{&sessionFront{Driver: d}} })},
 	{Name: "one-read-one-reply", Contract: "C01", Rule: "replies-cut-anywhere", Defect: "a reply is taken from one read of the socket, as a reader with no buffer across reads does: a reply the network cut in two is refused as malformed (on loopback the server's small replies come whole, so only a cut shows it)",
@@ -152,4 +155,15 @@ func (f lineCap) Checkpoint(ctx context.Context, a protocol.CheckpointArgs) erro
 		return &emqerr.Error{Type: emqerr.TypeArg, Message: "request line over 1 MiB"}
 	}
 	return f.sessionFront.Checkpoint(ctx, a)
+}
+
+// waitOutLostPop pops as the canon says, but a pop that failed while its park goes on is waited
+// out instead of reported: the consumer never finds its line lost.
+func waitOutLostPop(ctx context.Context, c *connector.Conn, timeout time.Duration, cmd []any) (bool, error) {
+	v, err := c.DoBlocking(ctx, timeout, cmd...)
+	if err != nil && ctx.Err() == nil {
+		<-ctx.Done()
+		return false, ctx.Err()
+	}
+	return err == nil && !v.Null, err
 }

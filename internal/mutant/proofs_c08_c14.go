@@ -9,6 +9,7 @@ package mutant
 // written (the sentence it does break is traced to another rule, or it only widens an effect
 // onto other jobs, which no traced sentence of its rule forbids).
 var proofsC08toC14 = map[string][]string{
+	"silent-line-waited-out": {"B-290"},
 	// A10: the wake list holds at most one token; arming pushes only onto an empty list.
 	"lane-enqueue-wake-twice": {"A10-1", "A10-2", "L-22", "§2.2-9", "§4.5-1", "§7-20"},
 	"promote-arm-pushes":      {"A10-1", "A10-2", "L-22", "§2.2-9", "§4.5-1", "§7-20"},

@@ -12,7 +12,6 @@ package chop
 import (
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net"
 	"os"
@@ -32,7 +31,7 @@ type Relay struct {
 	wg      sync.WaitGroup
 	mu      sync.Mutex
 	ln      net.Listener // nil while down
-	conns   []net.Conn
+	legs    []*leg
 	closed  bool
 	pieces  atomic.Int64
 	dials   atomic.Int64
@@ -40,6 +39,13 @@ type Relay struct {
 	refused atomic.Int64
 	cutNext atomic.Int64
 	cut     atomic.Int64
+}
+
+// leg is one relayed connection: the client's side and the relay's connection to the server.
+// A silent leg still reads both sides but hands nothing on, and closes nothing.
+type leg struct {
+	client, server net.Conn
+	silent         atomic.Bool
 }
 
 // Start listens on a free loopback port and relays to target (host:port). With pause > 0 the
@@ -144,6 +150,14 @@ func (r *Relay) firstReplyOnly(dst, src net.Conn) {
 	}
 }
 
+// Retarget relays every new connection to addr from now on (a failover onto another server);
+// the connections already open stay with the server they reached.
+func (r *Relay) Retarget(addr string) {
+	r.mu.Lock()
+	r.target = addr
+	r.mu.Unlock()
+}
+
 // Refuse makes the relay close every new connection at once (on) or relay it again (off).
 func (r *Relay) Refuse(on bool) { r.refuse.Store(on) }
 
@@ -154,8 +168,9 @@ func (r *Relay) Refused() int64 { return r.refused.Load() }
 func (r *Relay) Close() error {
 	r.mu.Lock()
 	r.closed = true
-	for _, c := range r.conns {
-		c.Close()
+	for _, l := range r.legs {
+		l.client.Close()
+		l.server.Close()
 	}
 	var err error
 	if r.ln != nil {
@@ -166,16 +181,47 @@ func (r *Relay) Close() error {
 	return err
 }
 
-// track remembers c for Close; false when the relay is already closed (c is closed then).
-func (r *Relay) track(c net.Conn) bool {
+// track remembers l for Close and Silence; false when the relay is already closed (l's
+// connections are closed then).
+func (r *Relay) track(l *leg) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
-		c.Close()
+		l.client.Close()
+		l.server.Close()
 		return false
 	}
-	r.conns = append(r.conns, c)
+	r.legs = append(r.legs, l)
 	return true
+}
+
+// Silence makes every open connection whose end at the server (the address the server's CLIENT
+// LIST shows) match fall silent, as a stopped server or a dropped route would: nothing more is
+// handed on either way, and no socket is closed. New connections are relayed as before. It
+// returns how many fell silent.
+func (r *Relay) Silence(match func(serverSide string) bool) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, l := range r.legs {
+		if match(l.server.LocalAddr().String()) {
+			l.silent.Store(true)
+			n++
+		}
+	}
+	return n
+}
+
+// EndSilence closes the silent connections, as the server's side does once the route is back.
+func (r *Relay) EndSilence() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, l := range r.legs {
+		if l.silent.Load() {
+			l.client.Close()
+			l.server.Close()
+		}
+	}
 }
 
 func (r *Relay) accept(ln net.Listener) {
@@ -190,40 +236,50 @@ func (r *Relay) accept(ln net.Listener) {
 			client.Close()
 			continue
 		}
-		server, err := net.Dial("tcp", r.target)
+		r.mu.Lock()
+		target := r.target
+		r.mu.Unlock()
+		server, err := net.Dial("tcp", target)
 		if err != nil {
 			client.Close() // the port sees the server unreachable, as it would without the relay
 			continue
 		}
 		r.dials.Add(1)
-		if !r.track(client) || !r.track(server) {
-			server.Close()
+		l := &leg{client: client, server: server}
+		if !r.track(l) {
 			return
 		}
 		r.wg.Add(2)
-		go r.pipe(server, client, false)
+		go r.pipe(server, client, false, &l.silent)
 		if r.takeCut() {
 			go r.firstReplyOnly(client, server)
 		} else {
-			go r.pipe(client, server, r.pause > 0)
+			go r.pipe(client, server, r.pause > 0, &l.silent)
 		}
 	}
 }
 
-// pipe copies src to dst until either side closes; cut hands the bytes on in small pieces.
-func (r *Relay) pipe(dst, src net.Conn, cut bool) {
+// pipe copies src to dst until either side closes; cut hands the bytes on in small pieces,
+// silent (once set) none.
+func (r *Relay) pipe(dst, src net.Conn, cut bool, silent *atomic.Bool) {
 	defer r.wg.Done()
 	defer dst.Close()
 	defer src.Close()
-	if !cut {
-		_, _ = io.Copy(dst, src)
-		return
-	}
 	buf := make([]byte, 64<<10)
 	size := 0
 	for {
 		n, err := src.Read(buf)
-		for b := buf[:n]; len(b) > 0; {
+		b := buf[:n]
+		if silent.Load() {
+			b = nil
+		}
+		if !cut && len(b) > 0 {
+			if _, werr := dst.Write(b); werr != nil {
+				return
+			}
+			b = nil
+		}
+		for len(b) > 0 {
 			size = size%3 + 1 // 1, 2, 3, 1, …: every cut position over a few replies
 			k := min(size, len(b))
 			if _, werr := dst.Write(b[:k]); werr != nil {

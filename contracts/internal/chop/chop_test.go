@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"os"
 	"syscall"
 	"testing"
 	"time"
@@ -197,4 +198,73 @@ func echoServer(t *testing.T) string {
 		}
 	}()
 	return ln.Addr().String()
+}
+
+// After Retarget a new connection reaches the new server; one already open keeps its own.
+func TestRetargetMovesNewConnectionsOnly(t *testing.T) {
+	r, open := relayed(t)
+	// The second server answers every connection with one byte and closes it: not an echo.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Write([]byte("x"))
+			c.Close()
+		}
+	}()
+	r.Retarget(ln.Addr().String())
+	if err := echo(open); err != nil {
+		t.Fatalf("the open connection left its server: %v", err)
+	}
+	moved, err := net.Dial("tcp", r.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer moved.Close()
+	b, err := io.ReadAll(moved)
+	if err != nil || string(b) != "x" {
+		t.Fatalf("a new connection read %q, %v from the relay, not the new server's x", b, err)
+	}
+}
+
+// A silenced connection hands nothing on and stays open until EndSilence closes it; a new one
+// is relayed.
+func TestSilenceHandsNothingOn(t *testing.T) {
+	r, open := relayed(t)
+	if err := echo(open); err != nil {
+		t.Fatal(err)
+	}
+	if n := r.Silence(func(string) bool { return true }); n != 1 {
+		t.Fatalf("Silence matched %d connections, want 1", n)
+	}
+	if _, err := open.Write([]byte("ping")); err != nil {
+		t.Fatal(err)
+	}
+	_ = open.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+	if n, err := open.Read(make([]byte, 4)); n != 0 || !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("a silent connection read %d bytes, %v; want nothing until the deadline", n, err)
+	}
+	fresh, err := net.Dial("tcp", r.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fresh.Close()
+	if err := echo(fresh); err != nil {
+		t.Fatalf("a new connection is not relayed: %v", err)
+	}
+	r.EndSilence()
+	_ = open.SetReadDeadline(time.Now().Add(30 * time.Second)) // bounds a broken relay, not a slow one
+	if _, err := open.Read(make([]byte, 4)); !errors.Is(err, io.EOF) {
+		t.Fatalf("after EndSilence the silent connection reads %v, want EOF", err)
+	}
+	if err := echo(fresh); err != nil {
+		t.Fatalf("EndSilence closed a connection that was not silent: %v", err)
+	}
 }

@@ -2,11 +2,16 @@
 // One TCP connection speaking RESP2 with implicit pipelining: every command is written at once
 // and its promise settles when its reply arrives, in order. A lost connection fails every
 // command in flight with ConnectionError — never a silent retry, since a write may have landed —
-// and tells onLost (the session redials the command connection from there).
+// and tells onLost (the session redials the command connection from there). A server that falls
+// silent without closing the socket (a stopped process, a dropped route) is a loss too: once the
+// oldest command's reply is REPLY_GRACE_MS overdue — a blocking pop's falls due when its own
+// timeout ends — the connection fails as if closed (PROTOCOL.md B-290).
 
 const net = require('node:net');
 const resp = require('./resp');
 const errors = require('./errors');
+
+const REPLY_GRACE_MS = 5000;
 
 function splitAddress(address) {
   const i = typeof address === 'string' ? address.lastIndexOf(':') : -1;
@@ -25,6 +30,8 @@ class Connection {
   #pending = [];
   #closed = null;
   #byClient = false;
+  #heard = Date.now(); // when the server last sent a byte, or the oldest command was sent
+  #watch = null; // the timer that finds the oldest reply overdue
   onLost = null; // called once when the connection is lost (not when the client closes it)
 
   constructor(socket, name) {
@@ -63,6 +70,11 @@ class Connection {
   // send writes one command; the promise resolves with its reply value or rejects with its
   // typed error. Several sends without awaiting form a pipeline.
   send(...args) {
+    return this.sendBlocking(0, ...args);
+  }
+
+  // sendBlocking is send for a command the server may hold up to blockMs before it answers.
+  sendBlocking(blockMs, ...args) {
     if (this.#closed) return Promise.reject(this.#closed);
     let frame;
     try {
@@ -71,7 +83,7 @@ class Connection {
       return Promise.reject(err);
     }
     return new Promise((resolve, reject) => {
-      this.#pending.push({ resolve, reject });
+      this.#push({ resolve, reject, blockMs });
       this.#socket.write(frame);
     });
   }
@@ -81,7 +93,7 @@ class Connection {
     if (this.#closed) return Promise.reject(this.#closed);
     const frames = commands.map((c) => resp.encode(c));
     const promises = commands.map(
-      () => new Promise((resolve, reject) => this.#pending.push({ resolve, reject })),
+      () => new Promise((resolve, reject) => this.#push({ resolve, reject, blockMs: 0 })),
     );
     this.#socket.write(Buffer.concat(frames));
     return Promise.allSettled(promises).then((rs) => rs.map((r) => (r.status === 'fulfilled' ? r.value : r.reason)));
@@ -93,7 +105,29 @@ class Connection {
     this.#socket.destroy();
   }
 
+  #push(p) {
+    if (this.#pending.length === 0) this.#heard = Date.now();
+    this.#pending.push(p);
+    this.#arm();
+  }
+
+  // #arm sets the watch for the oldest command's reply, or clears it when none is owed.
+  #arm() {
+    clearTimeout(this.#watch);
+    this.#watch = null;
+    const head = this.#pending[0];
+    if (!head || this.#closed) return;
+    const due = this.#heard + head.blockMs + REPLY_GRACE_MS;
+    this.#watch = setTimeout(() => {
+      if (Date.now() < due) return this.#arm();
+      this.#fail(new errors.ConnectionError(`${this.name}: no reply ${REPLY_GRACE_MS} ms after it fell due: the server fell silent`));
+      this.#socket.destroy();
+    }, Math.max(0, due - Date.now()));
+    this.#watch.unref();
+  }
+
   #onData(chunk) {
+    this.#heard = Date.now();
     let replies;
     try {
       replies = this.#reader.feed(chunk);
@@ -112,11 +146,13 @@ class Connection {
       if (r instanceof resp.ReplyError) p.reject(errors.fromServer(r.line));
       else p.resolve(r);
     }
+    if (replies.length) this.#arm();
   }
 
   #fail(err) {
     if (this.#closed) return;
     this.#closed = err;
+    clearTimeout(this.#watch);
     const pending = this.#pending;
     this.#pending = [];
     for (const p of pending) p.reject(err);

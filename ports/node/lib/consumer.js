@@ -51,7 +51,7 @@ class Consumer {
           if (this.#stopped || left <= 0) break;
           const wait = Math.max(1, Math.min(this.parkMs, left));
           try {
-            woke = (await this.#conn.send('BLPOP', this.wakeKey, (wait / 1000).toFixed(3))) !== null;
+            woke = (await this.#conn.sendBlocking(wait, 'BLPOP', this.wakeKey, (wait / 1000).toFixed(3))) !== null;
           } catch (err) {
             if (this.#stopped) break;
             throw err;

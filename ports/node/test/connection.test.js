@@ -125,3 +125,22 @@ test('a server that rejects HELLO 2 is EMQSERVER before any other command', asyn
   assert.deepEqual(srv.seen.map((a) => a[0]), ['HELLO']);
   srv.close();
 });
+
+// A server that falls silent without closing the socket: the command's reply falls overdue and
+// the connection fails as lost (onLost), everything in flight rejected with ConnectionError; a
+// blocking pop's reply falls due only when its own timeout ends.
+test('a silent server is a lost connection once a reply is overdue', async () => {
+  const srv = await serve(() => undefined); // reads every command, answers none
+  const c = await Connection.open(srv.address);
+  let lost = null;
+  c.onLost = (err) => { lost = err; };
+  const t0 = Date.now();
+  const pop = c.sendBlocking(1000, 'BLPOP', 'k', '1').then(() => null, (err) => err);
+  const err = await c.send('PING').then(() => null, (e) => e);
+  assert.ok(err instanceof errors.ConnectionError, `want a ConnectionError, got ${err}`);
+  assert.match(err.message, /fell silent/);
+  assert.ok(Date.now() - t0 >= 6000, 'not before the blocking pop\'s reply fell due (1 s) plus the grace (5 s)');
+  assert.ok((await pop) instanceof errors.ConnectionError);
+  assert.ok(lost instanceof errors.ConnectionError);
+  srv.close();
+});
