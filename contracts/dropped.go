@@ -224,33 +224,66 @@ func (t *T) parkThroughOutage(r *chop.Relay) {
 // whose timeout_ms is far past that answers within it — the refusal, or INTERNAL for the loss it
 // met — rather than wait its timeout out; the session's next request answers the refusal.
 func parkAnswersTheRefusal(t *T) {
-	t.parkThroughRefusal(emqerr.Version, func() {
-		sum := sha1.Sum([]byte("a bundle deployed while the port was parked"))
-		t.do("HSET", keys.Bundle(), "digest", hex.EncodeToString(sum[:]))
-	})
+	t.parkThroughRefusal(emqerr.Version, t.redeploy, everyConnection)
+	t.refused(t.afterDrop(emqerr.Version), emqerr.Version, rules.Dropped, "an enqueue after the park met the refusal")
 }
+
+// parkLinesRefused is C14's: as parkAnswersTheRefusal, but only the parked consumers' lines are
+// dropped; the command connection, fenced before the deployment changed, keeps working. A line's
+// redial runs the handshake first and its fence refuses: the park answers that refusal (or
+// INTERNAL) within 30 s rather than redial for its whole timeout. The command connection, still
+// fenced, serves on.
+func parkLinesRefused(t *T) {
+	t.parkThroughRefusal(emqerr.Version, t.redeploy, func(c map[string]string) bool { return c["cmd"] == "blpop" })
+}
+
+// redeploy records another bundle's digest, as a deployment of another bundle would.
+func (t *T) redeploy() {
+	sum := sha1.Sum([]byte("a bundle deployed while the port was parked"))
+	t.do("HSET", keys.Bundle(), "digest", hex.EncodeToString(sum[:]))
+}
+
+// everyConnection matches every connection of the port (CLIENT LIST).
+func everyConnection(map[string]string) bool { return true }
 
 // parkAnswersTheServerCheck is C14's, on a standalone server only: as parkAnswersTheRefusal, but
 // the redials reach a server of the wrong kind (the relay in front of the server moves to a
 // Redis 7, as a failover onto a wrong server would), so the refusal is the port's own server
 // check (EMQSERVER), raised before any script runs.
 func parkAnswersTheServerCheck(t *T) {
-	wrong := t.needServer(ServerWrongKind, t.cfg.WrongKind)
+	t.parkOntoAnotherServer(t.needServer(ServerWrongKind, t.cfg.WrongKind))
+}
+
+// parkAnswersAHelloRefusal is C14's, on a standalone server only: as parkAnswersTheServerCheck,
+// but the redials reach a Valkey that rejects HELLO, whose error reply refuses every new
+// connection before any check of the port's own (EMQSERVER, A12).
+func parkAnswersAHelloRefusal(t *T) {
+	t.parkOntoAnotherServer(t.needServer(ServerNoHello, t.cfg.NoHello))
+}
+
+// parkOntoAnotherServer parks through a relay, moves the relay onto addr and drops the port's
+// connections: the park and the next request answer EMQSERVER (or the park INTERNAL).
+func (t *T) parkOntoAnotherServer(addr string) {
 	t.throughRelay(0, rules.Dropped, relayHello, func(r *chop.Relay) {
-		t.parkThroughRefusal(emqerr.Server, func() { r.Retarget(wrong) })
+		t.parkThroughRefusal(emqerr.Server, func() { r.Retarget(addr) }, everyConnection)
+		t.refused(t.afterDrop(emqerr.Server), emqerr.Server, rules.Dropped, "an enqueue after the park met the refusal")
 	})
 }
 
 // parkThroughRefusal parks two consumers, makes every redial refused (deploy), drops the port's
-// connections, and holds the park and the next request to want. The kit waits 10 s past B-282's
+// connections that drop matches, and holds the park to want. The kit waits 10 s past B-282's
 // 30 for the machine's sake; a correct port answers at its first redial.
-func (t *T) parkThroughRefusal(want *emqerr.Error, deploy func()) {
+func (t *T) parkThroughRefusal(want *emqerr.Error, deploy func(), drop func(client map[string]string) bool) {
 	a := protocol.ParkArgs{Queue: "orders", Consumers: 2, Jobs: 2, LeaseMS: 30000, ParkMS: 5000, TimeoutMS: 120000}
 	done := t.park(a)
 	t.waitBlocked(a.Consumers)
 	deploy()
 	start := time.Now()
-	t.killPortConnections()
+	for _, c := range t.portClients() {
+		if drop(c) {
+			t.killClient(c)
+		}
+	}
 	select {
 	case res := <-done:
 		var canon *emqerr.Error
@@ -259,9 +292,7 @@ func (t *T) parkThroughRefusal(want *emqerr.Error, deploy func()) {
 			"after %s: %v, %d jobs", res.at.Sub(start).Round(time.Millisecond), res.err, len(res.res.Jobs))
 	case <-time.After(40 * time.Second):
 		t.fail(rules.Dropped, fmt.Sprintf("within 30 s of the drop the park answers the handshake's refusal %s (its timeout_ms is %d)", want.Type, a.TimeoutMS), "no answer after 40 s")
-		return
 	}
-	t.refused(t.afterDrop(want), want, rules.Dropped, "an enqueue after the park met the refusal")
 }
 
 // parkLinesFallSilent is C14's, on a standalone server only: the parked consumers' connections
@@ -280,7 +311,7 @@ func parkLinesFallSilent(t *T) {
 // every connection of the port falls silent, its command connection too.
 func serverFallsSilentUnderAPark(t *T) {
 	t.throughRelay(0, rules.Silent, relayHello, func(r *chop.Relay) {
-		t.parkThroughSilence(r, func(map[string]string) bool { return true })
+		t.parkThroughSilence(r, everyConnection)
 	})
 }
 

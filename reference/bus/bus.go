@@ -343,9 +343,11 @@ func (b *Bus) Close() error {
 }
 
 // typed wraps err with what the bus was doing; a canon error reply stays reachable with
-// errors.Is / errors.As as an *emqerr.Error (resp.ServerError.As).
+// errors.Is / errors.As as an *emqerr.Error (resp.ServerError.As). A connection the server's
+// HELLO refused is EMQSERVER (fence.Classify): the main connection's own redial meets that
+// refusal too, not only a dial.
 func typed(op string, err error) error {
-	return fmt.Errorf("bus: %s: %w", op, err)
+	return fmt.Errorf("bus: %s: %w", op, fence.Classify(err))
 }
 
 // scripts are the bus's runnable scripts, one field per bundle script.
