@@ -319,7 +319,7 @@ func (slowEnqueuer) Enqueue(ctx context.Context, _ []byte) error {
 func TestGeneratorGivesUpOnASystemThatCannotTakeTheRate(t *testing.T) {
 	e := &env{p: Params{Rate: 1000, LatencyDuration: 200 * time.Millisecond, Producers: 2}}
 	var s queue.Samples
-	if _, err := e.send(context.Background(), slowEnqueuer{}, &s, nil); err != nil {
+	if _, err := e.send(context.Background(), slowEnqueuer{}, &s, e.p.LatencyDuration, nil); err != nil {
 		t.Fatal(err)
 	}
 	if s.Offered != 200 || s.GaveUpBehind < queue.GiveUp(200) || s.GaveUpAt < s.GaveUpBehind || s.Sent >= s.Offered {

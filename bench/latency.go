@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -26,8 +27,8 @@ func (e *env) runLatency(ctx context.Context) {
 	p := e.p
 	ls := &LatencyScenario{Name: queue.Latency, Rate: p.Rate, Seconds: p.LatencyDuration.Seconds(), Rounds: p.LatencyRounds,
 		Workers: p.Workers, Senders: p.Producers, PlotFile: "latency-e2e-" + e.ax.name + ".svg",
-		Title: fmt.Sprintf("enqueue → handler start at %.0f jobs/s offered, %d rounds of %.0fs, %d workers each, %d senders (open loop)",
-			p.Rate, p.LatencyRounds, p.LatencyDuration.Seconds(), p.Workers, p.Producers)}
+		Title: fmt.Sprintf("enqueue → handler start at %.0f jobs/s offered, %d rounds of %.0fs after a %.0fs warm-up, %d workers each, %d senders (open loop)",
+			p.Rate, p.LatencyRounds, p.LatencyDuration.Seconds(), p.WarmUp.Seconds(), p.Workers, p.Producers)}
 	qs := e.systemsFor(queue.Latency)
 	runs := make([]*latencyRun, len(qs))
 	for i, q := range qs {
@@ -38,6 +39,9 @@ func (e *env) runLatency(ctx context.Context) {
 	// the parties' sum in this kit's containers, and missed PostgreSQL still busy after the
 	// Postgres queues' rounds through the next system's round.
 	quiet := &measure.Settler{Window: 250 * time.Millisecond, Most: 5 * time.Second, Margin: 0.02, Sample: e.clock.Engines}
+	for i, q := range qs {
+		e.warmUp(ctx, q, runs[i])
+	}
 	for round := range max(1, p.LatencyRounds) {
 		for i, q := range qs {
 			if runs[i].res.Err != "" {
@@ -59,6 +63,30 @@ func (e *env) runLatency(ctx context.Context) {
 		t.Server, t.Stalls = tail.server, tail.stalls
 		e.tailVariants(ctx, t)
 		e.run.Tail = t
+	}
+}
+
+// warmUp runs one unmeasured round of WarmUp at the offered rate for q before its measured
+// rounds: a client's first seconds (a JIT's first compiles, a pool's first connections, the
+// server's first plans) are its start-up, not its latency (BullMQ's first two rounds ran 5–15×
+// its later ones). Its samples are dropped; an error ends the system's rounds as a round's does.
+func (e *env) warmUp(ctx context.Context, q queue.Queue, r *latencyRun) {
+	if e.p.WarmUp <= 0 {
+		return
+	}
+	if err := q.Reset(ctx); err != nil {
+		r.res.Err = err.Error()
+		return
+	}
+	var err error
+	if d, ok := q.(queue.Driven); ok {
+		_, err = d.RunLatency(ctx, e.p.Rate, e.p.WarmUp, e.p.Workers, e.p.Producers)
+	} else {
+		_, err = e.openLoopWith(ctx, q, e.p.Workers, e.p.WarmUp, nil)
+	}
+	if err != nil && !errors.Is(err, queue.ErrIncomplete) {
+		r.res.Err = "warm-up: " + err.Error()
+		e.progress("%s %s warm-up: error: %v", queue.Latency, q.Info().Name, err)
 	}
 }
 
@@ -89,7 +117,7 @@ func (e *env) latencyRound(ctx context.Context, q queue.Queue, r *latencyRun, ro
 		}
 		st := newStamps(int64(e.p.Rate * e.p.LatencyDuration.Seconds()))
 		tail.begin()
-		s, err = e.openLoopWith(ctx, q, e.p.Workers, st)
+		s, err = e.openLoopWith(ctx, q, e.p.Workers, e.p.LatencyDuration, st)
 		tail.end(st)
 		if last {
 			tail.server, _ = e.bus.LatencyStats(ctx)
@@ -197,12 +225,12 @@ func (e *env) enqueueRate(system string) float64 {
 // hide queueing delay (coordinated omission). Senders are a pool so one slow enqueue does not
 // delay the schedule.
 func (e *env) openLoop(ctx context.Context, q queue.Queue) (queue.Samples, error) {
-	return e.openLoopWith(ctx, q, e.p.Workers, nil)
+	return e.openLoopWith(ctx, q, e.p.Workers, e.p.LatencyDuration, nil)
 }
 
-// openLoopWith is openLoop with workers slots, stamping each job's hand-off, Enqueue return and
-// handler start into st (nil: none).
-func (e *env) openLoopWith(ctx context.Context, q queue.Queue, workers int, st *stamps) (queue.Samples, error) {
+// openLoopWith is openLoop with workers slots for d, stamping each job's hand-off, Enqueue return
+// and handler start into st (nil: none).
+func (e *env) openLoopWith(ctx context.Context, q queue.Queue, workers int, d time.Duration, st *stamps) (queue.Samples, error) {
 	c, okc := q.(queue.Consumer)
 	eq, oke := q.(queue.Enqueuer)
 	if !okc || !oke {
@@ -236,9 +264,9 @@ func (e *env) openLoopWith(ctx context.Context, q queue.Queue, workers int, st *
 	if !queue.Sleep(ctx, time.Second) {
 		return s, ctx.Err()
 	}
-	late, sendErr := e.send(ctx, eq, &s, st)
+	late, sendErr := e.send(ctx, eq, &s, d, st)
 	// Wait for the tail: every sent job must reach a handler.
-	deadline := time.Now().Add(10*time.Second + e.p.LatencyDuration)
+	deadline := time.Now().Add(10*time.Second + d)
 	for received.Load() < s.Sent && time.Now().Before(deadline) && ctx.Err() == nil {
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -258,10 +286,10 @@ func (e *env) openLoopWith(ctx context.Context, q queue.Queue, workers int, st *
 	return s, nil
 }
 
-// send is the open loop's generator: rate × duration jobs, each handed to one of the senders
-// at its intended instant. It returns the senders' lateness (µs) and the first enqueue error.
-func (e *env) send(ctx context.Context, eq queue.Enqueuer, s *queue.Samples, st *stamps) ([]float64, error) {
-	n := int64(e.p.Rate * e.p.LatencyDuration.Seconds())
+// send is the open loop's generator: rate × d jobs, each handed to one of the senders at its
+// intended instant. It returns the senders' lateness (µs) and the first enqueue error.
+func (e *env) send(ctx context.Context, eq queue.Enqueuer, s *queue.Samples, d time.Duration, st *stamps) ([]float64, error) {
+	n := int64(e.p.Rate * d.Seconds())
 	interval := time.Duration(float64(time.Second) / e.p.Rate)
 	todo := make(chan int64, n)
 	var sendErr atomic.Pointer[error]

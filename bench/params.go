@@ -22,6 +22,8 @@ type Params struct {
 	// LatencyRounds interleave the systems; each system's p99 is also taken per round and the
 	// gate reads the median of the rounds' p99s.
 	LatencyRounds int `json:"latency_rounds"`
+	// WarmUp is one unmeasured round per system before its measured ones (0: none).
+	WarmUp time.Duration `json:"latency_warm_up_ns,omitempty"`
 	// BacklogSizes is the backlog axis: the drain at each size, one round each.
 	BacklogSizes []int `json:"backlog_sizes,omitempty"`
 	Pipeline     int   `json:"pipeline"` // EVALSHAs per pipelined batch in the Valkey ceiling
@@ -39,11 +41,11 @@ func ParamsFor(mode string) (Params, error) {
 	switch mode {
 	case "ci":
 		return Params{Mode: mode, Duration: time.Second, Repeats: 3, Producers: 64, Workers: 256, PGPool: 32,
-			Batch: 500, Backlog: 20000, Rate: 1000, LatencyDuration: 3 * time.Second, LatencyRounds: 5, Pipeline: 64,
+			Batch: 500, Backlog: 20000, Rate: 1000, LatencyDuration: 3 * time.Second, LatencyRounds: 5, WarmUp: 2 * time.Second, Pipeline: 64,
 			BacklogSizes: []int{10000, 50000}, ScalePrimaries: []int{1, 2, 3}, ScaleQueues: 4}, nil
 	case "full":
 		return Params{Mode: mode, Duration: 5 * time.Second, Repeats: 5, Producers: 64, Workers: 256, PGPool: 32,
-			Batch: 500, Backlog: 100000, Rate: 1000, LatencyDuration: 6 * time.Second, LatencyRounds: 5, Pipeline: 64,
+			Batch: 500, Backlog: 100000, Rate: 1000, LatencyDuration: 6 * time.Second, LatencyRounds: 5, WarmUp: 2 * time.Second, Pipeline: 64,
 			BacklogSizes: []int{10000, 100000, 1000000}, ScalePrimaries: []int{1, 2, 3}, ScaleQueues: 4}, nil
 	case "tiny":
 		return Params{Mode: mode, Duration: 200 * time.Millisecond, Repeats: 1, Producers: 4, Workers: 8, PGPool: 8,

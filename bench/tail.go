@@ -278,7 +278,7 @@ func (e *env) variantRound(ctx context.Context, workers int, noGC, plain bool) (
 	if noGC {
 		defer debug.SetGCPercent(debug.SetGCPercent(-1))
 	}
-	return e.openLoopWith(ctx, q, workers, nil)
+	return e.openLoopWith(ctx, q, workers, e.p.LatencyDuration, nil)
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
