@@ -183,6 +183,12 @@ func TestCutAfterFirstReply(t *testing.T) {
 
 // echoServer listens on a free loopback port and echoes every connection until the test ends.
 func echoServer(t *testing.T) string {
+	return serve(t, func(c net.Conn) { io.Copy(c, c) })
+}
+
+// serve listens on a free loopback port until the test ends and hands each connection to
+// handle, closing it after.
+func serve(t *testing.T, handle func(net.Conn)) string {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -194,7 +200,7 @@ func echoServer(t *testing.T) string {
 			if err != nil {
 				return
 			}
-			go func() { defer c.Close(); io.Copy(c, c) }()
+			go func() { defer c.Close(); handle(c) }()
 		}
 	}()
 	return ln.Addr().String()
@@ -204,22 +210,8 @@ func echoServer(t *testing.T) string {
 func TestRetargetMovesNewConnectionsOnly(t *testing.T) {
 	r, open := relayed(t)
 	// The second server answers every connection with one byte and closes it: not an echo.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Write([]byte("x"))
-			c.Close()
-		}
-	}()
-	r.Retarget(ln.Addr().String())
+	second := serve(t, func(c net.Conn) { c.Write([]byte("x")) })
+	r.Retarget(second)
 	if err := echo(open); err != nil {
 		t.Fatalf("the open connection left its server: %v", err)
 	}
