@@ -214,6 +214,17 @@ func leaseRenewedAndLost(t *T) {
 			}
 		}
 	}
+	// Every worker id now leased by another minter, the port's own included: it can lease no
+	// other, and once its lease has run out by its own clock a mint answers INTERNAL (canon
+	// §3.4-9), never a canon refusal (EMQSERVER, say).
+	every := make([]int, ids.MaxWorker+1)
+	for i := range every {
+		every[i] = i
+	}
+	t.takeWorkers(every)
+	time.Sleep(time.Duration(ttl+50) * time.Millisecond) // the port's last renewal was before the take
+	_, err = t.D.Mint(t.ctx, protocol.MintArgs{N: 1})
+	t.check(t.answeredInternal(err), rules.LeaseLost, "with every worker id leased by another minter, a mint answers INTERNAL", "%v", err)
 	// Closing releases only the port's own lease: the other minter's stays.
 	d := t.D
 	t.D = nil // closed here, not again at the end of the clause

@@ -2,6 +2,7 @@ package contracts
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -47,6 +48,10 @@ func parallelCallers(t *T) {
 	t.ok(err, rules.MintOrder, "mint")
 	worker := t.portWorker(rules.Minter)
 	t.check(len(m.IDs) == 4, rules.MintOrder, "four lists, one per caller", "%d lists", len(m.IDs))
+	// The shape holds at n 0 too: parallel lists, each empty (B-38, B-40), not one empty list.
+	z, err := t.D.Mint(t.ctx, protocol.MintArgs{N: 0, Parallel: 3})
+	t.ok(err, rules.MintOrder, "mint of 0 ids by 3 callers")
+	t.check(len(z.IDs) == 3 && len(slices.Concat(z.IDs...)) == 0, rules.MintOrder, "mint n 0 parallel 3: three lists, each empty", "%q", z.IDs)
 	seen := map[string]bool{}
 	for i, l := range m.IDs {
 		t.check(len(l) == 1000, rules.MintOrder, "1000 ids per caller", "caller %d got %d", i, len(l))

@@ -32,6 +32,11 @@ func wrongTokenRefused(t *T) {
 	id := t.enqueue("orders", "x")
 	c := t.mustClaim("orders", 30000)
 	t.allStale("orders", id, c.Token+1, "with a token the claim never issued")
+	// Tokens that equal the live one once cut to a narrower integer (a port that converts the
+	// token to 32 bits, signed or not, before comparing), all inside A16's range.
+	for _, bits := range []int{31, 32} {
+		t.allStale("orders", id, c.Token+1<<bits, fmt.Sprintf("with the live token plus 2^%d, the same token in a %d-bit integer", bits, bits))
+	}
 	before := t.snapshot()
 	t.refused(t.D.Complete(t.ctx, fa("orders", id, 0)), emqerr.Arg, rules.ArgRanges, "complete with token 0")
 	d := diff(before, t.snapshot())

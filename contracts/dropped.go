@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/echomq/kit/contracts/internal/chop"
@@ -92,13 +93,15 @@ func redialsPacedWhileRefused(t *T) {
 		t.check(n <= bound, rules.RedialPaced,
 			fmt.Sprintf("while every new connection is closed at once, the port's redials pause between attempts: at most 5 + 10·t for each of its %d lost connections", lost),
 			"%d connection attempts in %s (at most %d)", n, took.Round(time.Millisecond), bound)
-		t.ok(t.afterDrop(nil), rules.Dropped, "an enqueue after the outage (retried while it answers INTERNAL, up to 30 s)")
+		t.ok(t.afterDrop(nil), rules.Dropped, fmt.Sprintf("an enqueue after an outage of %s: the port still redials (retried while it answers INTERNAL, up to 30 s)", refusedFor))
 	})
 }
 
 // refusedFor is how long redialsPacedWhileRefused refuses: long enough for a backoff doubling
-// from 10 ms to reach a few hundred ms, short enough to keep C01 cheap.
-const refusedFor = 1500 * time.Millisecond
+// from 10 ms to reach its 1 s cap, and for a port that gives up after a handful of attempts
+// (ten of that backoff take about 4 s) to have given up, when B-282 wants the session to serve
+// again after an outage of any length.
+const refusedFor = 5 * time.Second
 
 // whileDown keeps the server down, sending enqueues meanwhile from a goroutine of their own (a
 // port may hold a request until it has reconnected), and brings it back up a second after the
@@ -324,10 +327,11 @@ func (t *T) parkThroughSilence(r *chop.Relay, match func(client map[string]strin
 	a := protocol.ParkArgs{Queue: "orders", Consumers: 2, Jobs: 2, LeaseMS: 120000, ParkMS: 1000, TimeoutMS: 120000}
 	done := t.park(a)
 	t.waitBlocked(a.Consumers)
-	silenced := map[string]bool{}
+	silenced, lines := map[string]bool{}, map[string]bool{}
 	for _, c := range t.portClients() {
 		if match(c) {
 			silenced[c["addr"]] = true
+			lines[c["addr"]] = c["cmd"] == "blpop"
 		}
 	}
 	n := r.Silence(func(serverSide string) bool { return silenced[serverSide] })
@@ -351,8 +355,28 @@ func (t *T) parkThroughSilence(r *chop.Relay, match func(client map[string]strin
 		t.fail(rules.Silent, fmt.Sprintf("%d connections fell silent: within 45 s the park completes the jobs or answers INTERNAL (its timeout_ms is %d)", n, a.TimeoutMS), "no answer 45 s after the silence")
 		return
 	}
+	t.linesClosedInTime(r, lines, start, time.Duration(a.ParkMS)*time.Millisecond)
 	r.EndSilence()
 	t.ok(t.afterDrop(nil), rules.Dropped, "an enqueue after the silent connections closed (retried while it answers INTERNAL, up to 30 s)")
+}
+
+// linesClosedInTime checks that the port closed each parked line that fell silent at start
+// within its pop's timeout, B-290's 10 s and 3 s for the machine: a lost connection is found
+// by then, and the port's own end of it closed. It waits for the closes, or until that bound.
+func (t *T) linesClosedInTime(r *chop.Relay, lines map[string]bool, start time.Time, pop time.Duration) {
+	due := pop + 13*time.Second
+	isLine := func(addr string) bool { return lines[addr] }
+	for time.Since(start) < due && slices.Contains(r.SilentGone(isLine), time.Time{}) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	for _, at := range r.SilentGone(isLine) {
+		took := "still open"
+		if !at.IsZero() {
+			took = "closed after " + at.Sub(start).Round(time.Millisecond).String()
+		}
+		t.check(!at.IsZero() && at.Sub(start) <= due, rules.Silent,
+			fmt.Sprintf("a parked line that fell silent is found lost and closed within %s (its pop's %s, B-290's 10 s, 3 s for the machine)", due, pop), "%s", took)
+	}
 }
 
 const relayHello = "hello through a relay in front of the server succeeds"

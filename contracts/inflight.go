@@ -52,6 +52,23 @@ func requestsInFlightServedInOrder(t *T) {
 		fmt.Sprintf("the claim written after the complete of %s takes %s with token 1", first, second), "%s", claimText(secondClaim))
 	t.state("orders", second, "active", 1, rules.InFlight)
 	t.check(!t.exists(jobKey(t.q("orders"), first)), rules.InFlight, "the completed job's row is gone", "%s remains", jobKey(t.q("orders"), first))
+	// An enqueue with no id waits on the port's minter before its script runs: a claim written
+	// right behind it must still see the job (a port that runs requests side by side lets the
+	// claim find the queue empty).
+	reqs = []drivers.RawRequest{
+		request("enqueue", "queue", "minted", "payload_b64", b64("its id minted by the port")),
+		request("claim", "queue", "minted", "lease_ms", 60_000),
+	}
+	replies, err = drivers.Pipeline(t.ctx, t.D, reqs)
+	t.ok(err, rules.InFlight, "an enqueue with no id and a claim written together, answered in order")
+	var enq protocol.EnqueueResult
+	var claim *protocol.ClaimResult
+	if len(replies) == 2 && replies[0].Err == nil && replies[1].Err == nil {
+		decodeInto(t, replies[0].Result, &enq, "the enqueue")
+		decodeInto(t, replies[1].Result, &claim, "the claim")
+	}
+	t.check(enq.ID != "" && claim != nil && claim.ID == enq.ID, rules.InFlight,
+		"the claim written right behind an enqueue whose id the port mints takes that job", "enqueued %q, claimed %s", enq.ID, claimText(claim))
 }
 
 // request is a raw request of op with fields from name, value pairs.

@@ -281,3 +281,27 @@ func (t *T) parkConnections(from int, wake string) {
 		}
 	}
 }
+
+// wokenConsumerDrainsFirst is C14's: a consumer claims until empty after every wake, and only
+// then parks (A10-5). One parked consumer, twenty jobs enqueued at once (one MULTI): it drains
+// them on the one wake. The claims re-arm the wake while work remains, so a consumer that parks
+// after each claim still completes every job, promptly: only its pops tell. A correct one pops
+// at most three times after the wake (the token a claim left when the queue emptied, then the
+// pop the park's end cuts); one that parks after every claim pops once per job.
+func wokenConsumerDrainsFirst(t *T) {
+	a := protocol.ParkArgs{Queue: "orders", Consumers: 1, Jobs: 20, LeaseMS: 30000, ParkMS: 5000, TimeoutMS: 60000}
+	done := t.park(a)
+	t.waitBlocked(a.Consumers)
+	m := t.mark()
+	ids := kitIDs(a.Jobs, 1<<50)
+	start := time.Now()
+	t.kitEnqueue("orders", ids)
+	t.completed(<-done, start, 30*time.Second, ids, "a burst of twenty jobs wakes the one parked consumer")
+	pops := 0
+	for _, l := range t.portCommands(m) {
+		if l.Cmd() == "BLPOP" {
+			pops++
+		}
+	}
+	t.check(pops <= 3, rules.Park, "a woken consumer claims until the queue is empty before it parks again: at most 3 pops while it drains 20 jobs", "%d pops", pops)
+}

@@ -22,7 +22,7 @@ var InFlight = Rule{"in-flight", `contracts/PROTOCOL.md Part B: "the reply to re
 var RedialPaced = Rule{"redial-paced", `contracts/PROTOCOL.md Part B: "A port that redials by itself pauses between its attempts while the server refuses or drops them: over an outage of t seconds it makes at most 5 + 10·t connection attempts for each connection it lost"`}
 
 // Silent: a connection whose server fell silent is found lost, and B-282 applies (dropped.go).
-var Silent = Rule{"silent-server", `contracts/PROTOCOL.md Part B: "When the server falls silent on a connection without closing it, the port finds the connection lost within 10 s of a reply falling due (a blocking pop's reply falls due when its timeout ends), and the loss is one B-282 speaks of"`}
+var Silent = Rule{"silent-server", `contracts/PROTOCOL.md Part B: "When the server falls silent on a connection without closing it, the port finds the connection lost, and closes it, within 10 s of a reply falling due (a blocking pop's reply falls due when its timeout ends), and the loss is one B-282 speaks of"`}
 
 // Dropped: a connection the server drops is redialled, handshake first (dropped.go).
 var Dropped = Rule{"dropped-connection", `contracts/PROTOCOL.md Part B: "When the server drops a port's connection, a request that meets the loss may answer INTERNAL; the port opens a new connection, which runs the handshake first, and within 30 s the session serves again, or answers the handshake's typed refusal"`}

@@ -46,6 +46,7 @@ type Relay struct {
 type leg struct {
 	client, server net.Conn
 	silent         atomic.Bool
+	clientGone     atomic.Int64 // unix ns when the client side ended while silent; 0 before
 }
 
 // Start listens on a free loopback port and relays to target (host:port). With pause > 0 the
@@ -212,6 +213,24 @@ func (r *Relay) Silence(match func(serverSide string) bool) int {
 	return n
 }
 
+// SilentGone says, for each silent connection whose end at the server match names, when its
+// client closed it (the zero time while it is open).
+func (r *Relay) SilentGone(match func(serverSide string) bool) []time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []time.Time
+	for _, l := range r.legs {
+		if l.silent.Load() && match(l.server.LocalAddr().String()) {
+			var at time.Time
+			if ns := l.clientGone.Load(); ns != 0 {
+				at = time.Unix(0, ns)
+			}
+			out = append(out, at)
+		}
+	}
+	return out
+}
+
 // EndSilence closes the silent connections, as the server's side does once the route is back.
 func (r *Relay) EndSilence() {
 	r.mu.Lock()
@@ -250,21 +269,22 @@ func (r *Relay) accept(ln net.Listener) {
 			return
 		}
 		r.wg.Add(2)
-		go r.pipe(server, client, false, &l.silent)
+		go r.pipe(server, client, false, l)
 		if r.takeCut() {
 			go r.firstReplyOnly(client, server)
 		} else {
-			go r.pipe(client, server, r.pause > 0, &l.silent)
+			go r.pipe(client, server, r.pause > 0, l)
 		}
 	}
 }
 
-// pipe copies src to dst until either side closes; cut hands the bytes on in small pieces,
-// silent (once set) none.
-func (r *Relay) pipe(dst, src net.Conn, cut bool, silent *atomic.Bool) {
+// pipe copies src to dst until either side closes; cut hands the bytes on in small pieces, a
+// silent leg none. The client's end of a silent leg is stamped.
+func (r *Relay) pipe(dst, src net.Conn, cut bool, l *leg) {
 	defer r.wg.Done()
 	defer dst.Close()
 	defer src.Close()
+	silent := &l.silent
 	buf := make([]byte, 64<<10)
 	size := 0
 	for {
@@ -290,6 +310,9 @@ func (r *Relay) pipe(dst, src net.Conn, cut bool, silent *atomic.Bool) {
 			time.Sleep(r.pause)
 		}
 		if err != nil {
+			if src == l.client && silent.Load() {
+				l.clientGone.CompareAndSwap(0, time.Now().UnixNano())
+			}
 			return // EOF or closed: the deferred closes end the other direction too
 		}
 	}

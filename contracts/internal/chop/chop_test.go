@@ -260,3 +260,27 @@ func TestSilenceHandsNothingOn(t *testing.T) {
 		t.Fatalf("EndSilence closed a connection that was not silent: %v", err)
 	}
 }
+
+// SilentGone stamps when the client closes a silent connection, and only a silent one.
+func TestSilentGoneStampsTheClientsClose(t *testing.T) {
+	r, open := relayed(t)
+	if err := echo(open); err != nil {
+		t.Fatal(err)
+	}
+	all := func(string) bool { return true }
+	r.Silence(all)
+	if got := r.SilentGone(all); len(got) != 1 || !got[0].IsZero() {
+		t.Fatalf("before the client closes: %v, want one zero time", got)
+	}
+	before := time.Now()
+	open.Close()
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if got := r.SilentGone(all); len(got) == 1 && !got[0].IsZero() {
+			if got[0].Before(before) {
+				t.Fatalf("stamped %v, before the close at %v", got[0], before)
+			}
+			return
+		}
+	}
+	t.Fatal("the client's close was never stamped")
+}

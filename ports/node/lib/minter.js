@@ -10,6 +10,9 @@ const errors = require('./errors');
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+// monotonicMs reads a clock no wall-clock step moves, in ms.
+const monotonicMs = () => Number(process.hrtime.bigint() / 1000000n);
+
 class MinterLostError extends Error {
   constructor(message) {
     super(message);
@@ -19,8 +22,9 @@ class MinterLostError extends Error {
 
 class Minter {
   #exec;
-  #now;
-  #clock; // the snowflake's milliseconds (scriptable by the clock op); lease expiry stays on #now
+  #now; // the real clock, in Unix ms: the snowflake's milliseconds when no clock op scripts them
+  #clock; // the snowflake's milliseconds (scriptable by the clock op)
+  #mono; // lease expiry's clock: monotonic ms (canon §3.4-8), so a wall-clock step cannot stretch a lease
   #ttl;
   #timer = null;
   #validUntil = 0; // local ms until which the lease is known held
@@ -30,12 +34,13 @@ class Minter {
   #closed = false;
 
   // exec(...args) sends one command on the session's current command connection.
-  constructor({ exec, ttlMs = 30000, now = Date.now, owner, brand = ids.JOB, log = () => {} }) {
+  constructor({ exec, ttlMs = 30000, now = Date.now, mono = monotonicMs, owner, brand = ids.JOB, log = () => {} }) {
     if (!ids.validBrand(brand)) throw errors.key(`brand ${JSON.stringify(brand)}: want three capitals`);
     if (!Number.isInteger(ttlMs) || ttlMs < 3) throw errors.arg(`minter ttl ${ttlMs} ms too short`);
     this.#exec = exec;
     this.#now = now;
     this.#clock = now;
+    this.#mono = mono;
     this.#ttl = ttlMs;
     this.brand = brand;
     this.owner = owner ?? crypto.randomBytes(16).toString('hex');
@@ -49,7 +54,7 @@ class Minter {
     const start = crypto.randomInt(ids.MAX_WORKER + 1);
     for (let i = 0; i <= ids.MAX_WORKER; i++) {
       const w = (start + i) % (ids.MAX_WORKER + 1);
-      const sent = this.#now();
+      const sent = this.#mono();
       const r = await this.#exec('SET', keys.minter(w), this.owner, 'NX', 'PX', this.#ttl);
       if (r === 'OK') {
         if (this.worker >= 0 && w !== this.worker) this.#mustAdvance = true;
@@ -59,7 +64,8 @@ class Minter {
         return w;
       }
     }
-    throw errors.server('no free minter id: all 1024 worker ids are leased');
+    // The port's failure, INTERNAL (canon §3.4-9), not a canon refusal of the request.
+    throw new Error('no free minter id: all 1024 worker ids are leased');
   }
 
   // reaffirm runs after a reconnect: keep the lease if it is still ours, else lease afresh.
@@ -71,7 +77,7 @@ class Minter {
   // renew extends the lease only while the server still holds our owner token (SET … IFEQ).
   async renew() {
     if (this.worker < 0 || this.#closed) return false;
-    const sent = this.#now();
+    const sent = this.#mono();
     const r = await this.#exec('SET', keys.minter(this.worker), this.owner, 'IFEQ', this.owner, 'PX', this.#ttl);
     if (r === 'OK') {
       this.#validUntil = sent + this.#ttl;
@@ -103,7 +109,7 @@ class Minter {
   }
 
   get held() {
-    return !this.#closed && this.worker >= 0 && this.#now() < this.#validUntil;
+    return !this.#closed && this.worker >= 0 && this.#mono() < this.#validUntil;
   }
 
   // next mints one id. Ids from one minter strictly increase: a clock stepped back keeps the

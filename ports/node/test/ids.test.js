@@ -112,7 +112,7 @@ test('minter: a lost lease stops minting', async () => {
 test('minter: an expired local lease window stops minting', async () => {
   const srv = fakeLeases();
   let clock = ids.EPOCH_MS + 5000;
-  const m = new Minter({ exec: srv.exec, now: () => clock, ttlMs: 30 });
+  const m = new Minter({ exec: srv.exec, now: () => clock, mono: () => clock, ttlMs: 30 });
   await m.acquire();
   await m.next();
   clock += 30;
