@@ -42,6 +42,14 @@ func refusalOrder(t *T) {
 		{"complete of ORD0000000000! (the shape before the brand)", t.D.Complete(t.ctx, fa("orders", "ORD0000000000!", 1)), emqerr.Key},
 		{"the job key of " + ord + " on queue Bad! (the queue before the brand)",
 			errOf(t.D.Key(t.ctx, protocol.KeyArgs{Queue: "Bad!", Type: "job", ID: ord})), emqerr.Key},
+		// A field that is present is held to its domain whatever its value (B-90): the key
+		// op's id and lane too when the type does not use them, in §2.4's order.
+		{"the pending key with the id JOB0000000000! given (the type does not use it)",
+			errOf(t.D.Key(t.ctx, protocol.KeyArgs{Queue: "orders", Type: "pending", ID: "JOB0000000000!"})), emqerr.Key},
+		{"the pending key with the id " + ord + " given (another brand)",
+			errOf(t.D.Key(t.ctx, protocol.KeyArgs{Queue: "orders", Type: "pending", ID: ord})), emqerr.Kind},
+		{"the job key of " + ord + " with the lane East given (the lane before the brand)",
+			errOf(t.D.Key(t.ctx, protocol.KeyArgs{Queue: "orders", Type: "job", ID: ord, Lane: "East"})), emqerr.Key},
 	}
 	for _, c := range cases {
 		t.refused(c.err, c.want, rules.CheckOrder, c.what)

@@ -128,6 +128,26 @@ func pgVersion(ctx context.Context, dsn string) (string, error) {
 	return v, nil
 }
 
+// pgSetting reads one setting of the server at dsn (SHOW).
+func pgSetting(ctx context.Context, dsn, name string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close(context.Background())
+	var v string
+	return v, conn.QueryRow(ctx, "SHOW "+name).Scan(&v)
+}
+
+// sameDir says a and b name one directory (PostgreSQL reports its data directory resolved).
+func sameDir(a, b string) bool {
+	ra, err1 := filepath.EvalSymlinks(a)
+	rb, err2 := filepath.EvalSymlinks(b)
+	return a == b || (err1 == nil && err2 == nil && ra == rb)
+}
+
 // pgRunAs is who runs initdb and postgres: ourselves, or (as root, which they refuse) an
 // unprivileged user.
 type pgRunAs struct {
@@ -275,7 +295,7 @@ func startPostgresOnce(ctx context.Context, prefix string, who pgRunAs, settings
 	}
 	dsn := (&url.URL{Scheme: "postgres", User: url.User("postgres"), Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
 		Path: "/postgres", RawQuery: "sslmode=disable"}).String()
-	ver, err := waitPostgres(ctx, p, dsn)
+	ver, err := waitPostgres(ctx, p, dsn, data)
 	if err != nil {
 		err = p.startErr(fmt.Errorf("engines: postgres on port %d did not come up: %w", port, err))
 		log := p.logTail()
@@ -285,8 +305,10 @@ func startPostgresOnce(ctx context.Context, prefix string, who pgRunAs, settings
 	return &Postgres{URL: dsn, Mode: ModeNative, Version: ver, proc: p}, false, nil
 }
 
-// waitPostgres polls until the server accepts a connection and answers its version.
-func waitPostgres(ctx context.Context, p *proc, dsn string) (string, error) {
+// waitPostgres polls until the server accepts a connection and answers its version. The server
+// that answers must be p's own (its data directory is data): another run may have bound the
+// port between freePort and p's bind, and p then exits while the other's server answers.
+func waitPostgres(ctx context.Context, p *proc, dsn, data string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	for {
@@ -294,6 +316,12 @@ func waitPostgres(ctx context.Context, p *proc, dsn string) (string, error) {
 			return "", fmt.Errorf("exited: %v", p.waitErr)
 		}
 		ver, err := pgVersion(ctx, dsn)
+		if err == nil {
+			var dir string
+			if dir, err = pgSetting(ctx, dsn, "data_directory"); err == nil && !sameDir(dir, data) {
+				err = fmt.Errorf("the server on %s serves %s, not ours (%s)", dsn, dir, data)
+			}
+		}
 		if err == nil {
 			return ver, nil
 		}

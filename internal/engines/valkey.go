@@ -236,7 +236,10 @@ func startValkeyOnce(ctx context.Context, kind string, argv, extra []string) (v 
 	return v, false, nil
 }
 
-// waitValkey polls until the server answers PING, then reads INFO server.
+// waitValkey polls until the server answers PING, then reads INFO server. The server that
+// answers must be p's own (INFO's process_id): another run may have bound the port between
+// freePort and p's bind, and p then exits on "Address already in use" while the other's server
+// answers on the address.
 func waitValkey(ctx context.Context, p *proc, addr, password string) (map[string]string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
@@ -245,8 +248,11 @@ func waitValkey(ctx context.Context, p *proc, addr, password string) (map[string
 			return nil, fmt.Errorf("exited: %v", p.waitErr)
 		}
 		info, err := valkeyInfo(ctx, addr, password)
-		if err == nil {
+		if err == nil && info["process_id"] == strconv.Itoa(p.cmd.Process.Pid) {
 			return info, nil
+		}
+		if err == nil {
+			err = fmt.Errorf("the server on %s is process %s, not ours (%d)", addr, info["process_id"], p.cmd.Process.Pid)
 		}
 		select {
 		case <-ctx.Done():

@@ -80,15 +80,29 @@ func (b *Bus) Key(q, kind, id, lane string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	switch keys.Kind(kind) {
-	case keys.KindJob:
-		return b.job(qq, id)
-	case keys.KindLane:
-		return b.lane(qq, lane)
-	}
+	isJob, isLane := kind == string(keys.KindJob), kind == string(keys.KindLane)
 	k, err := qq.k.Key(keys.Kind(kind))
-	if err != nil {
+	if err != nil && !isJob && !isLane {
 		return "", fmt.Errorf("bus: %w", &emqerr.Error{Type: emqerr.TypeKey, Message: fmt.Sprintf("key type %q is not a queue key type", kind)})
+	}
+	// A lane or id given is held to its grammar whatever the type (PROTOCOL.md B-90), in canon
+	// §2.4's order: the queue, the type, the lane, then the id. Absent, each is "" here.
+	var laneKey, jobKey string
+	if lane != "" || isLane {
+		if laneKey, err = b.lane(qq, lane); err != nil {
+			return "", err
+		}
+	}
+	if id != "" || isJob {
+		if jobKey, err = b.job(qq, id); err != nil {
+			return "", err
+		}
+	}
+	switch {
+	case isJob:
+		return jobKey, nil
+	case isLane:
+		return laneKey, nil
 	}
 	return k, nil
 }

@@ -37,11 +37,18 @@ class Queue {
   }
 
   // build answers the port protocol's `key` op: one §2 type, with id or lane where it takes one.
+  // build is the key op's builder. A lane or id given is held to its grammar whatever the type
+  // (PROTOCOL.md B-90), in canon §2.4's order: the queue (the constructor), the type, the lane,
+  // then the id.
   build(type, { id, lane } = {}) {
-    if (type === 'job') return this.job(id);
-    if (type === 'lane') return this.lane(lane);
-    if (QUEUE_TYPES.includes(type)) return this[type];
-    throw errors.key(`key type ${JSON.stringify(type)} is not in the grammar`);
+    if (type !== 'job' && type !== 'lane' && !QUEUE_TYPES.includes(type)) {
+      throw errors.key(`key type ${JSON.stringify(type)} is not in the grammar`);
+    }
+    const laneKey = lane !== undefined || type === 'lane' ? this.lane(lane) : '';
+    const jobKey = id !== undefined || type === 'job' ? this.job(id) : '';
+    if (type === 'job') return jobKey;
+    if (type === 'lane') return laneKey;
+    return this[type];
   }
 }
 
