@@ -12,6 +12,7 @@ const resp = require('./resp');
 const errors = require('./errors');
 
 const REPLY_GRACE_MS = 5000;
+const now = () => performance.now(); // monotonic: a wall-clock step neither fires nor holds the watch
 
 function splitAddress(address) {
   const i = typeof address === 'string' ? address.lastIndexOf(':') : -1;
@@ -30,7 +31,7 @@ class Connection {
   #pending = [];
   #closed = null;
   #byClient = false;
-  #heard = Date.now(); // when the server last sent a byte, or the oldest command was sent
+  #heard = now(); // when the server last sent a byte, or the oldest command was sent
   #watch = null; // the timer that finds the oldest reply overdue
   onLost = null; // called once when the connection is lost (not when the client closes it)
 
@@ -106,28 +107,31 @@ class Connection {
   }
 
   #push(p) {
-    if (this.#pending.length === 0) this.#heard = Date.now();
     this.#pending.push(p);
+    if (this.#pending.length > 1) return; // the watch is on an older command
+    this.#heard = now();
     this.#arm();
   }
 
-  // #arm sets the watch for the oldest command's reply, or clears it when none is owed.
+  // #arm sets the watch for the oldest command's reply, or clears it when none is owed. The
+  // watch reads #heard when it fires, so bytes of a long reply keep it off.
   #arm() {
     clearTimeout(this.#watch);
     this.#watch = null;
     const head = this.#pending[0];
     if (!head || this.#closed) return;
     const due = this.#heard + head.blockMs + REPLY_GRACE_MS;
-    this.#watch = setTimeout(() => {
-      if (Date.now() < due) return this.#arm();
-      this.#fail(new errors.ConnectionError(`${this.name}: no reply ${REPLY_GRACE_MS} ms after it fell due: the server fell silent`));
-      this.#socket.destroy();
-    }, Math.max(0, due - Date.now()));
-    this.#watch.unref();
+    if (now() < due) {
+      this.#watch = setTimeout(() => this.#arm(), due - now());
+      this.#watch.unref();
+      return;
+    }
+    this.#fail(new errors.ConnectionError(`${this.name}: no reply ${REPLY_GRACE_MS} ms after it fell due: the server fell silent`));
+    this.#socket.destroy();
   }
 
   #onData(chunk) {
-    this.#heard = Date.now();
+    this.#heard = now();
     let replies;
     try {
       replies = this.#reader.feed(chunk);
