@@ -19,6 +19,7 @@ var c13 = Contract{ID: "C13", Name: "pause & limit",
 		{name: "paused-lane-keeps-backlog", body: pausedLaneKeepsBacklog},
 		{name: "ceiling-reopens-on-complete", body: ceilingReopensOnComplete},
 		{name: "ceiling-boundaries", body: ceilingBoundaries},
+		{name: "ceiling-lowered-every-release", body: ceilingLoweredEveryRelease},
 		{name: "ceiling-rejoin-every-release", body: ceilingRejoin},
 		{name: "complete-batch-ring-as-complete", body: completeBatchRing},
 		{name: "lane-pause-resume-order", body: pauseResumeOrder},
@@ -135,6 +136,33 @@ func ceilingBoundaries(t *T) {
 	t.mClaim(m, 30000, rules.CeilingZero)
 	t.mComplete(m, x, rules.CeilingZero)
 	t.mClaim(m, 30000, rules.CeilingZero)
+}
+
+// ceilingLoweredEveryRelease: a lane with two active jobs and a backlog, its ceiling lowered to
+// 1, stays out of the ring with no wake armed when a complete, a fail or a retry into the lane
+// releases one of them: 1 of 1 is still at its ceiling (A7, A14). Each op on a queue of its own;
+// ceilingBoundaries takes this step with complete only.
+func ceilingLoweredEveryRelease(t *T) {
+	for _, op := range []string{"complete", "fail", "retry"} {
+		m := newLaneModel("lowered-" + op)
+		m.watchWake = true
+		for i := range 3 {
+			t.mEnqueue(m, "east", fmt.Sprint("e", i), 0, rules.CeilingLowered)
+		}
+		t.mCeiling(m, "east", 2, rules.CeilingLowered)
+		first := t.mClaim(m, 30000, rules.CeilingLowered)
+		t.mClaim(m, 30000, rules.CeilingLowered)
+		t.mCeiling(m, "east", 1, rules.CeilingLowered) // 2 of 1: out of the ring
+		t.drainWake(m)
+		switch op {
+		case "complete":
+			t.mComplete(m, first, rules.CeilingLowered)
+		case "fail":
+			t.mFail(m, first, rules.CeilingLowered)
+		case "retry":
+			t.mRetry(m, first, 5, 0, rules.CeilingLowered)
+		}
+	}
 }
 
 // ceilingRejoin: a lane at ceiling 1 rejoins the ring at its tail, with the wake armed, on each
