@@ -110,25 +110,15 @@ func givenPostgres(ctx context.Context, dsn string) (*Postgres, error) {
 
 // pgVersion connects once and reads server_version.
 func pgVersion(ctx context.Context, dsn string) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		return "", err
-	}
-	defer conn.Close(context.Background())
-	var v string
-	if err := conn.QueryRow(ctx, "SHOW server_version").Scan(&v); err != nil {
-		return "", err
-	}
+	v, err := pgSetting(ctx, dsn, "server_version")
 	// Distribution builds append a suffix: "16.14 (Debian 16.14-1.pgdg120+1)".
 	if i := strings.IndexByte(v, ' '); i > 0 {
 		v = v[:i]
 	}
-	return v, nil
+	return v, err
 }
 
-// pgSetting reads one setting of the server at dsn (SHOW).
+// pgSetting connects once and reads one setting of the server at dsn (SHOW).
 func pgSetting(ctx context.Context, dsn, name string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
