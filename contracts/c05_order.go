@@ -23,6 +23,7 @@ var c05 = Contract{ID: "C05", Name: "order",
 		{name: "parallel-callers", body: parallelCallers},
 		{name: "claims-oldest-first", body: claimsOldestFirst},
 		{name: "clock-steps-back", body: clockStepsBack},
+		{name: "clock-back-relet", body: clockBackRelet},
 		{name: "sequence-overflow", body: sequenceOverflow},
 	},
 }
@@ -111,6 +112,36 @@ func clockStepsBack(t *T) {
 		}
 		if ms, _, _ := ids.Split(sf); ms < want {
 			t.fail(rules.ClockBack, fmt.Sprintf("after the clock stepped back, ids keep the last millisecond %d", want), fmt.Sprintf("%s at millisecond %d", all[i], ms))
+		}
+	}
+}
+
+// clockBackRelet: the minter's clock an hour back, its lease gone from the server and every
+// other worker id leased by another minter, a reconnect leases the same worker id again (canon
+// §3.4-14 allows it), and the mints after it go on from the last millisecond at once (A11): a
+// new lease is no reason to wait for the clock, which would wait the hour out.
+func clockBackRelet(t *T) {
+	clk := t.clocker()
+	last := t.mintN(1, rules.ClockBack)[0]
+	w := t.portWorker(rules.ClockBack)
+	var others []int
+	for o := range ids.MaxWorker + 1 {
+		if o != w {
+			others = append(others, o)
+		}
+	}
+	t.takeWorkers(others)
+	t.setClock(clk, t.now()-3_600_000, 1, rules.ClockBack)
+	before := t.mintN(3, rules.ClockBack)
+	t.freeWorkers([]int{w})
+	t.ok(t.D.Reconnect(t.ctx), rules.ClockBack, "reconnect after the lease was gone, the clock an hour back")
+	after := t.mintN(3, rules.ClockBack)
+	t.cover(rules.ClockBack)
+	all := append(append([]string{last}, before...), after...)
+	for i := 1; i < len(all); i++ {
+		if all[i] <= all[i-1] {
+			t.fail(rules.ClockBack, "the clock an hour back, a reconnect that leased the same worker id again: every id above the one minted before it",
+				fmt.Sprintf("id %d %s after %s", i, all[i], all[i-1]))
 		}
 	}
 }

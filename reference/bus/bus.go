@@ -185,7 +185,7 @@ func OpenCluster(ctx context.Context, seeds []string, opt Options) (*Bus, error)
 
 // start leases the id minter over the bus's link, which it closes on failure.
 func (b *Bus) start(ctx context.Context) (*Bus, error) {
-	m, err := b.newMinter(ctx)
+	m, err := b.newMinter(ctx, 0)
 	if err != nil {
 		b.link.Close()
 		return nil, err
@@ -297,23 +297,19 @@ func (b *Bus) remint(ctx context.Context, old *minterBox) error {
 	if b.mint.Load() != old {
 		return nil // replaced meanwhile
 	}
-	m, err := b.newMinter(ctx)
-	if err != nil {
-		return err
-	}
 	b.lastMu.Lock()
 	last := b.last
 	b.lastMu.Unlock()
-	for {
-		// Another worker id may sort below the old one within a millisecond: skip ahead.
-		id, err := m.Next(ctx)
-		if err != nil {
-			m.Close()
-			return err
+	var after uint64
+	if last != "" {
+		var err error
+		if after, err = ids.ParseJob(last); err != nil {
+			return fmt.Errorf("bus: the last id minted %q: %w", last, err)
 		}
-		if id > last {
-			break
-		}
+	}
+	m, err := b.newMinter(ctx, after)
+	if err != nil {
+		return err
 	}
 	b.mint.Store(&minterBox{m})
 	old.m.Close() // its lease is gone already; releasing is best effort
@@ -416,8 +412,10 @@ func (l leaser) Release(ctx context.Context, worker int, owner string) error {
 	return err
 }
 
-func (b *Bus) newMinter(ctx context.Context) (Minter, error) {
+// newMinter leases a minter whose ids stay above after (zero: a first lease).
+func (b *Bus) newMinter(ctx context.Context, after uint64) (Minter, error) {
 	opt := b.opt.Minter
+	opt.After = after
 	if b.opt.MinterTTL != 0 {
 		opt.TTL = b.opt.MinterTTL
 	}

@@ -51,6 +51,10 @@ type Options struct {
 	Now func() time.Time
 	// Start picks the first worker id to try, given 1024. Nil means uniformly random.
 	Start func(n int) int
+	// After is a snowflake every id must stay above (a re-lease's floor: the last id minted
+	// under an earlier lease), its millisecond taken as the last one used, so that a clock
+	// behind it mints from there (A11) instead of waiting for the clock to catch up. Zero: none.
+	After uint64
 }
 
 // Minter mints strictly increasing snowflakes under a leased worker id. Safe for concurrent use.
@@ -117,10 +121,30 @@ func NewMinter(ctx context.Context, leaser Leaser, opts Options) (*Minter, error
 	if m.worker < 0 {
 		return nil, ErrNoWorker
 	}
+	if opts.After != 0 {
+		m.floor(opts.After)
+	}
 	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	m.cancel, m.done = cancel, make(chan struct{})
 	go m.renew(rctx)
 	return m, nil
+}
+
+// floor takes after's millisecond as the last one minted: under the same worker id the sequence
+// goes on from after's; under a higher one it starts again, every id of that millisecond sorting
+// above after; under a lower one each would sort below, so the next id waits for the clock's
+// next millisecond, as a spent sequence does.
+func (m *Minter) floor(after uint64) {
+	ms, w, seq := Split(after)
+	m.started, m.lastMs = true, ms
+	switch {
+	case m.worker == w:
+		m.seq = seq
+	case m.worker > w:
+		m.seq = -1
+	default:
+		m.seq = MaxSequence
+	}
 }
 
 // Worker is the leased worker id.

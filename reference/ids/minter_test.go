@@ -343,3 +343,43 @@ func TestMinterCloseReleasesWithoutLeak(t *testing.T) {
 		return runtime.NumGoroutine() <= before
 	})
 }
+
+// TestMinterAfterFloor: a minter leased with Options.After mints above it at once whatever its
+// clock says behind it — on after's millisecond under the same or a higher worker id, on the
+// next millisecond (once the clock gets there) under a lower one.
+func TestMinterAfterFloor(t *testing.T) {
+	at := uint64(time.Hour.Milliseconds())
+	for _, c := range []struct {
+		name            string
+		floorWorker     int
+		wantMs, wantSeq uint64
+	}{
+		{"same worker", 5, at, 8},
+		{"higher worker", 4, at, 0},
+		{"lower worker", 6, at + 1, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			clk := &fakeClock{t: Epoch.Add(time.Hour - time.Minute)} // a minute behind the floor
+			l := newMemLeaser()
+			after := Compose(at, c.floorWorker, 7)
+			m := newTestMinter(t, l, Options{Now: clk.Now, Start: func(int) int { return 5 }, After: after})
+			ctx := context.Background()
+			if c.wantMs > at { // every id of the floor's millisecond under worker 5 sorts below it
+				short, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
+				defer cancel()
+				if sf, err := m.NextSnowflake(short); !errors.Is(err, context.DeadlineExceeded) {
+					t.Fatalf("with the clock behind the floor: %d, %v; want it to wait for the next millisecond", sf, err)
+				}
+				clk.set(Epoch.Add(time.Hour + time.Millisecond))
+			}
+			sf, err := m.NextSnowflake(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ms, w, seq := Split(sf)
+			if sf <= after || w != 5 || ms != c.wantMs || uint64(seq) != c.wantSeq {
+				t.Fatalf("first id after the floor %d: ms %d worker %d seq %d (%d)", after, ms, w, seq, sf)
+			}
+		})
+	}
+}
