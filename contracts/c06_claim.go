@@ -27,6 +27,7 @@ var c06 = Contract{ID: "C06", Name: "claim",
 		{name: "claim-changes-only-its-job", body: claimChangesOnlyItsJob},
 		{name: "paused-claims-change-nothing", body: pausedClaimsChangeNothing},
 		{name: "after-script-flush-exactly-once", body: afterScriptFlushExactlyOnce},
+		{name: "server-error-not-reloaded", body: serverErrorNotReloaded},
 		{name: "batch-ops-after-script-flush", body: batchOpsAfterScriptFlush},
 		{name: "walk-plain", body: walkPlain.body},
 	},
@@ -187,6 +188,32 @@ func pausedClaimsChangeNothing(t *T) {
 		d = diff(before, t.snapshot())
 		t.check(d == "", rules.QueuePause, "an empty claim on a paused queue changes nothing", "%s", d)
 	}
+}
+
+// serverErrorNotReloaded: once the server holds the enqueue script, a script that meets a
+// server error of its own (the queue's wake key holds a string, so the enqueue's wake arm
+// answers WRONGTYPE) ran: the port answers INTERNAL
+// (B-14: not a canon refusal) and never loads the script to send it again, which only NOSCRIPT
+// allows (canon §5.3: a retry after any other error may apply an effect twice). The wire law
+// sees a reload; the clause reads the enqueue script's runs.
+func serverErrorNotReloaded(t *T) {
+	q := t.q("orders")
+	t.enqueue("orders", "first") // the server holds the script now: no NOSCRIPT below
+	t.do("DEL", q.Wake())
+	t.do("SET", q.Wake(), "not a list")
+	m := t.mark()
+	_, err := t.D.Enqueue(t.ctx, protocol.EnqueueArgs{Queue: "orders", PayloadB64: b64("x")})
+	t.cover(rules.NoScript)
+	t.check(t.answeredInternal(err), rules.NoScript, "an enqueue whose script meets WRONGTYPE answers INTERNAL", "%v", err)
+	enqueueSHA := t.cfg.Bundle.MustScript(lua.Enqueue).SHA1
+	runs := 0
+	for _, l := range t.portLines(m) {
+		if l.Cmd() == "EVALSHA" && strings.EqualFold(argAt(l, 1), enqueueSHA) {
+			runs++
+		}
+	}
+	t.check(runs == 1, rules.NoScript, "the enqueue script sent once: a script that answered an error other than NOSCRIPT ran, and is not sent again", "%d EVALSHA of it", runs)
+	t.do("DEL", q.Wake())
 }
 
 func afterScriptFlushExactlyOnce(t *T) {

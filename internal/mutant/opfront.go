@@ -2,12 +2,14 @@ package mutant
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 
 	"github.com/echomq/kit/drivers"
 	"github.com/echomq/kit/protocol"
 	"github.com/echomq/kit/reference/bus"
+	"github.com/echomq/kit/reference/emqerr"
 )
 
 // An op front answers one op of the op table (PROTOCOL.md Part B, "Ops") otherwise than its row
@@ -16,8 +18,9 @@ import (
 type opFront struct {
 	drivers.Driver
 	mintReversed, lanePlain, claimNotNull bool
-	// ckptSpelled, reapSaysWhether, morgueDrains, parkOneShort, clockRealSpeed: see their ops.
-	ckptSpelled, reapSaysWhether, morgueDrains, parkOneShort, clockRealSpeed bool
+	// ckptSpelled, reapSaysWhether, morgueDrains, parkOneShort, clockRealSpeed,
+	// enqueueRetried: see their ops.
+	ckptSpelled, reapSaysWhether, morgueDrains, parkOneShort, clockRealSpeed, enqueueRetried bool
 }
 
 // Key spells the checkpoint key's type out (…:checkpoint, not …:ckpt).
@@ -78,12 +81,18 @@ func (f opFront) Mint(ctx context.Context, a protocol.MintArgs) (protocol.MintRe
 	return r, err
 }
 
-// Enqueue runs the plain enqueue script whatever the lane.
+// Enqueue runs the plain enqueue script whatever the lane, or sends an enqueue again after a
+// server error.
 func (f opFront) Enqueue(ctx context.Context, a protocol.EnqueueArgs) (protocol.EnqueueResult, error) {
 	if f.lanePlain {
 		a.Lane = ""
 	}
-	return f.Driver.Enqueue(ctx, a)
+	r, err := f.Driver.Enqueue(ctx, a)
+	var canon *emqerr.Error
+	if f.enqueueRetried && err != nil && !errors.As(err, &canon) {
+		return f.Driver.Enqueue(ctx, a) // the script ran: its effect may apply twice
+	}
+	return r, err
 }
 
 // Claim answers an empty queue with a claim of nothing instead of null.
@@ -121,6 +130,8 @@ var opRowMutants = []Spec{
 		Go: opWrap(func(f *opFront) { f.parkOneShort = true })},
 	{Name: "clock-ignores-scale", Contract: "C05", Rule: "A11-sequence-overflow", Defect: "the clock op's scripted minter clock advances 1 ms per real ms whatever its scale",
 		Go: opWrap(func(f *opFront) { f.clockRealSpeed = true })},
+	{Name: "enqueue-retried-on-error", Contract: "C06", Rule: "noscript", Defect: "an enqueue whose script answered a server error other than NOSCRIPT is sent again, though it ran",
+		Go: opWrap(func(f *opFront) { f.enqueueRetried = true })},
 	{Name: "batch-enqueue-reversed", Contract: "C02", Rule: "A17-enqueue-batch", Defect: "enqueue_batch answers its {id, created} list in reverse, not one per job in order",
 		Go: sessionWrap(func(f *sessionFront) {
 			f.enq = func(a protocol.EnqueueBatchArgs, r protocol.EnqueueBatchResult) (protocol.EnqueueBatchArgs, protocol.EnqueueBatchResult) {

@@ -128,6 +128,7 @@ var proofsC01toC07 = map[string][]string{
 	"client-clock-lease":                       {"L-12", "L-13", "§1.4-1", "§1.4-2", "§4.2-11", "§7-12"},
 	"json-string-lease":                        {"B-86", "B-134", "§4.3-16"},
 	"noscript-reload-crlf":                     {"L-1", "§4.2-1", "§5.3-2", "§7-12"},
+	"enqueue-retried-on-error":                 {"§5.3-4"},
 	"claim-row-lease-field":                    {"§2.2-10", "§4.1-1"},
 	"lane-claim-row-lane-field":                {"§2.2-10", "§4.1-1"},
 

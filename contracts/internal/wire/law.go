@@ -220,9 +220,11 @@ func (w *Law) Check(lines []Line) []Violation {
 }
 
 // reloads finds an EVALSHA retried after a SCRIPT LOAD that no NOSCRIPT asked for (canon §5.3,
-// A4-1): three commands in a row on one connection, an EVALSHA that ran (its [lua] lines show),
-// a SCRIPT LOAD of its script, and the EVALSHA again. The first send ran, so the retry may apply
-// an effect twice. The first EVALSHA must not itself follow a load of its script: with calls
+// A4-1): three commands in a row on one connection, an EVALSHA that ran (its [lua] lines show)
+// or whose script the node held when it was sent (loaded or run there earlier in the capture,
+// no SCRIPT FLUSH since: it cannot have answered NOSCRIPT, whatever else it answered), a SCRIPT
+// LOAD of its script, and the EVALSHA again. The first send ran, so the retry may apply an
+// effect twice. The first EVALSHA must not itself follow a load of its script: with calls
 // pipelined on one connection after a SCRIPT FLUSH, each NOSCRIPT's load and retry may follow
 // another call's retry, which ran. A load that preloads a script (the cluster router's
 // LoadBundle) has no retry after it.
@@ -243,6 +245,7 @@ func (w *Law) reloads(lines []Line) []Violation {
 		}
 		return ""
 	}
+	held := heldScripts(lines, ran, script)
 	last := map[string][]int{} // node|client: the connection's last three commands
 	var out []Violation
 	for i, l := range lines {
@@ -254,7 +257,7 @@ func (w *Law) reloads(lines []Line) []Violation {
 		if n := len(p); n >= 2 && l.Cmd() == "EVALSHA" {
 			first, load, sha := lines[p[n-2]], lines[p[n-1]], script(l)
 			fresh := n < 3 || lines[p[n-3]].Cmd() == "EVALSHA" || script(lines[p[n-3]]) != sha
-			if first.Cmd() == "EVALSHA" && load.Cmd() == "SCRIPT" && script(first) == sha && script(load) == sha && ran[p[n-2]] && fresh {
+			if first.Cmd() == "EVALSHA" && load.Cmd() == "SCRIPT" && script(first) == sha && script(load) == sha && (ran[p[n-2]] || held[p[n-2]]) && fresh {
 				out = append(out, Violation{Rule: RuleCommands, Lines: []Line{first, load, l},
 					What: fmt.Sprintf("connection %s: EVALSHA %s retried after a SCRIPT LOAD, though its first send ran: a retry no NOSCRIPT asked for (SCRIPT LOAD and the one retry only after NOSCRIPT)", l.Client, sha)})
 			}
@@ -262,6 +265,35 @@ func (w *Law) reloads(lines []Line) []Violation {
 		last[conn] = append(p[max(0, len(p)-2):], i)
 	}
 	return out
+}
+
+// heldScripts marks each EVALSHA sent while its node held its script: loaded there (by anyone,
+// the kit included) or run there earlier in lines, with no SCRIPT FLUSH on that node since.
+func heldScripts(lines []Line, ran map[int]bool, script func(Line) string) map[int]bool {
+	cache := map[string]bool{} // node|sha
+	held := map[int]bool{}
+	for i, l := range lines {
+		if l.Client == "lua" {
+			continue
+		}
+		switch {
+		case l.Cmd() == "SCRIPT" && strings.EqualFold(l.Arg(1), "FLUSH"):
+			for k := range cache {
+				if strings.HasPrefix(k, l.Node+"|") {
+					delete(cache, k)
+				}
+			}
+		case l.Cmd() == "SCRIPT" && strings.EqualFold(l.Arg(1), "LOAD"):
+			cache[l.Node+"|"+script(l)] = true
+		case l.Cmd() == "EVALSHA":
+			k := l.Node + "|" + script(l)
+			held[i] = cache[k]
+			if ran[i] {
+				cache[k] = true
+			}
+		}
+	}
+	return held
 }
 
 // redirectedFences matches each connection whose fence a node redirected (hidden, in capture

@@ -201,7 +201,7 @@ func TestParseErrorstats(t *testing.T) {
 }
 
 // TestReloadsOnlyAfterNoscript: an EVALSHA retried after a SCRIPT LOAD, its first send having
-// run, is reported; a load and retry after a NOSCRIPT are not, pipelined ones included, nor a
+// run or its script held by the node (so no NOSCRIPT), is reported; a load and retry after a NOSCRIPT are not, pipelined ones included, nor a
 // preload with no retry after it.
 func TestReloadsOnlyAfterNoscript(t *testing.T) {
 	b, err := lua.Load()
@@ -216,6 +216,7 @@ func TestReloadsOnlyAfterNoscript(t *testing.T) {
 		{call, call, load, call, ran, load, call, ran},
 		{call, ran, load, "p|SCRIPT LOAD other", call, ran},
 		{call, ran, "kit|SCRIPT LOAD src", call, ran},
+		{"kit|SCRIPT LOAD src", "kit|SCRIPT FLUSH", call, load, call, ran},
 	}
 	for i, c := range clean {
 		if vs := w.reloads(lines(c...)); len(vs) != 0 {
@@ -225,6 +226,10 @@ func TestReloadsOnlyAfterNoscript(t *testing.T) {
 	bad := [][]string{
 		{call, load, call, ran, call, ran, load, call},
 		{"p|HGET emq:{q}:job:JOB0000000000A state", call, ran, load, call, ran},
+		// The script was held (the kit loaded it): the first send answered something other
+		// than NOSCRIPT without touching a key (a canon refusal), and the port reloaded anyway.
+		{"kit|SCRIPT LOAD src", call, load, call},
+		{call, ran, "p|GET x", call, load, call},
 	}
 	for i, c := range bad {
 		if vs := w.reloads(lines(c...)); len(vs) != 1 || !strings.Contains(vs[0].What, "no NOSCRIPT asked for") {
