@@ -192,6 +192,7 @@ func leaseRenewedAndLost(t *T) {
 	time.Sleep(time.Duration(ttl+50) * time.Millisecond)
 	owner := t.minterLeases()[w]
 	t.check(owner == harnessOwner, rules.LeaseLost, "a lost lease is not taken back: "+k+" still the other minter's", "it holds %q", owner)
+	from := t.mark()
 	m, err := t.D.Mint(t.ctx, protocol.MintArgs{N: 5})
 	t.cover(rules.LeaseLost)
 	if err != nil {
@@ -199,6 +200,16 @@ func leaseRenewedAndLost(t *T) {
 		// the conversation (a mint list holding something other than ids).
 		t.check(t.answeredInternal(err), rules.LeaseLost,
 			fmt.Sprintf("after losing worker %d, a mint that fails answers INTERNAL", w), "%v", err)
+		// INTERNAL only until it holds a lease again (§3.4-9): a mint that leased another
+		// worker id itself holds one, and mints under it. A port that re-leases at a failed
+		// renewal did so before the mark (the clause slept a ttl since the take).
+		leases := t.minterLeases()
+		for x, owner := range leases {
+			if owner != "" && owner != harnessOwner && t.acquiredSince(from, x) {
+				t.fail(rules.LeaseLost, fmt.Sprintf("after losing worker %d, a mint answers INTERNAL only while the port holds no lease: one that leased another worker id itself mints under it", w),
+					fmt.Sprintf("it answered %v, having leased worker %d during that mint (lease %q)", err, x, owner))
+			}
+		}
 	} else {
 		// It leased another free worker id itself (canon §3.4): every id is under a lease
 		// the port holds now, and above every id it minted before.

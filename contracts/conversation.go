@@ -97,7 +97,29 @@ func testAidsAsDeclared(t *T) {
 
 func helloFields(t *T) {
 	// reconnect lists no field, so only an unlisted one can be sent to it (B-277).
-	t.domainsFail(append(t.helloDomains(), t.unknownFieldIgnored("reconnect", fixtures["reconnect"])...))
+	bad := append(t.helloDomains(), t.unknownFieldIgnored("reconnect", fixtures["reconnect"])...)
+	t.domainsFail(append(bad, t.closeUnknownFieldsIgnored()...))
+}
+
+// closeUnknownFieldsIgnored says hello to a fresh process and closes its session with every
+// unlisted field of unknownFieldIgnored at once (close lists no field and ends the session, so
+// one request carries them all): the close is answered ok, as if they were not there (B-277).
+func (t *T) closeUnknownFieldsIgnored() []string {
+	t.cover(rules.FieldUnknown)
+	d := t.start()
+	if _, err := d.Hello(t.ctx, t.helloArgs()); err != nil {
+		return []string{fmt.Sprintf("[%s] hello before a close with unknown fields: %v", rules.FieldUnknown.ID, err)}
+	}
+	req := map[string]json.RawMessage{}
+	for _, name := range append([]string{unknownField}, unknownNames...) {
+		req[name] = domains.Raw(1)
+	}
+	_, err := drivers.Raw(t.ctx, d, "close", req)
+	if got, text := domains.Classify(err); got != domains.Accept {
+		return []string{fmt.Sprintf("[%s] close with the unknown fields %s: the fields are ignored, got %s", rules.FieldUnknown.ID, rawFields(req), text)}
+	}
+	_ = d.Close(t.ctx) // the port has ended its session; this only reaps the process
+	return nil
 }
 
 // helloDomains sends every input of hello's fields and returns the mismatches. A refused hello

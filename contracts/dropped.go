@@ -240,6 +240,21 @@ func parkLinesRefused(t *T) {
 	t.parkThroughRefusal(emqerr.Version, t.redeploy, func(c map[string]string) bool { return c["cmd"] == "blpop" })
 }
 
+// parkOneLineRefused is C14's: as parkLinesRefused, but only one of the two
+// parked lines is dropped; the other stays healthy, blocked in its pop. The park met a loss its
+// redial cannot mend (the fence refuses): within 30 s it answers that refusal or INTERNAL (B-282),
+// rather than park on with the consumer left until its timeout_ms.
+func parkOneLineRefused(t *T) {
+	dropped := false
+	t.parkThroughRefusal(emqerr.Version, t.redeploy, func(c map[string]string) bool {
+		if c["cmd"] == "blpop" && !dropped {
+			dropped = true
+			return true
+		}
+		return false
+	})
+}
+
 // redeploy records another bundle's digest, as a deployment of another bundle would.
 func (t *T) redeploy() {
 	sum := sha1.Sum([]byte("a bundle deployed while the port was parked"))
