@@ -27,14 +27,31 @@ type RunOptions struct {
 	// the run is never a certification (a mutation test needs one failure to kill).
 	FailFast bool
 	// First, if set, picks the clauses that run before the others (a mutation test runs the
-	// clauses that execute the mutated code first); nil on several lanes: the longest first.
+	// clauses that execute the mutated code first); nil on several lanes: the longest first
+	// (longClauses).
 	First func(id string) bool
 }
 
-// longClause picks the clauses that take longest (the model-checked walks, the minter lease's
-// waits on the server's clock, the fields and the limits at their maximum, park's timing): a
-// run on several lanes deals them out first, so that none is left running alone at the end.
-var longClause = regexp.MustCompile(`/walk-|/lease-|/fields$|-fields$|at-its-maximum|/idle-|clock-back|sequence-overflow`)
+// longClauses pick, longest first, the clauses that take longest, so that a run on several
+// lanes deals them out first and none is left running alone at the end: the outages, which wait
+// on the port's own timers (a silent line found lost, redials paced through a refusal, a park
+// answering a loss) and hold a lane while they use little of a core; then the model-checked
+// walks, the minter lease's waits on the server's clock, the fields and the limits at their
+// maximum, park's timing.
+var longClauses = []*regexp.Regexp{
+	regexp.MustCompile(`falls?-silent|redials-|/park-answers-|/park-lines-`),
+	regexp.MustCompile(`/walk-|/lease-|/fields$|-fields$|at-its-maximum|/idle-|clock-back|sequence-overflow|cut-at-every-byte`),
+}
+
+// longFirst ranks a clause by the first of longClauses that picks it (the others after them).
+func longFirst(id string) int {
+	for i, re := range longClauses {
+		if re.MatchString(id) {
+			return i
+		}
+	}
+	return len(longClauses)
+}
 
 // Run runs the clauses opt selects on lanes, each a Config of its own (its own Valkey, its own
 // port factory), and folds their verdicts. On one lane the clauses run in this process as Ginkgo
@@ -49,13 +66,14 @@ func Run(ctx context.Context, lanes []*Config, opt RunOptions) (*verdict.Result,
 	if err != nil {
 		return nil, err
 	}
-	first := opt.First
-	if first == nil && len(lanes) > 1 {
-		first = longClause.MatchString
+	rank := func(planned) int { return 0 }
+	switch {
+	case opt.First != nil:
+		rank = func(p planned) int { return boolRank(opt.First(p.id)) }
+	case len(lanes) > 1:
+		rank = func(p planned) int { return longFirst(p.id) }
 	}
-	if first != nil {
-		slices.SortStableFunc(todo, func(a, b planned) int { return cmp.Compare(rank(first, a), rank(first, b)) })
-	}
+	slices.SortStableFunc(todo, func(a, b planned) int { return cmp.Compare(rank(a), rank(b)) })
 	tally := verdict.NewTally(Headings(), idsOf(todo), opt.Known, opt.Progress)
 	start := time.Now()
 	if len(lanes) == 1 {
@@ -72,9 +90,9 @@ func Run(ctx context.Context, lanes []*Config, opt RunOptions) (*verdict.Result,
 	return r, nil
 }
 
-// rank puts the clauses first picks before the others.
-func rank(first func(string) bool, p planned) int {
-	if first(p.id) {
+// boolRank puts the clauses opt.First picks before the others.
+func boolRank(first bool) int {
+	if first {
 		return 0
 	}
 	return 1
