@@ -20,6 +20,18 @@ type Target struct {
 
 const missing = "not measured"
 
+// Verdict is how a report prints the target: MET, NOT MET, or NOT RUN when this run did not
+// measure its figure (a scenario or a system left out), which is not met either.
+func (t Target) Verdict() string {
+	switch {
+	case t.Met:
+		return "MET"
+	case t.Measured == missing:
+		return "NOT RUN"
+	}
+	return "NOT MET"
+}
+
 // Targets checks the performance goals against one run. A goal whose figure is missing is not met.
 func Targets(rep *Report, run *Run) []Target {
 	var out []Target

@@ -286,11 +286,7 @@ func writeTargets(w io.Writer, run *bench.Run) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "goal\tmeasured\tverdict\n")
 	for _, t := range run.Targets {
-		v := "MET"
-		if !t.Met {
-			v = "NOT MET"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", t.Goal, t.Measured, v)
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", t.Goal, t.Measured, t.Verdict())
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
