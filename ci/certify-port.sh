@@ -77,8 +77,9 @@ start() {
 }
 # (Redirects, not $(…): start runs in this shell, so pids keeps the servers to stop.)
 valkeys=()
+# DEBUG from loopback: C01 reloads the dataset under the port (DEBUG RELOAD), so its redials meet LOADING.
 for i in $(seq "$PARALLEL"); do
-  start "valkey$i" "$valkey/bin/valkey-server" >"$work/port"; valkeys+=("127.0.0.1:$(cat "$work/port")")
+  start "valkey$i" "$valkey/bin/valkey-server" --enable-debug-command local >"$work/port"; valkeys+=("127.0.0.1:$(cat "$work/port")")
 done
 start redis "$redis/bin/redis-server" >"$work/port"; wrong=127.0.0.1:$(cat "$work/port")
 start valkey80 "$valkey80/bin/valkey-server" >"$work/port"; old=127.0.0.1:$(cat "$work/port")

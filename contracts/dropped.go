@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/echomq/kit/contracts/internal/chop"
 	"github.com/echomq/kit/contracts/rules"
+	"github.com/echomq/kit/contracts/verdict"
 	"github.com/echomq/kit/drivers"
 	"github.com/echomq/kit/protocol"
 	"github.com/echomq/kit/reference/emqerr"
@@ -38,6 +40,156 @@ func connectionsDroppedByTheServer(t *T) {
 	t.killPortConnections()
 	err = t.afterDrop(emqerr.Version)
 	t.refused(err, emqerr.Version, rules.Dropped, "an enqueue after the server dropped the port's connections and another bundle was deployed")
+}
+
+// reconnectDuringARedial is C01's, on a standalone server only: the server drops the port's
+// connections and, in the same write, holds every write for a while (CLIENT PAUSE WRITE), so a
+// port that redials by itself is caught inside its redial's handshake (the fence is a write);
+// then the kit sends reconnect. B-76: reconnect drops every connection and opens new ones, so
+// none of the connections the port had when it was sent outlives its reply (the kit waits up to
+// 5 s for the server to see them closed), the redial's included. A port that redials only when
+// asked has nothing open then, which passes.
+func reconnectDuringARedial(t *T) {
+	t.enqueue("orders", "before")
+	old := map[string]bool{}
+	cmds := [][]any{}
+	for _, c := range t.portClients() {
+		old[c["id"]] = true
+		cmds = append(cmds, []any{"CLIENT", "KILL", "ID", c["id"]})
+	}
+	cmds = append(cmds, []any{"CLIENT", "PAUSE", 1000, "WRITE"})
+	if _, err := t.admin.pipeline(t.ctx, cmds...); err != nil {
+		t.harness("CLIENT KILL and PAUSE: %v", err)
+	}
+	// The redial shows in CLIENT LIST once it connects (HELLO is not a write); a port that
+	// redials only when asked never shows one, and the pause ends the wait.
+	var open []map[string]string
+	for until := time.Now().Add(time.Second); len(open) == 0 && time.Now().Before(until); time.Sleep(10 * time.Millisecond) {
+		open = slices.DeleteFunc(t.portClients(), func(c map[string]string) bool { return old[c["id"]] })
+	}
+	t.ok(t.D.Reconnect(t.ctx), rules.Reconnect, "reconnect while a redial is in its handshake")
+	t.cover(rules.Reconnect)
+	left := func() []string {
+		var ids []string
+		for _, c := range t.portClients() {
+			for _, o := range open {
+				if c["id"] == o["id"] {
+					ids = append(ids, fmt.Sprintf("id=%s cmd=%s", c["id"], c["cmd"]))
+				}
+			}
+		}
+		return ids
+	}
+	still := left()
+	for until := time.Now().Add(5 * time.Second); len(still) > 0 && time.Now().Before(until); still = left() {
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.check(len(still) == 0, rules.Reconnect,
+		fmt.Sprintf("reconnect drops every connection: none of the %d the port had open when it was sent (its redial's) is left 5 s after its reply", len(open)),
+		"still open: %s", strings.Join(still, ", "))
+	t.enqueue("orders", "after")
+}
+
+// redialsMeetALoadingServer is C01's, on a standalone server only: the server reloads its
+// dataset slowly (DEBUG RELOAD with a per-key delay), answering LOADING to every command but
+// HELLO and the like, and the port's connections are dropped meanwhile, so its redials meet
+// LOADING at the fence, as after a restart from an RDB. LOADING is neither the handshake's
+// refusal nor a loss of the server's making that ends: once the load is over, within 30 s the
+// session serves again (B-282).
+func redialsMeetALoadingServer(t *T) {
+	t.enqueue("orders", "before")
+	if _, err := t.admin.do(t.ctx, "DEBUG", "POPULATE", 4000, strings.TrimSuffix(ballast, ":")); err != nil {
+		// NOT RUN, never a pass, as for a server the run was not given.
+		t.skip(verdict.StatusNotRun, fmt.Sprintf("this clause reloads the server's dataset under the port with DEBUG RELOAD, which the server refuses (%v): start the Valkey under test with --enable-debug-command local, as emq-engines does", err))
+	}
+	t.do("CONFIG", "SET", "loading-process-events-interval-bytes", "1024")
+	t.do("CONFIG", "SET", "key-load-delay", "300") // µs per key: about a second and a half
+	defer t.do("CONFIG", "SET", "key-load-delay", "0")
+	// DEBUG RELOAD holds its connection until the load is over: a harness connection of its own.
+	rl, err := dialAdmin(t.ctx, t.cfg.Valkey)
+	if err != nil {
+		t.harness("connect to Valkey at %s: %v", t.cfg.Valkey, err)
+	}
+	defer rl.Close()
+	for _, n := range rl.Nodes {
+		t.own = append(t.own, n.Label+"|"+n.C.Local())
+	}
+	reloaded := make(chan error, 1)
+	go func() {
+		_, err := rl.do(t.ctx, "DEBUG", "RELOAD")
+		reloaded <- err
+	}()
+	t.waitLoading(reloaded)
+	before := map[string]bool{}
+	for _, c := range t.portClients() {
+		before[c["addr"]] = true
+	}
+	t.killPortConnections()
+	met := 0 // requests answered while the server loads: INTERNAL is allowed then
+	for loading := true; loading; {
+		select {
+		case err := <-reloaded:
+			if err != nil {
+				t.harness("DEBUG RELOAD: %v", err)
+			}
+			loading = false
+		default:
+			if _, err := t.D.Enqueue(t.ctx, protocol.EnqueueArgs{Queue: "orders", PayloadB64: b64("while loading")}); err != nil {
+				met++
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	// A connection opened while the server loaded said HELLO unseen: MONITOR is fed nothing then.
+	for _, c := range t.portClients() {
+		if !before[c["addr"]] {
+			t.law.HelloUnseen(c["node"], c["addr"])
+		}
+	}
+	t.dropBallast()
+	t.ok(t.afterDrop(nil), rules.Dropped, fmt.Sprintf("an enqueue after the server, reloading its dataset, answered LOADING to the port's redials (%d requests failed meanwhile): retried while it answers INTERNAL, up to 30 s", met))
+}
+
+// dropBallast removes the keys DEBUG POPULATE made for the reload (not EchoMQ keys).
+func (t *T) dropBallast() {
+	ks, err := t.admin.scan(t.ctx, ballast+"*")
+	if err != nil {
+		t.harness("SCAN %s*: %v", ballast, err)
+	}
+	for len(ks) > 0 {
+		n := min(len(ks), 500)
+		args := []any{"UNLINK"}
+		for _, k := range ks[:n] {
+			args = append(args, k)
+		}
+		if _, err := t.admin.do(t.ctx, args...); err != nil {
+			t.harness("UNLINK: %v", err)
+		}
+		ks = ks[n:]
+	}
+}
+
+const ballast = "kit-reload-ballast:"
+
+// waitLoading waits until the server says it is loading (INFO persistence), or the reload ended
+// first (a machine so slow the kit never saw it load: the redials then meet no LOADING, and the
+// clause checks only that the session serves).
+func (t *T) waitLoading(reloaded chan error) {
+	for {
+		v, err := t.admin.do(t.ctx, "INFO", "persistence")
+		if err != nil {
+			t.harness("INFO persistence: %v", err)
+		}
+		if strings.Contains(v.Text(), "loading:1") {
+			return
+		}
+		select {
+		case err := <-reloaded:
+			reloaded <- err // the caller reads it again
+			return
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
 }
 
 // connectionsCutDuringTheirHandshake is C01's, on a standalone server only: the server drops the

@@ -34,7 +34,9 @@ func containerValkey(ctx context.Context, kind string, extra []string) (*Valkey,
 		return nil, err
 	}
 	img := valkeyImages[kind]
-	cmd := append([]string{img.server, "--save", "", "--appendonly", "no"}, extra...)
+	// DEBUG for C01's reload (see startValkeyOnce); "yes", not "local": the kit reaches the
+	// container through its published port, which the server does not see as loopback.
+	cmd := append([]string{img.server, "--save", "", "--appendonly", "no", "--enable-debug-command", "yes"}, extra...)
 	s, err := container.Run(ctx, container.Spec{Image: img.image, Port: "6379/tcp", Cmd: cmd})
 	if err != nil {
 		return nil, fmt.Errorf("engines: %w", err)

@@ -213,8 +213,10 @@ func startValkeyOnce(ctx context.Context, kind string, argv, extra []string) (v 
 		return nil, false, err
 	}
 	args := append([]string{}, argv[1:]...)
+	// DEBUG from loopback only: C01 reloads the dataset under a port (DEBUG RELOAD), so that
+	// its redials meet a server answering LOADING, as one restarting from its RDB does.
 	args = append(args, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-		"--dir", dir, "--daemonize", "no")
+		"--dir", dir, "--daemonize", "no", "--enable-debug-command", "local")
 	args = append(args, extra...)
 	cmd := exec.Command(argv[0], args...)
 	cmd.Dir = dir

@@ -58,6 +58,7 @@ type Law struct {
 	own     func(l Line) bool                     // the harness's own lines
 	getkeys func(args []string) ([]string, error) // COMMAND GETKEYS, for commands the table lacks
 	cluster *clusterView                          // nil on a standalone server
+	unseen  map[string]bool                       // node|client: HELLO may have run unseen
 }
 
 // clusterView is what the wire law knows of a cluster: which primary (Line.Node) owns a slot.
@@ -84,6 +85,16 @@ func NewLaw(b *lua.Bundle, admit map[string]string, own func(Line) bool, getkeys
 
 // OnCluster adds the cluster rules: owner is the label (Line.Node) of the primary owning a slot.
 func (w *Law) OnCluster(owner func(slot uint16) string) { w.cluster = &clusterView{owner: owner} }
+
+// HelloUnseen says the connection node|client may have sent its HELLO while the server fed no
+// MONITOR (loading its dataset, when HELLO is served and every write refused LOADING): its
+// first command seen may be the fence, which is a write and so ran, seen, after the load.
+func (w *Law) HelloUnseen(node, client string) {
+	if w.unseen == nil {
+		w.unseen = map[string]bool{}
+	}
+	w.unseen[node+"|"+client] = true
+}
 
 // IsFence says sha is the fence script's: the bundle's, or an admitted edit of it.
 func (w *Law) IsFence(sha string) bool { return w.scripts[sha].Name == lua.Fence }
@@ -170,6 +181,9 @@ func (w *Law) Check(lines []Line) []Violation {
 		conn := l.Node + "|" + l.Client
 		cmd := l.Cmd()
 		switch st := stage[conn]; {
+		case st == 0 && w.unseen[conn] && cmd == "EVALSHA" && len(l.Args) > 1 && w.IsFence(l.Args[1]):
+			stage[conn] = 2
+			owned[l.Seq] = true
 		case st == 0:
 			if cmd != "HELLO" {
 				add(RuleFence, fmt.Sprintf("connection %s: first command was %s, not HELLO 2", l.Client, cmd), l)

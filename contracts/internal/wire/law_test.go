@@ -237,3 +237,24 @@ func TestReloadsOnlyAfterNoscript(t *testing.T) {
 		}
 	}
 }
+
+// TestHelloUnseen: a connection whose HELLO may have run while the server fed no MONITOR may
+// show the fence first; anything else first is still reported, and other connections are held
+// to HELLO first as before.
+func TestHelloUnseen(t *testing.T) {
+	b, err := lua.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := NewLaw(b, nil, func(l Line) bool { return l.Client == "kit" }, func([]string) ([]string, error) { return nil, nil })
+	w.HelloUnseen("", "p")
+	fence := "|EVALSHA " + b.MustScript(lua.Fence).SHA1 + " 1 {emq}:bundle " + lua.Version + " " + b.Digest()
+	if vs := w.Check(lines("p" + fence)); len(vs) != 0 {
+		t.Errorf("the fence first on a connection whose HELLO went unseen: %v", vs)
+	}
+	for _, c := range [][]string{{"p|PING"}, {"q" + fence}} {
+		if vs := w.Check(lines(c...)); len(vs) != 1 || !strings.Contains(vs[0].What, "first command was") {
+			t.Errorf("%v: want one first-command violation, got %v", c, vs)
+		}
+	}
+}
