@@ -192,10 +192,10 @@ func pausedClaimsChangeNothing(t *T) {
 
 // serverErrorNotReloaded: once the server holds the enqueue script, a script that meets a
 // server error of its own (the queue's wake key holds a string, so the enqueue's wake arm
-// answers WRONGTYPE) ran: the port answers INTERNAL
-// (B-14: not a canon refusal) and never loads the script to send it again, which only NOSCRIPT
-// allows (canon §5.3: a retry after any other error may apply an effect twice). The wire law
-// sees a reload; the clause reads the enqueue script's runs.
+// answers WRONGTYPE) ran: the port answers INTERNAL (B-14: not a canon refusal) and never
+// loads the script to send it again, which only NOSCRIPT allows (canon §5.3: a retry after any
+// other error may apply an effect twice). The wire law sees a reload; the clause counts the
+// enqueue script's sends.
 func serverErrorNotReloaded(t *T) {
 	q := t.q("orders")
 	t.enqueue("orders", "first") // the server holds the script now: no NOSCRIPT below
