@@ -124,13 +124,7 @@ func clockBackRelet(t *T) {
 	clk := t.clocker()
 	last := t.mintN(1, rules.ClockBack)[0]
 	w := t.portWorker(rules.ClockBack)
-	var others []int
-	for o := range ids.MaxWorker + 1 {
-		if o != w {
-			others = append(others, o)
-		}
-	}
-	t.takeWorkers(others)
+	t.takeAllBut(w)
 	t.setClock(clk, t.now()-3_600_000, 1, rules.ClockBack)
 	before := t.mintN(3, rules.ClockBack)
 	t.freeWorkers([]int{w})

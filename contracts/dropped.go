@@ -111,9 +111,7 @@ func redialsMeetALoadingServer(t *T) {
 		t.harness("connect to Valkey at %s: %v", t.cfg.Valkey, err)
 	}
 	defer rl.Close()
-	for _, n := range rl.Nodes {
-		t.own = append(t.own, n.Label+"|"+n.C.Local())
-	}
+	t.ownConnections(rl)
 	reloaded := make(chan error, 1)
 	go func() {
 		_, err := rl.do(t.ctx, "DEBUG", "RELOAD")

@@ -95,9 +95,7 @@ func (t *T) open(noHello bool) {
 	} else if t.admin, err = dialAdmin(t.ctx, t.cfg.Valkey); err != nil {
 		t.harness("connect to Valkey at %s: %v", t.cfg.Valkey, err)
 	}
-	for _, n := range t.admin.Nodes {
-		t.own = append(t.own, n.Label+"|"+n.C.Local())
-	}
+	t.ownConnections(t.admin)
 	if _, err := t.admin.do(t.ctx, "FLUSHALL"); err != nil {
 		t.harness("FLUSHALL: %v", err)
 	}
@@ -222,6 +220,14 @@ func (t *T) close(ctx context.Context, failed bool) {
 func (t *T) isOwn(l Line) bool { return t.isOwnAt(l.Node, l.Client) }
 
 // isOwnAt is isOwn for a client address seen on node (a MONITOR label; "" standalone).
+// ownConnections records a's connections as the harness's own (not the port's, in MONITOR and
+// CLIENT LIST).
+func (t *T) ownConnections(a *admin) {
+	for _, n := range a.Nodes {
+		t.own = append(t.own, n.Label+"|"+n.C.Local())
+	}
+}
+
 func (t *T) isOwnAt(node, client string) bool { return slices.Contains(t.own, node+"|"+client) }
 
 func (t *T) getkeys(args []string) ([]string, error) {

@@ -78,16 +78,21 @@ func (t *T) takeWorkers(workers []int) {
 	}
 }
 
-// leaseOnlyFree leases every worker id but free to the harness, then has a fresh session mint
-// under free, the one id left, and closes it (releasing its lease).
-func (t *T) leaseOnlyFree(free int) {
+// takeAllBut leases every worker id but w to the harness.
+func (t *T) takeAllBut(w int) {
 	var taken []int
-	for w := range ids.MaxWorker + 1 {
-		if w != free {
-			taken = append(taken, w)
+	for o := range ids.MaxWorker + 1 {
+		if o != w {
+			taken = append(taken, o)
 		}
 	}
 	t.takeWorkers(taken)
+}
+
+// leaseOnlyFree leases every worker id but free to the harness, then has a fresh session mint
+// under free, the one id left, and closes it (releasing its lease).
+func (t *T) leaseOnlyFree(free int) {
+	t.takeAllBut(free)
 	t.freeWorkers([]int{free}) // an earlier call may have leased it
 	expected := fmt.Sprintf("with only worker id %d free, a fresh session leases it and mints under it", free)
 	d := t.start()

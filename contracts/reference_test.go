@@ -4,13 +4,13 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/echomq/kit/contracts"
 	"github.com/echomq/kit/contracts/rules"
 	"github.com/echomq/kit/contracts/verdict"
 	"github.com/echomq/kit/internal/golden"
@@ -167,15 +167,6 @@ func clausesByRule(t *testing.T, r *run) map[string][]string {
 	return out
 }
 
-// idsPattern is a regular expression matching exactly the clause ids given.
-func idsPattern(ids []string) string {
-	q := make([]string, len(ids))
-	for i, id := range ids {
-		q[i] = regexp.QuoteMeta(id)
-	}
-	return "^(" + strings.Join(q, "|") + ")$"
-}
-
 func failures(r *run) string {
 	var b strings.Builder
 	for _, c := range r.report.Result.Contracts {
@@ -221,7 +212,7 @@ func TestMutantsAreKilled(t *testing.T) {
 			// time, two runs side by side.
 			args := []string{"-mutant", s.Name, "-label", s.Contract, "-fail-fast", "-parallel", "1"}
 			if ids := quoting[s.Rule]; len(ids) > 0 {
-				args = append(args, "-first", idsPattern(ids))
+				args = append(args, "-first", contracts.IDPattern(ids))
 			}
 			if s.Cluster { // it breaks a rule only a cluster run evaluates
 				args = append(args, "-cluster", "start")

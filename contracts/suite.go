@@ -84,6 +84,16 @@ func Select(cluster bool, labels, focus []string) ([]string, error) {
 	return idsOf(ps), err
 }
 
+// IDPattern is a regular expression, as -focus and -first take, matching exactly these clause
+// ids.
+func IDPattern(ids []string) string {
+	q := make([]string, len(ids))
+	for i, id := range ids {
+		q[i] = regexp.QuoteMeta(id)
+	}
+	return "^(" + strings.Join(q, "|") + ")$"
+}
+
 // selected is Select's clauses, planned.
 func selected(cluster bool, labels, focus []string) ([]planned, error) {
 	for _, l := range labels {

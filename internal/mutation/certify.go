@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/echomq/kit/contracts"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"syscall"
 	"time"
@@ -112,7 +112,7 @@ func (p *Plan) certify(ctx context.Context, m Mutant, subj Subject) Verdict {
 	}
 	defer release()
 	dir := filepath.Join(p.Dir, "certs", m.Port, safeName(m.ID))
-	first := anyOf(m.Clauses)
+	first := contracts.IDPattern(m.Clauses)
 	if p.FailFast {
 		sel := "-first"
 		if p.Partial {
@@ -125,7 +125,7 @@ func (p *Plan) certify(ctx context.Context, m Mutant, subj Subject) Verdict {
 	if v.Status != Survived || p.Partial || len(rest) == 0 {
 		return p.confirm(ctx, dir, subj, set, v)
 	}
-	return p.confirm(ctx, dir, subj, set, p.stage(ctx, dir, "rest", subj, set, "-focus", anyOf(rest)))
+	return p.confirm(ctx, dir, subj, set, p.stage(ctx, dir, "rest", subj, set, "-focus", contracts.IDPattern(rest)))
 }
 
 // confirm holds a kill to the pristine port: the clause that failed the mutant must pass the
@@ -136,7 +136,7 @@ func (p *Plan) confirm(ctx context.Context, dir string, subj Subject, set Server
 	if v.Status != Killed || v.By == "hello" {
 		return v
 	}
-	if pv := p.stage(ctx, dir, "pristine", p.Pristine, set, "-focus", anyOf([]string{v.By})); pv.Status == Survived {
+	if pv := p.stage(ctx, dir, "pristine", p.Pristine, set, "-focus", contracts.IDPattern([]string{v.By})); pv.Status == Survived {
 		return v
 	} else if ctx.Err() != nil {
 		return pv
@@ -166,15 +166,6 @@ func (p *Plan) others(these []string) []string {
 		}
 	}
 	return out
-}
-
-// anyOf is a regular expression matching exactly these clause ids.
-func anyOf(ids []string) string {
-	q := make([]string, len(ids))
-	for i, id := range ids {
-		q[i] = regexp.QuoteMeta(id)
-	}
-	return "^(" + strings.Join(q, "|") + ")$"
 }
 
 // stage runs the judge once and reads its verdict from the certification folder.

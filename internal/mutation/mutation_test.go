@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/echomq/kit/contracts"
 	"go/ast"
 	"go/parser"
 	"go/printer"
@@ -371,7 +372,7 @@ func TestScoreLine(t *testing.T) {
 }
 
 func TestAnyOfMatchesExactlyTheClauses(t *testing.T) {
-	re := regexp.MustCompile(anyOf([]string{"C05/order/a.b", "C09/retry/x"}))
+	re := regexp.MustCompile(contracts.IDPattern([]string{"C05/order/a.b", "C09/retry/x"}))
 	for id, want := range map[string]bool{"C05/order/a.b": true, "C05/order/aXb": false, "C09/retry/x": true, "C09/retry/xy": false} {
 		if re.MatchString(id) != want {
 			t.Errorf("%s: %v", id, !want)

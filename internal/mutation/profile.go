@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/echomq/kit/contracts"
 	"net"
 	"os"
 	"os/exec"
@@ -134,7 +135,7 @@ func (p *Plan) profileOne(ctx context.Context, pr Profiling, dir, unit string, c
 		}
 	}
 	subj := Subject{Args: pr.Subject.Args, Env: append(append([]string(nil), pr.Subject.Env...), pr.Env(run.Dir)...)}
-	v := p.stage(ctx, dir, "cert", subj, set, "-focus", anyOf(clauses))
+	v := p.stage(ctx, dir, "cert", subj, set, "-focus", contracts.IDPattern(clauses))
 	if stopMon != nil {
 		run.Scripts = stopMon()
 	}
