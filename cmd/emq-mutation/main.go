@@ -59,6 +59,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var profile string
 	fs.StringVar(&profile, "profile", "clause", "what a profile runs alone: each clause, or each contract (a smoke run: 14 runs instead of 150, coarser first clauses)")
 	fs.BoolVar(&o.Partial, "partial", false, "judge a survivor of the clauses that execute its code by those alone (faster; exact only where coverage does not depend on timing)")
+	fs.BoolVar(&o.Cluster, "cluster", true, "start a 3-primary Valkey Cluster beside each server set and certify every survivor of the reference and the bundle against it too (make conform CLUSTER=1 is part of a certification)")
 	retally := fs.Bool("retally", false, "run nothing: read the finished run under -out back and score it under the triage file as it now reads")
 	triaged := fs.Bool("triaged", true, "exit 1 on an untriaged survivor (a smoke run, which only proves the machinery, sets it false)")
 	fs.DurationVar(&o.Deadline, "deadline", 20*time.Minute, "one certification's bound")

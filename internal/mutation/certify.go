@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -38,6 +39,9 @@ type Plan struct {
 	// A certification's coverage is a union over one pristine run, so this is exact only where
 	// the port's path does not depend on timing; off, every survivor had a whole certification.
 	Partial bool `json:"partial"`
+	// Cluster: the port has a cluster mode and each set a cluster, so a survivor of the
+	// standalone certification is certified against the cluster too (stage "cluster").
+	Cluster bool `json:"cluster"`
 	// Pristine is the port unmutated, which a kill is held to (confirm).
 	Pristine Subject `json:"pristine"`
 	// Deadline bounds one certification (a mutant past it is a Timeout).
@@ -101,8 +105,9 @@ func (p *Plan) Certify(ctx context.Context, m Mutant, subj Subject) Verdict {
 }
 
 func (p *Plan) certify(ctx context.Context, m Mutant, subj Subject) Verdict {
-	if !m.Covered {
-		return Verdict{Status: NoCoverage, Detail: "no clause of a certification executes it"}
+	uncovered := Verdict{Status: NoCoverage, Detail: "no clause of a certification executes it"}
+	if !m.Covered && !p.Cluster {
+		return uncovered
 	}
 	ctx, cancel := context.WithTimeout(ctx, p.Deadline)
 	defer cancel()
@@ -111,6 +116,33 @@ func (p *Plan) certify(ctx context.Context, m Mutant, subj Subject) Verdict {
 		return Verdict{Status: Error, Detail: "no server set: " + err.Error()}
 	}
 	defer release()
+	v := uncovered // the standalone profile runs no clause through it
+	if m.Covered {
+		if v = p.standalone(ctx, m, subj, set); v.Status != Survived || !p.Cluster {
+			return v
+		}
+	}
+	// A port's certification is also its certification against a cluster (make conform
+	// CLUSTER=1), whose hellos take the code paths of cluster mode: a survivor of the
+	// standalone one, or code no standalone clause runs, meets the whole of it.
+	dir := filepath.Join(p.Dir, "certs", m.Port, safeName(m.ID))
+	var sel []string
+	if p.FailFast {
+		sel = []string{"-fail-fast"}
+	}
+	c := p.confirm(ctx, dir, subj, set, set.clusterArgs(), p.stage(ctx, dir, "cluster", subj, set, append(set.clusterArgs(), sel...)...))
+	switch {
+	case c.Status != Survived:
+		return c
+	case !m.Covered:
+		c.Detail = "no clause of a standalone certification executes it, and the cluster certification passed it"
+		return c
+	}
+	return v // the standalone survivor's folder is the one kept
+}
+
+// standalone judges m by a certification against the set's standalone Valkey.
+func (p *Plan) standalone(ctx context.Context, m Mutant, subj Subject, set ServerSet) Verdict {
 	dir := filepath.Join(p.Dir, "certs", m.Port, safeName(m.ID))
 	first := contracts.IDPattern(m.Clauses)
 	if p.FailFast {
@@ -118,35 +150,40 @@ func (p *Plan) certify(ctx context.Context, m Mutant, subj Subject) Verdict {
 		if p.Partial {
 			sel = "-focus"
 		}
-		return p.confirm(ctx, dir, subj, set, p.stage(ctx, dir, "first", subj, set, "-fail-fast", sel, first))
+		return p.confirm(ctx, dir, subj, set, nil, p.stage(ctx, dir, "first", subj, set, "-fail-fast", sel, first))
 	}
 	v := p.stage(ctx, dir, "first", subj, set, "-focus", first)
 	rest := p.others(m.Clauses)
 	if v.Status != Survived || p.Partial || len(rest) == 0 {
-		return p.confirm(ctx, dir, subj, set, v)
+		return p.confirm(ctx, dir, subj, set, nil, v)
 	}
-	return p.confirm(ctx, dir, subj, set, p.stage(ctx, dir, "rest", subj, set, "-focus", contracts.IDPattern(rest)))
+	return p.confirm(ctx, dir, subj, set, nil, p.stage(ctx, dir, "rest", subj, set, "-focus", contracts.IDPattern(rest)))
 }
 
 // confirm holds a kill to the pristine port: the clause that failed the mutant must pass the
-// pristine port, run alone on the same servers. A clause the pristine port fails too (one that
-// depends on the clauses run before it, or on timing) leaves the mutant to a whole
-// certification in the harness's order, whose verdict stands.
-func (p *Plan) confirm(ctx context.Context, dir string, subj Subject, set ServerSet, v Verdict) Verdict {
+// pristine port, run alone on the same servers (mode: the cluster's flags for a kill in the
+// cluster stage). A clause the pristine port fails too (one that depends on the clauses run
+// before it, or on timing) leaves the mutant to a whole certification in the harness's order,
+// whose verdict stands.
+func (p *Plan) confirm(ctx context.Context, dir string, subj Subject, set ServerSet, mode []string, v Verdict) Verdict {
 	if v.Status != Killed || v.By == "hello" {
 		return v
 	}
-	if pv := p.stage(ctx, dir, "pristine", p.Pristine, set, "-focus", contracts.IDPattern([]string{v.By})); pv.Status == Survived {
+	prefix := ""
+	if len(mode) > 0 {
+		prefix = "cluster-"
+	}
+	if pv := p.stage(ctx, dir, prefix+"pristine", p.Pristine, set, append(slices.Clone(mode), "-focus", contracts.IDPattern([]string{v.By}))...); pv.Status == Survived {
 		return v
 	} else if ctx.Err() != nil {
 		return pv
 	}
 	p.note("%s: %s killed it, but the pristine port fails it alone too: a whole certification decides", filepath.Base(dir), v.By)
-	var sel []string
+	sel := slices.Clone(mode)
 	if p.FailFast {
-		sel = []string{"-fail-fast"}
+		sel = append(sel, "-fail-fast")
 	}
-	w := p.stage(ctx, dir, "whole", subj, set, sel...)
+	w := p.stage(ctx, dir, prefix+"whole", subj, set, sel...)
 	if w.Status == Survived {
 		w.Detail = v.By + " failed it only out of the harness's order"
 	}
@@ -177,8 +214,14 @@ func (p *Plan) stage(ctx context.Context, dir, name string, subj Subject, set Se
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return Verdict{Status: Error, Detail: err.Error()}
 	}
-	if err := flush(ctx, set["-valkey"]); err != nil {
-		return Verdict{Status: Error, Detail: "flushing the Valkey: " + err.Error()}
+	addrs := []string{set["-valkey"]}
+	if slices.Contains(sel, clusterKey) {
+		addrs = append(addrs, strings.Split(set[clusterKey], ",")...)
+	}
+	for _, a := range addrs {
+		if err := flush(ctx, a); err != nil {
+			return Verdict{Status: Error, Detail: "flushing " + a + ": " + err.Error()}
+		}
 	}
 	args := append(append(append([]string{"-out", out}, subj.Args...), set.Args()...), sel...)
 	cmd := exec.CommandContext(ctx, p.Judge, args...)

@@ -345,12 +345,13 @@ func readLines(path string) ([]string, error) {
 }
 
 // selectionProfile is the coverage profile the shim hands gremlins for a run: one block of a
-// single column at each sampled mutant that some clause executes.
-func selectionProfile(module string, ms []Mutant) string {
+// single column at each sampled mutant that some clause executes (every one, with a cluster
+// stage: see Plan.certify).
+func selectionProfile(module string, ms []Mutant, all bool) string {
 	var b strings.Builder
 	b.WriteString("mode: set\n")
 	for _, m := range ms {
-		if m.Covered {
+		if m.Covered || all {
 			fmt.Fprintf(&b, "%s/%s:%d.%d,%d.%d 1 1\n", module, m.File, m.Line, m.Col, m.Line, m.Col)
 		}
 	}
@@ -363,7 +364,7 @@ func selectionProfile(module string, ms []Mutant) string {
 // its line put back after.
 func (p *Plan) markUnbuildable(ctx context.Context, snap string, sample []Mutant) error {
 	for _, m := range sample {
-		if m.Covered {
+		if m.Covered || p.Cluster { // the shim builds it (a cluster stage runs it too)
 			continue
 		}
 		path := filepath.Join(snap, m.File)

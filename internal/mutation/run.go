@@ -36,7 +36,10 @@ type Options struct {
 	// 150, for a smoke run.
 	ByContract bool
 	// Partial and Deadline: see Plan.
-	Partial  bool
+	Partial bool
+	// Cluster starts a 3-primary cluster beside each server set, for the cluster stage of the
+	// ports that have a cluster mode (Plan.Cluster).
+	Cluster  bool
 	Deadline time.Duration
 	// Self is this program (the hooks are it, under another name or subcommand).
 	Self   string
@@ -137,7 +140,7 @@ func (o Options) prepare(ctx context.Context, run string) (*Plan, func(), error)
 	}
 	judge := filepath.Join(bin, "emq-selftest")
 	help, _ := exec.CommandContext(ctx, judge, "-h").CombinedOutput()
-	sets, err := startSets(ctx, filepath.Join(bin, "emq-engines"), o.Workers, o.Stdout)
+	sets, err := startSets(ctx, filepath.Join(bin, "emq-engines"), o.Workers, o.Cluster, o.Stdout)
 	if err != nil {
 		return nil, stop, err
 	}
@@ -163,7 +166,7 @@ func (o Options) sample(p *Plan, all []Mutant, runs []ClauseRun, cov Coverage) (
 	p.Mutants = map[string]Mutant{}
 	for _, m := range s {
 		p.Mutants[m.ID] = m
-		if !m.Covered {
+		if !m.Covered && !p.Cluster { // with a cluster stage, Certify judges it
 			if err := p.record(m.Port, Verdict{ID: m.ID, Status: NoCoverage, Detail: "no clause of a certification executes it"}); err != nil {
 				return nil, err
 			}
@@ -239,6 +242,7 @@ func (o Options) reference(ctx context.Context, p *Plan) (Result, error) {
 		return Result{}, errors.New("no gremlins: give its binary (bash ci/provision-gremlins.sh prints it)")
 	}
 	p.Pristine = Subject{Args: []string{"-port", shellQuote(filepath.Join(filepath.Dir(p.Dir), "bin", "emq-port"))}}
+	p.Cluster = o.Cluster // emq-port has the reference's cluster mode
 	snap := filepath.Join(p.Dir, "module")
 	pkgs, err := snapshot(ctx, p.Go, o.Root, snap)
 	if err != nil {
@@ -281,7 +285,7 @@ func (o Options) reference(ctx context.Context, p *Plan) (Result, error) {
 	if err := p.markUnbuildable(ctx, snap, s); err != nil {
 		return Result{}, err
 	}
-	p.Profile = selectionProfile(module, s)
+	p.Profile = selectionProfile(module, s, p.Cluster)
 	if err := p.write(); err != nil {
 		return Result{}, err
 	}
@@ -323,6 +327,7 @@ func (o Options) goProfile(ctx context.Context, p *Plan) ([]ClauseRun, string, e
 
 // bundle runs this package's Lua operators through the in-process reference.
 func (o Options) bundle(ctx context.Context, p *Plan) (Result, error) {
+	p.Cluster = o.Cluster // the in-process reference has a cluster mode
 	all, err := BundleMutants(filepath.Join(o.Root, "lua"))
 	if err != nil {
 		return Result{}, err
@@ -365,7 +370,7 @@ func (o Options) bundle(ctx context.Context, p *Plan) (Result, error) {
 		}()
 	}
 	for _, m := range s {
-		if m.Covered && ctx.Err() == nil {
+		if (m.Covered || p.Cluster) && ctx.Err() == nil {
 			next <- m
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/echomq/kit/contracts"
+	kitengines "github.com/echomq/kit/internal/engines"
 	"github.com/echomq/kit/reference/resp"
 )
 
@@ -37,19 +38,27 @@ func (s ServerSet) Args() []string {
 	return out
 }
 
-// engines is one `emq-engines -certify`: five servers that stop when it does.
+// clusterKey holds a set's 3-primary cluster (its node addresses, comma-separated), when the
+// run has one: the judge's -cluster, given only to a cluster stage (Args leaves it out).
+const clusterKey = "-cluster"
+
+// clusterArgs are the judge's flags that certify against the set's cluster.
+func (s ServerSet) clusterArgs() []string { return []string{clusterKey, s[clusterKey]} }
+
+// engines is one `emq-engines -certify`: five servers that stop when it does (and a cluster).
 type engines struct {
 	cmd *exec.Cmd
 	set ServerSet
 }
 
-// startSets starts n server sets with the kit's emq-engines, all at once.
-func startSets(ctx context.Context, bin string, n int, log io.Writer) ([]*engines, error) {
+// startSets starts n server sets with the kit's emq-engines, all at once, each with a 3-primary
+// cluster of its own when cluster is set.
+func startSets(ctx context.Context, bin string, n int, cluster bool, log io.Writer) ([]*engines, error) {
 	out := make([]*engines, n)
 	errs := make(chan error, n)
 	for i := range n {
 		go func() {
-			e, err := startSet(ctx, bin)
+			e, err := startSet(ctx, bin, cluster)
 			out[i] = e
 			errs <- err
 		}()
@@ -72,15 +81,19 @@ func startSets(ctx context.Context, bin string, n int, log io.Writer) ([]*engine
 
 // flagOf maps the variables emq-engines prints to the flags emq-selftest takes.
 func flagOf() map[string]string {
-	m := map[string]string{"EMQ_VALKEY_ADDR": "-valkey"}
+	m := map[string]string{"EMQ_VALKEY_ADDR": "-valkey", kitengines.EnvValkeyCluster: clusterKey}
 	for _, s := range contracts.Servers() {
 		m[s.Env()] = s.Flag
 	}
 	return m
 }
 
-func startSet(ctx context.Context, bin string) (*engines, error) {
-	cmd := exec.Command(bin, "-certify")
+func startSet(ctx context.Context, bin string, cluster bool) (*engines, error) {
+	args := []string{"-certify"}
+	if cluster {
+		args = append(args, "-cluster")
+	}
+	cmd := exec.Command(bin, args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM} // the servers die with this run
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -98,6 +111,9 @@ func startSet(ctx context.Context, bin string) (*engines, error) {
 		if s.Name != contracts.ServerStandaloneValkey.Name {
 			want++
 		}
+	}
+	if cluster {
+		want++
 	}
 	got := make(chan bool, 1)
 	go func() {
