@@ -223,7 +223,11 @@ func (p *Plan) stage(ctx context.Context, dir, name string, subj Subject, set Se
 			return Verdict{Status: Error, Detail: "flushing " + a + ": " + err.Error()}
 		}
 	}
-	args := append(append(append([]string{"-out", out}, subj.Args...), set.Args()...), sel...)
+	servers := set.Args()
+	if slices.Contains(sel, clusterKey) { // sel carries the cluster's servers
+		servers = nil
+	}
+	args := append(append(append([]string{"-out", out}, subj.Args...), servers...), sel...)
 	cmd := exec.CommandContext(ctx, p.Judge, args...)
 	cmd.Dir = p.Root
 	cmd.Env = append(os.Environ(), subj.Env...)

@@ -42,8 +42,18 @@ func (s ServerSet) Args() []string {
 // run has one: the judge's -cluster, given only to a cluster stage (Args leaves it out).
 const clusterKey = "-cluster"
 
-// clusterArgs are the judge's flags that certify against the set's cluster.
-func (s ServerSet) clusterArgs() []string { return []string{clusterKey, s[clusterKey]} }
+// clusterArgs are the judge's flags that certify against the set's cluster: its nodes, with
+// the set's standalone Valkey as the one a cluster run's C01 presents (-valkey would exclude
+// -cluster) and the other servers as in Args.
+func (s ServerSet) clusterArgs() []string {
+	out := []string{clusterKey, s[clusterKey], contracts.ServerStandaloneValkey.Flag, s["-valkey"]}
+	for _, srv := range contracts.Servers() {
+		if a := s[srv.Flag]; a != "" && srv.Flag != contracts.ServerStandaloneValkey.Flag {
+			out = append(out, srv.Flag, a)
+		}
+	}
+	return out
+}
 
 // engines is one `emq-engines -certify`: five servers that stop when it does (and a cluster).
 type engines struct {
@@ -75,6 +85,9 @@ func startSets(ctx context.Context, bin string, n int, cluster bool, log io.Writ
 	}
 	for i, e := range out {
 		fmt.Fprintf(log, "servers %d: %s\n", i, strings.Join(e.set.Args(), " "))
+		if cluster {
+			fmt.Fprintf(log, "servers %d: cluster %s\n", i, e.set[clusterKey])
+		}
 	}
 	return out, nil
 }
