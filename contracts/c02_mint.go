@@ -32,6 +32,7 @@ var c02 = Contract{ID: "C02", Name: "mint",
 		{name: "close-spares-a-taken-lease", body: closeSparesATakenLease},
 		{name: "owner-tokens-differ", body: ownerTokensDiffer},
 		{name: "lease-released-on-close", body: leaseReleasedOnClose},
+		{name: "release-cut-mints-nothing-more", body: releaseCutMintsNothingMore, only: standaloneOnly},
 	},
 }
 
@@ -325,4 +326,77 @@ func leaseReleasedOnClose(t *T) {
 	t.ok(d.Close(t.ctx), rules.Close, "close")
 	p := t.releasedOnClose(k)
 	t.check(p == -2, rules.LeaseReleased, "close released the minter lease: "+k+" gone within a second of the port's connections closing", "it is still there with PTTL %d", p)
+}
+
+// releaseCutMintsNothingMore is C02's, on a standalone server only: the port's close meets a
+// loss in the middle of its release (the server drops the connection its release was sent on,
+// held by CLIENT PAUSE WRITE, before answering it), and then, as when a release ran and its
+// reply was lost, another minter holds the worker id. The close may answer INTERNAL (B-282);
+// a port that goes on serving after it has given its lease up, or may have, mints nothing more
+// under that worker id (canon §3.4-1, §3.4-10, A9-5): a mint fails INTERNAL, or its ids are
+// under a worker id the port leased since.
+func releaseCutMintsNothingMore(t *T) {
+	t.mintN(1, rules.LeaseLost)
+	w := t.portWorker(rules.LeaseLost)
+	k, _ := keys.Minter(w)
+	t.do("CLIENT", "PAUSE", 10000, "WRITE")
+	defer func() { _, _ = t.admin.do(t.ctx, "CLIENT", "UNPAUSE") }()
+	closed := make(chan error, 1)
+	go func() {
+		defer t.recoverPanic()
+		_, err := drivers.Raw(t.ctx, t.D, "close", nil)
+		closed <- err
+	}()
+	// The release is a write (A4: SET, DEL or UNLINK on the minter key): the pause holds it.
+	var err error
+	answered := false
+	for until := time.Now().Add(5 * time.Second); time.Now().Before(until); time.Sleep(10 * time.Millisecond) {
+		held := false
+		for _, c := range t.portClients() {
+			held = held || strings.Contains(c["flags"], "b")
+		}
+		if held {
+			break
+		}
+		select {
+		case err = <-closed:
+			answered = true
+		default:
+		}
+		if answered {
+			break
+		}
+	}
+	cmds := [][]any{}
+	for _, c := range t.portClients() {
+		cmds = append(cmds, []any{"CLIENT", "KILL", "ID", c["id"]})
+	}
+	cmds = append(cmds, []any{"CLIENT", "UNPAUSE"}, []any{"SET", k, harnessOwner, "PX", 20000})
+	if _, perr := t.admin.pipeline(t.ctx, cmds...); perr != nil {
+		t.harness("CLIENT KILL, UNPAUSE and SET %s: %v", k, perr)
+	}
+	if !answered {
+		err = <-closed
+	}
+	d := t.D
+	t.D = nil // the session is over either way; reaped here
+	defer func() { _ = d.Close(t.ctx) }()
+	if err == nil {
+		return // the port closed (B-24: it exits); nothing is left to mint
+	}
+	m, err := d.Mint(t.ctx, protocol.MintArgs{N: 5})
+	t.cover(rules.LeaseLost)
+	if err != nil {
+		return // INTERNAL, or the port ended with its session
+	}
+	leases := t.minterLeases()
+	for _, l := range m.IDs {
+		for _, id := range l {
+			_, got, _ := ids.Split(t.validJob(id))
+			if got == w || leases[got] == "" || leases[got] == harnessOwner {
+				t.fail(rules.LeaseLost, fmt.Sprintf("after a close whose release met a loss, and worker %d taken by another minter, a mint fails INTERNAL or mints under a worker id the port leased since, never under %d", w, w),
+					fmt.Sprintf("%s minted under worker %d (lease %q)", id, got, leases[got]))
+			}
+		}
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net"
 	"slices"
 	"strings"
 
@@ -151,6 +152,23 @@ func (t *T) helloDomains() []string {
 			}
 			if err == nil {
 				// Its minter lease goes now, not by its TTL under the next input's snapshot.
+				t.ok(d.Close(t.ctx), rules.Close, "close after an accepted hello")
+				d = nil
+			}
+		}
+	}
+	// valkey's domain is host:port (B-102), and a bracket belongs to a host only as the pair
+	// around an IPv6 literal: a host with one bracket, at either end, around the run's own server
+	// is no host:port, and the hello is refused (the fields table types no refusal for it) with
+	// no session opened — never connected to the server the rest of the string names.
+	t.cover(rules.FieldType)
+	if host, port, err := net.SplitHostPort(t.cfg.Valkey); err == nil {
+		for _, addr := range []string{"x" + host + "]:" + port, "[" + host + "x:" + port} {
+			if d == nil {
+				d = t.start()
+			}
+			if _, err := drivers.Raw(t.ctx, d, "hello", domains.Request(base, "valkey", domains.Raw(addr))); err == nil {
+				bad = append(bad, fmt.Sprintf("[%s] hello valkey %q (one stray bracket: no host:port, B-102): refused, opening no session: accepted", rules.FieldType.ID, addr))
 				t.ok(d.Close(t.ctx), rules.Close, "close after an accepted hello")
 				d = nil
 			}

@@ -14,15 +14,18 @@ import (
 type presentedServer struct {
 	server, version string
 	admitted        bool
+	dangling        bool // HELLO's reply ends in a field name with no value (wire.StartDanglingHelloProxy)
 }
 
 // presentedServers tell a version compared as the canon says (component by component, as
 // integers) from the plausible wrong ones: as strings ("10.0.0" < "8.1.0"), by the major alone
 // (8.0.99 passes), by "major is 8" (9.0.0 fails), by a float of major.minor (8.10 = 8.1), or by
-// the version while the server is not Valkey.
+// the version while the server is not Valkey. The last is a Valkey 8.1.1 whose HELLO reply is
+// no field/value map (one field name too many, with no value): "anything else" (A12).
 var presentedServers = []presentedServer{
-	{"valkey", "8.0.99", false}, {"valkey", "8.0.10", false}, {"valkey", "7.10.0", false}, {"redis", "8.2.0", false},
-	{"valkey", "8.1.0", true}, {"valkey", "8.1.10", true}, {"valkey", "8.10.0", true}, {"valkey", "9.0.0", true}, {"valkey", "10.0.0", true},
+	{"valkey", "8.0.99", false, false}, {"valkey", "8.0.10", false, false}, {"valkey", "7.10.0", false, false}, {"redis", "8.2.0", false, false},
+	{"valkey", "8.1.0", true, false}, {"valkey", "8.1.10", true, false}, {"valkey", "8.10.0", true, false}, {"valkey", "9.0.0", true, false}, {"valkey", "10.0.0", true, false},
+	{"valkey", "8.1.1", false, true},
 }
 
 // serverVersionsCompared presents each identity through a proxy in front of the run's own
@@ -39,12 +42,15 @@ func serverVersionsCompared(t *T) {
 	}
 	var refused []presented
 	for _, ps := range presentedServers {
-		p, err := wire.StartVersionProxy(t.cfg.Valkey, ps.server, ps.version)
+		start, what := wire.StartVersionProxy, "a "+ps.server+" "+ps.version+" (a Valkey 8.1 behind a proxy that says so)"
+		if ps.dangling {
+			start, what = wire.StartDanglingHelloProxy, "a "+ps.server+" "+ps.version+" whose HELLO reply ends in a field name with no value, an array of odd length (a Valkey 8.1 behind a proxy that says so)"
+		}
+		p, err := start(t.cfg.Valkey, ps.server, ps.version)
 		if err != nil {
 			t.harness("%v", err)
 		}
 		t.stops = append(t.stops, p.Close)
-		what := "a " + ps.server + " " + ps.version + " (a Valkey 8.1 behind a proxy that says so)"
 		if d == nil {
 			d = t.start()
 		}

@@ -23,6 +23,7 @@ type VersionProxy struct {
 	ln              net.Listener
 	upstream        string
 	server, version string
+	dangling        bool // HELLO's reply ends in a field name with no value
 
 	mu      sync.Mutex
 	clients []string // the proxy's own addresses towards the upstream, as the server's MONITOR names them
@@ -33,11 +34,21 @@ type VersionProxy struct {
 // StartVersionProxy listens on a free loopback port and relays to upstream, presenting server
 // (e.g. "valkey") at version (e.g. "8.10.0").
 func StartVersionProxy(upstream, server, version string) (*VersionProxy, error) {
+	return startVersionProxy(upstream, server, version, false)
+}
+
+// StartDanglingHelloProxy is StartVersionProxy whose HELLO reply also ends in one field name
+// with no value after it: a flat array of odd length, which no field/value map is.
+func StartDanglingHelloProxy(upstream, server, version string) (*VersionProxy, error) {
+	return startVersionProxy(upstream, server, version, true)
+}
+
+func startVersionProxy(upstream, server, version string, dangling bool) (*VersionProxy, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("version proxy: %w", err)
 	}
-	p := &VersionProxy{ln: ln, upstream: upstream, server: server, version: version}
+	p := &VersionProxy{ln: ln, upstream: upstream, server: server, version: version, dangling: dangling}
 	p.wg.Add(1)
 	go p.accept()
 	return p, nil
@@ -144,6 +155,9 @@ func (p *VersionProxy) hello(v resp.Value) resp.Value {
 		case "version":
 			v.Elems[i+1].Str = []byte(p.version)
 		}
+	}
+	if p.dangling && v.Type == resp.Array && !v.Null {
+		v.Elems = append(v.Elems, resp.Value{Type: resp.BulkString, Str: []byte("dangling")})
 	}
 	return v
 }
