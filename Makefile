@@ -90,7 +90,8 @@ mutants: provision-valkey provision-redis provision-valkey80
 	$(GO) test -count=1 -timeout 45m -run TestMutantsAreKilled -v ./contracts
 
 ## mutation: StrykerJS over the Node port, gremlins over the Go reference as emq-port, the kit's
-## operators over lua/, every mutant judged by a certification on behaviour (internal/mutation;
+## operators over lua/, every mutant judged by a certification on behaviour, a survivor of the
+## reference or the bundle against a cluster too (internal/mutation;
 ## hours for all of them: MUTATION_SAMPLE=N MUTATION_SEED=S draws a reproducible sample per
 ## port). Ends with one `MUTATION <port> killed K/N (P %) equivalent E untriaged U` line per port;
 ## survivors under out/mutation. Not part of make test; mutation-smoke is 3 mutants per port.
