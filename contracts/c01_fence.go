@@ -35,6 +35,7 @@ var c01 = Contract{ID: "C01", Name: "fence",
 		{name: "reconnect-during-a-redial", body: reconnectDuringARedial, only: standaloneOnly},
 		{name: "redials-meet-a-loading-server", body: redialsMeetALoadingServer, only: standaloneOnly},
 		{name: "redials-paced-while-refused", body: redialsPacedWhileRefused, noHello: true, only: standaloneOnly},
+		{name: "server-falls-silent-under-a-request", body: serverFallsSilentUnderARequest, noHello: true, only: standaloneOnly},
 		{name: "fence-again-after-reconnect", body: fenceAgainAfterReconnect},
 		{name: "standalone-valkey-refused", body: standaloneValkeyRefused, noHello: true, only: clusterOnly},
 	}),
@@ -75,6 +76,12 @@ func helloAndFenceFirst(t *T) {
 
 func wrongBundleVersionRefused(t *T) {
 	refusedFence(t, "echomq:1.9.0", t.cfg.Bundle.Digest())
+	// A deployment key that holds this bundle's digest and no version is not absent, and does
+	// not hold the same version and digest: anything else is EMQVERSION (§5.2-2), never an
+	// install over it. A refused hello opens no session, so the same process says hello again
+	// (B-288).
+	t.do("DEL", keys.Bundle())
+	refusedFence(t, "", t.cfg.Bundle.Digest())
 }
 
 func wrongBundleDigestRefused(t *T) {
@@ -194,8 +201,14 @@ func (t *T) digestOK(d string) bool {
 	return d == t.cfg.Bundle.Digest() || (t.cfg.AdmitDigest != "" && d == t.cfg.AdmitDigest)
 }
 
+// refusedFence deploys version and digest (an empty version: the digest alone) and holds the
+// port's hello to the fence's refusal.
 func refusedFence(t *T, version, digest string) {
-	t.do("HSET", keys.Bundle(), "version", version, "digest", digest)
+	if version == "" {
+		t.do("HSET", keys.Bundle(), "digest", digest)
+	} else {
+		t.do("HSET", keys.Bundle(), "version", version, "digest", digest)
+	}
 	before := t.snapshot()
 	_, err := t.D.Hello(t.ctx, t.helloArgs())
 	t.refused(err, emqerr.Version, rules.Version, fmt.Sprintf("hello against a deployment of %s/%s", version, digest[:8]))

@@ -483,6 +483,58 @@ func serverFallsSilentUnderAPark(t *T) {
 	})
 }
 
+// serverFallsSilentUnderARequest is C01's, on a standalone server only: every connection of the
+// port falls silent (no reply, no close: a stopped server, a dropped route) while the port is
+// idle, and the kit sends one promote, a request that carries no timeout of its own and whose
+// reply falls due at once. B-290: within 10 s (3 s more for the machine) the port finds the
+// connection lost and closes it — or the request was served on a connection that did not fall
+// silent; B-282: the request answers its count or INTERNAL, and once the silent connections
+// close, as the server's side does when the route is back, the session serves again.
+func serverFallsSilentUnderARequest(t *T) {
+	t.throughRelay(0, rules.Silent, relayHello, func(r *chop.Relay) {
+		t.enqueue("orders", "before")
+		silenced := map[string]bool{}
+		for _, c := range t.portClients() {
+			silenced[c["addr"]] = true
+		}
+		isSilenced := func(addr string) bool { return silenced[addr] }
+		n := r.Silence(isSilenced)
+		defer r.EndSilence()
+		start := time.Now()
+		done := make(chan error, 1)
+		go func() {
+			// limit 10000: the kit's deadline for this request is 30 s (B-20), past B-290's 10.
+			_, err := t.D.Promote(t.ctx, protocol.PromoteArgs{Queue: "orders", Limit: 10000})
+			done <- err
+		}()
+		var answer error
+		wait, answered, found := done, false, false
+		for due := start.Add(13 * time.Second); !found && !(answered && answer == nil) && time.Now().Before(due); {
+			select {
+			case answer = <-wait:
+				answered, wait = true, nil
+			case <-time.After(50 * time.Millisecond):
+			}
+			found = slices.ContainsFunc(r.SilentGone(isSilenced), func(at time.Time) bool { return !at.IsZero() })
+		}
+		if !found && !(answered && answer == nil) {
+			t.fail(rules.Silent, fmt.Sprintf("%d connection(s) fell silent and a promote was sent: within 13 s (B-290's 10 s of its reply falling due, 3 s for the machine) the port finds the connection lost and closes it, or serves the request on another", n),
+				fmt.Sprintf("after %s no silent connection was closed (the promote answered: %t, %v)", time.Since(start).Round(time.Millisecond), answered, answer))
+		}
+		r.EndSilence()
+		if !answered {
+			select {
+			case answer = <-done:
+			case <-time.After(30 * time.Second):
+				t.fail(rules.Silent, "the promote that met the silence is answered once the silent connections are closed", "no answer 30 s later")
+			}
+		}
+		var canon *emqerr.Error
+		t.check(!errors.As(answer, &canon), rules.Silent, "the promote that met the silence answers its count or INTERNAL (B-282)", "%v", answer)
+		t.ok(t.afterDrop(nil), rules.Dropped, "an enqueue after the silent connections closed (retried while it answers INTERNAL, up to 30 s)")
+	})
+}
+
 // parkThroughSilence parks two consumers (long leases, so that a call no silence ends waits a
 // lease out), silences the port's connections which, by CLIENT LIST, match, and enqueues two
 // jobs. The park must answer within 45 s (10 s to find a loss, 30 s to serve again, 5 s for the
