@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -485,5 +486,19 @@ func TestPackageDeclarationsTakeTheirPackagesClauses(t *testing.T) {
 		if got := fmt.Sprint(cov.Clauses(Mutant{File: "p/p.go", Line: c.line, Col: c.col})); got != c.want {
 			t.Errorf("%d:%d: clauses %s, want %s", c.line, c.col, got, c.want)
 		}
+	}
+}
+
+// TestClusterArgs: a cluster stage gives the judge the set's cluster and, in place of -valkey
+// (which excludes -cluster), the set's Valkey as the standalone one a cluster run's C01 presents.
+func TestClusterArgs(t *testing.T) {
+	set := ServerSet{"-valkey": "127.0.0.1:1", clusterKey: "127.0.0.1:2,127.0.0.1:3", "-wrong-kind": "127.0.0.1:4"}
+	got := strings.Join(set.clusterArgs(), " ")
+	if slices.Contains(set.clusterArgs(), "-valkey") || !strings.Contains(got, "-cluster 127.0.0.1:2,127.0.0.1:3") ||
+		!strings.Contains(got, "-standalone-valkey 127.0.0.1:1") || !strings.Contains(got, "-wrong-kind 127.0.0.1:4") {
+		t.Fatalf("clusterArgs: %s", got)
+	}
+	if a := strings.Join(set.Args(), " "); strings.Contains(a, clusterKey) || !strings.Contains(a, "-valkey 127.0.0.1:1") {
+		t.Fatalf("Args: %s", a)
 	}
 }
