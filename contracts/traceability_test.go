@@ -150,7 +150,11 @@ func ruleRows(t *testing.T, b *strings.Builder, rs []rules.Rule, run traceRun, m
 		}
 		var mn []string
 		for _, m := range ms {
-			mn = append(mn, fmt.Sprintf("`%s` (%s%s)", m.Name, m.Contract, run.on))
+			on := run.on
+			if m.Cluster { // a mutant of a standalone rule that only a cluster run meets
+				on = ", on a cluster"
+			}
+			mn = append(mn, fmt.Sprintf("`%s` (%s%s)", m.Name, m.Contract, on))
 		}
 		if why := exempt[rl.ID]; why != "" {
 			mn = append(mn, why)

@@ -1,6 +1,9 @@
 package mutant
 
-import "github.com/echomq/kit/reference/bus"
+import (
+	"github.com/echomq/kit/drivers"
+	"github.com/echomq/kit/reference/bus"
+)
 
 // statementMutants break one statement of the documents each that no other catalogue mutant
 // broke (issue 28): an argument range, a script's reply, the fence's record, the pause flag.
@@ -25,10 +28,25 @@ var statementMutants = []Spec{
 	{Name: "fail-any-token", Contract: "C07", Rule: "fenced", Defect: "fail does not compare the token: a zombie's fail buries the job another attempt holds",
 		Edits: []Edit{{"fail", "if tonumber(f[2]) ~= token then", "if false then"}}},
 
+	// §4.3-2: a port branches on the type, never on the message text.
+	{Name: "complete-gone-taken-for-done", Contract: "C07", Rule: "fenced", Defect: "complete reads the message of its EMQSTALE and answers a refusal that says no such job as a success (a job that is gone must have been completed already): the port branches on the message text, not the type",
+		Go: front(func(d drivers.Driver) drivers.Driver { return goneDoneFront{d} })},
+
 	{Name: "complete-no-row-check", Contract: "C07", Rule: "fenced", Defect: "complete's fence does not first ask whether the row exists: a complete of a job that is gone fails in the script (a Lua error), not EMQSTALE",
 		Edits: []Edit{{"complete", "  if not f[1] then return 'EMQSTALE ' .. id .. ' no such job' end\n", ""}}},
 	{Name: "complete-no-state-check", Contract: "C07", Rule: "fenced", Defect: "complete's fence does not look at the row's state: a row in another state with a live entry in active is completed",
 		Edits: []Edit{{"complete", "  if f[1] ~= 'active' then return 'EMQSTALE ' .. id .. ' is ' .. f[1] end\n", ""}}},
+
+	// C14: the consumer's claim before its first park (A10), and a claiming batch before a
+	// park (A17: it counts toward the no-polling bound).
+	{Name: "park-before-first-claim", Contract: "C14", Rule: "park", Defect: "the park op's consumers wait for work before they look for any: the pool pops the wake key first and starts claiming only on a token, so a backlog whose token a consumer that died before claiming took waits for the next enqueue",
+		Go: front(func(d drivers.Driver) drivers.Driver { return &parkFirstFront{Driver: d} })},
+	{Name: "claim-batch-look-before-park", Contract: "C14", Rule: "park", Defect: "a worker that found its queue empty takes one last look with claim_batch (n 1) before each park, for work that came in meanwhile: a claim no wake asked for, which a port that counts only single-job claims takes for free",
+		Go: claimBatchLook},
+	// A4: in cluster mode a port reads the slot map (CLUSTER SHARDS, SLOTS, NODES, INFO, MYID)
+	// and nothing else of CLUSTER.
+	{Name: "cluster-keyslot-asked", Contract: "C01", Rule: "wire-commands", Cluster: true, Defect: "in cluster mode the port asks the seed CLUSTER KEYSLOT {emq}:bundle after its hello, to find the deployment keys' slot, instead of hashing the tag itself: a CLUSTER command outside the slot-map reads A4 lists",
+		Go: front(func(d drivers.Driver) drivers.Driver { return keyslotFront{d} })},
 
 	// C13: the replies the port protocol does not pass on, each "Reply: 1." (as lane-pause-replies-2).
 	{Name: "pause-replies-2", Contract: "C13", Rule: "script-reply-discarded", Defect: "pause replies 2 instead of its documented 1",

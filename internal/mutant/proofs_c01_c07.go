@@ -31,10 +31,12 @@ var proofsC01toC07 = map[string][]string{
 	"version-refusal-ignored":      {"L-4", "§1.2-2", "§5.2-2", "§5.2-3", "§7-7"},
 	// Its rule's statements say what a refused session answers, not that it sends nothing
 	// after the refusal: it breaks none of them.
-	"refusal-reads-on":  {},
-	"info-banner":       {"A4-1"},
-	"minter-key-strlen": {"A4-2"},
-	"fence-late":        {"A4-3", "B-28", "§1.2-1", "§5-1", "§7-2", "§7-7"},
+	"refusal-reads-on": {},
+	"info-banner":      {"A4-1"},
+	// In cluster mode A4-6 adds the slot-map reads to A4's list, and nothing else of CLUSTER.
+	"cluster-keyslot-asked": {"A4-6"},
+	"minter-key-strlen":     {"A4-2"},
+	"fence-late":            {"A4-3", "B-28", "§1.2-1", "§5-1", "§7-2", "§7-7"},
 	// A12-3 and §5.1-4 are the check's moment: before the fence script runs.
 	"server-check-after-fence": {"A12-3", "B-28", "§5.1-4"},
 
@@ -181,6 +183,9 @@ var proofsC01toC07 = map[string][]string{
 	"fail-any-token":               {"§4.2-32"},
 	"complete-no-row-check":        {"§4.1-7"},
 	"complete-no-state-check":      {"§4.1-8"},
+	// The port reads EMQSTALE's message ("no such job") and answers ok: it branches on the
+	// text, not the type (§4.3-2), and a pair that confers no right is not refused (§4.3-4).
+	"complete-gone-taken-for-done": {"§4.3-2", "§4.3-4"},
 	// A fence that compares the version alone answers ok to another bundle's deployment; one
 	// that installs the version alone leaves {emq}:bundle without its digest.
 	"fence-ignores-digest":        {"L-3", "L-4", "L-91", "fence.lua:errors", "§4.2-2", "§4.2-3", "§4.3-6", "§5.2-2", "§5.2-3"},

@@ -171,6 +171,11 @@ var proofsC08toC14 = map[string][]string{
 	"wake-taken-for-timeout":    {"A10-5"},
 	"park-maintains-while-idle": {"B-75", "§1.6-1", "§7-20"},
 	"poll-park":                 {"A10-3", "B-75", "§1.6-1", "§7-20"},
+	// The pool parks before its first claim: a backlog whose token is gone waits (A10-5, A10-7).
+	"park-before-first-claim": {"A10-5", "A10-7"},
+	// A last look with claim_batch before each park: a claim no wake asked for, by a batch
+	// (A17-2), sent by a consumer with nothing to do (§1.6-1, B-75).
+	"claim-batch-look-before-park": {"A17-2", "B-75", "§1.6-1"},
 	// Every connect also opens a twin that is never closed: left open after the park answers
 	// and after close.
 	"socket-leaked-per-connect": {"B-287", "B-77"},

@@ -176,13 +176,13 @@ var proofsPartB = map[string][]string{
 	"clock-ignores-scale":       {"B-79"},  // "advances 1 ms per scale real ms"
 
 	// stdio.go: the line protocol broken in the port binary (run as emq-port).
-	"stdio-reply-pretty-printed": {"B-1"},  // "one JSON object per line"
-	"stdio-log-on-stdout":        {"B-3"},  // "A port prints nothing else to standard output"
-	"stdio-seq-counted":          {"B-4"},  // "seq is echoed"
-	"stdio-error-type-unlisted":  {"B-14"}, // error.type one of the listed values
-	"stdio-ok-omitted":           {"B-21"}, // "prints a line that is not a valid reply"
-	"stdio-empty-result-null":    {"B-26"}, // "Results are JSON objects unless noted"
-	"stdio-close-exits-1":        {"B-24"}, // "After close the port exits with status 0"
+	"stdio-reply-pretty-printed": {"B-1", "§6-1"},  // "one JSON object per line" (each way, canon §6)
+	"stdio-log-on-stdout":        {"B-3"},          // "A port prints nothing else to standard output"
+	"stdio-seq-counted":          {"B-4", "§6-1"},  // "seq is echoed"; canon §6: a reply {"seq":N,…} to request N
+	"stdio-error-type-unlisted":  {"B-14"},         // error.type one of the listed values
+	"stdio-ok-omitted":           {"B-21", "§6-1"}, // "prints a line that is not a valid reply"; canon §6: {"seq":N,"ok":true,"result":…}
+	"stdio-empty-result-null":    {"B-26"},         // "Results are JSON objects unless noted"
+	"stdio-close-exits-1":        {"B-24"},         // "After close the port exits with status 0"
 
 	// Older mutants that break a Part B sentence too.
 	"json-fraction-token":         {"B-87"},          // "1.5 is not one"
