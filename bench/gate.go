@@ -312,6 +312,9 @@ func judge(g *Gate, run *Run, rerun func(scenario string)) []GateResult {
 // compare with. A rival that failed (an error) is not this: a broken measurement fails.
 func (run *Run) rivalSaturated(scenario, ratio string) string {
 	name, ok := strings.CutPrefix(ratio, "p99 "+busq.Name+"/")
+	if !ok {
+		name, ok = strings.CutPrefix(ratio, "p50 "+busq.Name+"/")
+	}
 	if !ok || run.Latency == nil || run.Latency.Name != scenario {
 		return ""
 	}
@@ -362,7 +365,7 @@ func (g *Gate) reads(scenario string, engines map[string]queue.Engine) map[strin
 		if c.Scenario != scenario {
 			continue
 		}
-		pair := c.Ratio // "bus/x", or "p99 bus/x"
+		pair := c.Ratio // "bus/x", or "p99 bus/x" (or p50)
 		if _, after, ok := strings.Cut(pair, " "); ok {
 			pair = after
 		}
