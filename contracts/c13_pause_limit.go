@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 
 	"github.com/echomq/kit/contracts/rules"
 	"github.com/echomq/kit/lua"
@@ -367,9 +368,11 @@ func leaseFor(m *laneModel, g string, short int64) int64 {
 }
 
 // discardedRepliesAsDocumented: the scripts whose reply the port protocol does not pass on
-// (pause, resume, lane_pause, lane_resume, lane_ceiling, checkpoint: each "Reply: 1.") are
-// idempotent, so right after each op the kit sends the port's script call once more, exactly
-// as MONITOR saw it, and reads the reply the port got: the integer 1, with nothing changed.
+// (pause, resume, lane_pause, lane_resume, lane_ceiling, checkpoint, complete, fail: each
+// "Reply: 1."). The first six are idempotent, so right after each op the kit sends the port's
+// script call once more, exactly as MONITOR saw it, and reads the reply the port got: the
+// integer 1, with nothing changed. complete and fail settle their job, so the kit sends the
+// port's call for a twin job instead (twinReply).
 func discardedRepliesAsDocumented(t *T) {
 	id := t.laneEnqueue("orders", "east", "job")
 	c := t.laneClaim("orders", 30000)
@@ -394,6 +397,53 @@ func discardedRepliesAsDocumented(t *T) {
 		t.ok(op.run(), rules.ScriptReply, op.script)
 		t.replayReply(m, op.script)
 	}
+	// complete and fail reply 1 too, and cannot be sent again: the kit sends the port's call for a
+	// twin job, claimed beside the port's job, and reads the reply the port got.
+	for _, op := range []struct {
+		script string
+		run    func(id string, token int64) error
+	}{
+		{lua.Complete, func(id string, token int64) error { return t.D.Complete(t.ctx, fa("orders", id, token)) }},
+		{lua.Fail, func(id string, token int64) error {
+			return t.D.Fail(t.ctx, protocol.FailArgs{FenceArgs: fa("orders", id, token), Error: "boom"})
+		}},
+	} {
+		t.enqueue("orders", "own")
+		t.enqueue("orders", "twin")
+		own, twin := t.mustClaim("orders", 30000), t.mustClaim("orders", 30000)
+		m := t.mark()
+		t.ok(op.run(own.ID, own.Token), rules.ScriptReply, op.script)
+		t.twinReply(m, op.script, own, twin)
+	}
+}
+
+// twinReply sends the port's last call of script since mark, made for the claim own, once more for
+// the claim twin (its row key, id and token in place of own's) and checks that the reply is the
+// integer 1. A port that settled own with another script leaves nothing to read here.
+func (t *T) twinReply(mark int, script string, own, twin *protocol.ClaimResult) {
+	var call []any
+	for _, l := range t.portCommands(mark) {
+		if l.Cmd() == "EVALSHA" && t.law.scripts[argAt(l, 1)].Name == script {
+			call = call[:0]
+			for _, a := range l.Args {
+				call = append(call, a)
+			}
+		}
+	}
+	if len(call) == 0 {
+		return // settled by another script (a port may use complete_batch: A17-1), whose reply the port passes on
+	}
+	q := t.q("orders")
+	nk, err := strconv.Atoi(fmt.Sprint(call[2]))
+	if err != nil || len(call) < 5+nk || call[3] != jobKey(q, own.ID) || call[3+nk] != own.ID {
+		t.fail(rules.ScriptReply, "the port's "+script+" call names "+own.ID+"'s row in KEYS[1] and its id in ARGV[1]", fmt.Sprint(call...))
+	}
+	call[3], call[3+nk], call[4+nk] = jobKey(q, twin.ID), twin.ID, strconv.FormatInt(twin.Token, 10)
+	v, err := t.admin.do(t.ctx, call...)
+	if err != nil {
+		t.harness("the port's %s call sent for a twin job: %v", script, err)
+	}
+	t.check(v.Type == resp.Integer && v.Int == 1, rules.ScriptReply, script+"'s reply to the port's call is the integer 1 (its header: Reply: 1.)", "%v %q", v.Type, v.Text())
 }
 
 // replayReply sends the port's last call of script since mark again and checks that the reply is

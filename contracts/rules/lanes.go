@@ -28,7 +28,7 @@ var (
 )
 
 // ScriptReply: the scripts whose reply the port protocol does not pass on reply as their headers say.
-var ScriptReply = Rule{"script-reply-discarded", `lane_pause.lua: "Reply: 1."; lane_resume.lua, lane_ceiling.lua, pause.lua, resume.lua and checkpoint.lua likewise — replies the port protocol does not pass on, which the kit reads by sending the port's own (idempotent) call again`}
+var ScriptReply = Rule{"script-reply-discarded", `lane_pause.lua: "Reply: 1."; lane_resume.lua, lane_ceiling.lua, pause.lua, resume.lua, checkpoint.lua, complete.lua and fail.lua likewise — replies the port protocol does not pass on, which the kit reads by sending the port's own (idempotent) call again, or, for complete and fail, the port's call made for a twin job claimed beside the port's`}
 
 // rulesLanes are the rules of the lanes: ring order, rotation, ceilings and pauses through every transition (C12, C13).
 var rulesLanes = []Rule{RingTail, RingPlace, ActiveZero, LaneCount, LaneRetry, LanePromote,
