@@ -1,18 +1,21 @@
 package contracts
 
 import (
+	"context"
 	"crypto/sha1"
 	"encoding/hex"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/echomq/kit/contracts/rules"
 	"github.com/echomq/kit/drivers"
 	"github.com/echomq/kit/lua"
 	"github.com/echomq/kit/protocol"
 	"github.com/echomq/kit/reference/emqerr"
+	"github.com/echomq/kit/reference/keys"
 )
 
 // The batch ops (contracts/PROTOCOL.md A17, capability "batch"): each job of a batch gets
@@ -151,6 +154,59 @@ func batchOpsAfterScriptFlush(t *T) {
 		t.check(called[name] && loaded[name], rules.NoScript, "the port called "+name+" and, after NOSCRIPT, loaded its exact source",
 			"called %v, loaded %v", slices.Sorted(maps.Keys(called)), slices.Sorted(maps.Keys(loaded)))
 	}
+}
+
+// batchOpsAfterSlotMoved is C06's, on a Valkey Cluster only: after hello the kit moves a queue's
+// slot to another primary, so the slot map the port read is stale. The port still sends every
+// call to the primary owning its keys' slot (B-35: it follows the old owner's MOVED), and the
+// batch ops work there as after a SCRIPT FLUSH: enqueue_batch, the first call on the slot (a
+// pipelined call whose redirected command is sent again alone), then claim_batch and
+// complete_batch.
+func batchOpsAfterSlotMoved(t *T) {
+	b := t.batcher()
+	name := t.queueOffPrimary("moved", 0)
+	q := t.q(name)
+	t.moveSlot(keys.Slot(q.Pending()), 0)
+	jobs := []protocol.BatchJob{{PayloadB64: b64("a")}, {PayloadB64: b64("b")}}
+	e, err := b.EnqueueBatch(t.ctx, protocol.EnqueueBatchArgs{Queue: name, Jobs: jobs})
+	t.ok(err, rules.ClusterOwner, "enqueue_batch on a queue whose slot moved to another primary after hello")
+	t.check(len(e.Jobs) == 2 && e.Jobs[0].Created && e.Jobs[1].Created, rules.ClusterOwner, "two jobs, each created", "%+v", e.Jobs)
+	t.zsetIs(q.Pending(), []string{e.Jobs[0].ID, e.Jobs[1].ID}, rules.ClusterOwner, "pending on the slot's new owner after enqueue_batch")
+	c, err := b.ClaimBatch(t.ctx, protocol.ClaimBatchArgs{Queue: name, LeaseMS: 30000, N: 5})
+	t.ok(err, rules.ClusterOwner, "claim_batch after the slot moved")
+	t.check(len(c.Jobs) == 2 && c.Jobs[0].ID == e.Jobs[0].ID && c.Jobs[1].ID == e.Jobs[1].ID && c.Jobs[0].Token == 1 && c.Jobs[1].Token == 1,
+		rules.ClusterOwner, "the two pending jobs, oldest first, each with token 1", "%+v", c.Jobs)
+	r, err := b.CompleteBatch(t.ctx, protocol.CompleteBatchArgs{Queue: name, Jobs: []protocol.Pair{{ID: e.Jobs[0].ID, Token: 1}, {ID: e.Jobs[1].ID, Token: 1}}})
+	t.ok(err, rules.ClusterOwner, "complete_batch after the slot moved")
+	t.check(len(r.Results) == 2 && r.Results[0].OK && r.Results[1].OK, rules.ClusterOwner, "both pairs settle", "%+v", r.Results)
+	t.zsetIs(q.Active(), nil, rules.ClusterOwner, "active on the slot's new owner after complete_batch")
+}
+
+// queueOffPrimary is the first queue name prefix0, prefix1, … whose slot the primary of index
+// primary (slot order) does not own.
+func (t *T) queueOffPrimary(prefix string, primary int) string {
+	for i := 0; ; i++ {
+		name := fmt.Sprintf("%s%d", prefix, i)
+		if t.admin.PrimaryOf(keys.Slot(t.q(name).Pending())) != primary {
+			return name
+		}
+	}
+}
+
+// moveSlot moves slot to the primary of index to (slot order) while the port's session is open,
+// and back once the clause's checks are done (the slot's keys with it). The wire law lets the
+// old owner answer the port MOVED. Moving to the first primary keeps the primaries' order.
+func (t *T) moveSlot(slot uint16, to int) {
+	from, err := t.admin.MoveSlot(t.ctx, slot, to)
+	if err != nil {
+		t.harness("%v", err)
+	}
+	t.law.SlotMoved(t.admin.Nodes[from].Label)
+	t.stops = append(t.stops, func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_, _ = t.admin.MoveSlot(ctx, slot, from)
+	})
 }
 
 // zsetIs checks that the sorted set key holds exactly want, in order.

@@ -29,6 +29,7 @@ var c06 = Contract{ID: "C06", Name: "claim",
 		{name: "after-script-flush-exactly-once", body: afterScriptFlushExactlyOnce},
 		{name: "server-error-not-reloaded", body: serverErrorNotReloaded},
 		{name: "batch-ops-after-script-flush", body: batchOpsAfterScriptFlush},
+		{name: "batch-ops-after-slot-moved", body: batchOpsAfterSlotMoved, only: clusterOnly},
 		{name: "walk-plain", body: walkPlain.body},
 	},
 }

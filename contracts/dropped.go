@@ -253,6 +253,11 @@ func redialsPacedWhileRefused(t *T) {
 // again after an outage of any length.
 const refusedFor = 5 * time.Second
 
+// linesPacedOver is the least outage parkThroughOutage judges the park lines' redials over: the
+// reference's backoff (20 ms, doubling) makes 4 attempts per line in it, where B-289 allows 7;
+// redials without a pause make dozens in its first tens of ms.
+const linesPacedOver = 250 * time.Millisecond
+
 // whileDown keeps the server down, sending enqueues meanwhile from a goroutine of their own (a
 // port may hold a request until it has reconnected), and brings it back up a second after the
 // first of them failed (the port knows the connection is lost, and has redialled into the
@@ -320,9 +325,10 @@ func (t *T) afterDrop(want *emqerr.Error) error {
 // parkLinesRedialledUntilTheyConnect is C14's, on a standalone server only (the relay stands in
 // front of one server): the server drops the parked consumers' connections and, for a while, every
 // new connection is refused, while the port's other connections keep working. A consumer redials
-// its park line until it can: within 30 s of the outage's end the session serves again (B-282), so
-// a park whose timeout outlasts that completes the jobs enqueued after it — or answers INTERNAL,
-// for the loss it met.
+// its park line until it can, pausing between its attempts (B-289: at most 5 + 10·t over an
+// outage of t seconds for each line lost): within 30 s of the outage's end the session serves
+// again (B-282), so a park whose timeout outlasts that completes the jobs enqueued after it — or
+// answers INTERNAL, for the loss it met.
 func parkLinesRedialledUntilTheyConnect(t *T) {
 	t.throughRelay(0, rules.Dropped, relayHello, t.parkThroughOutage)
 }
@@ -335,28 +341,43 @@ func (t *T) parkThroughOutage(r *chop.Relay) {
 	done := t.park(a)
 	t.waitBlocked(a.Consumers)
 	r.Refuse(true)
+	from, lost, outage := r.Refused(), int64(0), time.Now()
 	for _, c := range t.portClients() {
 		if c["cmd"] == "blpop" {
 			t.killClient(c)
+			lost++
 		}
 	}
-	// The outage lasts until each consumer's new line was refused twice, the park gave up,
-	// or 10 s passed (it ends the situation; no check rests on its length).
+	// paced counts the dials refused since the lines were dropped against B-289's bound for them.
+	paced := func() (n, bound int64, took time.Duration) {
+		took = time.Since(outage)
+		return r.Refused() - from, lost * (5 + int64(10*took.Seconds())), took
+	}
+	// The outage lasts until each consumer's new line was refused twice and it has lasted
+	// linesPacedOver (long enough for redials without a pause to outrun B-289's bound), the
+	// refusals outran the bound, the park gave up, or 10 s passed.
 	var res parked
-	over, until := false, time.Now().Add(10*time.Second)
-	for !over && r.Refused() < int64(2*a.Consumers) && time.Now().Before(until) {
+	over, until := false, outage.Add(10*time.Second)
+	for !over && time.Now().Before(until) {
+		if n, bound, took := paced(); n > bound || n >= int64(2*a.Consumers) && took >= linesPacedOver {
+			break
+		}
 		select {
 		case res = <-done:
 			over = true
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
+	n, bound, took := paced()
 	r.Refuse(false)
 	ids := kitIDs(a.Jobs, 1<<50)
 	t.kitEnqueue("orders", ids)
 	if !over {
 		res = <-done
 	}
+	t.check(n <= bound, rules.RedialPaced,
+		fmt.Sprintf("while every new connection is closed at once, the park's consumers pause between the redials of their lines: at most 5 + 10·t for each of the %d lines dropped", lost),
+		"%d connection attempts in %s (at most %d)", n, took.Round(time.Millisecond), bound)
 	var canon *emqerr.Error
 	f, faulted := t.D.(drivers.Faulter)
 	if res.err != nil && !errors.As(res.err, &canon) && !(faulted && f.Fault() != nil) {

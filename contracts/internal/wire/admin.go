@@ -165,6 +165,72 @@ func (a *Admin) OwnerOf(slot uint16) string {
 	return a.Nodes[a.owner[slot]].Label
 }
 
+// MoveSlot moves slot to the primary Nodes[to] as a resharding tool does, over the harness's own
+// connections: SETSLOT IMPORTING on the new owner and MIGRATING on the old, MIGRATE of the keys
+// the old one holds, SETSLOT NODE on the new owner, the old, then the rest. From then on the
+// harness's commands on the slot go to the new owner. It returns the old owner's index.
+func (a *Admin) MoveSlot(ctx context.Context, slot uint16, to int) (int, error) {
+	if a.owner == nil {
+		return 0, errors.New("wire: move slot: not a cluster")
+	}
+	from := a.owner[slot]
+	if from == to {
+		return from, nil
+	}
+	ids := make([]string, len(a.Nodes))
+	for i, n := range a.Nodes {
+		v, err := n.C.Do(ctx, "CLUSTER", "MYID")
+		if err != nil {
+			return from, fmt.Errorf("wire: move slot %d: CLUSTER MYID on %s: %w", slot, n.Addr, err)
+		}
+		ids[i] = v.Text()
+	}
+	src, dst, s := a.Nodes[from], a.Nodes[to], strconv.Itoa(int(slot))
+	do := func(n *Node, args ...any) (resp.Value, error) {
+		v, err := n.C.Do(ctx, args...)
+		if err != nil {
+			return v, fmt.Errorf("wire: move slot %d: %v on %s: %w", slot, args[:min(len(args), 4)], n.Addr, err)
+		}
+		return v, nil
+	}
+	if _, err := do(dst, "CLUSTER", "SETSLOT", s, "IMPORTING", ids[from]); err != nil {
+		return from, err
+	}
+	if _, err := do(src, "CLUSTER", "SETSLOT", s, "MIGRATING", ids[to]); err != nil {
+		return from, err
+	}
+	host, port, _ := net.SplitHostPort(dst.Addr)
+	for {
+		v, err := do(src, "CLUSTER", "GETKEYSINSLOT", s, "100")
+		if err != nil {
+			return from, err
+		}
+		if len(v.Elems) == 0 {
+			break
+		}
+		args := []any{"MIGRATE", host, port, "", "0", "5000", "KEYS"}
+		for _, k := range v.Elems {
+			args = append(args, k.Text())
+		}
+		if _, err := do(src, args...); err != nil {
+			return from, err
+		}
+	}
+	order := []int{to, from}
+	for i := range a.Nodes {
+		if i != to && i != from {
+			order = append(order, i)
+		}
+	}
+	for _, i := range order {
+		if _, err := do(a.Nodes[i], "CLUSTER", "SETSLOT", s, "NODE", ids[to]); err != nil {
+			return from, err
+		}
+	}
+	a.owner[slot] = to
+	return from, nil
+}
+
 // PrimaryOf is the index (in slot order) of the primary owning slot; 0 standalone.
 func (a *Admin) PrimaryOf(slot uint16) int {
 	if a.owner == nil {
