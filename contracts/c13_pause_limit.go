@@ -421,15 +421,7 @@ func discardedRepliesAsDocumented(t *T) {
 // the claim twin (its row key, id and token in place of own's) and checks that the reply is the
 // integer 1. A port that settled own with another script leaves nothing to read here.
 func (t *T) twinReply(mark int, script string, own, twin *protocol.ClaimResult) {
-	var call []any
-	for _, l := range t.portCommands(mark) {
-		if l.Cmd() == "EVALSHA" && t.law.scripts[argAt(l, 1)].Name == script {
-			call = call[:0]
-			for _, a := range l.Args {
-				call = append(call, a)
-			}
-		}
-	}
+	call := t.lastCall(mark, script)
 	if len(call) == 0 {
 		return // settled by another script (a port may use complete_batch: A17-1), whose reply the port passes on
 	}
@@ -446,9 +438,8 @@ func (t *T) twinReply(mark int, script string, own, twin *protocol.ClaimResult) 
 	t.check(v.Type == resp.Integer && v.Int == 1, rules.ScriptReply, script+"'s reply to the port's call is the integer 1 (its header: Reply: 1.)", "%v %q", v.Type, v.Text())
 }
 
-// replayReply sends the port's last call of script since mark again and checks that the reply is
-// the integer 1 and that nothing changed.
-func (t *T) replayReply(mark int, script string) {
+// lastCall is the port's last EVALSHA of script since mark, as sendable arguments (nil: none).
+func (t *T) lastCall(mark int, script string) []any {
 	var call []any
 	for _, l := range t.portCommands(mark) {
 		if l.Cmd() == "EVALSHA" && t.law.scripts[argAt(l, 1)].Name == script {
@@ -458,6 +449,13 @@ func (t *T) replayReply(mark int, script string) {
 			}
 		}
 	}
+	return call
+}
+
+// replayReply sends the port's last call of script since mark again and checks that the reply is
+// the integer 1 and that nothing changed.
+func (t *T) replayReply(mark int, script string) {
+	call := t.lastCall(mark, script)
 	if len(call) == 0 {
 		t.fail(rules.ScriptReply, "the op ran the script "+script, "no EVALSHA of it")
 	}
