@@ -502,3 +502,18 @@ func TestClusterArgs(t *testing.T) {
 		t.Fatalf("Args: %s", a)
 	}
 }
+
+// TestTwinsAreTheSameProgram: two mutators that print the same line at the same place are one
+// program, judged once for both (gremlins runs each, and either run may come first).
+func TestTwinsAreTheSameProgram(t *testing.T) {
+	a := Mutant{ID: "r.go:136:11:ARITHMETIC_BASE", File: "r.go", Line: 136, Col: 11, Now: "if n == +1 {"}
+	b := Mutant{ID: "r.go:136:11:INVERT_NEGATIVES", File: "r.go", Line: 136, Col: 11, Now: "if  n == +1 {"}
+	c := Mutant{ID: "r.go:136:8:CONDITIONALS_NEGATION", File: "r.go", Line: 136, Col: 8, Now: "if n != -1 {"}
+	p := &Plan{Mutants: map[string]Mutant{a.ID: a, b.ID: b, c.ID: c}}
+	if tw := p.twins(a); len(tw) != 1 || tw[0].ID != b.ID {
+		t.Fatalf("twins of %s: %v", a.ID, tw)
+	}
+	if tw := p.twins(c); len(tw) != 0 {
+		t.Fatalf("twins of %s: %v", c.ID, tw)
+	}
+}

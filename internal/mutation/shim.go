@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"go/scanner"
 	"go/token"
@@ -11,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -75,12 +77,17 @@ func (p *Plan) shimMutant(ctx context.Context, stderr io.Writer) int {
 	case !ok:
 		return 0 // a mutant out of the sample (another type on a sampled token): not judged
 	}
+	if done, err := p.Verdicts(m.Port); err == nil {
+		if v, ok := done[m.ID]; ok { // its twin's run came first: the program is judged
+			return shimExit(v)
+		}
+	}
 	bin := filepath.Join(p.Dir, "bin", "emq-port-"+safeName(m.ID))
 	build := exec.CommandContext(ctx, p.Go, "build", "-trimpath", "-o", bin, "./cmd/emq-port")
 	build.Dir = wd
 	if out, err := build.CombinedOutput(); err != nil {
 		v := Verdict{ID: m.ID, Status: NotViable, Detail: oneLine(string(out))}
-		if rerr := p.record(m.Port, v); rerr != nil {
+		if rerr := errors.Join(p.record(m.Port, v), p.judgeTwins(m, v)); rerr != nil {
 			fmt.Fprintln(stderr, "go shim:", rerr)
 		}
 		return 2
@@ -88,7 +95,18 @@ func (p *Plan) shimMutant(ctx context.Context, stderr io.Writer) int {
 	defer os.Remove(bin)
 	v := p.Certify(ctx, m, Subject{Args: []string{"-port", bin}})
 	fmt.Fprintf(stderr, "go shim: %s %s %s\n", m.ID, v.Status, v.By)
+	if err := p.judgeTwins(m, v); err != nil {
+		fmt.Fprintln(stderr, "go shim:", err)
+		return 3
+	}
+	return shimExit(v)
+}
+
+// shimExit is the exit status gremlins reads for a verdict.
+func shimExit(v Verdict) int {
 	switch {
+	case v.Status == NotViable:
+		return 2
 	case v.Status.Detected():
 		return 1
 	case v.Status == Error:
@@ -141,12 +159,43 @@ func (p *Plan) identify(wd string) (Mutant, bool, error) {
 	if !ok {
 		return Mutant{}, false, fmt.Errorf("%s:%d: no one token changed: %q became %q", file, line, pristine[line-1], now[line-1])
 	}
+	// Two mutators can make the same program (INVERT_NEGATIVES and ARITHMETIC_BASE both turn
+	// -1 into +1): the working copy is then each of them, and the least id stands for all.
+	var found []Mutant
 	for _, m := range p.Mutants {
 		if m.File == file && m.Line == line && m.Col == col && goSwap[m.Mutator][was] == became {
-			return m, true, nil
+			found = append(found, m)
 		}
 	}
-	return Mutant{}, false, nil
+	if len(found) == 0 {
+		return Mutant{}, false, nil
+	}
+	return slices.MinFunc(found, func(a, b Mutant) int { return strings.Compare(a.ID, b.ID) }), true, nil
+}
+
+// twins are the other sampled mutants that make the same program as m (its line, as printed).
+func (p *Plan) twins(m Mutant) []Mutant {
+	var out []Mutant
+	for _, o := range p.Mutants {
+		if o.ID != m.ID && o.File == m.File && o.Line == m.Line && Fold(o.Now) == Fold(m.Now) {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// judgeTwins gives m's twins m's verdict: gremlins runs each of them, and the same program
+// needs one certification.
+func (p *Plan) judgeTwins(m Mutant, v Verdict) error {
+	for _, o := range p.twins(m) {
+		w := v
+		w.ID = o.ID
+		w.Detail = strings.TrimSpace("the same program as " + m.ID + "; " + v.Detail)
+		if err := p.record(o.Port, w); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // lineToken is a token of one line of Go and its byte column (from 1).
