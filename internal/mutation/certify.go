@@ -214,18 +214,15 @@ func (p *Plan) stage(ctx context.Context, dir, name string, subj Subject, set Se
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return Verdict{Status: Error, Detail: err.Error()}
 	}
-	addrs := []string{set["-valkey"]}
+	// A cluster stage's sel carries the cluster's servers (clusterArgs); its nodes are flushed too.
+	addrs, servers := []string{set["-valkey"]}, set.Args()
 	if slices.Contains(sel, clusterKey) {
-		addrs = append(addrs, strings.Split(set[clusterKey], ",")...)
+		addrs, servers = append(addrs, strings.Split(set[clusterKey], ",")...), nil
 	}
 	for _, a := range addrs {
 		if err := flush(ctx, a); err != nil {
 			return Verdict{Status: Error, Detail: "flushing " + a + ": " + err.Error()}
 		}
-	}
-	servers := set.Args()
-	if slices.Contains(sel, clusterKey) { // sel carries the cluster's servers
-		servers = nil
 	}
 	args := append(append(append([]string{"-out", out}, subj.Args...), servers...), sel...)
 	cmd := exec.CommandContext(ctx, p.Judge, args...)
