@@ -174,7 +174,7 @@ func OpenCluster(ctx context.Context, seeds []string, opt Options) (*Bus, error)
 	if b.scripts, err = loadScripts(canon, opt.Rewrite); err != nil {
 		return nil, err
 	}
-	r, err := cluster.Dial(ctx, seeds, cluster.Options{DialTimeout: opt.DialTimeout, Fence: opt.Fence, Hook: opt.Test.Hook,
+	r, err := cluster.Dial(ctx, seeds, cluster.Options{DialTimeout: opt.DialTimeout, Fence: b.fenceOptions(), Hook: opt.Test.Hook,
 		HealthTimeout: opt.HealthTimeout, HealthInterval: opt.HealthInterval, OnReconnect: func(string) { b.up.fire() }})
 	if err != nil {
 		return nil, fmt.Errorf("bus: open cluster %v: %w", seeds, err)
@@ -198,14 +198,21 @@ func (b *Bus) start(ctx context.Context) (*Bus, error) {
 // counters), nil for a standalone server.
 func (b *Bus) Router() *cluster.Router { return b.router }
 
-// handshake is a fresh OnConnect for one connection the bus opens.
-func (b *Bus) handshake() func(context.Context, *connector.Conn) error {
+// fenceOptions are the fence's options with Rewrite applied to its script, on a standalone
+// server and on every primary of a cluster alike.
+func (b *Bus) fenceOptions() fence.Options {
 	opt := b.opt.Fence
 	if ls, ok := b.canon.Script(lua.Fence); ok && b.opt.Rewrite != nil && opt.Source == "" {
 		if src := b.opt.Rewrite(lua.Fence, ls.Source); src != ls.Source {
 			opt.Source = src
 		}
 	}
+	return opt
+}
+
+// handshake is a fresh OnConnect for one connection the bus opens.
+func (b *Bus) handshake() func(context.Context, *connector.Conn) error {
+	opt := b.fenceOptions()
 	if h := b.opt.Test.Handshake; h != nil {
 		return h(b.canon, opt)
 	}

@@ -120,8 +120,12 @@ func Dial(ctx context.Context, seeds []string, opt Options) (*Router, error) {
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
 	ls := b.MustScript(lua.Fence)
+	src := ls.Source
+	if opt.Fence.Source != "" {
+		src = opt.Fence.Source // an edited fence, as fence.OnConnect runs it on a standalone server
+	}
 	r := &Router{seeds: append([]string(nil), seeds...), opt: opt, bundle: b,
-		fence: connector.NewScript(ls.Name, ls.Source), conns: map[string]*connector.Conn{}}
+		fence: connector.NewScript(ls.Name, src), conns: map[string]*connector.Conn{}}
 	if r.opt.DialTimeout == 0 {
 		r.opt.DialTimeout = 5 * time.Second
 	}
@@ -233,7 +237,7 @@ func (r *Router) handshake(ctx context.Context, c *connector.Conn) error {
 	if err := Check(c.Server(), r.opt.Fence); err != nil {
 		return err
 	}
-	_, err := fence.Run(ctx, c, r.bundle)
+	_, err := fence.RunScript(ctx, c, r.fence, r.bundle.Digest())
 	var se *resp.ServerError
 	if err == nil || !errors.As(err, &se) || (se.Kind != "MOVED" && se.Kind != "ASK") {
 		return err

@@ -126,6 +126,12 @@ func Run(ctx context.Context, conn *connector.Conn, b *lua.Bundle) (Outcome, err
 	return run(ctx, conn, connector.NewScript(ls.Name, ls.Source), b.Digest())
 }
 
+// RunScript runs s as the fence script with the bundle's digest: the cluster router's way to
+// run the one script it keeps (the bundle's, or Options.Source in its place) on any node.
+func RunScript(ctx context.Context, conn *connector.Conn, s *connector.Script, digest string) (Outcome, error) {
+	return run(ctx, conn, s, digest)
+}
+
 func run(ctx context.Context, conn *connector.Conn, s *connector.Script, digest string) (Outcome, error) {
 	v, err := conn.EvalSha(ctx, s, []string{keys.Bundle()}, lua.Version, digest)
 	if err != nil {
