@@ -87,6 +87,10 @@ func wrongBundleVersionRefused(t *T) {
 func wrongBundleDigestRefused(t *T) {
 	sum := sha1.Sum([]byte("another bundle"))
 	refusedFence(t, lua.Version, hex.EncodeToString(sum[:]))
+	// Nor is one that holds this bundle's version and no digest (the other half of
+	// wrong-bundle-version-refused's digest alone): EMQVERSION (§5.2-2), never an install over it.
+	t.do("DEL", keys.Bundle())
+	refusedFence(t, lua.Version, "")
 }
 
 func wrongKindServerRefused(t *T) {
@@ -201,17 +205,20 @@ func (t *T) digestOK(d string) bool {
 	return d == t.cfg.Bundle.Digest() || (t.cfg.AdmitDigest != "" && d == t.cfg.AdmitDigest)
 }
 
-// refusedFence deploys version and digest (an empty version: the digest alone) and holds the
+// refusedFence deploys version and digest (an empty one: the other field alone) and holds the
 // port's hello to the fence's refusal.
 func refusedFence(t *T, version, digest string) {
-	if version == "" {
+	switch {
+	case version == "":
 		t.do("HSET", keys.Bundle(), "digest", digest)
-	} else {
+	case digest == "":
+		t.do("HSET", keys.Bundle(), "version", version)
+	default:
 		t.do("HSET", keys.Bundle(), "version", version, "digest", digest)
 	}
 	before := t.snapshot()
 	_, err := t.D.Hello(t.ctx, t.helloArgs())
-	t.refused(err, emqerr.Version, rules.Version, fmt.Sprintf("hello against a deployment of %s/%s", version, digest[:8]))
+	t.refused(err, emqerr.Version, rules.Version, fmt.Sprintf("hello against a deployment of %s/%.8s", version, digest))
 	d := diff(before, t.snapshot())
 	t.check(d == "", rules.Version, "a refused fence changes nothing", "%s", d)
 	t.cover(rules.Refusal)

@@ -215,9 +215,9 @@ func clockBackToReal(t *T) {
 }
 
 // mintAtTheLastMillisecond is C05's: the clock aid reaches the last millisecond a snowflake holds
-// (protocol.MaxClockMS), where a mint answers ids of that millisecond, and one past it, where a
-// mint answers INTERNAL. The clock is nearly frozen (1 ms per scale real ms) for the first mint;
-// a machine too busy to mint before it moves on gets a slower clock, not a failure.
+// (protocol.MaxClockMS), where a mint answers ids of that millisecond, and the first millisecond
+// past it, where a mint answers INTERNAL. The clock is nearly frozen (1 ms per scale real ms) for
+// each mint; a machine too busy to mint before it moves on gets a slower clock, not a failure.
 func mintAtTheLastMillisecond(t *T) {
 	clk := t.clocker()
 	t.cover(rules.ClockEnd)
@@ -238,10 +238,29 @@ func mintAtTheLastMillisecond(t *T) {
 				fmt.Sprintf("%v (%s; the mint took %d ms)", m.IDs, errText(err), took))
 		}
 	}
-	t.setClock(clk, protocol.MaxClockMS, 1, rules.ClockEnd)
-	time.Sleep(5 * time.Millisecond) // the clock reads past the last millisecond
-	m, err := t.D.Mint(t.ctx, protocol.MintArgs{N: 1})
-	t.check(t.answeredInternal(err), rules.ClockEnd, fmt.Sprintf("a mint once the clock reads past %d answers INTERNAL", protocol.MaxClockMS), "%v (%s)", m.IDs, errText(err))
+	// Past it: the clock is set to the last millisecond at 1 ms per scale real ms and the mint is
+	// sent scale real ms after the set is answered, so the clock reads past the last millisecond
+	// (INTERNAL is owed) however long anything took. A mint answered within 2·scale real ms of the
+	// set's sending read exactly the first millisecond past it (2⁴² after the epoch), where a port
+	// that refuses only a millisecond or more later still mints; when the machine was too busy for
+	// that, the probe is repeated with a slower clock (the bound on scale ends it, never a failure).
+	for scale := int64(100); ; scale *= 4 {
+		set := time.Now()
+		t.setClock(clk, protocol.MaxClockMS, scale, rules.ClockEnd)
+		time.Sleep(time.Duration(scale) * time.Millisecond)
+		m, err := t.D.Mint(t.ctx, protocol.MintArgs{N: 1})
+		took := time.Since(set).Milliseconds()
+		edge := took < 2*scale
+		read := fmt.Sprintf("past %d", protocol.MaxClockMS)
+		if edge {
+			read = fmt.Sprintf("%d, one past %d", protocol.MaxClockMS+1, protocol.MaxClockMS)
+		}
+		t.check(t.answeredInternal(err), rules.ClockEnd, fmt.Sprintf("a mint once the clock reads past %d answers INTERNAL", protocol.MaxClockMS),
+			"%v (%s; the clock read %s: set %d real ms before the answer, at 1 ms per %d)", m.IDs, errText(err), read, took, scale)
+		if edge || scale >= 25600 {
+			break
+		}
+	}
 }
 
 // answeredInternal says err is the port's INTERNAL answer: an error that is neither a canon
