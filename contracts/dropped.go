@@ -90,6 +90,100 @@ func reconnectDuringARedial(t *T) {
 	t.enqueue("orders", "after")
 }
 
+// droppedAfterAReconnectMidRedial is C01's, on a standalone server only (the relay stands in
+// front of one server): a redial that a reconnect overtook must not deafen the port to the next
+// loss. The server drops the port's connections and closes every new one at once until a port
+// that redials by itself has backed off to its longest pauses (eight attempts closed, or 5 s);
+// then it holds every write (CLIENT PAUSE WRITE) and lets connections in, so the next redial
+// stops in its fence (a write), and the kit sends reconnect, whose new connection stops there
+// too. The server closes the redial's connection — its attempt fails, the connection it was to
+// replace already replaced by the reconnect — and lifts the pause, so the reconnect is
+// answered; then it drops the reconnect's connection. That is a loss like any other: within
+// 30 s the session serves again (B-282). A port whose overtaken redial backs off once more
+// before it sees it is over, and takes no notice of a loss meanwhile, never redials the
+// reconnect's connection and answers INTERNAL for ever. Every step waits on what the server
+// shows (CLIENT LIST) or on the reconnect's reply, so a slow machine cannot fail a correct port;
+// a port that redials only when asked shows no redial, and the clause then checks only the
+// drop after its reconnect.
+func droppedAfterAReconnectMidRedial(t *T) {
+	t.throughRelay(0, rules.Dropped, relayHello, func(r *chop.Relay) {
+		t.enqueue("orders", "before")
+		seen := map[string]bool{}
+		for _, c := range t.portClients() {
+			seen[c["id"]] = true
+		}
+		newClients := func() []map[string]string {
+			return slices.DeleteFunc(t.portClients(), func(c map[string]string) bool { return seen[c["id"]] })
+		}
+		r.Refuse(true)
+		from := r.Refused()
+		t.killPortConnections()
+		for until := time.Now().Add(5 * time.Second); r.Refused()-from < 8 && time.Now().Before(until); {
+			time.Sleep(10 * time.Millisecond)
+		}
+		unpause := func() {
+			if _, err := t.admin.do(t.ctx, "CLIENT", "UNPAUSE"); err != nil {
+				t.harness("CLIENT UNPAUSE: %v", err)
+			}
+		}
+		if _, err := t.admin.do(t.ctx, "CLIENT", "PAUSE", 8000, "WRITE"); err != nil {
+			t.harness("CLIENT PAUSE: %v", err)
+		}
+		defer unpause()
+		r.Refuse(false)
+		// The next redial comes within the longest pause (1 s for the reference), and shows in
+		// CLIENT LIST once it connects; a port that redials only when asked shows none.
+		var redial []map[string]string
+		for until := time.Now().Add(3 * time.Second); len(redial) == 0 && time.Now().Before(until); time.Sleep(10 * time.Millisecond) {
+			redial = newClients()
+		}
+		for _, c := range redial {
+			seen[c["id"]] = true
+		}
+		replied := make(chan error, 1)
+		go func() { replied <- t.D.Reconnect(t.ctx) }()
+		if len(redial) > 0 {
+			// The reconnect's connection shows once the port has taken the reconnect (it dropped
+			// its connections first); then the redial's attempt is made to fail. A port that holds
+			// its reconnect until the redial ends (the reference) shows none: the 2 s bound the
+			// wait for it costs only what the clause can see on a very slow machine, never a
+			// verdict.
+			var answered bool
+			var err error
+			for until := time.Now().Add(2 * time.Second); !answered && len(newClients()) == 0 && time.Now().Before(until); {
+				select {
+				case err = <-replied:
+					answered = true
+				case <-time.After(10 * time.Millisecond):
+				}
+			}
+			for _, c := range redial {
+				t.killClient(c)
+			}
+			gone := func() bool {
+				for _, c := range t.portClients() {
+					for _, d := range redial {
+						if c["id"] == d["id"] {
+							return false
+						}
+					}
+				}
+				return true
+			}
+			for until := time.Now().Add(5 * time.Second); !gone() && time.Now().Before(until); {
+				time.Sleep(10 * time.Millisecond)
+			}
+			if answered {
+				replied <- err
+			}
+		}
+		unpause()
+		t.ok(<-replied, rules.Reconnect, "reconnect while a redial is in its handshake (the redial's connection then closed by the server)")
+		t.killPortConnections()
+		t.ok(t.afterDrop(nil), rules.Dropped, fmt.Sprintf("an enqueue after the server dropped the connection a reconnect opened while a redial was in its handshake, the redial's connection closed by the server (%d redial(s) seen): retried while it answers INTERNAL, up to 30 s", len(redial)))
+	})
+}
+
 // redialsMeetALoadingServer is C01's, on a standalone server only: the server reloads its
 // dataset slowly (DEBUG RELOAD with a per-key delay), answering LOADING to every command but
 // HELLO and the like, and the port's connections are dropped meanwhile, so its redials meet

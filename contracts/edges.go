@@ -19,7 +19,7 @@ import (
 // Edges the documents state outright that no clause of the contracts' own themes reached: the
 // order of the key builder's checks, a shape fault before a bad name, mint's bound, the defaults
 // of an enqueue, a lease lost by the minter's own clock, the clock aid's way back to the real
-// clock and its last millisecond, the park op's consumer index.
+// clock and its first and last milliseconds, the park op's consumer index.
 
 // refusalOrderClauses are C04's: which refusal a request with two faults gets, where the documents say.
 var refusalOrderClauses = []clause{
@@ -260,6 +260,29 @@ func mintAtTheLastMillisecond(t *T) {
 		if edge || scale >= 25600 {
 			break
 		}
+	}
+}
+
+// mintAtTheEpoch is C05's: the clock aid's other edge. set_ms reaches down to the epoch itself
+// (Part B's fields table: 1704067200000..6102113711103), the snowflake's millisecond 0 (canon
+// §3.1), so a mint while the minter's clock reads it answers ids of millisecond 0: an accepted
+// set_ms is a clock the minter mints under (B-79), at both ends of its range. The clause's port
+// is fresh and has minted nothing, so no earlier millisecond holds its ids (A11). The clock
+// moves 1 ms per 1000 s (the largest scale), so even a busy machine mints while it reads the
+// epoch.
+func mintAtTheEpoch(t *T) {
+	clk := t.clocker()
+	t.setClock(clk, protocol.EpochMS, protocol.MaxClockScale, rules.IDEpoch)
+	m, err := t.D.Mint(t.ctx, protocol.MintArgs{N: 3})
+	t.cover(rules.IDEpoch)
+	if err != nil || len(m.IDs) != 1 || len(m.IDs[0]) != 3 {
+		t.fail(rules.IDEpoch, fmt.Sprintf("a mint of 3 while the minter's clock reads %d (the epoch, 2024-01-01T00:00:00Z) answers three ids", protocol.EpochMS),
+			fmt.Sprintf("%v (%s)", m.IDs, errText(err)))
+	}
+	increasing(t, m.IDs[0], "three ids at the epoch")
+	for _, id := range m.IDs[0] {
+		ms, _, _ := ids.Split(t.validJob(id))
+		t.check(ms == 0, rules.IDEpoch, fmt.Sprintf("with the clock at %d (the epoch), a fresh port's ids at millisecond 0", protocol.EpochMS), "%s at millisecond %d", id, ms)
 	}
 }
 
