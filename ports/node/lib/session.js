@@ -113,6 +113,11 @@ class Session {
       }
     } finally {
       this.#redialing = false;
+      // A loss met while this loop ran (the connection a reconnect opened meanwhile, lost before
+      // the loop saw it replaced) found the loop busy and was dropped: it is redialled now, or
+      // the session would answer INTERNAL for good (PROTOCOL.md B-282).
+      const cur = this.conn;
+      if (cur && cur !== lost && cur.closed && !this.#closing && !this.refused) this.#redial(cur);
     }
   }
 
