@@ -226,4 +226,5 @@ func wakeNeverExceedsOne(t *T) {
 	t.ok(err, rules.Reap, "reap")
 	one("after a reap")
 	t.wakeKeepsOne("burst")
+	t.wakeKeepsOneBatch("batch")
 }

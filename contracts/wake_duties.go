@@ -93,6 +93,36 @@ func (t *T) wakeLaneEnqueue(qn string) {
 	}
 }
 
+// wakeEnqueueBatch: for a port declaring the batch ops (A17), enqueue_batch arms once when any
+// job was new, delayed or not, and a batch of duplicates only (ids already there, or repeated in
+// the batch) changes nothing, the wake included (B-247), as a duplicate enqueue does not arm.
+func (t *T) wakeEnqueueBatch(qn string) {
+	if !t.hasCap(protocol.CapBatch) {
+		return
+	}
+	b := t.batcher()
+	q := t.q(qn)
+	var ids []string
+	t.armedBy(q, rules.BatchEnqueue, "an enqueue_batch of a pending and a delayed job (60 s)", 1, func() {
+		r, err := b.EnqueueBatch(t.ctx, protocol.EnqueueBatchArgs{Queue: qn, Jobs: []protocol.BatchJob{
+			{PayloadB64: b64("a")}, {PayloadB64: b64("b"), DelayMS: 60000},
+		}})
+		t.ok(err, rules.BatchEnqueue, "enqueue_batch of two new jobs")
+		t.check(len(r.Jobs) == 2 && r.Jobs[0].Created && r.Jobs[1].Created, rules.BatchEnqueue, "both jobs created", "%+v", r.Jobs)
+		for _, j := range r.Jobs {
+			ids = append(ids, j.ID)
+		}
+	})
+	t.armedBy(q, rules.BatchEnqueue, "an enqueue_batch of duplicates only (both ids already there, one repeated in the batch)", 0, func() {
+		r, err := b.EnqueueBatch(t.ctx, protocol.EnqueueBatchArgs{Queue: qn, Jobs: []protocol.BatchJob{
+			{ID: ids[0], PayloadB64: b64("again")}, {ID: ids[1], PayloadB64: b64("again"), DelayMS: 5000}, {ID: ids[0], PayloadB64: b64("again")},
+		}})
+		t.ok(err, rules.BatchEnqueue, "enqueue_batch of existing ids")
+		t.check(len(r.Jobs) == 3 && !r.Jobs[0].Created && !r.Jobs[1].Created && !r.Jobs[2].Created, rules.BatchEnqueue,
+			"every duplicate answers created: false", "%+v", r.Jobs)
+	})
+}
+
 // wakeRetry: retry arms when it retries (delay 0 or later), not when the job dies with no lane to reopen.
 func (t *T) wakeRetry(qn string) {
 	q := t.q(qn)
@@ -346,6 +376,45 @@ func (t *T) wakeKeepsOne(qn string) {
 	one("a reap")
 }
 
+// wakeKeepsOneBatch: the batch ops (A17, for a port declaring them) arm as their single-job ops
+// do, so with nobody popping each leaves exactly one token too (A10): enqueue_batch, claim_batch
+// with work remaining, and complete_batch bringing a lane below its ceiling.
+func (t *T) wakeKeepsOneBatch(qn string) {
+	if !t.hasCap(protocol.CapBatch) {
+		return
+	}
+	b := t.batcher()
+	q := t.q(qn)
+	one := func(step string) {
+		t.check(t.llen(q.Wake()) == 1, rules.WakeOne, "after "+step+" the wake list holds exactly one token (nothing pops it)", "length %d", t.llen(q.Wake()))
+	}
+	enqueue := func(step string) {
+		r, err := b.EnqueueBatch(t.ctx, protocol.EnqueueBatchArgs{Queue: qn, Jobs: []protocol.BatchJob{
+			{PayloadB64: b64(step)}, {PayloadB64: b64(step + " later"), DelayMS: 60000},
+		}})
+		t.ok(err, rules.WakeOne, "enqueue_batch")
+		t.check(len(r.Jobs) == 2 && r.Jobs[0].Created && r.Jobs[1].Created, rules.WakeOne, "both jobs created", "%+v", r.Jobs)
+		one("an enqueue_batch (" + step + ")")
+	}
+	enqueue("first")
+	enqueue("second")
+	c, err := b.ClaimBatch(t.ctx, protocol.ClaimBatchArgs{Queue: qn, LeaseMS: 30000, N: 1})
+	t.ok(err, rules.WakeOne, "claim_batch")
+	t.check(len(c.Jobs) == 1, rules.WakeOne, "claim_batch of 1 with two pending claims one", "%d jobs", len(c.Jobs))
+	one("a claim_batch with work remaining")
+	t.laneEnqueue(qn, "east", "l1")
+	t.laneEnqueue(qn, "east", "l2")
+	t.ceiling(rules.WakeOne, qn, "east", 1)
+	lc := t.laneClaim(qn, 30000)
+	t.check(lc != nil, rules.WakeOne, "a lane job claimed under ceiling 1", "an empty reply")
+	one("a lane_claim bringing its lane to its ceiling")
+	pairs := []protocol.Pair{{ID: lc.ID, Token: lc.Token}, {ID: c.Jobs[0].ID, Token: c.Jobs[0].Token}}
+	r, err := b.CompleteBatch(t.ctx, protocol.CompleteBatchArgs{Queue: qn, Jobs: pairs})
+	t.ok(err, rules.WakeOne, "complete_batch")
+	t.check(len(r.Results) == 2 && r.Results[0].OK && r.Results[1].OK, rules.WakeOne, "both pairs settle", "%+v", r.Results)
+	one("a complete_batch bringing the lane below its ceiling")
+}
+
 // wakeDutyClauses are C14's clauses for A13: every op that must arm the wake, each from a state where
 // it must and from one where it must not. The duties are grouped in a few clauses (each on its
 // own queue) to keep a port's certification short: every clause starts a fresh port.
@@ -359,6 +428,7 @@ var wakeDutyClauses = []clause{
 func enqueuesArm(t *T) {
 	t.wakeEnqueue("enq")
 	t.wakeLaneEnqueue("lenq")
+	t.wakeEnqueueBatch("benq")
 }
 
 func settlesAndMoversArm(t *T) {
