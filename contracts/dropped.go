@@ -242,6 +242,77 @@ func redialsMeetALoadingServer(t *T) {
 	t.ok(t.afterDrop(nil), rules.Dropped, fmt.Sprintf("an enqueue after the server, reloading its dataset, answered LOADING to the port's redials (%d requests failed meanwhile): retried while it answers INTERNAL, up to 30 s", met))
 }
 
+// redialsMeetABusyServer is C01's, on a standalone server only: a script of the harness runs on
+// the server past busy-reply-threshold (lowered to 100 ms here), so that the server answers BUSY
+// to every command but HELLO and the like, and the port's connections are dropped meanwhile (by
+// the relay in front of the server: a busy server runs no CLIENT KILL), so its redials meet BUSY
+// at the fence, as while any long script runs. BUSY, like LOADING, is neither the handshake's
+// refusal nor a loss of the server's making that ends: once the script is killed, within 30 s
+// the session serves again (B-282).
+func redialsMeetABusyServer(t *T) {
+	t.throughRelay(0, rules.Dropped, relayHello, func(r *chop.Relay) {
+		t.enqueue("orders", "before")
+		was, _, _ := t.do("CONFIG", "GET", "busy-reply-threshold")
+		if len(was) != 2 {
+			t.harness("CONFIG GET busy-reply-threshold answered %v", was)
+		}
+		t.do("CONFIG", "SET", "busy-reply-threshold", "100")
+		defer t.do("CONFIG", "SET", "busy-reply-threshold", was[1])
+		// The script holds its connection until it is killed: a harness connection of its own.
+		bz, err := dialAdmin(t.ctx, t.cfg.Valkey)
+		if err != nil {
+			t.harness("connect to Valkey at %s: %v", t.cfg.Valkey, err)
+		}
+		defer bz.Close()
+		t.ownConnections(bz)
+		ran := make(chan error, 1)
+		go func() {
+			// Read-only, so SCRIPT KILL ends it; a minute at most should the harness never kill it.
+			_, err := bz.do(t.ctx, "EVAL", "local e = tonumber(redis.call('TIME')[1]) + 60 "+
+				"while tonumber(redis.call('TIME')[1]) < e do end return 0", 0)
+			ran <- err
+		}()
+		killed := false
+		kill := func() {
+			if _, err := t.admin.do(t.ctx, "SCRIPT", "KILL"); err != nil && !strings.Contains(err.Error(), "NOTBUSY") {
+				t.harness("SCRIPT KILL: %v", err)
+			}
+			killed = true
+			<-ran
+		}
+		defer func() {
+			if !killed {
+				kill()
+			}
+		}()
+		// The server answers nothing until the threshold has passed, then BUSY to a PING.
+		for {
+			_, err := t.admin.do(t.ctx, "PING")
+			if err != nil && strings.Contains(err.Error(), "BUSY") {
+				break
+			}
+			select {
+			case err := <-ran:
+				ran <- err // for the deferred kill
+				t.harness("the busy script ended before the server answered BUSY: %v", err)
+			default:
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		dials := r.Dials()
+		r.Drop()
+		// A port that redials by itself dials again only after its first redial was answered,
+		// BUSY at the fence; one that redials when it is sent a request dials nothing meanwhile.
+		// Up to 3 s for that second dial: the clause's check does not rest on it.
+		for until := time.Now().Add(3 * time.Second); r.Dials() < dials+2 && time.Now().Before(until); {
+			time.Sleep(10 * time.Millisecond)
+		}
+		redials := r.Dials() - dials
+		kill()
+		t.ok(t.afterDrop(nil), rules.Dropped, fmt.Sprintf("an enqueue after the server, busy running a script, answered BUSY to the port's redials (%d of them dialled) until the script was killed: retried while it answers INTERNAL, up to 30 s", redials))
+	})
+}
+
 // dropBallast removes the keys DEBUG POPULATE made for the reload (not EchoMQ keys).
 func (t *T) dropBallast() {
 	ks, err := t.admin.scan(t.ctx, ballast+"*")

@@ -159,6 +159,18 @@ func (r *Relay) Retarget(addr string) {
 	r.mu.Unlock()
 }
 
+// Drop closes every connection open through the relay, both its ends, as a server that drops
+// its clients does; new connections are relayed as before. It needs nothing of the server, so
+// it drops a port's connections while the server answers no CLIENT KILL (busy running a script).
+func (r *Relay) Drop() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, l := range r.legs {
+		l.client.Close()
+		l.server.Close()
+	}
+}
+
 // Refuse makes the relay close every new connection at once (on) or relay it again (off).
 func (r *Relay) Refuse(on bool) { r.refuse.Store(on) }
 
