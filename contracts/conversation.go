@@ -94,6 +94,40 @@ func testAidsAsDeclared(t *T) {
 		t.ok(err, rules.AidIgnored, "hello with minter_ttl_ms, from a port that does not declare the capability")
 	}
 	t.cover(rules.AidUnsupported, rules.AidIgnored)
+	if !t.cluster() {
+		t.clusterOnStandalone(slices.Contains(caps, protocol.CapCluster))
+	}
+}
+
+// clusterOnStandalone says hello with cluster: true to a fresh process, against the run's
+// standalone Valkey: a port declaring the capability refuses the server EMQSERVER (B-36), a port
+// without it answers an error (B-37) — it does not ignore the field and open a standalone
+// session — and a shape fault beside it is EMQARG all the same (B-100). No refused hello opens
+// a session: the process then answers a hello as a first one (B-288).
+func (t *T) clusterOnStandalone(declared bool) {
+	d := t.start()
+	for _, c := range []struct {
+		fields map[string]json.RawMessage
+		shape  bool
+	}{
+		{map[string]json.RawMessage{"valkey": domains.Raw(t.cfg.Valkey), "cluster": domains.Raw(true)}, false},
+		{map[string]json.RawMessage{"valkey": domains.Raw(nil), "cluster": domains.Raw(true)}, true},
+		{map[string]json.RawMessage{"cluster": domains.Raw(true)}, true},
+	} {
+		_, err := drivers.Raw(t.ctx, d, "hello", c.fields)
+		what := fmt.Sprintf("hello %s against the run's standalone Valkey", rawFields(c.fields))
+		switch {
+		case c.shape:
+			t.refused(err, emqerr.Arg, rules.ShapeFirst, what+" (a shape fault beside cluster mode)")
+		case declared:
+			t.refused(err, emqerr.Server, rules.ClusterRefused, what+", from a port declaring the capability cluster,")
+		default:
+			t.check(err != nil, rules.ClusterRefused, what+", from a port that does not declare the capability cluster, answers an error (not a standalone session)", "%s", errText(err))
+		}
+	}
+	_, err := d.Hello(t.ctx, t.helloArgs())
+	t.ok(err, rules.ClusterRefused, "hello against Valkey 8.1, after the refused hellos with cluster: true in the same process (answered as a first one)")
+	t.ok(d.Close(t.ctx), rules.Close, "close after an accepted hello")
 }
 
 func helloFields(t *T) {

@@ -15,6 +15,7 @@ var proofsC01toC07 = map[string][]string{
 	"version-major-eight":          {"§5.1-6"},
 	"wrong-kind-accepted":          {"A12-1", "A12-2", "§4.3-8", "§5.1-2", "§5.1-3", "§7-7"},
 	"cluster-standalone-fallback":  {"B-36"},
+	"cluster-undeclared-ignored":   {"B-37"},
 	"ttl-undeclared-refused":       {"B-278", "B-33"},
 	"batch-undeclared-answers":     {"B-278"},
 	"clock-undeclared-answers":     {"B-278", "B-81"},

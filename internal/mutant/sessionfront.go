@@ -30,6 +30,8 @@ type sessionFront struct {
 	// refuseTTL refuses hello's minter_ttl_ms when the capability is hidden; ignoreTTL drops it
 	// while the capability stays declared.
 	refuseTTL, ignoreTTL bool
+	// ignoreCluster drops hello's cluster: true, opening a standalone session instead.
+	ignoreCluster bool
 	// brandFirst checks an enqueue's id brand before its lane name (canon §2.4 has the lane first).
 	brandFirst bool
 	// keyReads makes the key op read the server first, as a builder that checks a queue exists.
@@ -60,6 +62,9 @@ func (f *sessionFront) Hello(ctx context.Context, a protocol.HelloArgs) (protoco
 	}
 	if f.ignoreTTL {
 		a.MinterTTLMS = 0
+	}
+	if f.ignoreCluster {
+		a.Cluster = false
 	}
 	h, err := f.Driver.Hello(ctx, a)
 	if err == nil {
@@ -184,6 +189,8 @@ var sessionMutants = []Spec{
 		Go: sessionWrap(func(f *sessionFront) { f.hide = []string{protocol.CapClock} })},
 	{Name: "batch-undeclared-answers", Contract: "C01", Rule: "aid-unsupported", Defect: "the port does not declare the batch capability, yet answers the batch ops (a malformed one EMQARG) instead of UNSUPPORTED",
 		Go: sessionWrap(func(f *sessionFront) { f.hide = []string{protocol.CapBatch} })},
+	{Name: "cluster-undeclared-ignored", Contract: "C01", Rule: "cluster-refused", Defect: "the port does not declare the cluster capability, yet answers hello's cluster: true against a standalone server with a standalone session instead of an error (the Node port until this release)",
+		Go: sessionWrap(func(f *sessionFront) { f.hide, f.ignoreCluster = []string{protocol.CapCluster}, true })},
 	{Name: "ttl-undeclared-refused", Contract: "C01", Rule: "aid-ignored", Defect: "a port without the minter_ttl capability refuses hello's minter_ttl_ms instead of ignoring it",
 		Go: sessionWrap(func(f *sessionFront) { f.hide, f.refuseTTL = []string{protocol.CapMinterTTL}, true })},
 	{Name: "ttl-declared-ignored", Contract: "C02", Rule: "aid-minter-ttl", Defect: "the port declares the minter_ttl capability but leases for its own default, whatever hello's minter_ttl_ms",

@@ -47,6 +47,9 @@ class Port {
 
   async hello(r) {
     if (this.bus) throw errors.arg('hello: the session is already open');
+    // Cluster mode is a capability this port does not declare: cluster: true is refused (Part B
+    // hello, B-37), never served as a standalone session, and opens none (B-288).
+    if (r.cluster === true) throw new errors.EmqError('UNSUPPORTED', 'hello: cluster mode (capability cluster) is not offered');
     this.bundle = this.bundle ?? Bundle.load();
     const admitEngine = process.env.EMQ_NODE_ADMIT_ENGINE === '1';
     if (admitEngine) log('EMQ_NODE_ADMIT_ENGINE=1: a non-canon engine will be admitted (experiments only)');
