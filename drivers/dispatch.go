@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/big"
+	"strconv"
+	"strings"
 
 	"github.com/echomq/kit/protocol"
 	"github.com/echomq/kit/reference/emqerr"
@@ -21,20 +24,22 @@ func Dispatch(ctx context.Context, d Driver, line []byte) (reply protocol.Reply,
 	if err := json.Unmarshal(line, &fields); err != nil {
 		return Failed(0, argErr("request is not a JSON object: %v", err)), false
 	}
-	var env struct {
-		Seq *uint64 `json:"seq"`
-		Op  string  `json:"op"`
-	}
-	if err := json.Unmarshal(line, &env); err != nil || env.Seq == nil {
-		return Failed(0, argErr("request without a seq and an op")), false
-	}
-	seq := *env.Seq
-	op, ok := ops[env.Op]
+	seq, ok := unsignedSeq(fields["seq"])
 	if !ok {
-		return Failed(seq, &UnsupportedError{Op: env.Op, Message: "unknown op"}), false
+		return Failed(0, argErr("request without an unsigned integer seq")), false
 	}
-	closing = env.Op == "close" // the port exits after close, whatever the driver said
-	checked, err := protocol.Check(env.Op, fields)
+	// An op that is not a string names no op the port implements: UNSUPPORTED, under the
+	// request's own seq (B-285 answers seq 0 only to a line without a usable seq).
+	var name string
+	if raw, present := fields["op"]; present && json.Unmarshal(raw, &name) != nil {
+		name = string(raw)
+	}
+	op, ok := ops[name]
+	if !ok {
+		return Failed(seq, &UnsupportedError{Op: name, Message: "unknown op"}), false
+	}
+	closing = name == "close" // the port exits after close, whatever the driver said
+	checked, err := protocol.Check(name, fields)
 	if err != nil {
 		return Failed(seq, err), false
 	}
@@ -48,6 +53,27 @@ func Dispatch(ctx context.Context, d Driver, line []byte) (reply protocol.Reply,
 		return Failed(seq, err), closing
 	}
 	return protocol.Reply{Seq: seq, OK: true, Result: raw}, closing
+}
+
+// unsignedSeq reads a request's seq: a JSON number with a non-negative integral value that fits
+// 64 bits, written any way JSON allows (1000, 1e3 and 1000.0 are one integer, Part B [B-87]).
+func unsignedSeq(raw json.RawMessage) (uint64, bool) {
+	var n json.Number
+	if len(raw) == 0 || raw[0] == '"' || json.Unmarshal(raw, &n) != nil {
+		return 0, false // absent, a string (json.Number would take "7"), or not a number
+	}
+	s := n.String()
+	if i := strings.IndexAny(s, "eE"); i >= 0 {
+		// big.Rat expands the exponent: a huge one (1e-999999999) would cost gigabytes.
+		if e, err := strconv.Atoi(s[i+1:]); err != nil || e < -1000 || e > 1000 {
+			return 0, false
+		}
+	}
+	r, ok := new(big.Rat).SetString(s)
+	if !ok || !r.IsInt() || r.Sign() < 0 || !r.Num().IsUint64() {
+		return 0, false
+	}
+	return r.Num().Uint64(), true
 }
 
 // Failed maps an error to a failed reply: a canon error keeps its type (a protocol.FieldError
