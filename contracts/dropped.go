@@ -92,27 +92,172 @@ func reconnectDuringARedial(t *T) {
 
 // droppedAfterAReconnectMidRedial is C01's, on a standalone server only (the relay stands in
 // front of one server): a redial that a reconnect overtook must not deafen the port to the next
-// loss. The server drops the port's connections and closes every new one at once until a port
-// that redials by itself has backed off to its longest pauses (eight attempts closed, or 5 s);
-// then it holds every write (CLIENT PAUSE WRITE) and lets connections in, so the next redial
-// stops in its fence (a write), and the kit sends reconnect, whose new connection stops there
-// too. The server closes the redial's connection — its attempt fails, the connection it was to
-// replace already replaced by the reconnect — and lifts the pause, so the reconnect is
-// answered; then it drops the reconnect's connection. That is a loss like any other: within
-// 30 s the session serves again (B-282). A port whose overtaken redial backs off once more
-// before it sees it is over, and takes no notice of a loss meanwhile, never redials the
-// reconnect's connection and answers INTERNAL for ever. Every step waits on what the server
-// shows (CLIENT LIST) or on the reconnect's reply, so a slow machine cannot fail a correct port;
-// a port that redials only when asked shows no redial, and the clause then checks only the
+// loss. The redial stops in its fence (withARedialHeldInItsFence), and the kit sends reconnect,
+// whose new connection stops there too. The server closes the redial's connection — its attempt
+// fails, the connection it was to replace already replaced by the reconnect — and lifts the
+// pause, so the reconnect is answered; then it drops the reconnect's connection. That is a loss
+// like any other: within 30 s the session serves again (B-282). A port whose overtaken redial
+// backs off once more before it sees it is over, and takes no notice of a loss meanwhile, never
+// redials the reconnect's connection and answers INTERNAL for ever. Every step waits on what the
+// server shows (CLIENT LIST) or on the reconnect's reply, so a slow machine cannot fail a correct
+// port; a port that redials only when asked shows no redial, and the clause then checks only the
 // drop after its reconnect.
 func droppedAfterAReconnectMidRedial(t *T) {
+	t.withARedialHeldInItsFence(func(r *chop.Relay, h heldRedial) {
+		replied := make(chan error, 1)
+		go func() { replied <- t.D.Reconnect(t.ctx) }()
+		if len(h.redial) > 0 {
+			// The reconnect's connection shows once the port has taken the reconnect (it dropped
+			// its connections first); then the redial's attempt is made to fail. A port that holds
+			// its reconnect until the redial ends (the reference) shows none: the 2 s bound the
+			// wait for it costs only what the clause can see on a very slow machine, never a
+			// verdict.
+			var answered bool
+			var err error
+			for until := time.Now().Add(2 * time.Second); !answered && len(h.fresh()) == 0 && time.Now().Before(until); {
+				select {
+				case err = <-replied:
+					answered = true
+				case <-time.After(10 * time.Millisecond):
+				}
+			}
+			for _, c := range h.redial {
+				t.killClient(c)
+			}
+			gone := func() bool {
+				for _, c := range t.portClients() {
+					for _, d := range h.redial {
+						if c["id"] == d["id"] {
+							return false
+						}
+					}
+				}
+				return true
+			}
+			for until := time.Now().Add(5 * time.Second); !gone() && time.Now().Before(until); {
+				time.Sleep(10 * time.Millisecond)
+			}
+			if answered {
+				replied <- err
+			}
+		}
+		h.unpause()
+		t.ok(<-replied, rules.Reconnect, "reconnect while a redial is in its handshake (the redial's connection then closed by the server)")
+		t.killPortConnections()
+		t.ok(t.afterDrop(nil), rules.Dropped, fmt.Sprintf("an enqueue after the server dropped the connection a reconnect opened while a redial was in its handshake, the redial's connection closed by the server (%d redial(s) seen): retried while it answers INTERNAL, up to 30 s", len(h.redial)))
+	})
+}
+
+// droppedWhileAnOvertakenRedialIsInFlight is C01's, on a standalone server only: as
+// droppedAfterAReconnectMidRedial, but the reconnect's connection is lost while the overtaken
+// redial's attempt is still in flight. The redial held in its fence falls silent in the relay
+// (nothing handed on either way; the relay closes nothing) instead of being closed; the kit sends
+// reconnect and, once the reconnect's connection shows, lifts the pause, so the reconnect is
+// answered while the redial still waits for its fence's reply. The server drops the reconnect's
+// connection; once the port has met that loss (a request answered) the silent connection closes,
+// as the server's side does when the route is back, so the redial's attempt fails, the
+// connection it was to replace already replaced. A port that took no notice of the loss because
+// its redial was busy, and does not pick it up once the redial ends, answers INTERNAL for ever;
+// within 30 s the session serves again (B-282). A port that holds its reconnect until its redial
+// ends (the reference) shows no connection of the reconnect's and no answer while the redial is
+// silent: after 2 s the silent connection closes first, then the reconnect is answered and its
+// connection dropped. Every wait ends on CLIENT LIST, a reply or the relay; its bound only limits
+// what the clause can see on a slow machine, never a verdict.
+func droppedWhileAnOvertakenRedialIsInFlight(t *T) {
+	t.withARedialHeldInItsFence(func(r *chop.Relay, h heldRedial) {
+		silenced := map[string]bool{}
+		for _, c := range h.redial {
+			silenced[c["addr"]] = true
+		}
+		silent := r.Silence(func(serverSide string) bool { return silenced[serverSide] }) > 0
+		defer r.EndSilence()
+		endSilence := func() {
+			if silent {
+				r.EndSilence()
+				silent = false
+			}
+		}
+		replied := make(chan error, 1)
+		go func() { replied <- t.D.Reconnect(t.ctx) }()
+		var answer error
+		answered := false
+		// await waits up to d for the reconnect's answer, or until done holds.
+		await := func(d time.Duration, done func() bool) {
+			for until := time.Now().Add(d); !answered && !done() && time.Now().Before(until); {
+				select {
+				case answer = <-replied:
+					answered = true
+				case <-time.After(10 * time.Millisecond):
+				}
+			}
+		}
+		// The reconnect's connection shows once the port has taken the reconnect, held in its
+		// fence; lifting the pause lets its fence run and the reconnect be answered.
+		await(2*time.Second, func() bool { return len(h.fresh()) > 0 })
+		if answered || len(h.fresh()) > 0 {
+			h.unpause()
+			await(2*time.Second, func() bool { return false })
+		}
+		whileSilent := answered && silent
+		if !answered {
+			// A port that holds its reconnect until its redial ends: the redial's attempt fails
+			// first, then the reconnect's fence runs.
+			endSilence()
+			h.unpause()
+			answer = <-replied
+		}
+		t.ok(answer, rules.Reconnect, "reconnect while a redial is in its handshake, the redial's connection fallen silent")
+		for _, c := range h.fresh() {
+			t.killClient(c)
+		}
+		if silent {
+			// The port meets the loss before the redial's attempt fails: a request answered shows
+			// it has (INTERNAL, or served on a connection it opened since).
+			probe := make(chan error, 1)
+			go func() {
+				_, err := t.D.Enqueue(t.ctx, protocol.EnqueueArgs{Queue: "orders", PayloadB64: b64("after the drop")})
+				probe <- err
+			}()
+			var err error
+			met := false
+			select {
+			case err = <-probe:
+				met = true
+			case <-time.After(2 * time.Second):
+			}
+			endSilence()
+			if !met {
+				err = <-probe
+			}
+			var canon *emqerr.Error
+			t.check(!errors.As(err, &canon), rules.Dropped, "an enqueue sent once the reconnect's connection was dropped, the overtaken redial still in flight, answers its id or INTERNAL (B-282)", "%v", err)
+		}
+		t.ok(t.afterDrop(nil), rules.Dropped, fmt.Sprintf("an enqueue after the server dropped the connection a reconnect opened while a redial was in its handshake, the redial's connection silent until then (%d redial(s) seen, the reconnect answered while the redial was in flight: %t): retried while it answers INTERNAL, up to 30 s", len(h.redial), whileSilent))
+	})
+}
+
+// heldRedial is what withARedialHeldInItsFence hands its body.
+type heldRedial struct {
+	redial  []map[string]string        // the redial's connections (CLIENT LIST): none from a port that redials only when asked
+	fresh   func() []map[string]string // the port's connections opened since the redial's
+	unpause func()                     // lifts the pause (it lifts by itself 8 s after it began, and after the body)
+}
+
+// withARedialHeldInItsFence runs body through a relay in front of the server, with a redial of
+// the port's held in its fence. The server drops the port's connections and closes every new one
+// at once until a port that redials by itself has backed off to its longest pauses (eight
+// attempts closed, or 5 s); then it holds every write (CLIENT PAUSE WRITE) and lets connections
+// in, so the next redial stops in its fence (a write). The next redial comes within the longest
+// pause (1 s for the reference) and shows in CLIENT LIST once it connects (HELLO is not a
+// write); a port that redials only when asked shows none, and the wait for it ends after 3 s.
+func (t *T) withARedialHeldInItsFence(body func(r *chop.Relay, h heldRedial)) {
 	t.throughRelay(0, rules.Dropped, relayHello, func(r *chop.Relay) {
 		t.enqueue("orders", "before")
 		seen := map[string]bool{}
 		for _, c := range t.portClients() {
 			seen[c["id"]] = true
 		}
-		newClients := func() []map[string]string {
+		fresh := func() []map[string]string {
 			return slices.DeleteFunc(t.portClients(), func(c map[string]string) bool { return seen[c["id"]] })
 		}
 		r.Refuse(true)
@@ -131,56 +276,14 @@ func droppedAfterAReconnectMidRedial(t *T) {
 		}
 		defer unpause()
 		r.Refuse(false)
-		// The next redial comes within the longest pause (1 s for the reference), and shows in
-		// CLIENT LIST once it connects; a port that redials only when asked shows none.
 		var redial []map[string]string
 		for until := time.Now().Add(3 * time.Second); len(redial) == 0 && time.Now().Before(until); time.Sleep(10 * time.Millisecond) {
-			redial = newClients()
+			redial = fresh()
 		}
 		for _, c := range redial {
 			seen[c["id"]] = true
 		}
-		replied := make(chan error, 1)
-		go func() { replied <- t.D.Reconnect(t.ctx) }()
-		if len(redial) > 0 {
-			// The reconnect's connection shows once the port has taken the reconnect (it dropped
-			// its connections first); then the redial's attempt is made to fail. A port that holds
-			// its reconnect until the redial ends (the reference) shows none: the 2 s bound the
-			// wait for it costs only what the clause can see on a very slow machine, never a
-			// verdict.
-			var answered bool
-			var err error
-			for until := time.Now().Add(2 * time.Second); !answered && len(newClients()) == 0 && time.Now().Before(until); {
-				select {
-				case err = <-replied:
-					answered = true
-				case <-time.After(10 * time.Millisecond):
-				}
-			}
-			for _, c := range redial {
-				t.killClient(c)
-			}
-			gone := func() bool {
-				for _, c := range t.portClients() {
-					for _, d := range redial {
-						if c["id"] == d["id"] {
-							return false
-						}
-					}
-				}
-				return true
-			}
-			for until := time.Now().Add(5 * time.Second); !gone() && time.Now().Before(until); {
-				time.Sleep(10 * time.Millisecond)
-			}
-			if answered {
-				replied <- err
-			}
-		}
-		unpause()
-		t.ok(<-replied, rules.Reconnect, "reconnect while a redial is in its handshake (the redial's connection then closed by the server)")
-		t.killPortConnections()
-		t.ok(t.afterDrop(nil), rules.Dropped, fmt.Sprintf("an enqueue after the server dropped the connection a reconnect opened while a redial was in its handshake, the redial's connection closed by the server (%d redial(s) seen): retried while it answers INTERNAL, up to 30 s", len(redial)))
+		body(r, heldRedial{redial: redial, fresh: fresh, unpause: unpause})
 	})
 }
 
