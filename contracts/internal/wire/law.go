@@ -238,7 +238,7 @@ func (w *Law) Check(lines []Line) []Violation {
 // A4-1): three commands in a row on one connection, an EVALSHA that ran (its [lua] lines show)
 // or whose script the node held when it was sent (loaded or run there earlier in the capture,
 // no SCRIPT FLUSH since: it cannot have answered NOSCRIPT, whatever else it answered), a SCRIPT
-// LOAD of its script, and the EVALSHA again. The first send ran, so the retry may apply an
+// LOAD of its script, and the same EVALSHA again (its keys and arguments too). The first send ran, so the retry may apply an
 // effect twice. The first EVALSHA must not itself follow a load of its script: with calls
 // pipelined on one connection after a SCRIPT FLUSH, each NOSCRIPT's load and retry may follow
 // another call's retry, which ran. A load that preloads a script (the cluster router's
@@ -272,7 +272,11 @@ func (w *Law) reloads(lines []Line) []Violation {
 		if n := len(p); n >= 2 && l.Cmd() == "EVALSHA" {
 			first, load, sha := lines[p[n-2]], lines[p[n-1]], script(l)
 			fresh := n < 3 || lines[p[n-3]].Cmd() == "EVALSHA" || script(lines[p[n-3]]) != sha
-			if first.Cmd() == "EVALSHA" && load.Cmd() == "SCRIPT" && script(first) == sha && script(load) == sha && (ran[p[n-2]] || held[p[n-2]]) && fresh {
+			// A retry resends its call: the same keys and arguments. With calls pipelined on one
+			// connection, the EVALSHA after the load may be another call's retry (its NOSCRIPT
+			// answered long before) behind a call of the same script that ran.
+			same := slices.Equal(first.Args, l.Args)
+			if first.Cmd() == "EVALSHA" && load.Cmd() == "SCRIPT" && script(first) == sha && script(load) == sha && same && (ran[p[n-2]] || held[p[n-2]]) && fresh {
 				out = append(out, Violation{Rule: RuleCommands, Lines: []Line{first, load, l},
 					What: fmt.Sprintf("connection %s: EVALSHA %s retried after a SCRIPT LOAD, though its first send ran: a retry no NOSCRIPT asked for (SCRIPT LOAD and the one retry only after NOSCRIPT)", l.Client, sha)})
 			}

@@ -201,8 +201,9 @@ func TestParseErrorstats(t *testing.T) {
 }
 
 // TestReloadsOnlyAfterNoscript: an EVALSHA retried after a SCRIPT LOAD, its first send having
-// run or its script held by the node (so no NOSCRIPT), is reported; a load and retry after a NOSCRIPT are not, pipelined ones included, nor a
-// preload with no retry after it.
+// run or its script held by the node (so no NOSCRIPT), is reported; a load and retry after a
+// NOSCRIPT are not, pipelined ones included (another call's retry behind a call that ran), nor
+// a preload with no retry after it.
 func TestReloadsOnlyAfterNoscript(t *testing.T) {
 	b, err := lua.Load()
 	if err != nil {
@@ -211,12 +212,16 @@ func TestReloadsOnlyAfterNoscript(t *testing.T) {
 	w := NewLaw(b, nil, func(l Line) bool { return l.Client == "kit" }, nil)
 	sum := sha1.Sum([]byte("src"))
 	call, load, ran := "p|EVALSHA "+hex.EncodeToString(sum[:])+" 1 emq:{q}:pending", "p|SCRIPT LOAD src", "lua|ZCARD emq:{q}:pending"
+	other := "p|EVALSHA " + hex.EncodeToString(sum[:]) + " 1 emq:{r}:pending"
 	clean := [][]string{
 		{call, load, call, ran},
 		{call, call, load, call, ran, load, call, ran},
 		{call, ran, load, "p|SCRIPT LOAD other", call, ran},
 		{call, ran, "kit|SCRIPT LOAD src", call, ran},
 		{"kit|SCRIPT LOAD src", "kit|SCRIPT FLUSH", call, load, call, ran},
+		// Pipelined: another call's NOSCRIPT, long answered, is reloaded and retried right
+		// behind a call of the same script that ran; the retry is not that call's.
+		{other, call, ran, load, other, ran},
 	}
 	for i, c := range clean {
 		if vs := w.reloads(lines(c...)); len(vs) != 0 {
