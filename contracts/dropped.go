@@ -303,12 +303,8 @@ func redialsMeetALoadingServer(t *T) {
 	t.do("CONFIG", "SET", "key-load-delay", "300") // µs per key: about a second and a half
 	defer t.do("CONFIG", "SET", "key-load-delay", "0")
 	// DEBUG RELOAD holds its connection until the load is over: a harness connection of its own.
-	rl, err := dialAdmin(t.ctx, t.cfg.Valkey)
-	if err != nil {
-		t.harness("connect to Valkey at %s: %v", t.cfg.Valkey, err)
-	}
+	rl := t.ownAdmin()
 	defer rl.Close()
-	t.ownConnections(rl)
 	reloaded := make(chan error, 1)
 	go func() {
 		_, err := rl.do(t.ctx, "DEBUG", "RELOAD")
@@ -362,12 +358,8 @@ func redialsMeetABusyServer(t *T) {
 		t.do("CONFIG", "SET", "busy-reply-threshold", "100")
 		defer t.do("CONFIG", "SET", "busy-reply-threshold", was[1])
 		// The script holds its connection until it is killed: a harness connection of its own.
-		bz, err := dialAdmin(t.ctx, t.cfg.Valkey)
-		if err != nil {
-			t.harness("connect to Valkey at %s: %v", t.cfg.Valkey, err)
-		}
+		bz := t.ownAdmin()
 		defer bz.Close()
-		t.ownConnections(bz)
 		ran := make(chan error, 1)
 		go func() {
 			// Read-only, so SCRIPT KILL ends it; a minute at most should the harness never kill it.
@@ -896,4 +888,15 @@ func (t *T) killClient(c map[string]string) {
 			}
 		}
 	}
+}
+
+// ownAdmin dials a harness connection of its own to the run's Valkey, for a command that holds
+// its connection (DEBUG RELOAD, a long script); its commands are the kit's on the wire.
+func (t *T) ownAdmin() *admin {
+	a, err := dialAdmin(t.ctx, t.cfg.Valkey)
+	if err != nil {
+		t.harness("connect to Valkey at %s: %v", t.cfg.Valkey, err)
+	}
+	t.ownConnections(a)
+	return a
 }
