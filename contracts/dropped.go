@@ -764,6 +764,108 @@ func serverFallsSilentUnderAPark(t *T) {
 	})
 }
 
+// serverSlowThenSilentUnderAPark is C14's, on a standalone server only: the server grows slow on
+// the port's connections that are not parked (every reply handed on 1.5 s late, in order: a
+// loaded server, a congested route — late, still live) while one consumer, woken by an enqueue,
+// claims under a 1 s lease; 3 s later those connections fall silent and the kit enqueues again.
+// A slow spell is no excuse: B-290, the port still finds a silent connection lost, and closes
+// it, within 10 s of a reply falling due (3 s more for the machine), so a health check that a
+// slow reply outran, or that a late answer ended, must leave the connection checkable. B-282:
+// the park then answers its job or INTERNAL, and once the silent connections close the session
+// serves again. (A park that answers first — its job done before the silence, or on a connection
+// that did not fall silent — leaves no reply due: a promote is sent then, as in
+// server-falls-silent-under-a-request, and B-290's bound runs from it.)
+func serverSlowThenSilentUnderAPark(t *T) {
+	t.throughRelay(0, rules.Silent, relayHello, func(r *chop.Relay) {
+		const lag, spell = 1500 * time.Millisecond, 3 * time.Second
+		a := protocol.ParkArgs{Queue: "orders", Consumers: 1, Jobs: 1, LeaseMS: 1000, ParkMS: 1000, TimeoutMS: 20000}
+		done := t.park(a)
+		t.waitBlocked(a.Consumers)
+		notParked := func() map[string]bool {
+			m := map[string]bool{}
+			for _, c := range t.portClients() {
+				if c["cmd"] != "blpop" {
+					m[c["addr"]] = true
+				}
+			}
+			return m
+		}
+		slow := notParked()
+		r.Lag(func(addr string) bool { return slow[addr] }, lag)
+		t.kitEnqueue("orders", kitIDs(1, 1<<50))
+		time.Sleep(spell) // the slow spell: the scenario's length, no bound on the port
+		silenced := notParked()
+		isSilenced := func(addr string) bool { return silenced[addr] }
+		n := r.Silence(isSilenced)
+		defer r.EndSilence()
+		due := time.Now() // a reply the port owes on a silenced connection falls due by now
+		t.kitEnqueue("orders", kitIDs(1, 1<<50+1))
+		var res parked
+		answered, promoted, found := false, false, false
+		var answer error
+		var prom chan error
+		for !found {
+			if !answered {
+				select {
+				case res = <-done:
+					answered = true
+				default:
+				}
+			}
+			if answered && !promoted && !found {
+				// The park answered with no silent connection closed: a request makes a
+				// reply fall due, on a silent connection or on one that serves it.
+				promoted, due, prom = true, time.Now(), make(chan error, 1)
+				go func() {
+					_, err := t.D.Promote(t.ctx, protocol.PromoteArgs{Queue: "orders", Limit: 10000})
+					prom <- err
+				}()
+			}
+			if promoted && prom != nil {
+				select {
+				case answer = <-prom:
+					prom = nil
+				default:
+				}
+			}
+			found = slices.ContainsFunc(r.SilentGone(isSilenced), func(at time.Time) bool { return !at.IsZero() })
+			if found || (promoted && prom == nil && answer == nil) || time.Since(due) > 13*time.Second {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		if !found && !(promoted && prom == nil && answer == nil) {
+			t.fail(rules.Silent, fmt.Sprintf("%d connection(s) were slow (replies %s late) for %s, then fell silent: within 13 s of a reply falling due (B-290's 10 s, 3 s for the machine) the port finds a silent connection lost and closes it, or serves on another", n, lag, spell),
+				fmt.Sprintf("after %s no silent connection was closed (the park answered: %t)", time.Since(due).Round(time.Millisecond), answered))
+		}
+		r.EndSilence()
+		if !answered {
+			select {
+			case res = <-done:
+			case <-time.After(45 * time.Second):
+				t.fail(rules.Silent, fmt.Sprintf("the park that met the silence answers once the silent connections are closed (its timeout_ms is %d)", a.TimeoutMS), "no answer 45 s later")
+				return
+			}
+		}
+		var canon *emqerr.Error
+		f, faulted := t.D.(drivers.Faulter)
+		if res.err == nil || errors.As(res.err, &canon) || (faulted && f.Fault() != nil) {
+			t.ok(res.err, rules.Park, "park through a slow spell and a silence")
+		}
+		if promoted {
+			if prom != nil {
+				select {
+				case answer = <-prom:
+				case <-time.After(30 * time.Second):
+					t.fail(rules.Silent, "the promote that met the silence is answered once the silent connections are closed", "no answer 30 s later")
+				}
+			}
+			t.check(!errors.As(answer, &canon), rules.Silent, "the promote that met the silence answers its count or INTERNAL (B-282)", "%v", answer)
+		}
+		t.ok(t.afterDrop(nil), rules.Dropped, "an enqueue after the silent connections closed (retried while it answers INTERNAL, up to 30 s)")
+	})
+}
+
 // serverFallsSilentUnderARequest is C01's, on a standalone server only: every connection of the
 // port falls silent (no reply, no close: a stopped server, a dropped route) while the port is
 // idle, and the kit sends one promote, a request that carries no timeout of its own and whose

@@ -6,7 +6,8 @@
 // while (each accepted and closed at once, as a server at its client limit or a proxy in front
 // of a restarting one does), or be down for a while (nothing listens: a new connection is
 // refused by the kernel, as a stopped server's is), while the connections already open keep
-// working.
+// working. And it can make open connections slow (the server's bytes handed on late, in order)
+// or silent (nothing handed on, nothing closed).
 package chop
 
 import (
@@ -15,6 +16,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -42,11 +44,20 @@ type Relay struct {
 }
 
 // leg is one relayed connection: the client's side and the relay's connection to the server.
-// A silent leg still reads both sides but hands nothing on, and closes nothing.
+// A silent leg still reads both sides but hands nothing on, and closes nothing. A lagging leg
+// hands the server's bytes on lag after they arrived, in order, through late.
 type leg struct {
 	client, server net.Conn
 	silent         atomic.Bool
 	clientGone     atomic.Int64 // unix ns when the client side ended while silent; 0 before
+	lag            atomic.Int64 // ns; 0: the server's bytes go on as they come
+	late           chan lateBytes
+}
+
+// lateBytes are the server's bytes a lagging leg hands on at due.
+type lateBytes struct {
+	due time.Time
+	b   []byte
 }
 
 // Start listens on a free loopback port and relays to target (host:port). With pause > 0 the
@@ -225,6 +236,23 @@ func (r *Relay) Silence(match func(serverSide string) bool) int {
 	return n
 }
 
+// Lag makes every open connection whose end at the server matches slow, as a loaded server or a
+// congested route would: from now on the server's bytes reach the client d after they reached
+// the relay, in order, and nothing is lost or closed (Silence still stops them). New
+// connections are relayed as before. It returns how many lag.
+func (r *Relay) Lag(match func(serverSide string) bool, d time.Duration) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, l := range r.legs {
+		if match(l.server.LocalAddr().String()) {
+			l.lag.Store(int64(d))
+			n++
+		}
+	}
+	return n
+}
+
 // SilentGone says, for each silent connection whose end at the server match names, when its
 // client closed it (the zero time while it is open).
 func (r *Relay) SilentGone(match func(serverSide string) bool) []time.Time {
@@ -276,7 +304,7 @@ func (r *Relay) accept(ln net.Listener) {
 			continue
 		}
 		r.dials.Add(1)
-		l := &leg{client: client, server: server}
+		l := &leg{client: client, server: server, late: make(chan lateBytes, 4096)}
 		if !r.track(l) {
 			return
 		}
@@ -285,17 +313,36 @@ func (r *Relay) accept(ln net.Listener) {
 		if r.takeCut() {
 			go r.firstReplyOnly(client, server)
 		} else {
+			r.wg.Add(1)
+			go r.handLate(client, l)
 			go r.pipe(client, server, r.pause > 0, l)
 		}
 	}
 }
 
+// handLate writes a lagging leg's late bytes to dst, each at its due time, until the server's
+// side ends; a silent leg's are dropped.
+func (r *Relay) handLate(dst net.Conn, l *leg) {
+	defer r.wg.Done()
+	for lb := range l.late {
+		time.Sleep(time.Until(lb.due))
+		if !l.silent.Load() {
+			_, _ = dst.Write(lb.b) // a failed write ends the pipe too; the rest is drained
+		}
+	}
+}
+
 // pipe copies src to dst until either side closes; cut hands the bytes on in small pieces, a
-// silent leg none. The client's end of a silent leg is stamped.
+// silent leg none, a lagging leg the server's late (handLate). The client's end of a silent
+// leg is stamped.
 func (r *Relay) pipe(dst, src net.Conn, cut bool, l *leg) {
 	defer r.wg.Done()
 	defer dst.Close()
 	defer src.Close()
+	fromServer := src == l.server
+	if fromServer {
+		defer close(l.late)
+	}
 	silent := &l.silent
 	buf := make([]byte, 64<<10)
 	size := 0
@@ -303,6 +350,10 @@ func (r *Relay) pipe(dst, src net.Conn, cut bool, l *leg) {
 		n, err := src.Read(buf)
 		b := buf[:n]
 		if silent.Load() {
+			b = nil
+		}
+		if lag := time.Duration(l.lag.Load()); fromServer && lag > 0 && len(b) > 0 {
+			l.late <- lateBytes{time.Now().Add(lag), slices.Clone(b)}
 			b = nil
 		}
 		if !cut && len(b) > 0 {

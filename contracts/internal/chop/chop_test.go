@@ -284,3 +284,44 @@ func TestSilentGoneStampsTheClientsClose(t *testing.T) {
 	}
 	t.Fatal("the client's close was never stamped")
 }
+
+// A lagging connection hands the server's bytes on late but whole and in order, and still falls
+// silent; a new one is relayed at once.
+func TestLagHandsOnLate(t *testing.T) {
+	r, open := relayed(t)
+	if err := echo(open); err != nil {
+		t.Fatal(err)
+	}
+	const lag = 300 * time.Millisecond
+	if n := r.Lag(func(string) bool { return true }, lag); n != 1 {
+		t.Fatalf("Lag matched %d connections, want 1", n)
+	}
+	sent := time.Now()
+	if _, err := open.Write([]byte("abcdefgh")); err != nil {
+		t.Fatal(err)
+	}
+	_ = open.SetReadDeadline(time.Now().Add(30 * time.Second)) // bounds a broken relay, not a slow one
+	got := make([]byte, 8)
+	if _, err := io.ReadFull(open, got); err != nil || string(got) != "abcdefgh" {
+		t.Fatalf("a lagging connection read %q, %v; want abcdefgh", got, err)
+	}
+	if took := time.Since(sent); took < lag {
+		t.Fatalf("the echo came back after %v, before the lag of %v", took, lag)
+	}
+	fresh, err := net.Dial("tcp", r.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fresh.Close()
+	if err := echo(fresh); err != nil {
+		t.Fatalf("a new connection is not relayed: %v", err)
+	}
+	r.Silence(func(string) bool { return true })
+	if _, err := open.Write([]byte("ping")); err != nil {
+		t.Fatal(err)
+	}
+	_ = open.SetReadDeadline(time.Now().Add(2 * lag))
+	if n, err := open.Read(make([]byte, 4)); n != 0 || !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("a silenced lagging connection read %d bytes, %v; want nothing", n, err)
+	}
+}
