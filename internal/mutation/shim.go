@@ -77,6 +77,17 @@ func (p *Plan) shimMutant(ctx context.Context, stderr io.Writer) int {
 	case !ok:
 		return 0 // a mutant out of the sample (another type on a sampled token): not judged
 	}
+	// Twins (two mutators making one program) are identified as one mutant, and gremlins may
+	// hand them to two workers at once: the mutant's lock makes the second wait for the first's
+	// verdict, so the program is judged once (two runs shared one binary, and one's removal
+	// pulled it from under the other mid-certification: a port that "could not start", taken
+	// for a kill).
+	unlock, err := p.lockMutant(m)
+	if err != nil {
+		p.note("go shim: %v", err)
+		return 3
+	}
+	defer unlock()
 	if done, err := p.Verdicts(m.Port); err == nil {
 		if v, ok := done[m.ID]; ok { // its twin's run came first: the program is judged
 			return shimExit(v)
@@ -246,4 +257,22 @@ func changedToken(was, now string) (int, string, string, bool) {
 		return 0, "", "", false
 	}
 	return a[at].col, a[at].text, b[at].text, true
+}
+
+// lockMutant holds m's lock file in the run's folder until unlock (a blocking flock: a twin
+// waits its turn).
+func (p *Plan) lockMutant(m Mutant) (unlock func(), err error) {
+	dir := filepath.Join(p.Dir, "locks")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(filepath.Join(dir, "mutant-"+safeName(m.ID)+".lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("lock %s: %w", m.ID, err)
+	}
+	return func() { f.Close() }, nil
 }
