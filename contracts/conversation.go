@@ -38,9 +38,25 @@ func seqEchoedUnknownOpSecondHello(t *T) {
 		_, err := drivers.Raw(t.ctx, t.D, "slot", map[string]json.RawMessage{"seq": domains.Raw(seq), "key": domains.Raw("emq:{orders}:pending")})
 		t.ok(err, rules.SeqEcho, fmt.Sprintf("slot sent with seq %d", seq))
 	}
+	// A seq is an integer however JSON writes it (B-87): 1e3 and 7.0 are the seqs 1000 and 7.
+	for _, c := range []struct {
+		text string
+		seq  uint64
+	}{{`{"seq":1e3,"op":"slot","key":"emq:{orders}:pending"}`, 1000}, {`{"seq":7.0,"op":"slot","key":"emq:{orders}:pending"}`, 7}} {
+		raw, err := drivers.Line(t.ctx, t.D, []byte(c.text), c.seq)
+		var s protocol.SlotResult
+		t.ok(errors.Join(err, json.Unmarshal(raw, &s)), rules.SeqEcho, fmt.Sprintf("the request %s, answered under seq %d", c.text, c.seq))
+		t.check(err != nil || s.Slot == int(keys.Slot("emq:{orders}:pending")), rules.SeqEcho, "slot answers the key's slot", "%d", s.Slot)
+	}
 	_, err := drivers.Raw(t.ctx, t.D, "frobnicate", map[string]json.RawMessage{"queue": domains.Raw("orders")})
 	var ue *drivers.UnsupportedError
 	t.check(errors.As(err, &ue), rules.UnknownOp, "the op frobnicate, which the protocol does not have, is answered UNSUPPORTED", "%v", errText(err))
+	// An op that is not a string names no op either: UNSUPPORTED, under the request's own seq
+	// (B-285 answers seq 0 only to a line without a usable seq).
+	for _, text := range []string{`{"seq":9,"op":7}`, `{"seq":9,"op":["slot"]}`} {
+		_, err := drivers.Line(t.ctx, t.D, []byte(text), 9)
+		t.check(errors.As(err, &ue), rules.UnknownOp, fmt.Sprintf("the request %s is answered UNSUPPORTED under seq 9", text), "%v", errText(err))
+	}
 	before := t.snapshot()
 	_, err = t.D.Hello(t.ctx, t.helloArgs())
 	t.refused(err, emqerr.Arg, rules.SecondHello, "a second hello on the open session")
@@ -60,7 +76,8 @@ func unreadableLinesRefused(t *T) {
 	t.enqueue("orders", "before the lines")
 	for _, line := range unreadableLines {
 		before := t.snapshot()
-		t.refused(drivers.Line(t.ctx, t.D, []byte(line)), emqerr.Arg, rules.BadLine, fmt.Sprintf("the line %s", line))
+		_, err := drivers.Line(t.ctx, t.D, []byte(line), 0)
+		t.refused(err, emqerr.Arg, rules.BadLine, fmt.Sprintf("the line %s", line))
 		t.check(diff(before, t.snapshot()) == "", rules.BadLine, fmt.Sprintf("the line %s changes nothing", line), "%s", diff(before, t.snapshot()))
 		s, err := t.D.Slot(t.ctx, protocol.SlotArgs{Key: "emq:{orders}:pending"})
 		t.ok(err, rules.BadLine, fmt.Sprintf("slot, the request after the line %s", line))

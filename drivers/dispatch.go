@@ -267,29 +267,34 @@ func batch[A, R any](f func(Batcher, context.Context, A) (R, error)) opFunc {
 	})
 }
 
-// LineSender is a Driver with a conversation (a subprocess port) that can write a line that is
-// not a request: the harness holds the port to its answer to one (PROTOCOL.md B-285). The error
-// is the typed refusal a call returns, or a *PortError when the answer breaks the conversation.
+// LineSender is a Driver with a conversation (a subprocess port) that can write a line as it
+// is: one that is not a request, whose answer the harness holds to PROTOCOL.md B-285, or a
+// request written by hand in a form the typed calls never produce (a seq written 1e3, an op
+// that is not a string). The error is the typed refusal a call returns, or a *PortError when
+// the answer breaks the conversation.
 type LineSender interface {
-	Line(ctx context.Context, text []byte) error
+	Line(ctx context.Context, text []byte, seq uint64) (json.RawMessage, error)
 }
 
-// Line writes text to d as one request line: through d's own Line when it has one, else through
-// Dispatch, the JSON layer the in-process reference serves on stdio (internal/portserver). The
-// answer must carry seq 0 and fail; its error is returned as a call's would be.
-func Line(ctx context.Context, d Driver, text []byte) error {
+// Line writes text to d as one line: through d's own Line when it has one, else through
+// Dispatch, the JSON layer the in-process reference serves on stdio (internal/portserver). seq
+// is the seq the answer must carry: 0 for a line that is not a request (the answer must then
+// fail), else the request's own. It returns the answer's result, or its error as a call's.
+func Line(ctx context.Context, d Driver, text []byte, seq uint64) (json.RawMessage, error) {
 	if l, ok := d.(LineSender); ok {
-		return l.Line(ctx, text)
+		return l.Line(ctx, text, seq)
 	}
 	reply, _ := Dispatch(ctx, d, text)
 	switch {
-	case reply.Seq != 0:
-		return &PortError{Port: d.Name(), Op: "line", Reason: fmt.Sprintf("answered seq %d to a line that is not a request (want 0)", reply.Seq)}
+	case reply.Seq != seq:
+		return nil, &PortError{Port: d.Name(), Op: "line", Reason: fmt.Sprintf("answered seq %d to the line %s (want %d)", reply.Seq, text, seq)}
+	case reply.OK && seq == 0:
+		return nil, &PortError{Port: d.Name(), Op: "line", Reason: "answered ok: true to a line that is not a request"}
 	case reply.OK:
-		return &PortError{Port: d.Name(), Op: "line", Reason: "answered ok: true to a line that is not a request"}
+		return reply.Result, nil
 	}
 	if err, ok := ReplyError(d.Name(), "line", reply.Error); ok {
-		return err
+		return nil, err
 	}
-	return &PortError{Port: d.Name(), Op: "line", Reason: "answered the unknown error type " + reply.Error.Type}
+	return nil, &PortError{Port: d.Name(), Op: "line", Reason: "answered the unknown error type " + reply.Error.Type}
 }

@@ -271,35 +271,42 @@ func (d *driver) Raw(ctx context.Context, op string, fields map[string]json.RawM
 	return d.sendSeq(ctx, op, req, seq, d.f.opt.Deadline)
 }
 
-// Line writes text as one line, as it is, and reads the reply, which must be a failure with seq
-// 0 (drivers.LineSender): text is not a request, so no seq of the session is spent on it.
-func (d *driver) Line(ctx context.Context, text []byte) error {
-	const op = "a line that is not a request"
+// Line writes text as one line, as it is, and reads the reply (drivers.LineSender): with seq 0
+// text is not a request, so no seq of the session is spent on it and the reply must be a
+// failure with seq 0; otherwise text is a request written by hand and the reply must echo seq.
+func (d *driver) Line(ctx context.Context, text []byte, seq uint64) (json.RawMessage, error) {
+	op := "a line that is not a request"
+	if seq != 0 {
+		var env struct {
+			Op string `json:"op"`
+		}
+		_ = json.Unmarshal(text, &env) // an op that is not a string: no result schema to hold it to
+		op = env.Op
+	}
 	if err := d.usable(op); err != nil {
-		return err
+		return nil, err
 	}
 	if d.seq == 0 {
-		return fmt.Errorf("subprocess: a line before the session's hello")
+		return nil, fmt.Errorf("subprocess: a line before the session's hello")
 	}
 	deadline := time.Now().Add(d.f.opt.Deadline)
 	_ = d.stdin.SetWriteDeadline(deadline)
 	d.f.rec.add("→ ", text)
 	if _, err := d.stdin.Write(append(slices.Clip(text), '\n')); err != nil {
-		return d.fail(op, fmt.Sprintf("could not write the line (%v); the port %s", err, d.exitStatus(time.Second)), nil)
+		return nil, d.fail(op, fmt.Sprintf("could not write the line (%v); the port %s", err, d.exitStatus(time.Second)), nil)
 	}
-	l, err := d.await(ctx, op, 0, d.f.opt.Deadline, deadline, nil)
+	l, err := d.await(ctx, op, seq, d.f.opt.Deadline, deadline, nil)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	d.f.rec.add("← ", l.text)
 	var r struct {
 		OK bool `json:"ok"`
 	}
-	if json.Unmarshal(l.text, &r) == nil && r.OK {
-		return d.fail(op, "answered ok: true to a line that is not a request", l.text)
+	if seq == 0 && json.Unmarshal(l.text, &r) == nil && r.OK {
+		return nil, d.fail(op, "answered ok: true to a line that is not a request", l.text)
 	}
-	_, err = d.decode(op, 0, l.text)
-	return err
+	return d.decode(op, seq, l.text)
 }
 
 // Pipeline writes every request before it reads a reply (drivers.Pipeliner), then reads the

@@ -198,8 +198,8 @@ func (a aided) Pipeline(ctx context.Context, reqs []drivers.RawRequest) ([]drive
 
 // Line hands a line that is not a request to the front when it answers one itself, else to the
 // kit's JSON layer over the front's typed ops.
-func (a aided) Line(ctx context.Context, text []byte) error {
-	return drivers.Line(ctx, a.Driver, text)
+func (a aided) Line(ctx context.Context, text []byte, seq uint64) (json.RawMessage, error) {
+	return drivers.Line(ctx, a.Driver, text, seq)
 }
 
 func (a aidedOps) clocker() drivers.Clocker {
