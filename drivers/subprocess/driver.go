@@ -271,6 +271,8 @@ func (d *driver) Raw(ctx context.Context, op string, fields map[string]json.RawM
 	return d.sendSeq(ctx, op, req, seq, d.f.opt.Deadline)
 }
 
+var _ drivers.LineSender = (*driver)(nil)
+
 // Line writes text as one line, as it is, and reads the reply (drivers.LineSender): with seq 0
 // text is not a request, so no seq of the session is spent on it and the reply must be a
 // failure with seq 0; otherwise text is a request written by hand and the reply must echo seq.

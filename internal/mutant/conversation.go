@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -133,8 +134,13 @@ var inFlightMutants = []Spec{
 // an unparseable line for its own failure does; it serves every request as the reference.
 type lineInternal struct{ *sessionFront }
 
-func (f lineInternal) Line(context.Context, []byte) error {
-	return &drivers.PortError{Port: f.Name(), Op: "line", Reason: "answered INTERNAL: unparseable request"}
+var _ drivers.LineSender = lineInternal{} // the harness finds the front's Line by this interface
+
+func (f lineInternal) Line(ctx context.Context, text []byte, seq uint64) (json.RawMessage, error) {
+	if seq != 0 { // a request, written by hand: served as the reference serves it
+		return drivers.Line(ctx, f.sessionFront, text, seq)
+	}
+	return nil, &drivers.PortError{Port: f.Name(), Op: "line", Reason: "answered INTERNAL: unparseable request"}
 }
 
 // lineCap refuses a request whose bytes exceed a buffer of its own, as a port that reads lines

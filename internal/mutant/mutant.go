@@ -196,8 +196,10 @@ func (a aided) Pipeline(ctx context.Context, reqs []drivers.RawRequest) ([]drive
 	return drivers.OneByOne(ctx, a, reqs)
 }
 
-// Line hands a line that is not a request to the front when it answers one itself, else to the
-// kit's JSON layer over the front's typed ops.
+var _ drivers.LineSender = aided{}
+
+// Line hands a line written as it is (not a request, or a request written by hand) to the front
+// when it answers one itself, else to the kit's JSON layer over the front's typed ops.
 func (a aided) Line(ctx context.Context, text []byte, seq uint64) (json.RawMessage, error) {
 	return drivers.Line(ctx, a.Driver, text, seq)
 }
