@@ -179,7 +179,8 @@ func requestsMatchSchema(t *testing.T, dir string) {
 		// Every request inside the domains must match the schema.
 		var fields map[string]json.RawMessage
 		_ = json.Unmarshal([]byte(line), &fields)
-		if _, err := protocol.Check(op, fields); err != nil || (op == "frobnicate" && shapes[op] == nil) || outsideTable(op, fields) {
+		if _, err := protocol.Check(op, fields); err != nil || (op == "frobnicate" && shapes[op] == nil) || outsideTable(op, fields) ||
+			slices.Contains(contracts.OpsNotStrings, line) {
 			deliberate++
 			continue
 		}

@@ -53,7 +53,7 @@ func seqEchoedUnknownOpSecondHello(t *T) {
 	t.check(errors.As(err, &ue), rules.UnknownOp, "the op frobnicate, which the protocol does not have, is answered UNSUPPORTED", "%v", errText(err))
 	// An op that is not a string names no op either: UNSUPPORTED, under the request's own seq
 	// (B-285 answers seq 0 only to a line without a usable seq).
-	for _, text := range []string{`{"seq":9,"op":7}`, `{"seq":9,"op":["slot"]}`} {
+	for _, text := range opsNotStrings {
 		_, err := drivers.Line(t.ctx, t.D, []byte(text), 9)
 		t.check(errors.As(err, &ue), rules.UnknownOp, fmt.Sprintf("the request %s is answered UNSUPPORTED under seq 9", text), "%v", errText(err))
 	}
@@ -63,6 +63,10 @@ func seqEchoedUnknownOpSecondHello(t *T) {
 	t.check(diff(before, t.snapshot()) == "", rules.SecondHello, "a refused second hello changes nothing", "%s", diff(before, t.snapshot()))
 	t.enqueue("orders", "after the second hello") // the session goes on
 }
+
+// opsNotStrings are the requests seqEchoedUnknownOpSecondHello writes by hand with an op that is
+// not a string: requests, each answered UNSUPPORTED under its seq 9.
+var opsNotStrings = []string{`{"seq":9,"op":7}`, `{"seq":9,"op":["slot"]}`}
 
 // unreadableLines are the lines unreadableLinesRefused writes: not one is a request.
 var unreadableLines = []string{`not json`, `{"seq":5,"op":"slot"`, `[1,2]`, `42`, `null`, `"slot"`,

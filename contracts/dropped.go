@@ -777,6 +777,8 @@ func serverFallsSilentUnderAPark(t *T) {
 // server-falls-silent-under-a-request, and B-290's bound runs from it.)
 func serverSlowThenSilentUnderAPark(t *T) {
 	t.throughRelay(0, rules.Silent, relayHello, func(r *chop.Relay) {
+		// The rule is checked on every path below, the one a fast park takes (a promote) too.
+		t.cover(rules.Silent)
 		const lag, spell = 1500 * time.Millisecond, 3 * time.Second
 		a := protocol.ParkArgs{Queue: "orders", Consumers: 1, Jobs: 1, LeaseMS: 1000, ParkMS: 1000, TimeoutMS: 20000}
 		done := t.park(a)
