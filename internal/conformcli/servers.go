@@ -57,11 +57,12 @@ func (f flags) serversFor(ctx context.Context, engines *spawner, o *runner.Optio
 	return stop, nil
 }
 
-// defaultLanes is how many lanes a run takes when the kit starts its own Valkeys: three per core,
-// at most 8. Most clauses wait on the server's clock or the port's own timers, not the CPU (the
-// reference's clauses add up to 46 s on 2 cores; 3 lanes took 15.5 s, 6 take 8.1 s, 8 7.4 s,
-// bound by the longest clause). The reports are those of a serial run whatever it is.
-func defaultLanes() int { return min(8, 3*runtime.NumCPU()) }
+// defaultLanes is how many lanes a run takes when the kit starts its own Valkeys: five per core,
+// at most 12. Most clauses wait on the server's clock or the port's own timers, not the CPU (the
+// reference's clauses add up to 64 s on 2 cores, seven of them 4–7.4 s of waiting: 6 lanes took
+// 12.9 s, 8 took 10.4 s, 10 take 8.9 s, bound by the longest clause). The reports are those of a
+// serial run whatever it is.
+func defaultLanes() int { return min(12, 5*runtime.NumCPU()) }
 
 // parallelServers sets up a -parallel run: a Valkey per lane (given, or started through
 // emq-engines) and a port per lane built from the same flags, and each other server a clause
