@@ -806,7 +806,7 @@ func serverSlowThenSilentUnderAPark(t *T) {
 		answered, promoted, found := false, false, false
 		var answer error
 		var prom chan error
-		for !found {
+		for {
 			if !answered {
 				select {
 				case res = <-done:
@@ -814,7 +814,7 @@ func serverSlowThenSilentUnderAPark(t *T) {
 				default:
 				}
 			}
-			if answered && !promoted && !found {
+			if answered && !promoted {
 				// The park answered with no silent connection closed: a request makes a
 				// reply fall due, on a silent connection or on one that serves it.
 				promoted, due, prom = true, time.Now(), make(chan error, 1)
