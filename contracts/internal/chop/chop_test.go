@@ -68,8 +68,9 @@ func echo(c net.Conn) error {
 	return err
 }
 
-// relayed starts a relay in front of an echo server and opens one connection through it; both
-// close when the test ends.
+// relayed starts a relay in front of an echo server and opens one connection through it, used
+// once so the relay has accepted it and dialled the server (a dial returns when the kernel
+// queues the connection, before the relay takes it); both close when the test ends.
 func relayed(t *testing.T) (*Relay, net.Conn) {
 	r, err := Start(echoServer(t), 0)
 	if err != nil {
@@ -81,6 +82,9 @@ func relayed(t *testing.T) (*Relay, net.Conn) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { open.Close() })
+	if err := echo(open); err != nil {
+		t.Fatalf("the first connection through the relay: %v", err)
+	}
 	return r, open
 }
 
@@ -88,9 +92,6 @@ func relayed(t *testing.T) (*Relay, net.Conn) {
 // working; after it, new connections are relayed again.
 func TestRefuseClosesNewConnectionsOnly(t *testing.T) {
 	r, open := relayed(t)
-	if err := echo(open); err != nil {
-		t.Fatal(err)
-	}
 	r.Refuse(true)
 	c, err := net.Dial("tcp", r.Addr())
 	if err != nil {
@@ -230,9 +231,6 @@ func TestRetargetMovesNewConnectionsOnly(t *testing.T) {
 // is relayed.
 func TestSilenceHandsNothingOn(t *testing.T) {
 	r, open := relayed(t)
-	if err := echo(open); err != nil {
-		t.Fatal(err)
-	}
 	if n := r.Silence(func(string) bool { return true }); n != 1 {
 		t.Fatalf("Silence matched %d connections, want 1", n)
 	}
@@ -264,9 +262,6 @@ func TestSilenceHandsNothingOn(t *testing.T) {
 // SilentGone stamps when the client closes a silent connection, and only a silent one.
 func TestSilentGoneStampsTheClientsClose(t *testing.T) {
 	r, open := relayed(t)
-	if err := echo(open); err != nil {
-		t.Fatal(err)
-	}
 	all := func(string) bool { return true }
 	r.Silence(all)
 	if got := r.SilentGone(all); len(got) != 1 || !got[0].IsZero() {
@@ -289,9 +284,6 @@ func TestSilentGoneStampsTheClientsClose(t *testing.T) {
 // silent; a new one is relayed at once.
 func TestLagHandsOnLate(t *testing.T) {
 	r, open := relayed(t)
-	if err := echo(open); err != nil {
-		t.Fatal(err)
-	}
 	const lag = 300 * time.Millisecond
 	if n := r.Lag(func(string) bool { return true }, lag); n != 1 {
 		t.Fatalf("Lag matched %d connections, want 1", n)
