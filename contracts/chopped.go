@@ -6,6 +6,7 @@ import (
 
 	"github.com/echomq/kit/contracts/internal/chop"
 	"github.com/echomq/kit/contracts/rules"
+	"github.com/echomq/kit/contracts/verdict"
 	"github.com/echomq/kit/protocol"
 )
 
@@ -39,14 +40,38 @@ func repliesCutAtEveryByte(t *T) {
 	})
 }
 
+// helloOverIPv6 is C01's, on a standalone server only (a cluster port dials the primaries the
+// slot map names, past a relay in front of its seed). B-291: every other clause says hello with
+// 127.0.0.1:<port>, so a port that kept the brackets of an IPv6 host, or split host and port at
+// the first colon, certified. Here hello names a relay on the IPv6 loopback, [::1]:<port>.
+func helloOverIPv6(t *T) {
+	r, err := chop.StartOn("::1", t.cfg.Valkey, 0)
+	if err != nil {
+		t.skip(verdict.StatusNotRun, fmt.Sprintf("this clause needs the IPv6 loopback, which this machine does not offer: %v", err))
+	}
+	t.sessionVia(r, rules.ValkeyIPv6, fmt.Sprintf("hello with valkey %s (the IPv6 loopback, in brackets) succeeds", r.Addr()), func(r *chop.Relay) {
+		id := t.enqueue("orders", "over IPv6")
+		t.check(r.Dials() > 0, rules.ValkeyIPv6, "the port dials the IPv6 address hello gives it", "no connection reached the relay at %s", r.Addr())
+		c, err := t.D.Claim(t.ctx, protocol.ClaimArgs{Queue: "orders", LeaseMS: 30000})
+		t.ok(err, rules.ValkeyIPv6, "claim over IPv6")
+		t.check(c != nil && c.ID == id, rules.ValkeyIPv6, "claim answers the job enqueued over IPv6", "%s", claimText(c))
+	})
+}
+
 // throughRelay runs body in a session opened through a relay in front of the server (failures
-// of its hello under rule), then closes the session before the relay: a port that still had a
-// connection through it would see the relay's close as a loss.
+// of its hello under rule).
 func (t *T) throughRelay(pause time.Duration, rule rules.Rule, expected string, body func(r *chop.Relay)) {
 	r, err := chop.Start(t.cfg.Valkey, pause)
 	if err != nil {
 		t.harness("%v", err)
 	}
+	t.sessionVia(r, rule, expected, body)
+}
+
+// sessionVia runs body in a session opened through r, then closes the session before the relay
+// (which it closes too): a port that still had a connection through it would see the relay's
+// close as a loss.
+func (t *T) sessionVia(r *chop.Relay, rule rules.Rule, expected string, body func(r *chop.Relay)) {
 	defer r.Close()
 	t.helloUnder(protocol.HelloArgs{Valkey: r.Addr()}, rule, expected)
 	body(r)

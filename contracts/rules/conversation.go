@@ -4,7 +4,7 @@ package rules
 // conversation itself, beside each op's effect. C01 owns them (conversation.go, inflight.go,
 // dropped.go, chopped.go).
 
-var rulesConversation = []Rule{SeqEcho, UnknownOp, SecondHello, AidUnsupported, AidIgnored, AidTTL, ClusterRefused, InFlight, Dropped, RedialPaced, Silent, Chopped, BadLine, InputEnded, ConnectionsClosed}
+var rulesConversation = []Rule{SeqEcho, UnknownOp, SecondHello, AidUnsupported, AidIgnored, AidTTL, ClusterRefused, ValkeyIPv6, InFlight, Dropped, RedialPaced, Silent, Chopped, BadLine, InputEnded, ConnectionsClosed}
 
 var (
 	SeqEcho        = Rule{"seq-echo", `contracts/PROTOCOL.md Part B: "seq is echoed" — whatever the number the kit sends (not a count of the port's own), and "the reply to request n is the n-th line the port prints"`}
@@ -13,6 +13,7 @@ var (
 	AidUnsupported = Rule{"aid-unsupported", `contracts/PROTOCOL.md Part B clock: "a test aid, only for a port declaring capability clock … Other ports answer UNSUPPORTED"; Fields: "An op behind a capability the port does not declare … is answered UNSUPPORTED whatever its fields"`}
 	AidTTL         = Rule{"aid-minter-ttl", `contracts/PROTOCOL.md Part B hello: "minter_ttl_ms (a test aid, capability minter_ttl): lease the worker id for that many ms instead of the port's default"`}
 	AidIgnored     = Rule{"aid-ignored", `contracts/PROTOCOL.md Part B hello: "minter_ttl_ms (a test aid, capability minter_ttl) … a port without the capability ignores it"`}
+	ValkeyIPv6     = Rule{"valkey-ipv6", `contracts/PROTOCOL.md Part B hello: "valkey's host is a name, an IPv4 address or an IPv6 address in brackets ([::1]:6379): the port connects to the address it names, without the brackets"`}
 	ClusterRefused = Rule{"cluster-refused", `contracts/PROTOCOL.md Part B hello: "cluster: true (capability cluster): open in cluster mode … A standalone server is then refused EMQSERVER; a port without the capability answers an error"; "A refused hello opens no session: the process goes on serving, and a later hello to it is answered as a first one"`}
 )
 

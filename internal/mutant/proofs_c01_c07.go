@@ -16,6 +16,7 @@ var proofsC01toC07 = map[string][]string{
 	"wrong-kind-accepted":          {"A12-1", "A12-2", "§4.3-8", "§5.1-2", "§5.1-3", "§7-7"},
 	"cluster-standalone-fallback":  {"B-36"},
 	"cluster-undeclared-ignored":   {"B-37"},
+	"ipv6-brackets-kept":           {"B-291"},
 	"ttl-undeclared-refused":       {"B-278", "B-33"},
 	"batch-undeclared-answers":     {"B-278"},
 	"clock-undeclared-answers":     {"B-278", "B-81"},

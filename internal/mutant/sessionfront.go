@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/echomq/kit/drivers"
@@ -32,6 +34,9 @@ type sessionFront struct {
 	refuseTTL, ignoreTTL bool
 	// ignoreCluster drops hello's cluster: true, opening a standalone session instead.
 	ignoreCluster bool
+	// bracketsKept dials an IPv6 host with its brackets still on, as a port that splits hello's
+	// valkey at its last colon and resolves what is left.
+	bracketsKept bool
 	// brandFirst checks an enqueue's id brand before its lane name (canon §2.4 has the lane first).
 	brandFirst bool
 	// keyReads makes the key op read the server first, as a builder that checks a queue exists.
@@ -65,6 +70,9 @@ func (f *sessionFront) Hello(ctx context.Context, a protocol.HelloArgs) (protoco
 	}
 	if f.ignoreCluster {
 		a.Cluster = false
+	}
+	if i := strings.LastIndexByte(a.Valkey, ':'); f.bracketsKept && strings.HasPrefix(a.Valkey, "[") && i > 0 {
+		a.Valkey = net.JoinHostPort(a.Valkey[:i], a.Valkey[i+1:])
 	}
 	h, err := f.Driver.Hello(ctx, a)
 	if err == nil {
@@ -191,6 +199,8 @@ var sessionMutants = []Spec{
 		Go: sessionWrap(func(f *sessionFront) { f.hide = []string{protocol.CapBatch} })},
 	{Name: "cluster-undeclared-ignored", Contract: "C01", Rule: "cluster-refused", Defect: "the port does not declare the cluster capability, yet answers hello's cluster: true against a standalone server with a standalone session instead of an error (the Node port until this release)",
 		Go: sessionWrap(func(f *sessionFront) { f.hide, f.ignoreCluster = []string{protocol.CapCluster}, true })},
+	{Name: "ipv6-brackets-kept", Contract: "C01", Rule: "valkey-ipv6", Defect: "hello's valkey with an IPv6 host ([::1]:port) is dialled with the brackets kept in the host, so the connect fails and hello answers an error",
+		Go: sessionWrap(func(f *sessionFront) { f.bracketsKept = true })},
 	{Name: "ttl-undeclared-refused", Contract: "C01", Rule: "aid-ignored", Defect: "a port without the minter_ttl capability refuses hello's minter_ttl_ms instead of ignoring it",
 		Go: sessionWrap(func(f *sessionFront) { f.hide, f.refuseTTL = []string{protocol.CapMinterTTL}, true })},
 	{Name: "ttl-declared-ignored", Contract: "C02", Rule: "aid-minter-ttl", Defect: "the port declares the minter_ttl capability but leases for its own default, whatever hello's minter_ttl_ms",

@@ -60,10 +60,16 @@ type lateBytes struct {
 	b   []byte
 }
 
-// Start listens on a free loopback port and relays to target (host:port). With pause > 0 the
-// server's bytes go back cut, pause apart; with 0 they go back as they come.
+// Start listens on a free port of the IPv4 loopback and relays to target (host:port). With
+// pause > 0 the server's bytes go back cut, pause apart; with 0 they go back as they come.
 func Start(target string, pause time.Duration) (*Relay, error) {
-	ln, err := listen()
+	return StartOn("127.0.0.1", target, pause)
+}
+
+// StartOn is Start listening on the loopback address host ("::1" puts the relay on the IPv6
+// loopback, so its Addr is a bracketed literal).
+func StartOn(host, target string, pause time.Duration) (*Relay, error) {
+	ln, err := listen(host)
 	if err != nil {
 		return nil, fmt.Errorf("chop: listen: %w", err)
 	}
@@ -76,7 +82,7 @@ func Start(target string, pause time.Duration) (*Relay, error) {
 // listen takes a free loopback port below the kernel's ephemeral range when it can: Down(false)
 // listens on the same port again, and a port in that range may meanwhile be taken as the local
 // end of some process's outgoing connection, which only an explicit bind can do below it.
-func listen() (net.Listener, error) {
+func listen(host string) (net.Listener, error) {
 	lo := 32768
 	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
 		if f := strings.Fields(string(b)); len(f) == 2 {
@@ -89,11 +95,11 @@ func listen() (net.Listener, error) {
 		if lo <= 10001 {
 			break
 		}
-		if ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(10000+rand.IntN(lo-10000)))); err == nil {
+		if ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(10000+rand.IntN(lo-10000)))); err == nil {
 			return ln, nil
 		}
 	}
-	return net.Listen("tcp", "127.0.0.1:0")
+	return net.Listen("tcp", net.JoinHostPort(host, "0"))
 }
 
 // Addr is the address a port is given instead of the server's.
