@@ -94,3 +94,32 @@ func (t *T) openBeside(keep []string) []string {
 		}
 	}
 }
+
+// healthyConnectionsKept is C01's, on a standalone server. B-292: every other clause ends within
+// a few seconds of its hello, so a port that closed its own connections on a timer (a connect
+// timeout left armed once the connection was up) certified, while in use each such close loses
+// the requests in flight. Here the kit sends requests for 6 s past the hello, then finds every
+// connection the hello opened still open on the server. A slow machine only lengthens the span.
+func healthyConnectionsKept(t *T) {
+	before := t.portClientIDs()
+	t.check(len(before) > 0, rules.ConnectionsKept, "the session holds a connection to the server after hello", "none on the server (CLIENT LIST)")
+	span := 6 * time.Second
+	for start, n := time.Now(), 0; time.Since(start) < span; n++ {
+		id := t.enqueue("orders", fmt.Sprint(n))
+		c, err := t.D.Claim(t.ctx, protocol.ClaimArgs{Queue: "orders", LeaseMS: 30000})
+		t.ok(err, rules.ConnectionsKept, "claim while the server answers")
+		t.check(c != nil && c.ID == id, rules.ConnectionsKept, "claim answers the job just enqueued", "%s", claimText(c))
+		t.ok(t.D.Complete(t.ctx, protocol.FenceArgs{Queue: "orders", ID: id, Token: c.Token}), rules.ConnectionsKept, "complete")
+		time.Sleep(100 * time.Millisecond)
+	}
+	now := t.portClientIDs()
+	var closed []string
+	for _, id := range before {
+		if !slices.Contains(now, id) {
+			closed = append(closed, id)
+		}
+	}
+	t.check(len(closed) == 0, rules.ConnectionsKept,
+		fmt.Sprintf("after %s of requests the server answered, every connection the hello opened is still open (%v)", span, before),
+		"closed: %v; open now: %v", closed, now)
+}

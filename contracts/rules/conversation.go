@@ -4,7 +4,7 @@ package rules
 // conversation itself, beside each op's effect. C01 owns them (conversation.go, inflight.go,
 // dropped.go, chopped.go).
 
-var rulesConversation = []Rule{SeqEcho, UnknownOp, SecondHello, AidUnsupported, AidIgnored, AidTTL, ClusterRefused, ValkeyIPv6, InFlight, Dropped, RedialPaced, Silent, Chopped, BadLine, InputEnded, ConnectionsClosed}
+var rulesConversation = []Rule{SeqEcho, UnknownOp, SecondHello, AidUnsupported, AidIgnored, AidTTL, ClusterRefused, ValkeyIPv6, InFlight, Dropped, RedialPaced, Silent, Chopped, BadLine, InputEnded, ConnectionsClosed, ConnectionsKept}
 
 var (
 	SeqEcho        = Rule{"seq-echo", `contracts/PROTOCOL.md Part B: "seq is echoed" — whatever the number the kit sends (not a count of the port's own), and "the reply to request n is the n-th line the port prints"`}
@@ -41,3 +41,6 @@ var InputEnded = Rule{"input-ended", `contracts/PROTOCOL.md Part B: "When its st
 
 // ConnectionsClosed: a port keeps no connection past its use (sessionend.go).
 var ConnectionsClosed = Rule{"connections-closed", `contracts/PROTOCOL.md Part B park: "The parking connections are the park's own: when the park answers, the port closes them (a later park opens its own)"; close: "release the minter lease, close, exit 0"`}
+
+// ConnectionsKept: a port closes no healthy connection of its own accord (sessionend.go).
+var ConnectionsKept = Rule{"connections-kept", `contracts/PROTOCOL.md Part B reconnect: "While the server answers, a port keeps the connections its session opened: it closes one only on a loss (B-282, B-290), a reconnect, the end of a park (its own lines) or close, never on a timer of its own"`}

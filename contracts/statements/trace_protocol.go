@@ -269,6 +269,7 @@ var traceProtocol = map[string][]string{
 	"B-289": {"redial-paced"},
 	"B-290": {"silent-server"},
 	"B-291": {"valkey-ipv6"},
+	"B-292": {"connections-kept"},
 	"B-28":  {"hello-op", "wire-fence-first", "server", "minter-lease"},
 	"B-29":  {"server", "version"},
 	"B-3":   {"port-protocol"},

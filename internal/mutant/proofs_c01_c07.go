@@ -17,6 +17,7 @@ var proofsC01toC07 = map[string][]string{
 	"cluster-standalone-fallback":  {"B-36"},
 	"cluster-undeclared-ignored":   {"B-37"},
 	"ipv6-brackets-kept":           {"B-291"},
+	"connections-recycled":         {"B-292"},
 	"ttl-undeclared-refused":       {"B-278", "B-33"},
 	"batch-undeclared-answers":     {"B-278"},
 	"clock-undeclared-answers":     {"B-278", "B-81"},

@@ -34,6 +34,10 @@ type sessionFront struct {
 	refuseTTL, ignoreTTL bool
 	// ignoreCluster drops hello's cluster: true, opening a standalone session instead.
 	ignoreCluster bool
+	// recycle reopens the port's connections (a reconnect) before an enqueue once this long
+	// has passed since the session opened or last reopened them: a port on a timer of its own.
+	recycle  time.Duration
+	recycled time.Time
 	// bracketsKept dials an IPv6 host with its brackets still on, as a port that splits hello's
 	// valkey at its last colon and resolves what is left.
 	bracketsKept bool
@@ -76,6 +80,7 @@ func (f *sessionFront) Hello(ctx context.Context, a protocol.HelloArgs) (protoco
 	}
 	h, err := f.Driver.Hello(ctx, a)
 	if err == nil {
+		f.recycled = time.Now()
 		h.Capabilities = slices.DeleteFunc(h.Capabilities, func(c string) bool { return slices.Contains(f.hide, c) })
 		f.opened = &h
 	}
@@ -93,6 +98,12 @@ func (f *sessionFront) Clock(ctx context.Context, a protocol.ClockArgs) error {
 func (f *sessionFront) Enqueue(ctx context.Context, a protocol.EnqueueArgs) (protocol.EnqueueResult, error) {
 	if _, err := ids.ParseJob(a.ID); f.brandFirst && a.ID != "" && errors.Is(err, emqerr.Kind) {
 		return protocol.EnqueueResult{}, err
+	}
+	if f.recycle > 0 && time.Since(f.recycled) > f.recycle {
+		if err := f.Driver.Reconnect(ctx); err != nil {
+			return protocol.EnqueueResult{}, err
+		}
+		f.recycled = time.Now()
 	}
 	return f.Driver.Enqueue(ctx, a)
 }
@@ -201,6 +212,8 @@ var sessionMutants = []Spec{
 		Go: sessionWrap(func(f *sessionFront) { f.hide, f.ignoreCluster = []string{protocol.CapCluster}, true })},
 	{Name: "ipv6-brackets-kept", Contract: "C01", Rule: "valkey-ipv6", Defect: "hello's valkey with an IPv6 host ([::1]:port) is dialled with the brackets kept in the host, so the connect fails and hello answers an error",
 		Go: sessionWrap(func(f *sessionFront) { f.bracketsKept = true })},
+	{Name: "connections-recycled", Contract: "C01", Rule: "connections-kept", Defect: "the port reopens its connections on a timer of its own (every 2 s), while the server answers",
+		Go: sessionWrap(func(f *sessionFront) { f.recycle = 2 * time.Second })},
 	{Name: "ttl-undeclared-refused", Contract: "C01", Rule: "aid-ignored", Defect: "a port without the minter_ttl capability refuses hello's minter_ttl_ms instead of ignoring it",
 		Go: sessionWrap(func(f *sessionFront) { f.hide, f.refuseTTL = []string{protocol.CapMinterTTL}, true })},
 	{Name: "ttl-declared-ignored", Contract: "C02", Rule: "aid-minter-ttl", Defect: "the port declares the minter_ttl capability but leases for its own default, whatever hello's minter_ttl_ms",
