@@ -30,6 +30,7 @@ var conversationClauses = []clause{
 	{name: "requests-in-flight-served-in-order", body: requestsInFlightServedInOrder},
 	{name: "unreadable-lines-refused", body: unreadableLinesRefused},
 	{name: "input-ended-mid-park", body: inputEndedMidPark},
+	{name: "input-ended-after-close", body: inputEndedAfterClose},
 }
 
 func seqEchoedUnknownOpSecondHello(t *T) {

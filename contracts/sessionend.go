@@ -43,6 +43,69 @@ func inputEndedMidPark(t *T) {
 	t.check(p == -2, rules.InputEnded, "the minter lease released: "+k+" gone once the port's connections closed", "it is still there with PTTL %d", p)
 }
 
+// inputEndedAfterClose is C01's, the other side of B-286: the kit writes a park and a close
+// behind it, then closes the port's input. That input ended with a close, so B-286 (an input that
+// ends without one) does not apply: the park is served as any park, until its jobs were claimed
+// and completed or its timeout_ms passed (B-74), then the close is answered and the port exits 0
+// (B-280, B-24). A port that cuts a park short whenever its input ends, though a request it has
+// read waits behind the park, answers the park with no job. The kit waits up to 1 s for such an
+// answer before it enqueues the park's job (a wait the check does not rest on: a correct port
+// completes the job whenever it comes, well inside the park's 30 s).
+func inputEndedAfterClose(t *T) {
+	// Only a port with a conversation holds the close read behind the park when its input ends;
+	// the in-process reference serves the two in turn (drivers.Pipeline) and its input is not
+	// ended, as it holds nothing in flight in requests-in-flight-served-in-order.
+	e, ok := t.D.(drivers.InputEnder)
+	_, pipes := t.D.(drivers.Pipeliner)
+	endInput := ok && pipes
+	a := protocol.ParkArgs{Queue: "orders", Consumers: 1, Jobs: 1, LeaseMS: 30000, ParkMS: 30000, TimeoutMS: 30000}
+	reqs := []drivers.RawRequest{
+		request("park", "queue", a.Queue, "consumers", a.Consumers, "jobs", a.Jobs, "lease_ms", a.LeaseMS, "park_ms", a.ParkMS, "timeout_ms", a.TimeoutMS),
+		request("close"),
+	}
+	type piped struct {
+		replies []drivers.RawReply
+		err     error
+	}
+	finished := make(chan struct{})
+	t.parking = finished
+	done := make(chan piped, 1)
+	go func() {
+		defer t.recoverPanic()
+		defer close(finished)
+		r, err := drivers.Pipeline(t.ctx, t.D, reqs)
+		done <- piped{r, err}
+	}()
+	t.waitBlocked(a.Consumers) // the port has read the park, and the close written with it
+	until := time.Now().Add(time.Duration(a.TimeoutMS)*time.Millisecond + 15*time.Second)
+	ended := make(chan error, 1)
+	if endInput {
+		go func() {
+			defer t.recoverPanic()
+			ended <- e.EndInput(t.ctx, until)
+		}()
+		select {
+		case <-finished:
+		case <-time.After(time.Second):
+		}
+	} else {
+		ended <- nil
+	}
+	id := kitIDs(1, 1<<50)[0]
+	t.kitEnqueue(a.Queue, []string{id})
+	p := <-done
+	err := <-ended
+	t.ok(p.err, rules.InputEnded, "a park and a close written together, then the input ended: both answered, in order")
+	t.ok(p.replies[0].Err, rules.InputEnded, "the park written before the close")
+	var park protocol.ParkResult
+	decodeInto(t, p.replies[0].Result, &park, "park")
+	t.check(len(park.Jobs) == 1 && park.Jobs[0].ID == id && park.Jobs[0].Token == 1, rules.InputEnded,
+		fmt.Sprintf("the input ended after a close, so the park written before it runs as any park: it completes %s, enqueued after the input ended, well inside its timeout_ms of %d ms (it is no park in flight at an end of input without a close)", id, a.TimeoutMS),
+		"the park answered %+v", park.Jobs)
+	t.ok(p.replies[1].Err, rules.Close, "the close written after the park")
+	t.ok(err, rules.Close, "the port exits with status 0 after the close, its input ended")
+}
+
 // parkConnectionsClosed is C14's: a park of no job (answered at once, perhaps before its
 // consumers have connected), then a park of three consumers that completes three jobs; once they
 // have answered, every connection the port opened since the first began is closed on the server,

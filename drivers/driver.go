@@ -94,9 +94,10 @@ type Faulter interface {
 // InputEnder is a session the kit can leave without a close (PROTOCOL.md Part B, B-286): a
 // subprocess port's standard input closed, the in-process reference's session ended as its
 // port's end of input ends it. EndInput is the one call that may overlap another: it is made
-// while a park runs on another goroutine. It returns once the session has ended (the process
-// exited), or at until, ctx's end at the latest: nil when it ended as close ends it (exit status
-// 0), else what it did. The session is over afterwards; Close only reaps it.
+// while a park, or a pipeline (drivers.Pipeliner) that holds one, runs on another goroutine. It
+// returns once the session has ended (the process exited), or at until, ctx's end at the latest:
+// nil when it ended as close ends it (exit status 0), else what it did. The session is over
+// afterwards; Close only reaps it.
 type InputEnder interface {
 	EndInput(ctx context.Context, until time.Time) error
 }

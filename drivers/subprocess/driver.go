@@ -40,6 +40,7 @@ type driver struct {
 	failed   *drivers.PortError // set on the first protocol-level failure: the session is over
 	closed   bool
 	inputEnd atomic.Bool // EndInput closed stdin: Close only reaps
+	closeIn  atomic.Bool // a pipeline wrote a close: an end of input after it is no B-286 end
 	mu       sync.Mutex  // guards kill vs. reap
 }
 
@@ -335,6 +336,9 @@ func (d *driver) Pipeline(ctx context.Context, reqs []drivers.RawRequest) ([]dri
 		}
 		d.f.rec.add("→ ", req)
 		batch = append(append(batch, req...), '\n')
+		if r.Op == "close" {
+			d.closeIn.Store(true)
+		}
 	}
 	_ = d.stdin.SetWriteDeadline(time.Now().Add(d.f.opt.Deadline))
 	if _, err := d.stdin.Write(batch); err != nil {
@@ -611,14 +615,19 @@ func (d *driver) Reconnect(ctx context.Context) error {
 	return err
 }
 
-// EndInput closes the port's standard input with no close sent (drivers.InputEnder) and waits
-// for the process to exit, until until: a port must then end its session as close does and
-// exit 0 (B-286). A park in flight on another goroutine reads its reply, if the port prints one,
-// or finds the port gone.
+// EndInput closes the port's standard input (drivers.InputEnder) and waits for the process to
+// exit, until until: with no close sent a port must then end its session as close does and
+// exit 0 (B-286); after a pipeline that wrote a close, it serves what it read and exits 0 on the
+// close. A park in flight on another goroutine reads its reply, if the port prints one, or
+// finds the port gone.
 func (d *driver) EndInput(ctx context.Context, until time.Time) error {
 	d.inputEnd.Store(true)
 	start := time.Now()
-	d.f.rec.append("# the kit closed the port's standard input (no close sent)")
+	if d.closeIn.Load() {
+		d.f.rec.append("# the kit closed the port's standard input (after the close written above)")
+	} else {
+		d.f.rec.append("# the kit closed the port's standard input (no close sent)")
+	}
 	d.stdin.Close()
 	timer := time.NewTimer(time.Until(until))
 	defer timer.Stop()
