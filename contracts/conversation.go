@@ -71,12 +71,14 @@ var opsNotStrings = []string{`{"seq":9,"op":7}`, `{"seq":9,"op":["slot"]}`}
 
 // unreadableLines are the lines unreadableLinesRefused writes: not one is a request.
 var unreadableLines = []string{`not json`, `{"seq":5,"op":"slot"`, `[1,2]`, `42`, `null`, `"slot"`,
-	`{"op":"slot","key":"emq:{orders}:pending"}`, `{"seq":"7","op":"slot","key":"emq:{orders}:pending"}`, `{"seq":-1,"op":"slot","key":"emq:{orders}:pending"}`}
+	`{"op":"slot","key":"emq:{orders}:pending"}`, `{"seq":"7","op":"slot","key":"emq:{orders}:pending"}`, `{"seq":-1,"op":"slot","key":"emq:{orders}:pending"}`,
+	`{"seq":9007199254740992,"op":"slot","key":"emq:{orders}:pending"}`}
 
 // unreadableLinesRefused writes lines that are not requests — not JSON, cut short, JSON of
-// another kind, objects without a usable seq — each answered EMQARG under seq 0 with nothing
-// changed, and a request after each one served (B-285). A port without a conversation (the
-// reference in-process) answers them through the kit's JSON layer, which its stdio server serves.
+// another kind, objects without a usable seq (one past 2⁵³ − 1 too, B-293) — each answered
+// EMQARG under seq 0 with nothing changed, and a request after each one served (B-285). A port
+// without a conversation (the reference in-process) answers them through the kit's JSON layer,
+// which its stdio server serves.
 func unreadableLinesRefused(t *T) {
 	t.enqueue("orders", "before the lines")
 	for _, line := range unreadableLines {

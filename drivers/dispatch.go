@@ -55,8 +55,8 @@ func Dispatch(ctx context.Context, d Driver, line []byte) (reply protocol.Reply,
 	return protocol.Reply{Seq: seq, OK: true, Result: raw}, closing
 }
 
-// unsignedSeq reads a request's seq: a JSON number with a non-negative integral value that fits
-// 64 bits, written any way JSON allows (1000, 1e3 and 1000.0 are one integer, Part B [B-87]).
+// unsignedSeq reads a request's seq: a JSON number with a non-negative integral value of at most
+// MaxSeq, written any way JSON allows (1000, 1e3 and 1000.0 are one integer, Part B [B-87]).
 func unsignedSeq(raw json.RawMessage) (uint64, bool) {
 	var n json.Number
 	if len(raw) == 0 || raw[0] == '"' || json.Unmarshal(raw, &n) != nil {
@@ -70,11 +70,15 @@ func unsignedSeq(raw json.RawMessage) (uint64, bool) {
 		}
 	}
 	r, ok := new(big.Rat).SetString(s)
-	if !ok || !r.IsInt() || r.Sign() < 0 || !r.Num().IsUint64() {
+	if !ok || !r.IsInt() || r.Sign() < 0 || !r.Num().IsUint64() || r.Num().Uint64() > MaxSeq {
 		return 0, false
 	}
 	return r.Num().Uint64(), true
 }
+
+// MaxSeq is the largest seq, 2⁵³ − 1: past it a JavaScript port's reader rounds the number, so
+// the protocol makes a larger one no request (Part B [B-293]).
+const MaxSeq = 1<<53 - 1
 
 // Failed maps an error to a failed reply: a canon error keeps its type (a protocol.FieldError
 // its own), an unsupported op is UNSUPPORTED, anything else INTERNAL.

@@ -126,6 +126,8 @@ var inFlightMutants = []Spec{
 		})},
 	{Name: "requests-served-newest-first", Contract: "C01", Rule: "in-flight", Defect: "requests read together are served newest first (a stack of lines, not a queue), their replies still written in order",
 		Go: front(func(d drivers.Driver) drivers.Driver { return newestFirst{&sessionFront{Driver: d}} })},
+	{Name: "seq-past-2-53-served", Contract: "C01", Rule: "unreadable-line", Defect: "a request whose seq is past 2⁵³ − 1 is served (a reader with 64-bit integers), where a JavaScript reader would round the seq",
+		Go: front(func(d drivers.Driver) drivers.Driver { return bigSeqServed{&sessionFront{Driver: d}} })},
 	{Name: "unreadable-line-internal", Contract: "C01", Rule: "unreadable-line", Defect: "a line that is not a request is answered INTERNAL instead of EMQARG (make mutation's survivor of the Node port's port.js, seed 22914, answered one with no type at all)",
 		Go: front(func(d drivers.Driver) drivers.Driver { return lineInternal{&sessionFront{Driver: d}} })},
 }
@@ -141,6 +143,28 @@ func (f lineInternal) Line(ctx context.Context, text []byte, seq uint64) (json.R
 		return drivers.Line(ctx, f.sessionFront, text, seq)
 	}
 	return nil, &drivers.PortError{Port: f.Name(), Op: "line", Reason: "answered INTERNAL: unparseable request"}
+}
+
+// bigSeqServed serves a line whose seq is past drivers.MaxSeq but fits 64 bits, as a port whose
+// JSON reader holds 64-bit integers would; every other line as the reference.
+type bigSeqServed struct{ *sessionFront }
+
+var _ drivers.LineSender = bigSeqServed{}
+
+func (f bigSeqServed) Line(ctx context.Context, text []byte, seq uint64) (json.RawMessage, error) {
+	var req struct {
+		Seq uint64 `json:"seq"`
+		Op  string `json:"op"`
+		Key string `json:"key"`
+	}
+	if json.Unmarshal(text, &req) != nil || req.Seq <= drivers.MaxSeq || req.Op != "slot" {
+		return drivers.Line(ctx, f.sessionFront, text, seq)
+	}
+	r, err := f.Slot(ctx, protocol.SlotArgs{Key: req.Key})
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(r)
 }
 
 // lineCap refuses a request whose bytes exceed a buffer of its own, as a port that reads lines
