@@ -53,11 +53,12 @@ func inputEndedMidPark(t *T) {
 // completes the job whenever it comes, well inside the park's 30 s).
 func inputEndedAfterClose(t *T) {
 	// Only a port with a conversation holds the close read behind the park when its input ends;
-	// the in-process reference serves the two in turn (drivers.Pipeline) and its input is not
-	// ended, as it holds nothing in flight in requests-in-flight-served-in-order.
+	// the in-process reference (a front over it too) serves the two in turn (drivers.Pipeline)
+	// and its input is not ended, as it holds nothing in flight in
+	// requests-in-flight-served-in-order.
 	e, ok := t.D.(drivers.InputEnder)
-	_, pipes := t.D.(drivers.Pipeliner)
-	endInput := ok && pipes
+	_, talks := t.D.(drivers.Conversing)
+	endInput := ok && talks
 	a := protocol.ParkArgs{Queue: "orders", Consumers: 1, Jobs: 1, LeaseMS: 30000, ParkMS: 30000, TimeoutMS: 30000}
 	reqs := []drivers.RawRequest{
 		request("park", "queue", a.Queue, "consumers", a.Consumers, "jobs", a.Jobs, "lease_ms", a.LeaseMS, "park_ms", a.ParkMS, "timeout_ms", a.TimeoutMS),

@@ -162,6 +162,14 @@ type Pipeliner interface {
 	Pipeline(ctx context.Context, reqs []RawRequest) ([]RawReply, error)
 }
 
+// Conversing is a driver whose port reads each request as it is written, ahead of the replies to
+// those before it (a subprocess port): a request written behind a park has been read while the
+// park runs. A Pipeliner without it (a front over the reference in-process) serves a pipeline
+// one request at a time.
+type Conversing interface {
+	Conversing()
+}
+
 // Pipeline sends reqs to d at once when d is a Pipeliner; a driver without a conversation (the
 // reference in-process) has nothing to hold in flight and serves them one by one through Raw.
 func Pipeline(ctx context.Context, d Driver, reqs []RawRequest) ([]RawReply, error) {

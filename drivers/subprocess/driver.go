@@ -312,6 +312,10 @@ func (d *driver) Line(ctx context.Context, text []byte, seq uint64) (json.RawMes
 	return d.decode(op, seq, l.text)
 }
 
+// Conversing marks the port as one that reads its requests as they are written
+// (drivers.Conversing).
+func (d *driver) Conversing() {}
+
 // Pipeline writes every request before it reads a reply (drivers.Pipeliner), then reads the
 // replies in order, each within its own deadline counted from the previous reply: the port
 // serves one request at a time, so the last one waits for all before it. A conversation fault

@@ -238,11 +238,12 @@ func (w *Law) Check(lines []Line) []Violation {
 // A4-1): three commands in a row on one connection, an EVALSHA that ran (its [lua] lines show)
 // or whose script the node held when it was sent (loaded or run there earlier in the capture,
 // no SCRIPT FLUSH since: it cannot have answered NOSCRIPT, whatever else it answered), a SCRIPT
-// LOAD of its script, and the same EVALSHA again (its keys and arguments too). The first send ran, so the retry may apply an
-// effect twice. The first EVALSHA must not itself follow a load of its script: with calls
-// pipelined on one connection after a SCRIPT FLUSH, each NOSCRIPT's load and retry may follow
-// another call's retry, which ran. A load that preloads a script (the cluster router's
-// LoadBundle) has no retry after it.
+// LOAD of its script, and the same EVALSHA again (its keys and arguments too), while no earlier
+// send of that script on the connection may still await its retry. The first send ran, so the
+// retry may apply an effect twice. The first EVALSHA must not itself follow a load of its
+// script: with calls pipelined on one connection after a SCRIPT FLUSH, each NOSCRIPT's load and
+// retry may follow another call's retry, which ran. A load that preloads a script (the cluster
+// router's LoadBundle) has no retry after it.
 func (w *Law) reloads(lines []Line) []Violation {
 	ran := map[int]bool{}
 	for _, l := range lines {
@@ -262,6 +263,10 @@ func (w *Law) reloads(lines []Line) []Violation {
 	}
 	held := heldScripts(lines, ran, script)
 	last := map[string][]int{} // node|client: the connection's last three commands
+	// node|client|sha: sends of the script on the connection that may have met NOSCRIPT (they
+	// neither ran nor found it held) and whose retry has not been seen yet. Identical calls
+	// pipelined on one connection (a park's claims) are told apart by nothing else.
+	waiting := map[string]int{}
 	var out []Violation
 	for i, l := range lines {
 		if l.Client == "lua" || w.own(l) {
@@ -269,19 +274,31 @@ func (w *Law) reloads(lines []Line) []Violation {
 		}
 		conn := l.Node + "|" + l.Client
 		p := last[conn]
-		if n := len(p); n >= 2 && l.Cmd() == "EVALSHA" {
-			first, load, sha := lines[p[n-2]], lines[p[n-1]], script(l)
+		last[conn] = append(p[max(0, len(p)-2):], i)
+		if l.Cmd() != "EVALSHA" {
+			continue
+		}
+		sha := script(l)
+		afterLoad := len(p) > 0 && lines[p[len(p)-1]].Cmd() == "SCRIPT" && script(lines[p[len(p)-1]]) == sha
+		owed := waiting[conn+"|"+sha]
+		switch {
+		case afterLoad && owed > 0:
+			waiting[conn+"|"+sha]-- // the retry of a send that met NOSCRIPT
+		case !ran[i] && !held[i]:
+			waiting[conn+"|"+sha]++
+		}
+		if n := len(p); n >= 2 && afterLoad && owed == 0 {
+			first := lines[p[n-2]]
 			fresh := n < 3 || lines[p[n-3]].Cmd() == "EVALSHA" || script(lines[p[n-3]]) != sha
 			// A retry resends its call: the same keys and arguments. With calls pipelined on one
 			// connection, the EVALSHA after the load may be another call's retry (its NOSCRIPT
 			// answered long before) behind a call of the same script that ran.
 			same := slices.Equal(first.Args, l.Args)
-			if first.Cmd() == "EVALSHA" && load.Cmd() == "SCRIPT" && script(first) == sha && script(load) == sha && same && (ran[p[n-2]] || held[p[n-2]]) && fresh {
-				out = append(out, Violation{Rule: RuleCommands, Lines: []Line{first, load, l},
+			if first.Cmd() == "EVALSHA" && script(first) == sha && same && (ran[p[n-2]] || held[p[n-2]]) && fresh {
+				out = append(out, Violation{Rule: RuleCommands, Lines: []Line{first, lines[p[n-1]], l},
 					What: fmt.Sprintf("connection %s: EVALSHA %s retried after a SCRIPT LOAD, though its first send ran: a retry no NOSCRIPT asked for (SCRIPT LOAD and the one retry only after NOSCRIPT)", l.Client, sha)})
 			}
 		}
-		last[conn] = append(p[max(0, len(p)-2):], i)
 	}
 	return out
 }

@@ -222,6 +222,10 @@ func TestReloadsOnlyAfterNoscript(t *testing.T) {
 		// Pipelined: another call's NOSCRIPT, long answered, is reloaded and retried right
 		// behind a call of the same script that ran; the retry is not that call's.
 		{other, call, ran, load, other, ran},
+		// Pipelined identical calls (a park's claims) right after a flush: the first meets
+		// NOSCRIPT, the second runs once a load by another connection, and the first's retry
+		// follows its own load, the same keys and arguments as the call that ran.
+		{call, "q|SCRIPT LOAD src", call, ran, load, call, ran},
 	}
 	for i, c := range clean {
 		if vs := w.reloads(lines(c...)); len(vs) != 0 {
