@@ -149,6 +149,7 @@ var c14 = Contract{ID: "C14", Name: "park",
 		{name: "woken-consumer-drains-first", body: wokenConsumerDrainsFirst},
 		{name: "wake-never-exceeds-one", body: wakeNeverExceedsOne},
 		{name: "park-connections-closed", body: parkConnectionsClosed},
+		{name: "park-reports-every-completion", body: parkReportsEveryCompletion},
 	}, wakeDutyClauses, parkingClauses),
 }
 
@@ -228,4 +229,33 @@ func wakeNeverExceedsOne(t *T) {
 	one("after a reap")
 	t.wakeKeepsOne("burst")
 	t.wakeKeepsOneBatch("batch")
+}
+
+// parkReportsEveryCompletion is C14's (B-294): every other park clause enqueues exactly the jobs
+// the park asks for, so a port whose consumers went on claiming past jobs and cut its reply to
+// jobs lost work unseen. Here a park of 2 jobs runs over a backlog of 6: its consumers may
+// complete more than 2 (B-74 bounds a park from below only), but every job gone from the
+// keyspace must be in the reply, and every job in the reply gone. Checked once the park has
+// answered, when its consumers have stopped: a correct port changes nothing after it.
+func parkReportsEveryCompletion(t *T) {
+	q := t.q("orders")
+	backlog := kitIDs(6, 1<<50)
+	t.kitEnqueue("orders", backlog)
+	a := protocol.ParkArgs{Queue: "orders", Consumers: 2, Jobs: 2, LeaseMS: 30000, ParkMS: 1000, TimeoutMS: 20000}
+	r := <-t.park(a)
+	t.ok(r.err, rules.Park, "park of 2 jobs over a backlog of 6")
+	t.check(len(r.res.Jobs) >= a.Jobs, rules.Park, "the park completes at least its 2 jobs", "%+v", r.res.Jobs)
+	reported := map[string]bool{}
+	for _, j := range r.res.Jobs {
+		reported[j.ID] = true
+		t.check(!t.exists(jobKey(q, j.ID)), rules.ParkReportsAll, fmt.Sprintf("job %s, in the park's reply, is completed", j.ID), "its row is still there")
+	}
+	var unreported []string
+	for _, id := range backlog {
+		if !reported[id] && !t.exists(jobKey(q, id)) {
+			unreported = append(unreported, id)
+		}
+	}
+	t.check(len(unreported) == 0, rules.ParkReportsAll, fmt.Sprintf("every job the park completed is in its reply (%d listed)", len(r.res.Jobs)),
+		"completed and not listed: %v", unreported)
 }

@@ -122,6 +122,12 @@ func leaseLostByOwnClock(t *T) {
 	if ttl := t.leaseTTL(w, 0); ttl > 1500 {
 		t.notRun("the port leases its worker id for %d ms and does not honour hello's minter_ttl_ms", ttl)
 	}
+	// B-79: the clock aid moves the snowflake's milliseconds, not lease expiry. A port that
+	// offers it has its minter's clock slowed to a crawl first, so a port that read its lease's
+	// time from that clock would find no time passed and mint on.
+	if c, ok := t.D.(drivers.Clocker); ok && t.hasCap(protocol.CapClock) {
+		t.setClock(c, time.Now().UnixMilli(), 1_000_000, rules.LeaseOwnClock)
+	}
 	// Every write waits: the port's renewals hang, so its lease runs out by its own clock
 	// (300 ms) long before the server says so.
 	for _, pause := range []int64{1500, 6000, 24000} {

@@ -2,9 +2,13 @@ package contracts
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
+	"strings"
 
+	"github.com/echomq/kit/contracts/internal/domains"
 	"github.com/echomq/kit/contracts/rules"
+	"github.com/echomq/kit/drivers"
 	"github.com/echomq/kit/protocol"
 )
 
@@ -38,4 +42,27 @@ func largestPayloadAndCheckpoint(t *T) {
 	c = t.mustClaim("orders", 60000)
 	t.claimedBytes(c, id, big, rules.LargestBytes)
 	t.checkpointBytes(c, ckpt)
+	t.longestLine()
+}
+
+// lineBound is the request line B-281 has every port read.
+const lineBound = 4 << 20
+
+// longestLine sends an enqueue whose request line is 4 MiB less 256 bytes: the job's 2 MiB
+// travels in a line of about 2.8 MB, so a port that reads lines into a 3 MiB buffer certified.
+// An ignored field (B-277) fills the line, so no more bytes cross the MONITOR capture.
+func (t *T) longestLine() {
+	const payload = "a job in a 4 MiB line"
+	fields := map[string]json.RawMessage{"queue": domains.Raw("orders"), "payload_b64": domains.Raw(b64(payload))}
+	small, err := json.Marshal(fields)
+	if err != nil {
+		t.harness("%v", err)
+	}
+	fields[unknownField] = domains.Raw(strings.Repeat("a", lineBound-256-len(small)))
+	raw, err := drivers.Raw(t.ctx, t.D, "enqueue", fields)
+	t.ok(err, rules.LargestBytes, "an enqueue whose request line is 4 MiB less 256 bytes (an ignored field fills it)")
+	var e protocol.EnqueueResult
+	decodeInto(t, raw, &e, "enqueue")
+	got, _ := t.hget(jobKey(t.q("orders"), e.ID), "payload")
+	t.check(e.Created && got == payload, rules.LargestBytes, fmt.Sprintf("the job sent in a 4 MiB line is created with its payload %q", payload), "created %v, payload %q", e.Created, short(got))
 }

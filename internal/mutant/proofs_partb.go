@@ -173,7 +173,8 @@ var proofsPartB = map[string][]string{
 	"reap-count-whether":        {"B-62"},  // reap's result: count
 	"morgue-drains":             {"B-67"},  // morgue "reads only"
 	"park-one-short":            {"B-74"},  // "until jobs jobs were claimed and completed"
-	"clock-ignores-scale":       {"B-79"},  // "advances 1 ms per scale real ms"
+	"park-completes-unreported": {"B-294"},
+	"clock-ignores-scale":       {"B-79"}, // "advances 1 ms per scale real ms"
 
 	// stdio.go: the line protocol broken in the port binary (run as emq-port).
 	"stdio-reply-pretty-printed": {"B-1", "§6-1"},  // "one JSON object per line" (each way, canon §6)

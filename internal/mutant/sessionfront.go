@@ -38,6 +38,8 @@ type sessionFront struct {
 	// has passed since the session opened or last reopened them: a port on a timer of its own.
 	recycle  time.Duration
 	recycled time.Time
+	// parkDrainsUnreported completes one more job after a park, left out of its reply.
+	parkDrainsUnreported bool
 	// bracketsKept dials an IPv6 host with its brackets still on, as a port that splits hello's
 	// valkey at its last colon and resolves what is left.
 	bracketsKept bool
@@ -127,7 +129,19 @@ func (f *sessionFront) Park(ctx context.Context, a protocol.ParkArgs) (protocol.
 			r.Jobs[i].Consumer++
 		}
 	}
+	if f.parkDrainsUnreported && err == nil {
+		f.completeOneMore(ctx, a)
+	}
 	return r, err
+}
+
+// completeOneMore claims and completes one more job of a's queue after the park, unreported: a
+// consumer that went on claiming past jobs while its park's reply was cut to them.
+func (f *sessionFront) completeOneMore(ctx context.Context, a protocol.ParkArgs) {
+	c, err := f.Driver.Claim(ctx, protocol.ClaimArgs{Queue: a.Queue, LeaseMS: a.LeaseMS})
+	if err == nil && c != nil {
+		_ = f.Driver.Complete(ctx, protocol.FenceArgs{Queue: a.Queue, ID: c.ID, Token: c.Token})
+	}
 }
 
 func (f *sessionFront) capped(n int64) int64 {
@@ -212,6 +226,8 @@ var sessionMutants = []Spec{
 		Go: sessionWrap(func(f *sessionFront) { f.hide, f.ignoreCluster = []string{protocol.CapCluster}, true })},
 	{Name: "ipv6-brackets-kept", Contract: "C01", Rule: "valkey-ipv6", Defect: "hello's valkey with an IPv6 host ([::1]:port) is dialled with the brackets kept in the host, so the connect fails and hello answers an error",
 		Go: sessionWrap(func(f *sessionFront) { f.bracketsKept = true })},
+	{Name: "park-completes-unreported", Contract: "C14", Rule: "park-reports-all", Defect: "the park's consumers go on claiming past jobs and complete one job more than the reply lists (a reply cut to jobs: the work is done and never reported)",
+		Go: sessionWrap(func(f *sessionFront) { f.parkDrainsUnreported = true })},
 	{Name: "connections-recycled", Contract: "C01", Rule: "connections-kept", Defect: "the port reopens its connections on a timer of its own (every 2 s), while the server answers",
 		Go: sessionWrap(func(f *sessionFront) { f.recycle = 2 * time.Second })},
 	{Name: "ttl-undeclared-refused", Contract: "C01", Rule: "aid-ignored", Defect: "a port without the minter_ttl capability refuses hello's minter_ttl_ms instead of ignoring it",
