@@ -920,6 +920,37 @@ func serverFallsSilentUnderARequest(t *T) {
 	})
 }
 
+// unansweredConnectRefused is C01's, on a standalone server only. Every other clause's server
+// answers a port's connect at once, with its SYN-ACK or, while it is down, a reset, so a port
+// that puts no bound of its own on a dial certified; behind a dropped route nothing answers, and
+// such a dial waits out the kernel's retries (about two minutes on Linux). Here hello names an
+// address whose connects go unanswered (chop.StartUnanswered), as the session's second request:
+// the first is a hello refused at once (valkey "", EMQARG), so that its deadline is a request's
+// (B-20: 10 s), not the start-up's, under which a port idle on its first request is named mute.
+// The hello is answered within it (B-21), refused, opening no session, and the same process then
+// opens its session with the run's server.
+func unansweredConnectRefused(t *T) {
+	u, err := chop.StartUnanswered(time.Second)
+	if errors.Is(err, chop.ErrAnswered) {
+		t.skip(verdict.StatusNotRun, fmt.Sprintf("this clause needs an address whose connects go unanswered, which this machine's kernel does not give: %v", err))
+	}
+	if err != nil {
+		t.harness("%v", err)
+	}
+	defer u.Close()
+	_, err = drivers.Raw(t.ctx, t.D, "hello", request("hello", "valkey", "").Fields)
+	t.refused(err, emqerr.Arg, rules.FieldType, `hello with valkey "" (the session's first request, answered at once)`)
+	expected := fmt.Sprintf("hello naming %s, whose connects nothing answers (a dropped route), is answered within its deadline (B-20, B-21), refused, opening no session", u.Addr())
+	start := time.Now()
+	_, err = t.D.Hello(t.ctx, protocol.HelloArgs{Valkey: u.Addr()})
+	if f, ok := t.D.(drivers.Faulter); ok && f.Fault() != nil {
+		t.failErr(rules.PortProtocol, expected, "hello", err) // the deadline missed, or another fault (an INTERNAL answer is none)
+	}
+	t.check(err != nil, rules.PortProtocol, expected, "it opened a session (after %s)", time.Since(start).Round(time.Millisecond))
+	t.helloUnder(t.helloArgs(), rules.HelloOp, "hello against Valkey 8.1, after a hello to an unanswered address was refused in the same process")
+	t.enqueue("orders", "after an unanswered connect")
+}
+
 // parkThroughSilence parks two consumers (long leases, so that a call no silence ends waits a
 // lease out), silences the port's connections which, by CLIENT LIST, match, and enqueues two
 // jobs. The park must answer within 45 s (10 s to find a loss, 30 s to serve again, 5 s for the

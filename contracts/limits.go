@@ -3,9 +3,12 @@ package contracts
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/echomq/kit/contracts/internal/wire"
 	"github.com/echomq/kit/contracts/rules"
+	"github.com/echomq/kit/lua"
 	"github.com/echomq/kit/protocol"
 )
 
@@ -83,7 +86,9 @@ func parkAtItsMaximum(t *T) {
 	// years): a port that converts it without saturating leases its claims for a negative or
 	// wrapped time, and their completes are refused.
 	a := protocol.ParkArgs{Queue: "orders", Consumers: n, Jobs: n, LeaseMS: protocol.MaxMS, ParkMS: 1000, TimeoutMS: 20000}
-	t.completed(<-t.park(a), start, 20*time.Second, ids, fmt.Sprintf("%d consumers (the most park takes) with a lease of %d ms complete %d jobs", n, protocol.MaxMS, n))
+	r := <-t.park(a)
+	t.completed(r, start, 20*time.Second, ids, fmt.Sprintf("%d consumers (the most park takes) with a lease of %d ms complete %d jobs", n, protocol.MaxMS, n))
+	t.leasedAsAsked(r, a.LeaseMS)
 }
 
 // parkLeasePastADuration is C14's: a lease just past what a time.Duration holds (2^63 ns, about
@@ -96,5 +101,33 @@ func parkLeasePastADuration(t *T) {
 	start := time.Now()
 	a := protocol.ParkArgs{Queue: "orders", Consumers: 1, Jobs: 1, LeaseMS: lease, ParkMS: 1000, TimeoutMS: 20000}
 	t.cover(rules.FieldRange)
-	t.completed(<-t.park(a), start, 20*time.Second, ids, fmt.Sprintf("a consumer with a lease of %d ms completes its job", lease))
+	r := <-t.park(a)
+	t.completed(r, start, 20*time.Second, ids, fmt.Sprintf("a consumer with a lease of %d ms completes its job", lease))
+	t.leasedAsAsked(r, a.LeaseMS)
+}
+
+// leasedAsAsked checks that a park's consumers claimed under the park's lease_ms (A16-5: it is
+// the consumers' lease; canon §1.4: a client sends the duration, the script takes the time):
+// every claim the port ran since the park was sent (claim, claim_batch or lane_claim, each taking
+// lease_ms as ARGV[1]) carries exactly lease, and the park's jobs show there was one. A lease
+// replaced by a default, scaled by a unit, or clamped to what the port's timers hold completes
+// the park's jobs all the same (they are completed at once): only the wire tells. The session
+// serves one request at a time, so the park's claims are the only ones in the window.
+func (t *T) leasedAsAsked(r parked, lease int64) {
+	want := strconv.FormatInt(lease, 10)
+	what := fmt.Sprintf("every claim of a park with lease_ms %d carries that lease (ARGV[1] %s): the park's lease_ms is its consumers' lease (A16-5)", lease, want)
+	t.cover(rules.FieldRange)
+	n := 0
+	for _, l := range t.portCommands(r.from) {
+		// By the law's table of the scripts admitted (an edited script has its own SHA1).
+		name := t.law.scripts[strings.ToLower(argAt(l, 1))].Name
+		if l.Cmd() != "EVALSHA" || (name != lua.Claim && name != lua.LaneClaim && name != lua.ClaimBatch) {
+			continue
+		}
+		n++
+		if _, argv, err := wire.EvalKeys(l.Args); err != nil || len(argv) == 0 || argv[0] != want {
+			t.fail(rules.FieldRange, what, fmt.Sprintf("%s with ARGV %q", name, argv), l)
+		}
+	}
+	t.check(n > 0 || len(r.res.Jobs) == 0, rules.FieldRange, what, "%d jobs completed and no claim from the port on the wire", len(r.res.Jobs))
 }

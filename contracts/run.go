@@ -35,11 +35,11 @@ type RunOptions struct {
 // longClauses pick, longest first, the clauses that take longest, so that a run on several
 // lanes deals them out first and none is left running alone at the end: the outages, which wait
 // on the port's own timers (a silent line found lost, redials paced through a refusal, a park
-// answering a loss), and a healthy session held for seconds; each holds a lane while it uses
-// little of a core. Then the model-checked walks, the minter lease's waits on the server's
-// clock, the fields and the limits at their maximum, park's timing.
+// answering a loss, a connect nobody answers given up), and a healthy session held for seconds;
+// each holds a lane while it uses little of a core. Then the model-checked walks, the minter
+// lease's waits on the server's clock, the fields and the limits at their maximum, park's timing.
 var longClauses = []*regexp.Regexp{
-	regexp.MustCompile(`falls?-silent|redials-|/dropped-|/park-answers-|/park-lines-|-kept$`),
+	regexp.MustCompile(`falls?-silent|redials-|/dropped-|/park-answers-|/park-lines-|-kept$|/unanswered-`),
 	regexp.MustCompile(`/walk-|/lease-|/fields$|-fields$|at-its-maximum|/idle-|clock-back|sequence-overflow|cut-at-every-byte`),
 }
 

@@ -7,7 +7,8 @@
 // of a restarting one does), or be down for a while (nothing listens: a new connection is
 // refused by the kernel, as a stopped server's is), while the connections already open keep
 // working. And it can make open connections slow (the server's bytes handed on late, in order)
-// or silent (nothing handed on, nothing closed).
+// or silent (nothing handed on, nothing closed). Apart from the relay, Unanswered is an address
+// whose connects nothing answers, as a server's behind a dropped route.
 package chop
 
 import (

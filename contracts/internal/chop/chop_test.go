@@ -317,3 +317,35 @@ func TestLagHandsOnLate(t *testing.T) {
 		t.Fatalf("a silenced lagging connection read %d bytes, %v; want nothing", n, err)
 	}
 }
+
+// A dial to an unanswered address waits until it gives up, however long it is given; once the
+// address is closed, a dial is refused.
+func TestUnansweredDropsConnects(t *testing.T) {
+	u, err := StartUnanswered(time.Second)
+	if errors.Is(err, ErrAnswered) {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		c, err := net.DialTimeout("tcp", u.Addr(), 1500*time.Millisecond)
+		var ne net.Error
+		if !errors.As(err, &ne) || !ne.Timeout() {
+			if c != nil {
+				c.Close()
+			}
+			t.Fatalf("a dial to the unanswered address: %v, want a timeout", err)
+		}
+	}
+	addr := u.Addr()
+	if err := u.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := net.Dial("tcp", addr); !errors.Is(err, syscall.ECONNREFUSED) {
+		if c != nil {
+			c.Close()
+		}
+		t.Fatalf("a dial once closed: %v, want ECONNREFUSED", err)
+	}
+}
