@@ -2,6 +2,7 @@ package contracts
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -28,6 +29,7 @@ var c02 = Contract{ID: "C02", Name: "mint",
 		{name: "lease-contended", body: leaseContended, noHello: true},
 		{name: "lease-range-ends", body: leaseRangeEnds, noHello: true},
 		{name: "lease-renewed-and-lost", body: leaseRenewedAndLost, noHello: true},
+		{name: "lease-lost-at-a-refused-renewal", body: leaseLostAtARefusedRenewal, noHello: true},
 		{name: "reconnect-after-lost-lease", body: reconnectAfterLostLease, noHello: true},
 		{name: "close-spares-a-taken-lease", body: closeSparesATakenLease},
 		{name: "owner-tokens-differ", body: ownerTokensDiffer},
@@ -238,6 +240,57 @@ func leaseRenewedAndLost(t *T) {
 	t.ok(d.Close(t.ctx), rules.Close, "close")
 	owner = t.minterLeases()[w]
 	t.check(owner == harnessOwner, rules.LeaseReleased, "close releases the port's own lease only: "+k+" still the other minter's", "it holds %q", owner)
+}
+
+// leaseLostAtARefusedRenewal is C02's, for a port that offers minter_ttl (§3.4-7, A9-5): a
+// refused renewal loses the lease at once, not when the minter's own clock says it ran out.
+// lease-renewed-and-lost mints a whole ttl after the theft, when both have happened, so a port
+// that ignored the refusal and minted on until its local expiry certified. Here the lease is 12
+// s: another minter takes the key, the kit waits for the port's renewal to show on the wire
+// (refused: the key is no longer the port's; within ttl/3, 4 s) and 2 s more for the port to
+// read the refusal, then mints, at most 6 s after the theft and at least 2 s before the lease
+// could run out by the port's clock (its last renewal was at most 4 s before the theft). A slow
+// machine that mints later only makes the check weaker.
+func leaseLostAtARefusedRenewal(t *T) {
+	const ttl = 12000
+	t.helloWith(protocol.HelloArgs{MinterTTLMS: ttl})
+	if !t.hasCap(protocol.CapMinterTTL) {
+		t.notRun("the port does not offer minter_ttl: with its own lease time the refused renewal and the lease's end cannot be told apart in a clause")
+	}
+	prev := t.mintN(1, rules.LeaseLost)[0]
+	w := t.portWorker(rules.LeaseLost)
+	k, _ := keys.Minter(w)
+	t.do("SET", k, harnessOwner, "PX", 30000)
+	from := t.mark() // after the theft: a renewal from here on ran against the other minter's key
+	t.cover(rules.LeaseLost)
+	if !t.renewalTried(from, k, ttl) {
+		t.fail(rules.LeaseRenewed, fmt.Sprintf("the port renews its lease on %s every ttl/3 (%d ms)", k, ttl/3), "no renewal of it on the wire within the ttl after another minter took it")
+	}
+	time.Sleep(2 * time.Second)
+	m, err := t.D.Mint(t.ctx, protocol.MintArgs{N: 1})
+	if err != nil {
+		t.check(t.answeredInternal(err), rules.LeaseLost, fmt.Sprintf("after its renewal on worker %d was refused, a mint that fails answers INTERNAL", w), "%v", err)
+		return
+	}
+	for _, id := range m.IDs[0] {
+		_, got, _ := ids.Split(t.validJob(id))
+		t.check(got != w && id > prev, rules.LeaseLost,
+			fmt.Sprintf("after its renewal on worker %d was refused (another minter holds the key), the minter mints nothing more under it, though its own clock gives the lease seconds more: a mint fails INTERNAL, or mints under a worker id it leased since, above %s", w, prev),
+			"%s under worker %d", id, got)
+	}
+}
+
+// renewalTried waits, up to ttl, for the port's renewal of key (SET key … IFEQ) on the wire
+// since mark from.
+func (t *T) renewalTried(from int, key string, ttl int64) bool {
+	for deadline := time.Now().Add(time.Duration(ttl) * time.Millisecond); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		for _, l := range t.portLines(from) {
+			if l.Cmd() == "SET" && argAt(l, 1) == key && slices.ContainsFunc(l.Args[3:], func(a string) bool { return strings.EqualFold(a, "IFEQ") }) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // mintWhileLeasing follows a mint that answered INTERNAL (err) after worker w was lost: INTERNAL

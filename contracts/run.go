@@ -39,7 +39,7 @@ type RunOptions struct {
 // each holds a lane while it uses little of a core. Then the model-checked walks, the minter
 // lease's waits on the server's clock, the fields and the limits at their maximum, park's timing.
 var longClauses = []*regexp.Regexp{
-	regexp.MustCompile(`falls?-silent|redials-|/dropped-|/park-answers-|/park-lines-|-kept$|/unanswered-`),
+	regexp.MustCompile(`falls?-silent|redials-|/dropped-|/park-answers-|/park-lines-|-kept$|/unanswered-|/lease-lost-at-`),
 	regexp.MustCompile(`/walk-|/lease-|/fields$|-fields$|at-its-maximum|/idle-|clock-back|sequence-overflow|cut-at-every-byte`),
 }
 
