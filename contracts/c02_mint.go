@@ -2,7 +2,6 @@ package contracts
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -284,10 +283,8 @@ func leaseLostAtARefusedRenewal(t *T) {
 // since mark from.
 func (t *T) renewalTried(from int, key string, ttl int64) bool {
 	for deadline := time.Now().Add(time.Duration(ttl) * time.Millisecond); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		for _, l := range t.portLines(from) {
-			if l.Cmd() == "SET" && argAt(l, 1) == key && slices.ContainsFunc(l.Args[3:], func(a string) bool { return strings.EqualFold(a, "IFEQ") }) {
-				return true
-			}
+		if t.setSince(from, key, "IFEQ") {
+			return true
 		}
 	}
 	return false

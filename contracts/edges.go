@@ -166,9 +166,14 @@ func leaseLostByOwnClock(t *T) {
 // acquiredSince tells whether the port sent SET {emq}:minter:<w> … NX (a lease acquisition)
 // since the monitor mark from.
 func (t *T) acquiredSince(from, w int) bool {
-	key := fmt.Sprintf("{emq}:minter:%d", w)
+	return t.setSince(from, fmt.Sprintf("{emq}:minter:%d", w), "NX")
+}
+
+// setSince tells whether the port sent SET key … with the option flag (NX: an acquisition,
+// IFEQ: a renewal or a release) since the monitor mark from.
+func (t *T) setSince(from int, key, flag string) bool {
 	for _, l := range t.portLines(from) {
-		if l.Cmd() == "SET" && argAt(l, 1) == key && slices.ContainsFunc(l.Args[3:], func(a string) bool { return strings.EqualFold(a, "NX") }) {
+		if l.Cmd() == "SET" && argAt(l, 1) == key && slices.ContainsFunc(l.Args[3:], func(a string) bool { return strings.EqualFold(a, flag) }) {
 			return true
 		}
 	}
