@@ -104,9 +104,14 @@ func (t *T) idleWire(from int, wake string) {
 // its script ran: an EVALSHA answered NOSCRIPT (a server whose script cache is still empty, as
 // when the clause runs first) ran nothing and is sent again after SCRIPT LOAD (§5.3).
 func (t *T) noPolling(from int, a protocol.ParkArgs) {
-	claiming := map[string]bool{}
-	for _, name := range []string{lua.Claim, lua.LaneClaim, lua.ClaimBatch} {
-		claiming[t.cfg.Bundle.MustScript(name).SHA1] = true
+	// By the scripts the port loaded, not the canon's SHA1s: a port running an edited claim
+	// script still claims with it.
+	claiming := func(sha string) bool {
+		switch t.law.scripts[strings.ToLower(sha)].Name {
+		case lua.Claim, lua.LaneClaim, lua.ClaimBatch:
+			return true
+		}
+		return false
 	}
 	ran := map[int]bool{} // the EVALSHA lines whose script called the server
 	for _, l := range t.portLines(from) {
@@ -117,7 +122,7 @@ func (t *T) noPolling(from int, a protocol.ParkArgs) {
 	claims, pops := 0, 0
 	for _, l := range t.portCommands(from) {
 		switch {
-		case l.Cmd() == "EVALSHA" && claiming[argAt(l, 1)] && ran[l.Seq]:
+		case l.Cmd() == "EVALSHA" && claiming(argAt(l, 1)) && ran[l.Seq]:
 			claims++
 		case l.Cmd() == "BLPOP":
 			pops++
