@@ -342,6 +342,21 @@ func reconnectAfterLostLease(t *T) {
 		t.setClock(c, t.now()+5000, 200, rules.LeaseRelet)
 	}
 	before := t.mintN(3, rules.LeaseRelet)
+	// First a reconnect while 700 is still the port's and every other id is leased elsewhere:
+	// renewing is then the one way A9-7 leaves, so the reconnect succeeds and the port mints on
+	// under 700, above the ids before it (a port that gave a renewed lease up for another id
+	// would find none free).
+	t.ok(t.D.Reconnect(t.ctx), rules.LeaseRelet, fmt.Sprintf("reconnect while the port holds worker %d and every other worker id is leased elsewhere", first))
+	for _, id := range t.mintN(3, rules.LeaseRelet) {
+		_, w, _ := ids.Split(t.validJob(id))
+		t.check(w == first && id > before[len(before)-1], rules.LeaseRelet,
+			fmt.Sprintf("after a reconnect that could only renew the lease on worker %d, ids under %d above %s", first, first, before[len(before)-1]),
+			"%s under worker %d", id, w)
+		before = append(before, id)
+	}
+	if owner := t.minterLeases()[first]; owner == "" || owner == harnessOwner {
+		t.fail(rules.LeaseRelet, fmt.Sprintf("after the reconnect, the port still holds worker %d", first), fmt.Sprintf("it holds %q", owner))
+	}
 	// While the port is connected another minter takes 700 away, and 0–699 come free.
 	// A reconnect renews the lease or leases another id: here it must find 700 lost,
 	// and its new, lower worker id must not mint below the ids of 700.

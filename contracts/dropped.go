@@ -94,14 +94,15 @@ func reconnectDuringARedial(t *T) {
 // front of one server): a redial that a reconnect overtook must not deafen the port to the next
 // loss. The redial stops in its fence (withARedialHeldInItsFence), and the kit sends reconnect,
 // whose new connection stops there too. The server closes the redial's connection — its attempt
-// fails, the connection it was to replace already replaced by the reconnect — and lifts the
-// pause, so the reconnect is answered; then it drops the reconnect's connection. That is a loss
-// like any other: within 30 s the session serves again (B-282). A port whose overtaken redial
-// backs off once more before it sees it is over, and takes no notice of a loss meanwhile, never
-// redials the reconnect's connection and answers INTERNAL for ever. Every step waits on what the
-// server shows (CLIENT LIST) or on the reconnect's reply, so a slow machine cannot fail a correct
-// port; a port that redials only when asked shows no redial, and the clause then checks only the
-// drop after its reconnect.
+// fails, the connection it was to replace already replaced by the reconnect, whose own is not
+// open yet: a port that exits there fails (B-21) — and, once the port has closed its side of it
+// (the relay tells), lifts the pause, so the reconnect is answered; then it drops the
+// reconnect's connection. That is a loss like any other: within 30 s the session serves again
+// (B-282). A port whose overtaken redial backs off once more before it sees it is over, and
+// takes no notice of a loss meanwhile, never redials the reconnect's connection and answers
+// INTERNAL for ever. Every step waits on what the server shows (CLIENT LIST), the relay or the
+// reconnect's reply, so a slow machine cannot fail a correct port; a port that redials only when
+// asked shows no redial, and the clause then checks only the drop after its reconnect.
 func droppedAfterAReconnectMidRedial(t *T) {
 	t.withARedialHeldInItsFence(func(r *chop.Relay, h heldRedial) {
 		replied := make(chan error, 1)
@@ -121,6 +122,16 @@ func droppedAfterAReconnectMidRedial(t *T) {
 				case <-time.After(10 * time.Millisecond):
 				}
 			}
+			// The relay hands the server's close on as a FIN and tells when the port closed its
+			// side, so the pause is lifted only once the port has taken the loss in: a port whose
+			// redial then ends must be sure to meet the reconnect still in flight, whatever
+			// order its event loop would have met the two in had they come together.
+			redialAt := map[string]bool{}
+			for _, c := range h.redial {
+				redialAt[c["addr"]] = true
+			}
+			atRedial := func(serverSide string) bool { return redialAt[serverSide] }
+			r.HalfClose(atRedial)
 			for _, c := range h.redial {
 				t.killClient(c)
 			}
@@ -132,7 +143,7 @@ func droppedAfterAReconnectMidRedial(t *T) {
 						}
 					}
 				}
-				return true
+				return !slices.ContainsFunc(r.ClientClosed(atRedial), time.Time.IsZero)
 			}
 			for until := time.Now().Add(5 * time.Second); !gone() && time.Now().Before(until); {
 				time.Sleep(10 * time.Millisecond)

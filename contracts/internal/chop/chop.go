@@ -51,6 +51,8 @@ type leg struct {
 	client, server net.Conn
 	silent         atomic.Bool
 	clientGone     atomic.Int64 // unix ns when the client side ended while silent; 0 before
+	halfClose      atomic.Bool  // the server's close goes on as a FIN only (HalfClose)
+	clientEnd      atomic.Int64 // unix ns when the client side ended; 0 before
 	lag            atomic.Int64 // ns; 0: the server's bytes go on as they come
 	late           chan lateBytes
 }
@@ -278,6 +280,41 @@ func (r *Relay) SilentGone(match func(serverSide string) bool) []time.Time {
 	return out
 }
 
+// HalfClose makes every open connection whose end at the server match names hand the server's
+// close on as a FIN only (the relay's write side to the client), and keep reading the client,
+// dropping what it sends, until the client closes its side, so that ClientClosed tells when the
+// client took the loss in. The client sees the close as before. It returns how many it marked.
+func (r *Relay) HalfClose(match func(serverSide string) bool) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, l := range r.legs {
+		if match(l.server.LocalAddr().String()) {
+			l.halfClose.Store(true)
+			n++
+		}
+	}
+	return n
+}
+
+// ClientClosed says, for each connection HalfClose marked whose end at the server match names,
+// when its client closed it (the zero time while it is open).
+func (r *Relay) ClientClosed(match func(serverSide string) bool) []time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []time.Time
+	for _, l := range r.legs {
+		if l.halfClose.Load() && match(l.server.LocalAddr().String()) {
+			var at time.Time
+			if ns := l.clientEnd.Load(); ns != 0 {
+				at = time.Unix(0, ns)
+			}
+			out = append(out, at)
+		}
+	}
+	return out
+}
+
 // EndSilence closes the silent connections, as the server's side does once the route is back.
 func (r *Relay) EndSilence() {
 	r.mu.Lock()
@@ -344,9 +381,15 @@ func (r *Relay) handLate(dst net.Conn, l *leg) {
 // leg is stamped.
 func (r *Relay) pipe(dst, src net.Conn, cut bool, l *leg) {
 	defer r.wg.Done()
-	defer dst.Close()
-	defer src.Close()
 	fromServer := src == l.server
+	defer func() {
+		src.Close()
+		if tc, ok := dst.(*net.TCPConn); ok && fromServer && l.halfClose.Load() {
+			tc.CloseWrite() // a FIN only: the client's own close ends the other direction
+			return
+		}
+		dst.Close()
+	}()
 	if fromServer {
 		defer close(l.late)
 	}
@@ -364,7 +407,7 @@ func (r *Relay) pipe(dst, src net.Conn, cut bool, l *leg) {
 			b = nil
 		}
 		if !cut && len(b) > 0 {
-			if _, werr := dst.Write(b); werr != nil {
+			if _, werr := dst.Write(b); werr != nil && (fromServer || !l.halfClose.Load()) {
 				return
 			}
 			b = nil
@@ -382,6 +425,9 @@ func (r *Relay) pipe(dst, src net.Conn, cut bool, l *leg) {
 		if err != nil {
 			if src == l.client && silent.Load() {
 				l.clientGone.CompareAndSwap(0, time.Now().UnixNano())
+			}
+			if src == l.client {
+				l.clientEnd.CompareAndSwap(0, time.Now().UnixNano())
 			}
 			return // EOF or closed: the deferred closes end the other direction too
 		}

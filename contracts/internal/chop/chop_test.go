@@ -280,6 +280,50 @@ func TestSilentGoneStampsTheClientsClose(t *testing.T) {
 	t.Fatal("the client's close was never stamped")
 }
 
+// A half-closing connection hands the server's close on as EOF and keeps the client's side open
+// until the client closes it, which ClientClosed stamps.
+func TestHalfCloseStampsTheClientsClose(t *testing.T) {
+	// The server closes each connection once it has read four bytes.
+	r, err := Start(serve(t, func(c net.Conn) { io.ReadFull(c, make([]byte, 4)) }), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	c, err := net.Dial("tcp", r.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	all := func(string) bool { return true }
+	// A dial returns when the kernel queues the connection, before the relay takes it.
+	for deadline := time.Now().Add(30 * time.Second); r.HalfClose(all) == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the relay never took the connection")
+		}
+	}
+	if _, err := c.Write([]byte("ping")); err != nil {
+		t.Fatal(err)
+	}
+	_ = c.SetReadDeadline(time.Now().Add(30 * time.Second)) // bounds a broken relay, not a slow one
+	if _, err := c.Read(make([]byte, 4)); !errors.Is(err, io.EOF) {
+		t.Fatalf("after the server's close the client reads %v, want EOF", err)
+	}
+	if got := r.ClientClosed(all); len(got) != 1 || !got[0].IsZero() {
+		t.Fatalf("before the client closes: %v, want one zero time", got)
+	}
+	before := time.Now()
+	c.Close()
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if got := r.ClientClosed(all); len(got) == 1 && !got[0].IsZero() {
+			if got[0].Before(before) {
+				t.Fatalf("stamped %v, before the close at %v", got[0], before)
+			}
+			return
+		}
+	}
+	t.Fatal("the client's close was never stamped")
+}
+
 // A lagging connection hands the server's bytes on late but whole and in order, and still falls
 // silent; a new one is relayed at once.
 func TestLagHandsOnLate(t *testing.T) {
