@@ -75,6 +75,13 @@ func TestEnginesDieWithParent(t *testing.T) {
 	if !alive(vpid) || !alive(ppid) || len(pgKids) == 0 {
 		t.Fatalf("engines not up: valkey %d postgres %d children %v", vpid, ppid, pgKids)
 	}
+	// The dirs exist while their owner lives (checked before the kill: once it is dead, any
+	// engine start on the machine may sweep them).
+	for _, d := range []string{vdir, pdir} {
+		if _, err := os.Stat(d); err != nil {
+			t.Fatalf("helper's dir %s: %v", d, err)
+		}
+	}
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -85,12 +92,8 @@ func TestEnginesDieWithParent(t *testing.T) {
 			syscall.Kill(pid, syscall.SIGKILL)
 		}
 	}
-	for _, d := range []string{vdir, pdir} {
-		if _, err := os.Stat(d); err != nil {
-			t.Fatalf("helper's dir %s: %v", d, err)
-		}
-	}
-	// The next start finds the dead owner's dirs and removes them.
+	// The next start finds the dead owner's dirs and removes them. (Any engine another process
+	// on the machine starts meanwhile may sweep them first: the same sweep.)
 	v, err := engines.StartValkey(context.Background(), engines.ValkeyOptions{Args: []string{"--maxclients", "100"}})
 	if err != nil {
 		t.Fatal(err)
