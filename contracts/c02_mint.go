@@ -28,6 +28,7 @@ var c02 = Contract{ID: "C02", Name: "mint",
 		{name: "lease-contended", body: leaseContended, noHello: true},
 		{name: "lease-range-ends", body: leaseRangeEnds, noHello: true},
 		{name: "lease-renewed-and-lost", body: leaseRenewedAndLost, noHello: true},
+		{name: "lease-renewed-at-the-range-ends", body: leaseRenewedAtTheRangeEnds, noHello: true},
 		{name: "lease-lost-at-a-refused-renewal", body: leaseLostAtARefusedRenewal, noHello: true},
 		{name: "reconnect-after-lost-lease", body: reconnectAfterLostLease, noHello: true},
 		{name: "close-spares-a-taken-lease", body: closeSparesATakenLease},
@@ -186,8 +187,25 @@ func leaseRangeEnds(t *T) {
 	}
 }
 
+// leaseRenewedAtTheRangeEnds: a minter renews its lease every ttl/3 whatever worker id it holds
+// (canon §3.4-6, A9), the ends of 0–1023 too. lease-renewed-and-lost watches the renewals of the
+// id the port picks, at random (§3.4-4), so a port that could not renew worker 0 or 1023 (a
+// guard that takes 0 for "no lease held", say) certified but for one run in 1024, its lease
+// lapsing a ttl after it was taken. Here the harness leases every other worker id, so the port
+// leases an end, and its renewals on the wire and on the server, and a mint after them, are
+// watched there, at each end in a fresh session, under leaseRenewed's scales (a busy machine's
+// stall is tried again under a longer lease).
+func leaseRenewedAtTheRangeEnds(t *T) {
+	for i, end := range []int{0, ids.MaxWorker} {
+		if i > 0 {
+			t.nextSession() // releases the other end's lease; the next hello is this end's
+		}
+		t.leaseRenewed(end)
+	}
+}
+
 func leaseRenewedAndLost(t *T) {
-	prev, w, ttl := t.leaseRenewed()
+	prev, w, ttl := t.leaseRenewed(-1)
 	k, _ := keys.Minter(w)
 	// Another minter takes the worker id away, in one SET (with a DEL first, the port could
 	// rightly lease the freed id again in between). Within a ttl the port's renewal is

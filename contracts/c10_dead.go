@@ -3,9 +3,11 @@ package contracts
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 
+	"github.com/echomq/kit/contracts/internal/chop"
 	"github.com/echomq/kit/contracts/rules"
 	"github.com/echomq/kit/protocol"
 )
@@ -28,6 +30,7 @@ var c10 = Contract{ID: "C10", Name: "dead",
 		{name: "revive-purge-not-dead", body: revivePurgeNotDead},
 		{name: "morgue-default-limit", body: morgueDefaultLimit},
 		{name: "walk-morgue", body: walkMorgue.body},
+		{name: "dropped-at-every-byte-of-the-morgue", body: droppedAtEveryByteOfTheMorgue, noHello: true, only: standaloneOnly},
 	},
 }
 
@@ -260,4 +263,45 @@ func bury(t *T, payload, why string) (string, int64) {
 	t.check(c.ID == id, rules.Claim, "the claim returns the job just enqueued", "%s", c.ID)
 	t.ok(t.D.Fail(t.ctx, protocol.FailArgs{FenceArgs: fa("orders", id, c.Token), Error: why}), rules.Fail, "fail")
 	return id, c.Token
+}
+
+// droppedAtEveryByteOfTheMorgue is C10's, on a standalone server only (the relay stands in front
+// of one server). A morgue answers from several of the server's replies (the dead list, then each
+// job's row and error), and a port may read them in one pipeline. When the server drops the
+// connection under a request, the request may answer INTERNAL (B-282), and otherwise answers as
+// documented (B-66: each job's id, attempts, payload_b64, error, died_ms); it never makes an answer
+// of the replies it read and the loss it met in place of one it did not read. Here the port says
+// hello through a relay, one job dies with its error, and a morgue's replies are measured; then,
+// for every byte position n of them, the relay hands on n bytes of the server's and drops the
+// port's connections: the morgue must answer as the first one did, or INTERNAL, and the session
+// must serve again within 30 s (B-282). Nothing waits on a clock: a cut the port's other traffic
+// (a lease renewal's reply) moves only moves where the reply is cut.
+func droppedAtEveryByteOfTheMorgue(t *T) {
+	t.throughRelay(0, rules.Dropped, relayHello, func(r *chop.Relay) {
+		id := t.enqueue("graves", "bones")
+		c := t.mustClaim("graves", 30000)
+		t.ok(t.D.Fail(t.ctx, protocol.FailArgs{FenceArgs: fa("graves", id, c.Token), Error: "fatal"}), rules.Fail, "fail")
+		args := protocol.MorgueArgs{Queue: "graves"}
+		from := r.Taken()
+		want, err := t.D.Morgue(t.ctx, args)
+		t.ok(err, rules.Morgue, "morgue")
+		t.check(len(want.Jobs) == 1 && want.Jobs[0].ID == id && want.Jobs[0].Error == "fatal", rules.Morgue,
+			fmt.Sprintf("the morgue lists %s, dead with error \"fatal\"", id), "%+v", want.Jobs)
+		size := r.Taken() - from
+		t.cover(rules.Dropped)
+		for n := range size {
+			r.DropAfter(n)
+			got, err := t.D.Morgue(t.ctx, args)
+			r.DropAfter(-1) // a morgue that read fewer bytes leaves the drop unspent
+			switch {
+			case err == nil:
+				t.check(reflect.DeepEqual(got, want), rules.Dropped,
+					fmt.Sprintf("a morgue whose connection the server dropped after %d bytes of its replies answers INTERNAL, or as documented (B-66): %+v", n, want.Jobs),
+					"it answered %+v", got.Jobs)
+			case !t.answeredInternal(err):
+				t.fail(rules.Dropped, fmt.Sprintf("a morgue whose connection the server dropped after %d bytes of its replies answers INTERNAL, or as documented (B-66)", n), err.Error())
+			}
+			t.ok(t.afterDrop(nil), rules.Dropped, fmt.Sprintf("an enqueue after the server dropped the port's connections %d bytes into a morgue's replies (retried while it answers INTERNAL, up to 30 s)", n))
+		}
+	})
 }

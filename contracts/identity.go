@@ -173,11 +173,17 @@ var leaseScales = []int64{leaseTTLForClauses, 4 * leaseTTLForClauses, 16 * lease
 // in time is tried again in a fresh session under the next, longer lease of leaseScales; a port
 // that renews too seldom, or never, fails at every scale. So does a lease lapsed before its
 // first look (a busy machine's stall longer than a short lease): below the last scale it is
-// tried again. It returns the last id the session that passed minted, its worker id and its
-// lease time.
-func (t *T) leaseRenewed() (prev string, w int, ttl int64) {
+// tried again. With only >= 0, every other worker id is leased to the harness before each
+// hello, so the port leases only (an end of the range, say) and its renewals are watched there;
+// with only < 0 the port leases the id it picks. It returns the last id the session that passed
+// minted, its worker id and its lease time.
+func (t *T) leaseRenewed(only int) (prev string, w int, ttl int64) {
 	for i := 0; ; i++ {
 		ask, from := leaseScales[i], t.mark()
+		if only >= 0 {
+			t.takeAllBut(only)
+			t.freeWorkers([]int{only}) // an earlier session's lease on it, released or not
+		}
 		t.helloWith(protocol.HelloArgs{MinterTTLMS: ask})
 		if i < len(leaseScales)-1 {
 			m, err := t.D.Mint(t.ctx, protocol.MintArgs{N: 1})
@@ -190,6 +196,9 @@ func (t *T) leaseRenewed() (prev string, w int, ttl int64) {
 			prev = t.mintN(1, rules.LeaseRenewed)[0]
 		}
 		w = t.portWorker(rules.LeaseRenewed)
+		if only >= 0 && w != only {
+			t.fail(rules.LeaseFree, fmt.Sprintf("with only worker id %d free, the port leases it", only), fmt.Sprintf("it minted under worker %d", w))
+		}
 		k, _ := keys.Minter(w)
 		mine := t.minterLeases()[w]
 		ttl = t.leaseTTL(w, from)

@@ -42,6 +42,8 @@ type Relay struct {
 	refused atomic.Int64
 	cutNext atomic.Int64
 	cut     atomic.Int64
+	budget  atomic.Int64 // server bytes still handed on before every connection is dropped; -1: none
+	taken   atomic.Int64 // server bytes read, every connection
 }
 
 // leg is one relayed connection: the client's side and the relay's connection to the server.
@@ -77,6 +79,7 @@ func StartOn(host, target string, pause time.Duration) (*Relay, error) {
 		return nil, fmt.Errorf("chop: listen: %w", err)
 	}
 	r := &Relay{addr: ln.Addr().String(), ln: ln, target: target, pause: pause}
+	r.budget.Store(-1)
 	r.wg.Add(1)
 	go r.accept(ln)
 	return r, nil
@@ -142,6 +145,35 @@ func (r *Relay) Dials() int64 { return r.dials.Load() }
 // CutAfterFirstReply makes the next n connections end right after the server's first reply
 // reaches the client (a connection that dies during its own handshake, HELLO answered).
 func (r *Relay) CutAfterFirstReply(n int64) { r.cutNext.Store(n) }
+
+// DropAfter makes the relay hand on n more bytes of the server's (over every connection, in the
+// order it reads them), then drop every connection, both its ends, as a server that drops its
+// clients at that byte does: a reply is cut off at any byte position wanted. New connections,
+// the drop's redials, are relayed as before; a DropAfter not yet spent is replaced, and n < 0
+// disarms it.
+func (r *Relay) DropAfter(n int64) { r.budget.Store(max(n, -1)) }
+
+// Taken is how many bytes the relay has read from the server, over every connection.
+func (r *Relay) Taken() int64 { return r.taken.Load() }
+
+// spend takes up to n bytes of DropAfter's budget: k may go on, and drop says the budget is
+// spent (and disarmed), so the connections are to be dropped once the k are written.
+func (r *Relay) spend(n int) (k int, drop bool) {
+	for {
+		v := r.budget.Load()
+		if v < 0 {
+			return n, false
+		}
+		k = int(min(int64(n), v))
+		left := v - int64(k)
+		if left == 0 {
+			left = -1
+		}
+		if r.budget.CompareAndSwap(v, left) {
+			return k, left < 0
+		}
+	}
+}
 
 // takeCut spends one of CutAfterFirstReply's connections, if any is left.
 func (r *Relay) takeCut() bool {
@@ -401,6 +433,14 @@ func (r *Relay) pipe(dst, src net.Conn, cut bool, l *leg) {
 		b := buf[:n]
 		if silent.Load() {
 			b = nil
+		}
+		if fromServer && len(b) > 0 {
+			r.taken.Add(int64(len(b)))
+			if k, drop := r.spend(len(b)); drop {
+				_, _ = dst.Write(b[:k])
+				r.Drop()
+				return
+			}
 		}
 		if lag := time.Duration(l.lag.Load()); fromServer && lag > 0 && len(b) > 0 {
 			l.late <- lateBytes{time.Now().Add(lag), slices.Clone(b)}

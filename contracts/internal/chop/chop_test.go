@@ -182,6 +182,32 @@ func TestCutAfterFirstReply(t *testing.T) {
 	}
 }
 
+// DropAfter hands on that many more of the server's bytes, then drops every connection; the
+// connections opened after it are relayed as usual, and Taken counts what the server sent.
+func TestDropAfterCutsAReplyOff(t *testing.T) {
+	r, open := relayed(t)
+	before := r.Taken()
+	r.DropAfter(6)
+	if _, err := open.Write([]byte("ping, pong")); err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(open)
+	if string(got) != "ping, " || err != nil {
+		t.Fatalf("after DropAfter(6): read %q then %v, want \"ping, \" then the end", got, err)
+	}
+	if n := r.Taken() - before; n < 6 {
+		t.Fatalf("taken %d bytes of the server's, want at least 6", n)
+	}
+	c, err := net.Dial("tcp", r.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := echo(c); err != nil {
+		t.Fatalf("a connection after the drop: %v", err)
+	}
+}
+
 // echoServer listens on a free loopback port and echoes every connection until the test ends.
 func echoServer(t *testing.T) string {
 	return serve(t, func(c net.Conn) { io.Copy(c, c) })
