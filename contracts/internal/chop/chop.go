@@ -265,16 +265,7 @@ func (r *Relay) track(l *leg) bool {
 // handed on either way, and no socket is closed. New connections are relayed as before. It
 // returns how many fell silent.
 func (r *Relay) Silence(match func(serverSide string) bool) int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	n := 0
-	for _, l := range r.legs {
-		if match(l.server.LocalAddr().String()) {
-			l.silent.Store(true)
-			n++
-		}
-	}
-	return n
+	return r.each(match, func(l *leg) { l.silent.Store(true) })
 }
 
 // Lag makes every open connection whose end at the server matches slow, as a loaded server or a
@@ -282,34 +273,13 @@ func (r *Relay) Silence(match func(serverSide string) bool) int {
 // the relay, in order, and nothing is lost or closed (Silence still stops them). New
 // connections are relayed as before. It returns how many lag.
 func (r *Relay) Lag(match func(serverSide string) bool, d time.Duration) int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	n := 0
-	for _, l := range r.legs {
-		if match(l.server.LocalAddr().String()) {
-			l.lag.Store(int64(d))
-			n++
-		}
-	}
-	return n
+	return r.each(match, func(l *leg) { l.lag.Store(int64(d)) })
 }
 
 // SilentGone says, for each silent connection whose end at the server match names, when its
 // client closed it (the zero time while it is open).
 func (r *Relay) SilentGone(match func(serverSide string) bool) []time.Time {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []time.Time
-	for _, l := range r.legs {
-		if l.silent.Load() && match(l.server.LocalAddr().String()) {
-			var at time.Time
-			if ns := l.clientGone.Load(); ns != 0 {
-				at = time.Unix(0, ns)
-			}
-			out = append(out, at)
-		}
-	}
-	return out
+	return r.stamps(match, func(l *leg) (bool, int64) { return l.silent.Load(), l.clientGone.Load() })
 }
 
 // HalfClose makes every open connection whose end at the server match names hand the server's
@@ -317,34 +287,13 @@ func (r *Relay) SilentGone(match func(serverSide string) bool) []time.Time {
 // dropping what it sends, until the client closes its side, so that ClientClosed tells when the
 // client took the loss in. The client sees the close as before. It returns how many it marked.
 func (r *Relay) HalfClose(match func(serverSide string) bool) int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	n := 0
-	for _, l := range r.legs {
-		if match(l.server.LocalAddr().String()) {
-			l.halfClose.Store(true)
-			n++
-		}
-	}
-	return n
+	return r.each(match, func(l *leg) { l.halfClose.Store(true) })
 }
 
 // ClientClosed says, for each connection HalfClose marked whose end at the server match names,
 // when its client closed it (the zero time while it is open).
 func (r *Relay) ClientClosed(match func(serverSide string) bool) []time.Time {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []time.Time
-	for _, l := range r.legs {
-		if l.halfClose.Load() && match(l.server.LocalAddr().String()) {
-			var at time.Time
-			if ns := l.clientEnd.Load(); ns != 0 {
-				at = time.Unix(0, ns)
-			}
-			out = append(out, at)
-		}
-	}
-	return out
+	return r.stamps(match, func(l *leg) (bool, int64) { return l.halfClose.Load(), l.clientEnd.Load() })
 }
 
 // EndSilence closes the silent connections, as the server's side does once the route is back.
@@ -472,4 +421,39 @@ func (r *Relay) pipe(dst, src net.Conn, cut bool, l *leg) {
 			return // EOF or closed: the deferred closes end the other direction too
 		}
 	}
+}
+
+// each applies set to every open connection whose end at the server match names, and returns
+// how many it found.
+func (r *Relay) each(match func(serverSide string) bool, set func(*leg)) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, l := range r.legs {
+		if match(l.server.LocalAddr().String()) {
+			set(l)
+			n++
+		}
+	}
+	return n
+}
+
+// stamps lists, for each connection whose end at the server match names and that pick marks,
+// the time pick stamped on it in unix ns (the zero time while it has none).
+func (r *Relay) stamps(match func(serverSide string) bool, pick func(*leg) (marked bool, ns int64)) []time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []time.Time
+	for _, l := range r.legs {
+		marked, ns := pick(l)
+		if !marked || !match(l.server.LocalAddr().String()) {
+			continue
+		}
+		var at time.Time
+		if ns != 0 {
+			at = time.Unix(0, ns)
+		}
+		out = append(out, at)
+	}
+	return out
 }
