@@ -17,6 +17,7 @@ import (
 
 	"github.com/echomq/kit/contracts/report"
 	"github.com/echomq/kit/contracts/verdict"
+	"github.com/echomq/kit/internal/tempdir"
 )
 
 var update = flag.Bool("update", false, "rewrite the frozen conformance transcripts from a fresh run")
@@ -31,7 +32,7 @@ var bins = map[string]string{}
 
 func TestMain(m *testing.M) {
 	flag.Parse()
-	dir, err := os.MkdirTemp("", "emq-conform-test-")
+	dir, err := tempdir.New("", "emq-conform-test-", "emq-conform-test-")
 	scratch = dir
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -16,6 +16,8 @@ import (
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/echomq/kit/internal/tempdir"
 )
 
 // Spec is the check as bench/gate.json states it: how many rounds, at what confidence, and
@@ -133,7 +135,7 @@ func Run(ctx context.Context, cfg Config) *Result {
 		r.Seconds = time.Since(start).Seconds()
 		return r
 	}
-	scratch, err := os.MkdirTemp("", "emq-baseline-*")
+	scratch, err := tempdir.New("", "emq-baseline-", "emq-baseline-")
 	if err == nil {
 		defer os.RemoveAll(scratch)
 		src := filepath.Join(scratch, "src")
@@ -166,7 +168,7 @@ func Compare(ctx context.Context, cfg Config, base, tree Source) *Result {
 	prog := progress(cfg)
 	fmt.Fprintf(prog, "emq-bench: baseline check: building %s and %s\n", base.Label, tree.Label)
 	agentSrc := filepath.Join(cfg.Root, filepath.FromSlash(AgentDir))
-	scratch, err := os.MkdirTemp("", "emq-agents-*")
+	scratch, err := tempdir.New("", "emq-agents-", "emq-agents-")
 	if err != nil {
 		r.Status, r.Why = Fail, err.Error()
 		return r

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/echomq/kit/contracts"
+	"github.com/echomq/kit/internal/tempdir"
 )
 
 // The runner is given servers by address and starts none itself, and emq-conform links no engine
@@ -186,7 +187,7 @@ func (e *spawner) binary(ctx context.Context) (string, error) {
 	if _, err := exec.LookPath("go"); err != nil {
 		return "", errNoEngines
 	}
-	dir, err := os.MkdirTemp("", "emq-conform-engines-")
+	dir, err := tempdir.New("", "emq-conform-engines-", "emq-conform-engines-")
 	if err != nil {
 		return "", err
 	}

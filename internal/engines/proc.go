@@ -1,18 +1,16 @@
 package engines
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/echomq/kit/internal/tempdir"
 )
 
 // stopGrace is how long a stopping engine gets before SIGKILL.
@@ -131,55 +129,15 @@ func freePort() (int, error) {
 	return 0, errors.New("engines: no free loopback port")
 }
 
-// tempPrefix names our private temp dirs so stale ones can be found.
+// tempPrefix names our private temp dirs, one family (internal/tempdir) for every kind.
 const tempPrefix = "emq-engine-"
 
-// ownerFile in a temp dir records the PID of the process that created it.
-const ownerFile = ".owner-pid"
-
-// makeTempDir creates a private temp dir for one engine and records our PID in it, so a later run
-// can remove it if we die without stopping (the engine itself dies with us by Pdeathsig).
+// makeTempDir creates a private temp dir for one engine, its maker's PID recorded in it, so a
+// later run removes it if we die without stopping (the engine itself dies with us by Pdeathsig).
 func makeTempDir(kind string) (string, error) {
-	sweepStaleTempDirs()
-	dir, err := os.MkdirTemp("", tempPrefix+kind+"-")
+	dir, err := tempdir.New("", tempPrefix, tempPrefix+kind+"-")
 	if err != nil {
-		return "", fmt.Errorf("engines: temp dir: %w", err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, ownerFile), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
-		os.RemoveAll(dir)
 		return "", fmt.Errorf("engines: temp dir: %w", err)
 	}
 	return dir, nil
-}
-
-// sweepStaleTempDirs removes temp dirs whose creator is no longer alive. Best effort.
-func sweepStaleTempDirs() {
-	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), tempPrefix+"*"))
-	for _, d := range dirs {
-		b, err := os.ReadFile(filepath.Join(d, ownerFile))
-		if err != nil {
-			continue // being created, or not ours
-		}
-		pid, err := strconv.Atoi(string(bytes.TrimSpace(b)))
-		if err != nil || pid <= 0 || pidAlive(pid) {
-			continue
-		}
-		// Only once the creator is gone: its engines got SIGKILL by Pdeathsig with it.
-		os.RemoveAll(d)
-	}
-}
-
-// pidAlive reports whether a process with this PID exists (zombies count as gone).
-func pidAlive(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	// State is the field after the parenthesised command name.
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 || i+2 >= len(s) {
-		return true
-	}
-	return s[i+2] != 'Z' && s[i+2] != 'X'
 }

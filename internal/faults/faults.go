@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/echomq/kit/internal/engines"
+	"github.com/echomq/kit/internal/tempdir"
 	"github.com/echomq/kit/reference/bus"
 	"github.com/echomq/kit/reference/connector"
 )
@@ -249,7 +250,7 @@ func memDir() (string, error) {
 	if fi, err := os.Stat(shm); err != nil || !fi.IsDir() {
 		return "", errors.New("no memory-backed file system")
 	}
-	return os.MkdirTemp(shm, "emq-faults-")
+	return tempdir.New(shm, "emq-faults-", "emq-faults-")
 }
 
 // latency renders the server's LATENCY LATEST: event, latest and worst stall in ms.
