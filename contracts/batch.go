@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/echomq/kit/contracts/internal/chop"
 	"github.com/echomq/kit/contracts/rules"
 	"github.com/echomq/kit/drivers"
 	"github.com/echomq/kit/lua"
@@ -33,6 +34,57 @@ func (t *T) batcher() drivers.Batcher {
 		t.harness("the driver of a port declaring the batch capability has no batch ops")
 	}
 	return b
+}
+
+// enqueueBatchCutAtEveryByte is C02's, on a standalone server only (the relay stands in front of
+// one server): an enqueue_batch whose connection the server drops under it. A port may send the
+// batch as one script call or as several (a pipeline), and every clause else answers all of
+// them; here, as C10 dropped-at-every-byte-of-the-morgue does for a morgue's reads, the port
+// says hello through a relay, one enqueue_batch of three jobs (kit ids) measures the server's
+// replies, and then, for every byte position n of them, the relay hands on n bytes and drops
+// the port's connections under another enqueue_batch of three new ids. It must answer INTERNAL
+// (B-282: a request that meets the loss may) or as documented (B-246, A17-1: one result per job,
+// in order, each its job's id, whose row is then there), and the session must serve again
+// within 30 s (B-282). A port that fails the whole batch's call on the loss and then reads the
+// replies it never got, or exits, is caught at n = 0. Nothing waits on a clock: a cut the port's
+// other traffic (a lease renewal's reply) moves only moves where the reply is cut.
+func enqueueBatchCutAtEveryByte(t *T) {
+	offered := true
+	defer func() {
+		if !offered {
+			t.batcher() // NOT RUN, once the session through the relay is closed
+		}
+	}()
+	t.throughRelay(0, rules.Dropped, relayHello, func(r *chop.Relay) {
+		if offered = slices.Contains(t.Hello.Capabilities, protocol.CapBatch); !offered {
+			return
+		}
+		b := t.batcher()
+		base := uint64(1 << 45)
+		batch := func() protocol.EnqueueBatchArgs {
+			a := protocol.EnqueueBatchArgs{Queue: "orders"}
+			for _, id := range kitIDs(3, base) {
+				a.Jobs = append(a.Jobs, protocol.BatchJob{ID: id, PayloadB64: b64("cut")})
+			}
+			base += 3
+			return a
+		}
+		t.atEveryByte(r, "an enqueue_batch", func() {
+			_, err := b.EnqueueBatch(t.ctx, batch())
+			t.ok(err, rules.BatchEnqueue, "enqueue_batch of three jobs through the relay")
+		}, func(n int64) error {
+			a := batch()
+			got, err := b.EnqueueBatch(t.ctx, a)
+			if err == nil {
+				ok := len(got.Jobs) == len(a.Jobs)
+				for i := 0; ok && i < len(a.Jobs); i++ {
+					ok = got.Jobs[i].ID == a.Jobs[i].ID && t.exists(jobKey(t.q(a.Queue), a.Jobs[i].ID))
+				}
+				t.check(ok, rules.Dropped, fmt.Sprintf("an enqueue_batch whose connection the server dropped after %d bytes of its replies answers INTERNAL, or as documented (B-246: one result per job, in order, each job's row there)", n), "it answered %+v", got.Jobs)
+			}
+			return err
+		})
+	})
 }
 
 // enqueueBatchRows is C02's and C03's batch clauses.

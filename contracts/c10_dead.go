@@ -282,26 +282,21 @@ func droppedAtEveryByteOfTheMorgue(t *T) {
 		c := t.mustClaim("graves", 30000)
 		t.ok(t.D.Fail(t.ctx, protocol.FailArgs{FenceArgs: fa("graves", id, c.Token), Error: "fatal"}), rules.Fail, "fail")
 		args := protocol.MorgueArgs{Queue: "graves"}
-		from := r.Taken()
-		want, err := t.D.Morgue(t.ctx, args)
-		t.ok(err, rules.Morgue, "morgue")
-		t.check(len(want.Jobs) == 1 && want.Jobs[0].ID == id && want.Jobs[0].Error == "fatal", rules.Morgue,
-			fmt.Sprintf("the morgue lists %s, dead with error \"fatal\"", id), "%+v", want.Jobs)
-		size := r.Taken() - from
-		t.cover(rules.Dropped)
-		for n := range size {
-			r.DropAfter(n)
+		var want protocol.MorgueResult
+		t.atEveryByte(r, "a morgue", func() {
+			var err error
+			want, err = t.D.Morgue(t.ctx, args)
+			t.ok(err, rules.Morgue, "morgue")
+			t.check(len(want.Jobs) == 1 && want.Jobs[0].ID == id && want.Jobs[0].Error == "fatal", rules.Morgue,
+				fmt.Sprintf("the morgue lists %s, dead with error \"fatal\"", id), "%+v", want.Jobs)
+		}, func(n int64) error {
 			got, err := t.D.Morgue(t.ctx, args)
-			r.DropAfter(-1) // a morgue that read fewer bytes leaves the drop unspent
-			switch {
-			case err == nil:
+			if err == nil {
 				t.check(reflect.DeepEqual(got, want), rules.Dropped,
 					fmt.Sprintf("a morgue whose connection the server dropped after %d bytes of its replies answers INTERNAL, or as documented (B-66): %+v", n, want.Jobs),
 					"it answered %+v", got.Jobs)
-			case !t.answeredInternal(err):
-				t.fail(rules.Dropped, fmt.Sprintf("a morgue whose connection the server dropped after %d bytes of its replies answers INTERNAL, or as documented (B-66)", n), err.Error())
 			}
-			t.ok(t.afterDrop(nil), rules.Dropped, fmt.Sprintf("an enqueue after the server dropped the port's connections %d bytes into a morgue's replies (retried while it answers INTERNAL, up to 30 s)", n))
-		}
+			return err
+		})
 	})
 }

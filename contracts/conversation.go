@@ -31,6 +31,7 @@ var conversationClauses = []clause{
 	{name: "unreadable-lines-refused", body: unreadableLinesRefused},
 	{name: "input-ended-mid-park", body: inputEndedMidPark},
 	{name: "input-ended-after-close", body: inputEndedAfterClose},
+	{name: "input-ended-behind-an-enqueue", body: inputEndedBehindAnEnqueue},
 }
 
 func seqEchoedUnknownOpSecondHello(t *T) {

@@ -1049,3 +1049,25 @@ func (t *T) ownAdmin() *admin {
 	t.ownConnections(a)
 	return a
 }
+
+// atEveryByte measures the server's bytes one uncut call (uncut, with its own checks) reads
+// through r; then, for every byte position n of them, it has the relay drop the port's
+// connections after n more and calls cut, which checks an answer it got and returns the error
+// it got instead. That error must be INTERNAL (B-282: a request that meets the loss may answer
+// it), and the session must serve again within 30 s. Nothing waits on a clock: the port's
+// other traffic (a lease renewal's reply) only moves where the replies are cut.
+func (t *T) atEveryByte(r *chop.Relay, what string, uncut func(), cut func(n int64) error) {
+	from := r.Taken()
+	uncut()
+	size := r.Taken() - from
+	t.cover(rules.Dropped)
+	for n := range size {
+		r.DropAfter(n)
+		err := cut(n)
+		r.DropAfter(-1) // a call that read fewer bytes leaves the drop unspent
+		if err != nil && !t.answeredInternal(err) {
+			t.fail(rules.Dropped, fmt.Sprintf("%s whose connection the server dropped after %d bytes of its replies answers INTERNAL, or as documented", what, n), err.Error())
+		}
+		t.ok(t.afterDrop(nil), rules.Dropped, fmt.Sprintf("an enqueue after the server dropped the port's connections %d bytes into %s's replies (retried while it answers INTERNAL, up to 30 s)", n, what))
+	}
+}

@@ -3,8 +3,10 @@ package contracts
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
+	"github.com/echomq/kit/contracts/internal/domains"
 	"github.com/echomq/kit/contracts/rules"
 	"github.com/echomq/kit/drivers"
 	"github.com/echomq/kit/protocol"
@@ -105,6 +107,74 @@ func inputEndedAfterClose(t *T) {
 		"the park answered %+v", park.Jobs)
 	t.ok(p.replies[1].Err, rules.Close, "the close written after the park")
 	t.ok(err, rules.Close, "the port exits with status 0 after the close, its input ended")
+}
+
+// inputEndedBehindAnEnqueue is C01's, B-286 with a request read before the end: the kit writes
+// a park (1 consumer, jobs 1, timeout_ms 30000, on a queue nobody fills) and an enqueue of its own
+// id behind it, no close, and closes the port's input once the consumer blocks. B-286 ends the
+// session as close ends it, and a close written where the input ended would have been served
+// after the enqueue, which sees the effects of those before it (B-280): only a park in flight
+// ends at once, and its reply, like the enqueue's, nobody need read. So the port may end the park
+// at once or serve it to its job, which the kit enqueues after up to 1 s (a wait no check rests
+// on), but the enqueue it read runs whole: its job is pending once the port has exited 0. A port
+// that drops or cuts short the last request it read when its input ends (the reference's
+// portserver reads one line ahead, so its end of input comes the moment the enqueue is handed
+// over) leaves no job. An ignored field (B-277) fills the enqueue's line to 2 MiB, so the port
+// is still reading it when the end comes.
+func inputEndedBehindAnEnqueue(t *T) {
+	// As in input-ended-after-close, only a port with a conversation holds the enqueue read
+	// behind the park when its input ends; the in-process reference serves the two in turn.
+	e, ok := t.D.(drivers.InputEnder)
+	_, talks := t.D.(drivers.Conversing)
+	endInput := ok && talks
+	a := protocol.ParkArgs{Queue: "idle", Consumers: 1, Jobs: 1, LeaseMS: 30000, ParkMS: 30000, TimeoutMS: 30000}
+	id := kitIDs(1, 1<<50)[0]
+	const payload = "read before the input ended"
+	enq := request("enqueue", "queue", "orders", "id", id, "payload_b64", b64(payload))
+	enq.Fields[unknownField] = domains.Raw(strings.Repeat("a", 2<<20))
+	reqs := []drivers.RawRequest{
+		request("park", "queue", a.Queue, "consumers", a.Consumers, "jobs", a.Jobs, "lease_ms", a.LeaseMS, "park_ms", a.ParkMS, "timeout_ms", a.TimeoutMS),
+		enq,
+	}
+	finished := make(chan struct{})
+	t.parking = finished
+	done := make(chan error, 1)
+	go func() {
+		defer t.recoverPanic()
+		defer close(finished)
+		_, err := drivers.Pipeline(t.ctx, t.D, reqs)
+		done <- err
+	}()
+	t.waitBlocked(a.Consumers) // the port has read the park, and the enqueue written with it
+	until := time.Now().Add(time.Duration(a.TimeoutMS)*time.Millisecond + 15*time.Second)
+	ended := make(chan error, 1)
+	if endInput {
+		go func() {
+			defer t.recoverPanic()
+			ended <- e.EndInput(t.ctx, until)
+		}()
+		select {
+		case <-finished:
+		case <-time.After(time.Second):
+		}
+	} else {
+		ended <- nil
+	}
+	t.kitEnqueue(a.Queue, kitIDs(1, 1<<51))
+	perr := <-done
+	err := <-ended
+	if !endInput {
+		t.ok(perr, rules.InFlight, "a park and an enqueue served in turn")
+	}
+	t.ok(err, rules.InputEnded, "the session's end when the port's input ends, no close sent, with a park in flight and an enqueue read behind it (exit status 0)")
+	row := jobKey(t.q("orders"), id)
+	got, there := t.hget(row, "payload")
+	t.check(there && got == payload, rules.InputEnded,
+		fmt.Sprintf("the enqueue of %s, read before the input ended, ran whole as any request before a close (B-280): its job is there, payload %q, once the port has exited", id, payload),
+		"%s", map[bool]string{false: "no row " + row, true: "its payload is " + short(got)}[there])
+	if there {
+		t.state("orders", id, "pending", 0, rules.InputEnded)
+	}
 }
 
 // parkConnectionsClosed is C14's: a park of no job (answered at once, perhaps before its

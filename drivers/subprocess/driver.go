@@ -42,6 +42,7 @@ type driver struct {
 	inputEnd atomic.Bool // EndInput closed stdin: Close only reaps
 	closeIn  atomic.Bool // a pipeline wrote a close: an end of input after it is no B-286 end
 	mu       sync.Mutex  // guards kill vs. reap
+	wmu      sync.Mutex  // a request's write vs. EndInput's close of stdin: the close waits for it
 }
 
 func start(cmd *exec.Cmd, f *Factory) (*driver, error) {
@@ -193,6 +194,14 @@ func (d *driver) exitStatus(grace time.Duration) string {
 	return d.waitErr.Error()
 }
 
+// write writes b to the port's standard input, whole before an EndInput closes it.
+func (d *driver) write(b []byte) error {
+	d.wmu.Lock()
+	defer d.wmu.Unlock()
+	_, err := d.stdin.Write(b)
+	return err
+}
+
 // fail records a protocol-level failure, ends the process and returns the error.
 func (d *driver) fail(op, reason string, offending []byte) error {
 	d.f.rec.add("# the kit gave up on "+op+": ", []byte(reason))
@@ -295,7 +304,7 @@ func (d *driver) Line(ctx context.Context, text []byte, seq uint64) (json.RawMes
 	deadline := time.Now().Add(d.f.opt.Deadline)
 	_ = d.stdin.SetWriteDeadline(deadline)
 	d.f.rec.add("→ ", text)
-	if _, err := d.stdin.Write(append(slices.Clip(text), '\n')); err != nil {
+	if err := d.write(append(slices.Clip(text), '\n')); err != nil {
 		return nil, d.fail(op, fmt.Sprintf("could not write the line (%v); the port %s", err, d.exitStatus(time.Second)), nil)
 	}
 	l, err := d.await(ctx, op, seq, d.f.opt.Deadline, deadline, nil)
@@ -345,7 +354,7 @@ func (d *driver) Pipeline(ctx context.Context, reqs []drivers.RawRequest) ([]dri
 		}
 	}
 	_ = d.stdin.SetWriteDeadline(time.Now().Add(d.f.opt.Deadline))
-	if _, err := d.stdin.Write(batch); err != nil {
+	if err := d.write(batch); err != nil {
 		return nil, d.fail(reqs[0].Op, fmt.Sprintf("could not write the requests (%v); the port %s", err, d.exitStatus(time.Second)), nil)
 	}
 	out := make([]drivers.RawReply, len(reqs))
@@ -400,7 +409,7 @@ func (d *driver) sendSeq(ctx context.Context, op string, req []byte, seq uint64,
 	deadline := time.Now().Add(timeout)
 	_ = d.stdin.SetWriteDeadline(deadline)
 	d.f.rec.add("→ ", req)
-	if _, err := d.stdin.Write(append(req, '\n')); err != nil {
+	if err := d.write(append(req, '\n')); err != nil {
 		return nil, d.fail(op, fmt.Sprintf("could not write the request (%v); the port %s", err, d.exitStatus(time.Second)), nil)
 	}
 	var mute *muteWatch
@@ -625,6 +634,8 @@ func (d *driver) Reconnect(ctx context.Context) error {
 // close. A park in flight on another goroutine reads its reply, if the port prints one, or
 // finds the port gone.
 func (d *driver) EndInput(ctx context.Context, until time.Time) error {
+	// A pipeline on another goroutine may still be writing a long line: the input ends after it.
+	d.wmu.Lock()
 	d.inputEnd.Store(true)
 	start := time.Now()
 	if d.closeIn.Load() {
@@ -633,6 +644,7 @@ func (d *driver) EndInput(ctx context.Context, until time.Time) error {
 		d.f.rec.append("# the kit closed the port's standard input (no close sent)")
 	}
 	d.stdin.Close()
+	d.wmu.Unlock()
 	timer := time.NewTimer(time.Until(until))
 	defer timer.Stop()
 	select {
