@@ -18,7 +18,7 @@
 #   KIT_VERSION    if set, the kit version emq-conform must report (emq-conform -version): a
 #                  workflow pins the kit it certifies with
 #   OUT            the certification folder (default: ./certification)
-#   PARALLEL       clauses run on this many Valkeys at once (default: five per core, at most 12,
+#   PARALLEL       clauses run on this many Valkeys at once (default: ten per core, at most 24,
 #                  as emq-conform chooses; 1: one at a time)
 #   KNOWN_FAILING  a known-failing file (optional; see the kit's README)
 #   KNOWN_FLAKY    a known-flaky file (optional; see the kit's README)
@@ -29,7 +29,7 @@ set -euo pipefail
 : "${PORT_CMD:?set PORT_CMD to the command that runs your port}"
 KIT=$(cd "${KIT:-$(dirname "${BASH_SOURCE[0]}")/..}" && pwd)
 OUT=${OUT:-certification}
-PARALLEL=${PARALLEL:-$(( 5 * $(nproc) > 12 ? 12 : 5 * $(nproc) ))}
+PARALLEL=${PARALLEL:-$(( 10 * $(nproc) > 24 ? 24 : 10 * $(nproc) ))}
 work=$(mktemp -d "${TMPDIR:-/tmp}/emq-certify.XXXXXX")
 pids=()
 cleanup() {

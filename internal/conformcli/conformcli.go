@@ -71,7 +71,7 @@ func parse(name string, args []string, stderr io.Writer, ext Extension) (flags, 
 	fs.BoolVar(&f.version, "version", false, "print the kit's version, the bundle version and its digest")
 	fs.StringVar(&f.admitDir, "admit-scripts", "", "admit DIR/<name>.lua (a port's edited copy of lua/) as the bundle's scripts, and their bundle's digest, so that only behaviour is judged (never certifies)")
 	fs.Int64Var(&f.seed, "seed", 0, "replay the model-checked walks from this seed (a walk failure prints it); 0: the fixed default")
-	fs.IntVar(&f.parallel, "parallel", 0, "run the clauses on N Valkey servers at once (-valkey a,b,… gives N; without -valkey emq-engines starts them): every clause keeps its fresh keyspace, port process and MONITOR capture, and the reports are those of a serial run; 0: as many as -valkey lists, or without -valkey as many as the machine runs well (five per core, at most 12); a cluster run is serial")
+	fs.IntVar(&f.parallel, "parallel", 0, "run the clauses on N Valkey servers at once (-valkey a,b,… gives N; without -valkey emq-engines starts them): every clause keeps its fresh keyspace, port process and MONITOR capture, and the reports are those of a serial run; 0: as many as -valkey lists, or without -valkey as many as the machine runs well (ten per core, at most 24); a cluster run is serial")
 	fs.DurationVar(&f.deadline, "deadline", subprocess.DefaultDeadline, "per-request deadline for a subprocess port")
 	fs.DurationVar(&f.startDeadline, "start-deadline", subprocess.DefaultStartDeadline, "deadline of each hello of a subprocess port, which pays its start-up (a port whose first session misses it is a harness error, exit 2)")
 	f.servers = map[string]*string{}

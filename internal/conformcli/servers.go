@@ -57,12 +57,14 @@ func (f flags) serversFor(ctx context.Context, engines *spawner, o *runner.Optio
 	return stop, nil
 }
 
-// defaultLanes is how many lanes a run takes when the kit starts its own Valkeys: five per core,
-// at most 12. Most clauses wait on the server's clock or the port's own timers, not the CPU (the
-// reference's clauses add up to 64 s on 2 cores, seven of them 4–7.4 s of waiting: 6 lanes took
-// 12.9 s, 8 took 10.4 s, 10 take 8.9 s, bound by the longest clause). The reports are those of a
-// serial run whatever it is.
-func defaultLanes() int { return min(12, 5*runtime.NumCPU()) }
+// defaultLanes is how many lanes a run takes when the kit starts its own Valkeys: ten per core,
+// at most 24. Most clauses wait on the server's clock or the port's own timers, not the CPU: on 2
+// cores the reference's 198 clauses add up to 92 s, ten of them 4–7.4 s of waiting, and used 6 s
+// of CPU; 10 lanes took 12.6 s, 16 took 10.2 s, 20 take 8.9 s. A port whose every session costs
+// a runtime's start (the Node port: 30 s of CPU) is bound by the cores instead, and more lanes
+// neither help nor hurt it (23.6 s, 21.9 s, 22.7 s). The reports are those of a serial run
+// whatever it is.
+func defaultLanes() int { return min(24, 10*runtime.NumCPU()) }
 
 // parallelServers sets up a -parallel run: a Valkey per lane (given, or started through
 // emq-engines) and a port per lane built from the same flags, and each other server a clause
