@@ -54,50 +54,9 @@ func inputEndedMidPark(t *T) {
 // answer before it enqueues the park's job (a wait the check does not rest on: a correct port
 // completes the job whenever it comes, well inside the park's 30 s).
 func inputEndedAfterClose(t *T) {
-	// Only a port with a conversation holds the close read behind the park when its input ends;
-	// the in-process reference (a front over it too) serves the two in turn (drivers.Pipeline)
-	// and its input is not ended, as it holds nothing in flight in
-	// requests-in-flight-served-in-order.
-	e, ok := t.D.(drivers.InputEnder)
-	_, talks := t.D.(drivers.Conversing)
-	endInput := ok && talks
 	a := protocol.ParkArgs{Queue: "orders", Consumers: 1, Jobs: 1, LeaseMS: 30000, ParkMS: 30000, TimeoutMS: 30000}
-	reqs := []drivers.RawRequest{
-		request("park", "queue", a.Queue, "consumers", a.Consumers, "jobs", a.Jobs, "lease_ms", a.LeaseMS, "park_ms", a.ParkMS, "timeout_ms", a.TimeoutMS),
-		request("close"),
-	}
-	type piped struct {
-		replies []drivers.RawReply
-		err     error
-	}
-	finished := make(chan struct{})
-	t.parking = finished
-	done := make(chan piped, 1)
-	go func() {
-		defer t.recoverPanic()
-		defer close(finished)
-		r, err := drivers.Pipeline(t.ctx, t.D, reqs)
-		done <- piped{r, err}
-	}()
-	t.waitBlocked(a.Consumers) // the port has read the park, and the close written with it
-	until := time.Now().Add(time.Duration(a.TimeoutMS)*time.Millisecond + 15*time.Second)
-	ended := make(chan error, 1)
-	if endInput {
-		go func() {
-			defer t.recoverPanic()
-			ended <- e.EndInput(t.ctx, until)
-		}()
-		select {
-		case <-finished:
-		case <-time.After(time.Second):
-		}
-	} else {
-		ended <- nil
-	}
 	id := kitIDs(1, 1<<50)[0]
-	t.kitEnqueue(a.Queue, []string{id})
-	p := <-done
-	err := <-ended
+	p, _, err := t.parkThenInputEnds(a, request("close"), id)
 	t.ok(p.err, rules.InputEnded, "a park and a close written together, then the input ended: both answered, in order")
 	t.ok(p.replies[0].Err, rules.InputEnded, "the park written before the close")
 	var park protocol.ParkResult
@@ -122,49 +81,14 @@ func inputEndedAfterClose(t *T) {
 // over) leaves no job. An ignored field (B-277) fills the enqueue's line to 2 MiB, so the port
 // is still reading it when the end comes.
 func inputEndedBehindAnEnqueue(t *T) {
-	// As in input-ended-after-close, only a port with a conversation holds the enqueue read
-	// behind the park when its input ends; the in-process reference serves the two in turn.
-	e, ok := t.D.(drivers.InputEnder)
-	_, talks := t.D.(drivers.Conversing)
-	endInput := ok && talks
 	a := protocol.ParkArgs{Queue: "idle", Consumers: 1, Jobs: 1, LeaseMS: 30000, ParkMS: 30000, TimeoutMS: 30000}
 	id := kitIDs(1, 1<<50)[0]
 	const payload = "read before the input ended"
 	enq := request("enqueue", "queue", "orders", "id", id, "payload_b64", b64(payload))
 	enq.Fields[unknownField] = domains.Raw(strings.Repeat("a", 2<<20))
-	reqs := []drivers.RawRequest{
-		request("park", "queue", a.Queue, "consumers", a.Consumers, "jobs", a.Jobs, "lease_ms", a.LeaseMS, "park_ms", a.ParkMS, "timeout_ms", a.TimeoutMS),
-		enq,
-	}
-	finished := make(chan struct{})
-	t.parking = finished
-	done := make(chan error, 1)
-	go func() {
-		defer t.recoverPanic()
-		defer close(finished)
-		_, err := drivers.Pipeline(t.ctx, t.D, reqs)
-		done <- err
-	}()
-	t.waitBlocked(a.Consumers) // the port has read the park, and the enqueue written with it
-	until := time.Now().Add(time.Duration(a.TimeoutMS)*time.Millisecond + 15*time.Second)
-	ended := make(chan error, 1)
-	if endInput {
-		go func() {
-			defer t.recoverPanic()
-			ended <- e.EndInput(t.ctx, until)
-		}()
-		select {
-		case <-finished:
-		case <-time.After(time.Second):
-		}
-	} else {
-		ended <- nil
-	}
-	t.kitEnqueue(a.Queue, kitIDs(1, 1<<51))
-	perr := <-done
-	err := <-ended
+	p, endInput, err := t.parkThenInputEnds(a, enq, kitIDs(1, 1<<51)[0])
 	if !endInput {
-		t.ok(perr, rules.InFlight, "a park and an enqueue served in turn")
+		t.ok(p.err, rules.InFlight, "a park and an enqueue served in turn")
 	}
 	t.ok(err, rules.InputEnded, "the session's end when the port's input ends, no close sent, with a park in flight and an enqueue read behind it (exit status 0)")
 	row := jobKey(t.q("orders"), id)
@@ -256,4 +180,54 @@ func healthyConnectionsKept(t *T) {
 	t.check(len(closed) == 0, rules.ConnectionsKept,
 		fmt.Sprintf("after %s of requests the server answered, every connection the hello opened is still open (%v)", span, before),
 		"closed: %v; open now: %v", closed, now)
+}
+
+// piped is a pipeline's replies and error.
+type piped struct {
+	replies []drivers.RawReply
+	err     error
+}
+
+// parkThenInputEnds writes the park a and the request next behind it, together, and once the
+// park's consumers block ends the port's input, when the port reads its requests as they are
+// written (drivers.Conversing): the in-process reference, a front over it too, serves the two in
+// turn, holds nothing in flight, and its input is not ended. It waits up to 1 s for the park's
+// answer (a wait no check rests on), then the kit enqueues job onto the park's queue. It returns
+// the pipeline's outcome, whether the input was ended, and the end of input's outcome (nil for
+// exit status 0).
+func (t *T) parkThenInputEnds(a protocol.ParkArgs, next drivers.RawRequest, job string) (piped, bool, error) {
+	e, ok := t.D.(drivers.InputEnder)
+	_, talks := t.D.(drivers.Conversing)
+	endInput := ok && talks
+	reqs := []drivers.RawRequest{
+		request("park", "queue", a.Queue, "consumers", a.Consumers, "jobs", a.Jobs, "lease_ms", a.LeaseMS, "park_ms", a.ParkMS, "timeout_ms", a.TimeoutMS),
+		next,
+	}
+	finished := make(chan struct{})
+	t.parking = finished
+	done := make(chan piped, 1)
+	go func() {
+		defer t.recoverPanic()
+		defer close(finished)
+		r, err := drivers.Pipeline(t.ctx, t.D, reqs)
+		done <- piped{r, err}
+	}()
+	t.waitBlocked(a.Consumers) // the port has read the park, and the request written with it
+	until := time.Now().Add(time.Duration(a.TimeoutMS)*time.Millisecond + 15*time.Second)
+	ended := make(chan error, 1)
+	if endInput {
+		go func() {
+			defer t.recoverPanic()
+			ended <- e.EndInput(t.ctx, until)
+		}()
+		select {
+		case <-finished:
+		case <-time.After(time.Second):
+		}
+	} else {
+		ended <- nil
+	}
+	t.kitEnqueue(a.Queue, []string{job})
+	p, err := <-done, <-ended
+	return p, endInput, err
 }
