@@ -90,6 +90,14 @@ func TestMigrationAbortsBeforeWrites(t *testing.T) {
 			call:  func(w world) call { return call{script: lua.Reap, args: []any{5, 100}} },
 			split: func(w world) []string { return []string{"job:" + w["x"]} },
 			want:  func(world) string { return "1" }},
+		{name: "promote: a due row's lane key", world: h.lanesDue,
+			call:  func(w world) call { return call{script: lua.Promote, args: []any{100}} },
+			split: func(w world) []string { return []string{"lane:g6"} },
+			want:  func(world) string { return "1" }},
+		{name: "reap: an expired row's lane key", world: h.lanesDue,
+			call:  func(w world) call { return call{script: lua.Reap, args: []any{5, 100}} },
+			split: func(w world) []string { return []string{"lane:g7"} },
+			want:  func(world) string { return "1" }},
 		{name: "complete: the lane key", world: h.rich,
 			call:  func(w world) call { return call{script: lua.Complete, id: w["l1"], args: []any{w["l1"], 1}} },
 			split: func(w world) []string { return []string{"lane:g1"} },
@@ -296,6 +304,32 @@ func (h *hazard) rich(q string) world {
 	time.Sleep(5 * time.Millisecond) // x's lease passes, s falls due
 	for _, k := range []string{"pending", "active", "scheduled", "dead", "errors", "ckpt", "meta", "wake",
 		"ring", "lanes", "laneof", "lane:g1"} {
+		if h.get(h.srcC, false, "EXISTS", w.key(k)) != "1" {
+			h.t.Fatalf("set-up: %s absent", k)
+		}
+	}
+	return w
+}
+
+// lanesDue gives queue q lane jobs for promote and reap: a due scheduled job s in lane g6
+// (whose key holds a pending p6), an expired lease x in lane g7 (whose key holds a pending y), a
+// dead job d (so dead and errors exist) and a plain pending p.
+func (h *hazard) lanesDue(q string) world {
+	w := world{"q": q}
+	for _, n := range []string{"d", "x", "y", "p6", "s", "p"} {
+		w[n] = newID()
+	}
+	h.run(q, lua.LaneEnqueue, w["d"], "g2", w["d"], "g2", "pd", 0)
+	h.run(q, lua.LaneClaim, "", "", 30000)
+	h.run(q, lua.Fail, w["d"], "", w["d"], 1, "boom")
+	h.run(q, lua.LaneEnqueue, w["x"], "g7", w["x"], "g7", "px", 0)
+	h.run(q, lua.LaneClaim, "", "", 1)
+	h.run(q, lua.LaneEnqueue, w["y"], "g7", w["y"], "g7", "py", 0)
+	h.run(q, lua.LaneEnqueue, w["p6"], "g6", w["p6"], "g6", "pp6", 0)
+	h.run(q, lua.LaneEnqueue, w["s"], "g6", w["s"], "g6", "ps", 1)
+	h.run(q, lua.Enqueue, w["p"], "", w["p"], "pp", 0)
+	time.Sleep(5 * time.Millisecond) // x's lease passes, s falls due
+	for _, k := range []string{"lane:g6", "lane:g7", "scheduled", "active"} {
 		if h.get(h.srcC, false, "EXISTS", w.key(k)) != "1" {
 			h.t.Fatalf("set-up: %s absent", k)
 		}
