@@ -442,12 +442,18 @@ func (d *driver) await(ctx context.Context, op string, seq uint64, timeout time.
 		case l, ok = <-d.lines:
 			got = true
 		case <-d.exited:
-			// The port ended; a reply it printed first may still be in the pipe.
+			// The port ended; a reply it printed first is still in the pipe, and the reader
+			// reaches it before the pipe's end. No fixed grace: a loaded machine outran 200 ms
+			// and failed a port that had answered its close. The request's deadline still
+			// bounds a pipe a process the port left behind holds open.
 			select {
 			case l, ok = <-d.lines:
 				got = true
-			case <-time.After(200 * time.Millisecond):
+			case <-timer.C:
 				return l, d.fail(op, fmt.Sprintf("exited (%s) without answering seq %d", d.exitStatus(0), seq), nil)
+			case <-ctx.Done():
+				d.fail(op, "the harness gave up: "+ctx.Err().Error(), nil)
+				return l, fmt.Errorf("subprocess: %s: %w", op, ctx.Err())
 			}
 		case <-timer.C:
 			return l, d.fail(op, fmt.Sprintf("no reply to seq %d within %s (deadline); the port was killed", seq, timeout), nil)

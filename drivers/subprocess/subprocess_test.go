@@ -116,6 +116,20 @@ func TestMisbehavingPorts(t *testing.T) {
 	}
 }
 
+// TestReplyAfterTheExit: a port that printed its reply and exited is read to its pipe's end,
+// however late the reply reaches the kit's reader. A fixed 200 ms grace after the exit failed the
+// Node port's answered close ("exited (exit status 0) without answering") on a loaded machine.
+func TestReplyAfterTheExit(t *testing.T) {
+	d := session(t, fakePort(t), "late-reply", "mint", Options{Deadline: time.Minute, StartDeadline: time.Minute})
+	res, err := d.Mint(context.Background(), protocol.MintArgs{N: 1})
+	if err != nil {
+		t.Fatalf("a reply that reached the pipe after the exit was lost: %v", err)
+	}
+	if ids := res.IDs; len(ids) != 1 || len(ids[0]) != 1 || ids[0][0] != "JOB0000000000A" {
+		t.Fatalf("mint = %v, want the late reply's one id", res)
+	}
+}
+
 // TestStartDeadline: a session's first request (hello) waits the start deadline, not the
 // request deadline, so an interpreter has time to come up (PROTOCOL.md Part B); later requests
 // keep the short one.

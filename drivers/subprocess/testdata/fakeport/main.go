@@ -89,6 +89,13 @@ func main() {
 			case "internal":
 				reply(fmt.Sprintf(`{"seq":%d,"ok":false,"error":{"type":"INTERNAL","message":"lost connection"}}`, seq))
 				continue
+			case "late-reply":
+				// The reply reaches the pipe half a second after the port exited (a grandchild
+				// writes it): as a loaded machine delivers a reply printed just before an exit.
+				c := exec.Command("sh", "-c", fmt.Sprintf(`sleep 0.5; echo '{"seq":%d,"ok":true,"result":{"ids":[["JOB0000000000A"]]}}'`, seq))
+				c.Stdout = os.Stdout
+				c.Start()
+				os.Exit(0)
 			case "exit1":
 				reply(fmt.Sprintf(`{"seq":%d,"ok":true,"result":{}}`, seq))
 				os.Exit(1)
