@@ -437,25 +437,21 @@ func (d *driver) await(ctx context.Context, op string, seq uint64, timeout time.
 		defer t.Stop()
 		tick = t.C
 	}
+	exited := d.exited
 	for got := false; !got; {
 		select {
 		case l, ok = <-d.lines:
 			got = true
-		case <-d.exited:
+		case <-exited:
 			// The port ended; a reply it printed first is still in the pipe, and the reader
-			// reaches it before the pipe's end. No fixed grace: a loaded machine outran 200 ms
-			// and failed a port that had answered its close. The request's deadline still
+			// reaches it before the pipe's end: read on. No fixed grace (a loaded machine
+			// outran 200 ms and failed a port that had answered its close); the deadline still
 			// bounds a pipe a process the port left behind holds open.
-			select {
-			case l, ok = <-d.lines:
-				got = true
-			case <-timer.C:
-				return l, d.fail(op, fmt.Sprintf("exited (%s) without answering seq %d", d.exitStatus(0), seq), nil)
-			case <-ctx.Done():
-				d.fail(op, "the harness gave up: "+ctx.Err().Error(), nil)
-				return l, fmt.Errorf("subprocess: %s: %w", op, ctx.Err())
-			}
+			exited, tick = nil, nil
 		case <-timer.C:
+			if d.ended() {
+				return l, d.fail(op, fmt.Sprintf("exited (%s) without answering seq %d", d.exitStatus(0), seq), nil)
+			}
 			return l, d.fail(op, fmt.Sprintf("no reply to seq %d within %s (deadline); the port was killed", seq, timeout), nil)
 		case now := <-tick:
 			if mute.silent(now) {
