@@ -24,6 +24,7 @@ var c09 = Contract{ID: "C09", Name: "retry",
 		{name: "promote-due-limit-count", body: promoteDueLimitCount},
 		{name: "promote-default-limit", body: promoteDefaultLimit},
 		{name: "due-at-time-is-due", body: dueAtTimeIsDue},
+		{name: "due-after-time-stays", body: dueAfterTimeStays},
 		{name: "walk-retry", body: walkRetry.body},
 	},
 }
@@ -131,7 +132,9 @@ func checkpointAcrossDelayedRetryAndPromote(t *T) {
 	t.lcClearWake("orders")
 	before := t.snapshot()
 	n := t.lcPromote("orders", 0)
-	if t.now() < due { // else a slow machine let the due time pass: nothing to learn here
+	// A slow machine may let the due time pass first: then there is nothing to learn here, and
+	// due-after-time-stays decides the early promote on every run.
+	if t.now() < due {
 		d := diff(before, t.snapshot())
 		t.check(n == 0 && d == "", rules.PromoteDue, "a promote before the due time answers 0 and changes nothing", "count %d; %s", n, d)
 	}
@@ -140,6 +143,7 @@ func checkpointAcrossDelayedRetryAndPromote(t *T) {
 		n = t.lcPromote("orders", 0)
 	}
 	t.check(n == 1, rules.PromoteCount, "promote returns the one due job", "count %d", n)
+	t.in(q.Scheduled(), id, false, rules.PromoteDue)
 	t.lcQueueIs("orders", lcWant{pending: []string{id}, errors: map[string]string{id: "later"}, ckpt: map[string]string{id: rawCkpt},
 		rows: map[string]lcRow{id: {"pending", 1, rawPayload}}}, rules.CkptRetry)
 	t.lcWakeIs("orders", 1, rules.PromoteWake, "a promote that moved a job")
@@ -195,6 +199,32 @@ func promoteDefaultLimit(t *T) {
 	t.lcWakeIs("orders", 1, rules.PromoteWake, "a promote that moved jobs")
 	n = t.lcPromote("orders", 0)
 	t.check(n == 1, rules.PromoteCount, "the next promote moves the last one", "count %d", n)
+}
+
+// dueAhead is how long after the server's TIME due-after-time-stays plants its job: well inside
+// the second a port that rounds TIME up, or promotes with a grace window, would move early.
+const dueAhead = 600
+
+// dueAfterTimeStays plants a job due dueAhead ms after the server's TIME and promotes at once: a
+// promote that certainly ran before the due time (the server's TIME after its reply is still
+// earlier) answers 0 and changes nothing. A trial the machine made too slow to tell is run again
+// with a fresh job, so the clause decides on every run, not only when the machine was quick.
+func dueAfterTimeStays(t *T) {
+	for i := range uint64(20) {
+		id := jobID(1<<43 + i)
+		due := t.lcPlantAfter("orders", "scheduled", id, 0, dueAhead)
+		before := t.snapshot()
+		n := t.lcPromote("orders", 0)
+		if t.now() < due {
+			d := diff(before, t.snapshot())
+			t.check(n == 0 && d == "", rules.PromoteDue, fmt.Sprintf("a promote under %d ms before a job falls due answers 0 and changes nothing", dueAhead),
+				"count %d; %s", n, d)
+			return
+		}
+		t.waitPast(due)
+		t.lcPromote("orders", 0) // the undecided trial's job leaves scheduled before the next
+	}
+	t.harness("20 trials in a row took %d ms or more from a plant to the promote's reply", dueAhead)
 }
 
 func dueAtTimeIsDue(t *T) {

@@ -229,22 +229,27 @@ func (t *T) lcZcard(key string) int64 {
 	return n
 }
 
-// plantNowScript writes one plain row and puts its id in a zset at the server's TIME, in one
-// step, so that the port's next script reads a TIME equal to the score as often as the clock
-// allows (the boundary of "due ≤ TIME" and "lease ≤ TIME").
+// plantNowScript writes one plain row and puts its id in a zset at the server's TIME plus ARGV[4]
+// ms, in one step, so that the port's next script reads a TIME equal to the score as often as the
+// clock allows (the boundary of "due ≤ TIME" and "lease ≤ TIME"), or a known span before it.
 const plantNowScript = `local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local at = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + tonumber(ARGV[4])
 redis.call('HSET', KEYS[1], 'state', ARGV[2], 'attempts', ARGV[3], 'payload', 'p')
-redis.call('ZADD', KEYS[2], now, ARGV[1])
-return now`
+redis.call('ZADD', KEYS[2], at, ARGV[1])
+return at`
 
 // lcPlantNow plants id in state at score TIME (harness connection) and returns that score.
 func (t *T) lcPlantNow(qn, state, id string, attempts int64) int64 {
+	return t.lcPlantAfter(qn, state, id, attempts, 0)
+}
+
+// lcPlantAfter plants id in state at score TIME+after (harness connection) and returns that score.
+func (t *T) lcPlantAfter(qn, state, id string, attempts, after int64) int64 {
 	q := t.q(qn)
 	zkey := map[string]string{"scheduled": q.Scheduled(), "active": q.Active()}[state]
-	v, err := t.admin.do(t.ctx, "EVAL", plantNowScript, "2", jobKey(q, id), zkey, id, state, attempts)
+	v, err := t.admin.do(t.ctx, "EVAL", plantNowScript, "2", jobKey(q, id), zkey, id, state, attempts, after)
 	if err != nil {
-		t.harness("plant %s at TIME: %v", id, err)
+		t.harness("plant %s at TIME+%d: %v", id, after, err)
 	}
 	return v.Int
 }
