@@ -38,6 +38,7 @@ func (t *T) state(qn, id, want string, attempts int64, rule rules.Rule) {
 }
 
 func (t *T) in(key, id string, want bool, rule rules.Rule) {
+	t.cover(rule)
 	_, ok := t.zscore(key, id)
 	if ok != want {
 		what := map[bool]string{true: "in", false: "not in"}
