@@ -6,7 +6,7 @@ PORT ?=
 OUT ?= certification
 GOTEST_FLAGS ?= -count=1 -timeout 30m
 
-.PHONY: test conform engines provision provision-bullmq provision-node-systems provision-chromium transcripts bench bench-ci bundle fuzz vet fmt node-test faults mutants mutation mutation-smoke
+.PHONY: test conform engines provision provision-faketime provision-bullmq provision-node-systems provision-chromium transcripts bench bench-ci bundle fuzz vet fmt node-test faults mutants mutation mutation-smoke
 
 ## test: vet, gofmt, every Go test against real engines (the mutant table has its own target), the Node port's unit tests
 test: provision provision-chromium provision-node-systems vet
@@ -33,7 +33,7 @@ certify = @echo "bin/emq-conform $(1)"; st=0; bin/emq-conform $(1) || st=$$?; ca
 	*) echo "make conform: HARNESS ERROR: the kit could not run; nothing is said of the port (emq-conform exit $$st; make itself exits 2)" >&2; exit $$st;; \
 	esac
 ifeq ($(strip $(CLUSTER)),)
-conform: provision-valkey provision-redis provision-valkey80
+conform: provision-valkey provision-redis provision-valkey80 provision-faketime
 	$(GO) build -o bin/ ./cmd/emq-conform ./cmd/emq-engines ./cmd/emq-port
 ifeq ($(strip $(PORT)),)
 	$(call certify,-out $(OUT)/reference)
@@ -47,7 +47,7 @@ endif
 conform conform-cluster: export EMQ_PORT = $(value PORT)
 
 .PHONY: conform-cluster
-conform-cluster: provision-valkey provision-redis provision-valkey80
+conform-cluster: provision-valkey provision-redis provision-valkey80 provision-faketime
 	$(GO) build -o bin/ ./cmd/emq-conform ./cmd/emq-engines ./cmd/emq-port
 ifeq ($(strip $(PORT)),)
 	$(call certify,-cluster start -out $(OUT)/reference-cluster)
@@ -60,7 +60,7 @@ endif
 engines: provision
 	$(GO) run ./cmd/emq-engines
 
-provision: provision-valkey provision-postgres provision-redis provision-valkey80
+provision: provision-valkey provision-postgres provision-redis provision-valkey80 provision-faketime
 provision-valkey:
 	@bash ci/provision-valkey.sh >/dev/null
 provision-postgres:
@@ -69,6 +69,9 @@ provision-valkey80:
 	@bash ci/provision-valkey80.sh >/dev/null
 provision-redis:
 	@bash ci/provision-redis.sh >/dev/null
+## provision-faketime: libfaketime, which C02 lease-lost-across-a-wall-step preloads into a subprocess port
+provision-faketime:
+	@bash ci/provision-faketime.sh >/dev/null
 provision-chromium:
 	@bash ci/provision-chromium.sh >/dev/null
 # The bench's Node.js systems (BullMQ, graphile-worker, pg-boss) and the pinned Node.js 22 they run

@@ -4,7 +4,8 @@
 # server under test, one per parallel lane), Redis 7.0 (the wrong-kind server C01 must refuse),
 # Valkey 8.0.1 (too old: refused) and a Valkey 8.1.1 started with --cluster-enabled yes (a
 # cluster node: refused by a port not in cluster mode) and one started with HELLO renamed away (a
-# server that rejects HELLO: refused) — start them on free loopback ports, run
+# server that rejects HELLO: refused), and libfaketime (preloaded into the port in the one clause
+# that sets its wall clock) — start the servers on free loopback ports, run
 # the fourteen contracts against the port, stop the servers, and keep the certification folder
 # (transcript, JUnit, JSON, report.html, badge.svg).
 #
@@ -53,6 +54,11 @@ fi
 valkey=$(bash "$KIT/ci/provision-valkey.sh")
 redis=$(bash "$KIT/ci/provision-redis.sh")
 valkey80=$(bash "$KIT/ci/provision-valkey80.sh")
+# libfaketime, for the clause that sets the port's wall clock; without it that clause is NOT RUN
+# (not offered), which the certification says, and the rest runs.
+faketime=none
+if ft=$(bash "$KIT/ci/provision-faketime.sh"); then faketime=$ft/lib/libfaketimeMT.so.1
+else echo "certify-port: no libfaketime: C02 lease-lost-across-a-wall-step will be NOT RUN (not offered)" >&2; fi
 
 # start NAME BIN ARG…: run a server on a free loopback port (a random one, retried on a bind
 # race) and print the port once it accepts connections.
@@ -89,7 +95,7 @@ start no-hello "$valkey/bin/valkey-server" --rename-command HELLO "" >"$work/por
 all=$(IFS=,; echo "${valkeys[*]}")
 echo "certify-port: Valkey 8.1 on $all; Redis 7 on $wrong, Valkey 8.0 on $old, a cluster node on $node, a Valkey that rejects HELLO on $nohello" >&2
 
-args=(-port "$PORT_CMD" -valkey "$all" -parallel "$PARALLEL" -wrong-kind "$wrong" -valkey80 "$old" -cluster-node "$node" -no-hello "$nohello" -out "$OUT")
+args=(-port "$PORT_CMD" -valkey "$all" -parallel "$PARALLEL" -wrong-kind "$wrong" -valkey80 "$old" -cluster-node "$node" -no-hello "$nohello" -faketime "$faketime" -out "$OUT")
 [ -z "${KNOWN_FAILING:-}" ] || args+=(-known-failing "$KNOWN_FAILING")
 [ -z "${KNOWN_FLAKY:-}" ] || args+=(-known-flaky "$KNOWN_FLAKY")
 status=0

@@ -19,6 +19,7 @@ var c02 = Contract{ID: "C02", Name: "mint",
 	clauses: []clause{
 		{name: "mint-bound-and-defaults", body: mintBoundAndDefaults},
 		{name: "lease-lost-by-own-clock", body: leaseLostByOwnClock, noHello: true},
+		{name: "lease-lost-across-a-wall-step", body: leaseLostAcrossAWallStep, noHello: true, wallClock: true},
 		{name: "enqueue-batch-rows", body: enqueueBatchRows},
 		{name: "enqueue-batch-cut-at-every-byte", body: enqueueBatchCutAtEveryByte, noHello: true, only: standaloneOnly},
 		fieldsClause(fieldGroup{[]string{"mint", "enqueue", "enqueue_batch"}, ownField}),

@@ -54,7 +54,7 @@ func runClause(parent context.Context, cfg *Config, p planned) verdict.Clause {
 	ended := make(chan any, 1)
 	go func() {
 		ended <- guard(func() {
-			t.open(p.noHello)
+			t.open(p.clause)
 			p.body(t)
 			t.keyspaceParses()
 			t.checkWireLaw()

@@ -118,21 +118,59 @@ func mintBoundAndDefaults(t *T) {
 func leaseLostByOwnClock(t *T) {
 	t.helloWith(protocol.HelloArgs{MinterTTLMS: 300})
 	first := t.mintN(1, rules.LeaseOwnClock)[0]
-	w := t.portWorker(rules.LeaseOwnClock)
-	if ttl := t.leaseTTL(w, 0); ttl > 1500 {
-		t.notRun("the port leases its worker id for %d ms and does not honour hello's minter_ttl_ms", ttl)
-	}
+	w := t.shortLeaseWorker()
 	// B-79: the clock aid moves the snowflake's milliseconds, not lease expiry. A port that
 	// offers it has its minter's clock slowed to a crawl first, so a port that read its lease's
 	// time from that clock would find no time passed and mint on.
 	if c, ok := t.D.(drivers.Clocker); ok && t.hasCap(protocol.CapClock) {
 		t.setClock(c, time.Now().UnixMilli(), 1_000_000, rules.LeaseOwnClock)
 	}
-	// Every write waits: the port's renewals hang, so its lease runs out by its own clock
-	// (300 ms) long before the server says so.
+	t.noMintAfterItsLeaseRanOut(first, w, "by the minter's clock", nil)
+}
+
+// wallStep is how far lease-lost-across-a-wall-step sets the port's wall clock back, at its start
+// and again under the paused writes: far more than any lease, and than its 300 ms lease.
+const wallStep = time.Hour
+
+// leaseLostAcrossAWallStep is C02's: canon §3.4-8 times the lease on the minter's monotonic clock,
+// so a wall clock set back under a lease that cannot be renewed buys it no time. The port runs
+// with its wall clock an hour behind (the kit preloads libfaketime: the ids it mints show whether
+// that took), and is set back another hour once every write has paused; a port that timed its
+// lease on the wall clock finds it an hour younger and mints on under a worker id whose lease ran
+// out. NOT RUN (not offered) where the kit cannot set the port's wall clock.
+func leaseLostAcrossAWallStep(t *T) {
+	t.helloWith(protocol.HelloArgs{MinterTTLMS: 300})
+	first := t.mintN(1, rules.LeaseOwnClock)[0]
+	ms, _, _ := ids.Split(t.validJob(first))
+	if real := uint64(sinceEpochMS(t.now())); ms+uint64(wallStep/time.Millisecond)/2 > real {
+		t.notRun("the port's ids carry the real time (millisecond %d, the server's %d) with its wall clock set %s back: its runtime reads the time past the C library, where libfaketime cannot set it", ms, real, wallStep)
+	}
+	w := t.shortLeaseWorker()
+	t.noMintAfterItsLeaseRanOut(first, w, fmt.Sprintf("by the monotonic clock, its wall clock set back %s under the paused writes", wallStep), func() {
+		if err := t.wall.Set(-2 * wallStep); err != nil {
+			t.harness("%v", err)
+		}
+	})
+}
+
+// shortLeaseWorker is the worker id the port leased after a hello with minter_ttl_ms 300, or
+// the clause ends NOT RUN when the port leased it for longer.
+func (t *T) shortLeaseWorker() int {
+	w := t.portWorker(rules.LeaseOwnClock)
+	if ttl := t.leaseTTL(w, 0); ttl > 1500 {
+		t.notRun("the port leases its worker id for %d ms and does not honour hello's minter_ttl_ms", ttl)
+	}
+	return w
+}
+
+// noMintAfterItsLeaseRanOut pauses every write (the port's renewals hang, so its 300 ms lease
+// runs out long before the server says so) and mints: no id may come under worker w. paused,
+// when set, runs once the writes have paused. A port whose renewals landed before the pause
+// gets a longer pause, up to 24 s.
+func (t *T) noMintAfterItsLeaseRanOut(first string, w int, how string, paused func()) {
 	for _, pause := range []int64{1500, 6000, 24000} {
 		from := t.mark()
-		m, during, err := t.mintWhilePaused(pause)
+		m, during, err := t.mintWhilePaused(pause, paused)
 		t.cover(rules.LeaseOwnClock)
 		if err != nil {
 			// INTERNAL: a subprocess port's answer, or the in-process bus's own error.
@@ -152,7 +190,7 @@ func leaseLostByOwnClock(t *T) {
 			// it (a 300 ms lease, renewals late on a busy machine): its acquisition on the wire
 			// since the pause shows it was the port's.
 			if got == w || leases[got] == harnessOwner || id <= first || (leases[got] == "" && !t.acquiredSince(from, got)) {
-				t.fail(rules.LeaseOwnClock, fmt.Sprintf("after worker %d's lease ran out by the minter's clock (writes paused %d ms), no id under it; ids under a worker the port leased since, above %s", w, pause, first),
+				t.fail(rules.LeaseOwnClock, fmt.Sprintf("after worker %d's lease ran out %s (writes paused %d ms), no id under it; ids under a worker the port leased since, above %s", w, how, pause, first),
 					fmt.Sprintf("%s under worker %d (lease %q)", id, got, leases[got]))
 			}
 		}
@@ -183,10 +221,13 @@ func (t *T) setSince(from int, key, flag string) bool {
 // mintWhilePaused pauses every write for pause ms, waits 700 ms (the port's 300 ms lease runs out
 // by its clock) and mints 3 ids. during tells whether the mint was answered while the pause
 // certainly held; the return waits for the pause to end, so that a lease the port took is visible.
-func (t *T) mintWhilePaused(pause int64) (m protocol.MintResult, during bool, err error) {
+func (t *T) mintWhilePaused(pause int64, paused func()) (m protocol.MintResult, during bool, err error) {
 	from := t.now()
 	t.pauseWrites(pause)
 	ends := t.now() + pause // the pause ran between from and this TIME
+	if paused != nil {
+		paused()
+	}
 	time.Sleep(700 * time.Millisecond)
 	m, err = t.D.Mint(t.ctx, protocol.MintArgs{N: 3})
 	during = t.now() < from+pause

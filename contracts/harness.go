@@ -69,7 +69,8 @@ type T struct {
 	mon   *wire.Monitor
 	law   *law
 	own   []string
-	D     drivers.Driver // the port session opened for the clause
+	D     drivers.Driver    // the port session opened for the clause
+	wall  drivers.WallClock // the wall clock of D's port (a wallClock clause)
 	Hello protocol.HelloResult
 	more  []drivers.Driver // further sessions a clause opened
 	syncs int
@@ -86,7 +87,7 @@ type T struct {
 // open makes the clause's world: the harness's connections, a flushed keyspace, the MONITOR
 // capture, the wire law, and a port session that has said hello (unless noHello: the clause says
 // it itself).
-func (t *T) open(noHello bool) {
+func (t *T) open(c clause) {
 	var err error
 	if t.cluster() {
 		if t.admin, err = dialClusterAdmin(t.ctx, t.cfg.Cluster); err != nil {
@@ -114,8 +115,12 @@ func (t *T) open(noHello bool) {
 		t.law.OnCluster(t.admin.OwnerOf)
 	}
 	t.cover(rules.Session()...)
-	t.D = t.start()
-	if noHello {
+	if c.wallClock {
+		t.D, t.wall = t.startWallClocked(-wallStep)
+	} else {
+		t.D = t.start()
+	}
+	if c.noHello {
 		return
 	}
 	h, err := t.D.Hello(t.ctx, t.helloArgs())
@@ -175,6 +180,23 @@ func (t *T) start() drivers.Driver {
 		t.more = append(t.more, d)
 	}
 	return d
+}
+
+// startWallClocked opens the clause's session with its port's wall clock offset from the real
+// one (drivers.WallClockFactory), or ends the clause NOT RUN (not offered) where the kit cannot.
+func (t *T) startWallClocked(offset time.Duration) (drivers.Driver, drivers.WallClock) {
+	wf, ok := t.cfg.Factory.(drivers.WallClockFactory)
+	if !ok {
+		t.notRun("the kit cannot set the wall clock of a port in its own process (%s)", t.cfg.Factory.Name())
+	}
+	d, wc, err := wf.StartWallClocked(t.ctx, offset)
+	if errors.Is(err, drivers.ErrNoWallClock) {
+		t.notRun("%v", err)
+	}
+	if err != nil {
+		t.failErr(rules.PortProtocol, "the port starts", "start", err)
+	}
+	return d, wc
 }
 
 // close ends the clause's world: the port sessions (a session that does not close cleanly fails

@@ -25,6 +25,9 @@ type clause struct {
 	noHello bool
 	// only restricts the clause to runs against one kind of server (C01's mode refusals).
 	only topology
+	// wallClock: the clause's session is one whose port's wall clock the kit sets (t.wall),
+	// starting wallStep behind; NOT RUN (not offered) where the kit cannot.
+	wallClock bool
 }
 
 // topology is the kind of server a run is against.

@@ -12,6 +12,7 @@ package drivers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -116,6 +117,28 @@ func (e *UnsupportedError) Error() string { return "op " + e.Op + " unsupported:
 type Clocker interface {
 	Clock(ctx context.Context, a protocol.ClockArgs) error
 }
+
+// WallClockFactory is a Factory that can start a session whose port process reads its wall clock
+// (the Unix time it takes from the C library) from a clock the kit sets, its monotonic clock left
+// alone: the situation of a machine whose clock is set back or forward under a running port. A
+// runtime that reads the time past the C library (a static Go binary) is not moved by it, so a
+// clause that uses it checks, on what the port answers, that the clock took.
+type WallClockFactory interface {
+	// StartWallClocked starts such a session, its wall clock offset from the real one;
+	// ErrNoWallClock when this kit has no way to set it.
+	StartWallClocked(ctx context.Context, offset time.Duration) (Driver, WallClock, error)
+}
+
+// WallClock sets the wall clock of one session's port process.
+type WallClock interface {
+	// Set makes the process's wall clock read the real one plus offset (whole seconds), from its
+	// next reading on.
+	Set(offset time.Duration) error
+}
+
+// ErrNoWallClock: the kit cannot set a port's wall clock here (the in-process reference; a
+// subprocess factory without libfaketime).
+var ErrNoWallClock = errors.New("the kit cannot set this port's wall clock")
 
 // Batcher is a Driver that offers the batch ops (capability protocol.CapBatch, A17): many jobs
 // per script call, each with exactly its single-job op's effect. Only ports that declare the

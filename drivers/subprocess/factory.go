@@ -23,7 +23,7 @@ const (
 	DefaultDeadline      = 10 * time.Second
 	DefaultParkSlack     = 5 * time.Second
 	DefaultStartDeadline = 60 * time.Second
-	DefaultMuteAfter     = 3 * time.Second
+	DefaultMuteAfter     = 10 * time.Second
 	// lingerWait is how long a session waits to exit after close once one of its port's has
 	// stayed after close for a whole deadline.
 	lingerWait        = time.Second
@@ -51,14 +51,20 @@ type Options struct {
 	// instead.
 	StartDeadline time.Duration
 	// MuteAfter ends the start deadline early for a mute port: one that read its first request
-	// and then used no CPU for this long (default 3 s; Linux only — elsewhere a mute port waits
-	// out StartDeadline). A start-up that is loading or compiling uses the CPU, or has not read.
+	// and whose processes then neither ran nor read or wrote anything for this long (default
+	// 10 s; Linux only — elsewhere a mute port waits out StartDeadline). A start-up that is
+	// loading or compiling uses the CPU, or has not read; a hello waiting on a slow server reads
+	// and writes its socket. 3 s named a correct port mute when a loaded machine starved the
+	// relay its hello went through.
 	MuteAfter time.Duration
 	// StderrTail is how many bytes of stderr are kept for reports (default 8 KiB).
 	StderrTail int
 	// MaxLine bounds one reply line (default 16 MiB): a longer line fails the session as soon
 	// as the limit is read, quoting its head.
 	MaxLine int
+	// Faketime is the path of libfaketime's shared library (libfaketimeMT.so.1), which
+	// StartWallClocked preloads into a port to set its wall clock; "" offers no wall clock.
+	Faketime string
 	// Prestart keeps one port process started ahead, so that the next session does not wait
 	// for the port's start-up (an interpreter takes a good part of a clause). The process is as
 	// fresh as one started on demand: it has received nothing. Close ends it.

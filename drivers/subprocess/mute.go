@@ -6,12 +6,14 @@ import "time"
 const mutePoll = 250 * time.Millisecond
 
 // muteWatch tells a mute port from a slow start while the first request waits its start
-// deadline: a port that has read the request and whose processes use no CPU for MuteAfter will
-// never answer (an interpreter coming up has not read its input yet, or is busy).
+// deadline: a port that has read the request and whose processes neither run, nor use CPU, nor
+// read or write anything for MuteAfter will never answer (an interpreter coming up has not read
+// its input yet, or is busy; a port waiting on a slow server reads and writes its socket; a port
+// starved on a busy machine is runnable).
 type muteWatch struct {
 	probe idleProbe
 	after time.Duration
-	cpu   int64
+	last  groupActivity
 	since time.Time // idle since; zero until the port has read its request
 }
 
@@ -24,16 +26,17 @@ func (d *driver) watchMute() *muteWatch {
 }
 
 // silent samples the port at now: true once it has been drained and idle for the whole window.
-// The CPU time (a walk of /proc) is read only once the port has read its request: most
+// The process group (a walk of /proc) is read only once the port has read its request: most
 // hellos are answered before the first sample, and a port still reading cannot be mute.
 func (m *muteWatch) silent(now time.Time) bool {
 	if !m.probe.drained() {
 		m.since = time.Time{}
 		return false
 	}
-	c := m.probe.cpu()
-	if m.since.IsZero() || c-m.cpu > 1 { // a tick of bookkeeping is not work
-		m.cpu, m.since = c, now
+	a := m.probe.activity()
+	// A tick of bookkeeping is not work.
+	if m.since.IsZero() || a.running || a.ticks-m.last.ticks > 1 || a.calls != m.last.calls {
+		m.last, m.since = a, now
 		return false
 	}
 	return now.Sub(m.since) >= m.after

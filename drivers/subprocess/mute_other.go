@@ -12,6 +12,11 @@ type idleProbe struct{}
 
 func newIdleProbe(*os.File, int) (idleProbe, bool) { return idleProbe{}, false }
 func (idleProbe) drained() bool                    { return false }
-func (idleProbe) cpu() int64                       { return 0 }
+func (idleProbe) activity() groupActivity          { return groupActivity{} }
+
+type groupActivity struct {
+	ticks, calls int64
+	running      bool
+}
 
 const clockTick = 10 * time.Millisecond

@@ -44,7 +44,7 @@ type flags struct {
 	name                                                          string
 	parallel                                                      int
 	port, valkey, cluster, out, knownFile, label, focus, admitDir string
-	flakyFile                                                     string
+	flakyFile, faketime                                           string
 	list, version, failFast                                       bool
 	first                                                         string
 	deadline, startDeadline                                       time.Duration
@@ -74,6 +74,7 @@ func parse(name string, args []string, stderr io.Writer, ext Extension) (flags, 
 	fs.IntVar(&f.parallel, "parallel", 0, "run the clauses on N Valkey servers at once (-valkey a,b,… gives N; without -valkey emq-engines starts them): every clause keeps its fresh keyspace, port process and MONITOR capture, and the reports are those of a serial run; 0: as many as -valkey lists, or without -valkey as many as the machine runs well (ten per core, at most 24); a cluster run is serial")
 	fs.DurationVar(&f.deadline, "deadline", subprocess.DefaultDeadline, "per-request deadline for a subprocess port")
 	fs.DurationVar(&f.startDeadline, "start-deadline", subprocess.DefaultStartDeadline, "deadline of each hello of a subprocess port, which pays its start-up (a port whose first session misses it is a harness error, exit 2)")
+	fs.StringVar(&f.faketime, "faketime", env("EMQ_FAKETIME"), "`PATH` of libfaketime's libfaketimeMT.so.1, preloaded into a subprocess port to set its wall clock in C02 lease-lost-across-a-wall-step; empty: where Debian's libfaketime puts it; \"none\": that clause is NOT RUN (not offered) [EMQ_FAKETIME]")
 	f.servers = map[string]*string{}
 	for _, s := range contracts.Servers() {
 		envName := s.Env()
@@ -262,7 +263,11 @@ func (f flags) options(ctx context.Context, engines *spawner, ext Extension) (ru
 
 // factory is the port: the extension's, a subprocess, or the in-process reference.
 func (f flags) factory(ext Extension) (drivers.Factory, error) {
-	sub := subprocess.Options{Deadline: f.deadline, StartDeadline: f.startDeadline, Prestart: true}
+	ft, err := findFaketime(f.faketime)
+	if err != nil {
+		return nil, err
+	}
+	sub := subprocess.Options{Deadline: f.deadline, StartDeadline: f.startDeadline, Prestart: true, Faketime: ft}
 	if ext != nil {
 		if fc, err := ext.Factory(f.port, sub); fc != nil || err != nil {
 			return fc, err
