@@ -187,7 +187,7 @@ func (t *T) start() drivers.Driver {
 func (t *T) startWallClocked(offset time.Duration) (drivers.Driver, drivers.WallClock) {
 	wf, ok := t.cfg.Factory.(drivers.WallClockFactory)
 	if !ok {
-		t.notRun("the kit cannot set the wall clock of a port in its own process (%s)", t.cfg.Factory.Name())
+		t.notRun("%s", wallClockUnset)
 	}
 	d, wc, err := wf.StartWallClocked(t.ctx, offset)
 	if errors.Is(err, drivers.ErrNoWallClock) {

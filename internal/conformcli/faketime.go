@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-
-	"github.com/echomq/kit/internal/engines"
 )
 
 // findFaketime is the libfaketime library -faketime names: a path as given, "none" for none,
@@ -19,7 +17,7 @@ func findFaketime(flag string) (string, error) {
 		return "", nil
 	case "":
 		var globs []string
-		if c, err := engines.UserCacheDir(); err == nil {
+		if c := kitCache(); c != "" {
 			globs = append(globs, filepath.Join(c, "libfaketime-*", "lib", "libfaketimeMT.so.1"))
 		}
 		var cands []string
@@ -38,4 +36,20 @@ func findFaketime(flag string) (string, error) {
 		return "", fmt.Errorf("-faketime %s: not a file (libfaketime's libfaketimeMT.so.1; \"none\" runs without it)", flag)
 	}
 	return flag, nil
+}
+
+// kitCache is the cache ci/lib/provision.sh fills: $EMQ_CACHE, else $XDG_CACHE_HOME/echomq-kit,
+// else ~/.cache/echomq-kit. internal/engines keeps the same rule; emq-conform does not link it
+// (it would bring the container client along: cmd/emq-conform TestLeanDependencies).
+func kitCache() string {
+	if c := os.Getenv("EMQ_CACHE"); c != "" {
+		return c
+	}
+	if c := os.Getenv("XDG_CACHE_HOME"); c != "" {
+		return filepath.Join(c, "echomq-kit")
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(home, ".cache", "echomq-kit")
+	}
+	return ""
 }

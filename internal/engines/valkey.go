@@ -132,7 +132,7 @@ func valkeyCommand(ctx context.Context, kind string) ([]string, error) {
 	case KindRedis:
 		// Unpacked from bookworm's packages into the cache, no root (ci/provision-redis.sh); the
 		// wrapper puts its libraries first on LD_LIBRARY_PATH and execs the server.
-		cache, err := UserCacheDir()
+		cache, err := userCacheDir()
 		if err != nil {
 			return nil, err
 		}
@@ -142,7 +142,7 @@ func valkeyCommand(ctx context.Context, kind string) ([]string, error) {
 		}
 		return []string{filepath.Join(prefix, "bin", "redis-server")}, nil
 	case KindValkey80:
-		cache, err := UserCacheDir()
+		cache, err := userCacheDir()
 		if err != nil {
 			return nil, err
 		}
@@ -152,7 +152,7 @@ func valkeyCommand(ctx context.Context, kind string) ([]string, error) {
 		}
 		return []string{filepath.Join(prefix, "bin", "valkey-server")}, nil
 	default:
-		cache, err := UserCacheDir()
+		cache, err := userCacheDir()
 		if err != nil {
 			return nil, err
 		}
