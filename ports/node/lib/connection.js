@@ -33,6 +33,7 @@ class Connection {
   #byClient = false;
   #heard = now(); // when the server last sent a byte, or the oldest command was sent
   #watch = null; // the timer that finds the oldest reply overdue
+  #recheck = null; // the overdue verdict, held for one turn of the event loop
   onLost = null; // called once when the connection is lost (not when the client closes it)
 
   constructor(socket, name) {
@@ -115,15 +116,25 @@ class Connection {
 
   // #arm sets the watch for the oldest command's reply, or clears it when none is owed. The
   // watch reads #heard when it fires, so bytes of a long reply keep it off.
-  #arm() {
+  #arm(held = false) {
     clearTimeout(this.#watch);
+    clearImmediate(this.#recheck);
     this.#watch = null;
+    this.#recheck = null;
     const head = this.#pending[0];
     if (!head || this.#closed) return;
     const due = this.#heard + head.blockMs + REPLY_GRACE_MS;
     if (now() < due) {
       this.#watch = setTimeout(() => this.#arm(), due - now());
       this.#watch.unref();
+      return;
+    }
+    if (!held) {
+      // Timers run before I/O in the event loop: after this process was kept off the CPU, the
+      // reply may be waiting unread in the socket. It is read in this turn's poll phase, and
+      // the verdict is given after it.
+      this.#recheck = setImmediate(() => this.#arm(true));
+      this.#recheck.unref();
       return;
     }
     this.#fail(new errors.ConnectionError(`${this.name}: no reply ${REPLY_GRACE_MS} ms after it fell due: the server fell silent`));
@@ -157,6 +168,7 @@ class Connection {
     if (this.#closed) return;
     this.#closed = err;
     clearTimeout(this.#watch);
+    clearImmediate(this.#recheck);
     const pending = this.#pending;
     this.#pending = [];
     for (const p of pending) p.reject(err);

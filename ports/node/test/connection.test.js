@@ -144,3 +144,22 @@ test('a silent server is a lost connection once a reply is overdue', async () =>
   assert.ok(lost instanceof errors.ConnectionError);
   srv.close();
 });
+
+// A process kept off the CPU past the grace (a loaded machine) wakes with its timers first, while
+// the reply that came meanwhile still waits unread in the socket: that is no silence.
+test('a reply waiting unread when the watch fires is read, not taken for silence', async () => {
+  const srv = await serve((args, sock) => {
+    sock.write('+PONG\r\n');
+    const until = Date.now() + 5300; // this process (the client too) stays busy past the grace
+    while (Date.now() < until);
+    return undefined;
+  });
+  const c = await Connection.open(srv.address);
+  let lost = null;
+  c.onLost = (err) => { lost = err; };
+  const got = await c.send('PING').then((r) => r.toString(), (e) => e);
+  c.close();
+  srv.close();
+  assert.equal(got, 'PONG');
+  assert.equal(lost, null);
+});
