@@ -12,7 +12,7 @@ import (
 )
 
 // TestWorstCaseAtDefaults measures the bus with its default options (lease 30 s, park 5 s,
-// health checks 1 s / 5 s) when every connection freezes while the consumer sits idle and
+// health checks 2 s / 4 s) when every connection freezes while the consumer sits idle and
 // parked: the worst case, since no call's deadline makes a socket suspect. The main connection
 // must be replaced by the watcher within 1¼ HealthInterval + HealthTimeout, an Enqueue caller
 // with a long deadline must get ErrConnLost (retriable) by then, and the parked workers must
@@ -75,7 +75,7 @@ func TestWorstCaseAtDefaults(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("the parked consumer never took the job enqueued after the freeze")
 	}
-	bound := time.Second + 5*time.Second*5/4 + time.Second // HealthTimeout + 1¼ HealthInterval + slack
+	bound := connector.DefaultHealthTimeout + connector.DefaultHealthInterval*5/4 + time.Second // HealthTimeout + 1¼ HealthInterval + slack
 	t.Logf("defaults, idle and parked, every connection frozen: the Enqueue caller got ErrConnLost after %v; enqueued on the new connection after %v; the parked consumer took the job %v after the freeze; reconnects %d",
 		failed.Round(10*time.Millisecond), replaced.Round(10*time.Millisecond), took.Round(10*time.Millisecond), c.Health().Reconnects)
 	if failed == 0 || failed > bound || took > bound+time.Second || c.Health().Reconnects < 1 {

@@ -43,7 +43,7 @@ type Options struct {
 	DialTimeout time.Duration
 	// HealthTimeout and HealthInterval tune the connections' health checks
 	// (connector.Options): a PING on a suspect or silent connection must be answered within
-	// HealthTimeout (1s when zero), and a connection silent for HealthInterval (5s when zero)
+	// HealthTimeout (2s when zero), and a connection silent for HealthInterval (4s when zero)
 	// is checked. A connection that fails its check is replaced.
 	HealthTimeout, HealthInterval time.Duration
 	// RedialMax caps the pause between the main connection's reconnection attempts, which

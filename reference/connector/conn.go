@@ -56,10 +56,10 @@ type Options struct {
 	OnRedial func(err error)
 	// HealthTimeout bounds a health check: the PING a suspect or silent connection is sent must
 	// be answered within it, or the connection is poisoned (ErrUnhealthy) and, with Redial,
-	// replaced. A connection is suspect once a call gave up on a reply still owed. 1s when zero.
+	// replaced. A connection is suspect once a call gave up on a reply still owed. 2s when zero.
 	HealthTimeout time.Duration
 	// HealthInterval is how often the connection is looked at: when no reply arrived for a
-	// whole interval (idle, or stalled with calls owed) it gets a health check. 5s when zero;
+	// whole interval (idle, or stalled with calls owed) it gets a health check. 4s when zero;
 	// negative turns the periodic check off (a parking line's blocking pop is its own check).
 	HealthInterval time.Duration
 	// Hook, if set, sees every command before it is encoded and sends what it returns instead

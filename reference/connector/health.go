@@ -30,8 +30,12 @@ import (
 
 // Defaults of the health options.
 const (
-	DefaultHealthTimeout  = time.Second
-	DefaultHealthInterval = 5 * time.Second
+	// A PING behind a large command on a loaded machine waited more than a second for the
+	// server (a correct port failed C06 largest-payload-and-checkpoint); two seconds of no reply
+	// at all, with a watch every interval of 4 s, still finds a frozen socket within
+	// 1¼·4 + 2 s, the 7 s of the old pair, inside B-290's 10 s.
+	DefaultHealthTimeout  = 2 * time.Second
+	DefaultHealthInterval = 4 * time.Second
 	// DefaultDialTimeout bounds dial, HELLO and OnConnect when neither Options.DialTimeout nor
 	// the ctx gives a bound.
 	DefaultDialTimeout = 5 * time.Second
