@@ -113,13 +113,15 @@ func (e *env) waitBackground(d time.Duration) bool {
 }
 
 // open opens the drill's bus. Its dial timeout (1 s) is also what a redial's handshake may take
-// during the faults; the opening itself is the drill's set-up, tried a few times on a busy
-// machine (an fsync behind other work can hold the fence's first write that long).
+// during the faults, and its health timeout (1 s) what a frozen socket's PING may wait: the
+// drills' time scale (leases of 1–2 s, progress within one lease + 2 s), not the defaults'.
+// The opening itself is the drill's set-up, tried a few times on a busy machine (an fsync
+// behind other work can hold the fence's first write that long).
 func open(ctx context.Context, addr string) (*bus.Bus, error) {
 	var err error
 	for range 5 {
 		var b *bus.Bus
-		if b, err = bus.Open(ctx, addr, bus.Options{DialTimeout: time.Second}); err == nil {
+		if b, err = bus.Open(ctx, addr, bus.Options{DialTimeout: time.Second, HealthTimeout: time.Second}); err == nil {
 			return b, nil
 		}
 		time.Sleep(100 * time.Millisecond)
