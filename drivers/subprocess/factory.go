@@ -164,11 +164,12 @@ func (f *Factory) Start(ctx context.Context) (drivers.Driver, error) {
 	return d, nil
 }
 
-// launch starts one port process.
-func (f *Factory) launch() (*driver, error) {
+// launch starts one port process, with env (KEY=VALUE) after the harness's and Options.Env (the
+// last of a repeated name wins, os/exec).
+func (f *Factory) launch(env ...string) (*driver, error) {
 	cmd := exec.Command(f.argv[0], f.argv[1:]...)
 	cmd.Dir = f.opt.Dir
-	cmd.Env = append(os.Environ(), f.opt.Env...)
+	cmd.Env = append(append(os.Environ(), f.opt.Env...), env...)
 	setProcessGroup(cmd)
 	return start(cmd, f)
 }

@@ -52,21 +52,21 @@ func (p idleProbe) activity() (a groupActivity) {
 		if name[0] < '0' || name[0] > '9' {
 			continue
 		}
-		b := readProc(buf, "/proc/"+name+"/stat")
-		ticks, state, ok := groupStat(b, p.pgid)
+		ticks, _, ok := groupStat(readProc(buf, "/proc/"+name+"/stat"), p.pgid)
 		if !ok {
 			continue
 		}
 		a.ticks += ticks
-		a.running = a.running || state == 'R' || anyThreadRunning(buf, "/proc/"+name+"/task")
+		a.running = a.running || p.anyThreadRunning(buf, "/proc/"+name+"/task")
 		a.calls += ioCalls(readProc(buf, "/proc/"+name+"/io"))
 	}
 	return a
 }
 
-// anyThreadRunning tells whether a thread of the process whose task folder is dir is running
-// or waits for a core: the process's own stat shows its main thread only.
-func anyThreadRunning(buf []byte, dir string) bool {
+// anyThreadRunning tells whether a thread of the process whose task folder is dir (its main
+// thread among them) is running or waits for a core: the process's own stat shows its main
+// thread only.
+func (p idleProbe) anyThreadRunning(buf []byte, dir string) bool {
 	d, err := os.Open(dir)
 	if err != nil {
 		return false
@@ -74,8 +74,7 @@ func anyThreadRunning(buf []byte, dir string) bool {
 	tids, _ := d.Readdirnames(-1)
 	d.Close()
 	for _, tid := range tids {
-		b := readProc(buf, dir+"/"+tid+"/stat")
-		if i := bytes.LastIndexByte(b, ')'); i >= 0 && i+2 < len(b) && b[i+2] == 'R' {
+		if _, st, ok := groupStat(readProc(buf, dir+"/"+tid+"/stat"), p.pgid); ok && st == 'R' {
 			return true
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"time"
 
@@ -34,17 +33,11 @@ func (f *Factory) StartWallClocked(ctx context.Context, offset time.Duration) (d
 		os.RemoveAll(dir)
 		return nil, nil, err
 	}
-	cmd := exec.Command(f.argv[0], f.argv[1:]...)
-	cmd.Dir = f.opt.Dir
 	preload := f.opt.Faketime
 	if p := os.Getenv("LD_PRELOAD"); p != "" {
 		preload += ":" + p
 	}
-	// The last of a repeated name wins (os/exec), so these override the harness's own.
-	cmd.Env = append(append(os.Environ(), f.opt.Env...), "LD_PRELOAD="+preload,
-		"FAKETIME_TIMESTAMP_FILE="+wc.path, "FAKETIME_NO_CACHE=1", "FAKETIME_DONT_FAKE_MONOTONIC=1")
-	setProcessGroup(cmd)
-	d, err := start(cmd, f)
+	d, err := f.launch("LD_PRELOAD="+preload, "FAKETIME_TIMESTAMP_FILE="+wc.path, "FAKETIME_NO_CACHE=1", "FAKETIME_DONT_FAKE_MONOTONIC=1")
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, nil, &drivers.PortError{Port: f.name, Op: "start", Reason: fmt.Sprintf("could not start %q with libfaketime preloaded: %v", f.argv[0], err)}
