@@ -257,13 +257,8 @@ func fromNodePort(t *testing.T, ref verdict.Clause) verdict.Clause {
 		t.Errorf("clause %s is %s in the reference's run: %s", ref.ID, ref.Status, ref.Reason)
 		return ref
 	}
-	n := nodeCertified(t)
-	for _, c := range n.report.Result.Contracts {
-		for _, cl := range c.Clauses {
-			if cl.ID == ref.ID && cl.Status == verdict.StatusPass {
-				return cl
-			}
-		}
+	if cl := clauseOf(t, nodeCertified(t), ref.ID); cl.Status == verdict.StatusPass {
+		return cl
 	}
 	t.Errorf("clause %s, which the reference cannot run, did not pass in the Node port's certification", ref.ID)
 	return ref
