@@ -304,6 +304,30 @@ func TestReRunReadsOnlyWhatItsChecksRead(t *testing.T) {
 	}
 }
 
+// TestCILatencyOnTheGatesReads: CI's latency scenario runs on the systems its gate reads, on
+// the gate's axis only; the full bench and a run without a gate measure every system.
+func TestCILatencyOnTheGatesReads(t *testing.T) {
+	g, err := LoadGate("gate.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	engines := map[string]queue.Engine{busq.Name: queue.Valkey, nodeq.BullMQ: queue.Valkey, "asynq": queue.Valkey,
+		riverq.Name: queue.Postgres, nodeq.Graphile: queue.Postgres}
+	ax := axis{name: g.Axis}
+	got := slices.Sorted(maps.Keys(latencyReads(Config{Mode: "ci", Gate: g}, ax, engines)))
+	if want := []string{"asynq", nodeq.BullMQ, busq.Name}; !slices.Equal(got, want) {
+		t.Errorf("ci's latency runs on %v, want %v", got, want)
+	}
+	for name, cfg := range map[string]Config{"full": {Mode: "full", Gate: g}, "no gate": {Mode: "ci"}} {
+		if r := latencyReads(cfg, ax, engines); r != nil {
+			t.Errorf("%s: latency narrowed to %v", name, r)
+		}
+	}
+	if r := latencyReads(Config{Mode: "ci", Gate: g}, axis{name: "both-durable"}, engines); r != nil {
+		t.Errorf("an axis the gate does not judge: latency narrowed to %v", r)
+	}
+}
+
 // slowEnqueuer takes each job 50 ms: two senders offer 40 jobs/s, far below any offered rate.
 type slowEnqueuer struct{}
 
