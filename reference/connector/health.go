@@ -22,8 +22,10 @@ import (
 //     lose the replies it still owes.
 //   - A watcher looks at the live session four times per HealthInterval: once no reply has
 //     arrived for a whole interval (idle, or calls owed and stalled, even calls without a
-//     deadline), it checks the session the same way. A frozen socket is thus closed within
-//     1¼ HealthInterval + HealthTimeout however its callers set their deadlines.
+//     deadline), it checks the session the same way. A call sent with nothing owed starts the
+//     interval afresh: the server cannot have answered it before it was sent. A frozen socket
+//     is thus closed within 1¼ HealthInterval + HealthTimeout of the oldest call it owes (or of
+//     its last reply, idle), however its callers set their deadlines.
 //
 // Blocking commands are left out: they hold the reply stream for their own timeout and carry a
 // read deadline of it plus BlockSlack, which poisons a session that never answers them.
@@ -160,6 +162,12 @@ func (c *Conn) watch(interval time.Duration) {
 		if s != last || n != seen || s.blocking.Load() > 0 {
 			last, seen, since = s, n, now // a blocking pop is judged by its own deadline
 			continue
+		}
+		if busy := s.born.Add(time.Duration(s.busySince.Load())); busy.After(since) {
+			// A request sent after a quiet spell: the server owes nothing older, and a large one
+			// takes a loaded server seconds to read and run (a PING sent behind a 2 MiB enqueue
+			// the moment it left poisoned a live connection).
+			since = busy
 		}
 		if now.Sub(since) >= interval-tick/2 && s.poisoned() == nil { // four ticks, whatever their jitter
 			s.check(&c.opt)

@@ -140,6 +140,30 @@ func TestWatcherChecksIdleAndStalled(t *testing.T) {
 	}
 }
 
+// A request sent after a quiet spell is not met by the watcher's check at once: its server owes
+// nothing older, so its silence counts from the request. Here the socket stays quiet for longer
+// than an interval less a tick, then a call the server answers in 900 ms goes out; the check the
+// old count (silence since the last reply, 2 s on the ticks of 0.5, 1, … 2.5 s) sent behind it at
+// 2.5 s would time out after 250 ms and poison a live socket,
+// as a PING behind a 2 MiB enqueue did on a loaded machine. The quiet spell is the situation,
+// not a wait for an event: a longer one (a busy machine) only lets an idle check go first.
+func TestRequestAfterAQuietSpellKeepsSocket(t *testing.T) {
+	addr, _, _ := frozenServer(t, 900*time.Millisecond)
+	c, err := Dial(context.Background(), addr, Options{DialTimeout: time.Second,
+		HealthTimeout: 250 * time.Millisecond, HealthInterval: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	time.Sleep(2200 * time.Millisecond)
+	if v, err := c.Do(context.Background(), "SLOW"); err != nil || v.Text() != "slow" {
+		t.Fatalf("SLOW after a quiet spell: %v %v", v, err)
+	}
+	if c.Err() != nil {
+		t.Fatalf("a live socket was poisoned: %v", c.Err())
+	}
+}
+
 // With neither DialTimeout nor a ctx deadline, a server that accepts and never answers still
 // cannot hold Dial: DefaultDialTimeout bounds it.
 func TestDialDefaultDeadline(t *testing.T) {

@@ -75,9 +75,13 @@ type session struct {
 
 	inflight atomic.Int64  // calls submitted and not yet completed
 	replies  atomic.Uint64 // calls answered: the watcher's sign of life
-	blocking atomic.Int32  // blocking calls owed (they carry their own read deadline)
-	health   health
-	fatal    *FatalError
+	// busySince is when (time since born) a call was submitted with nothing owed: the server's
+	// silence counts from it, not from a reply that came before the request was even sent.
+	busySince atomic.Int64
+	born      time.Time
+	blocking  atomic.Int32 // blocking calls owed (they carry their own read deadline)
+	health    health
+	fatal     *FatalError
 	// onFail, set before the session is published, runs once when it is poisoned.
 	onFail func()
 
@@ -96,6 +100,7 @@ func newSession(nc net.Conn, opt *Options) *session {
 		rd:         resp.NewReader(br, opt.Limits),
 		tap:        opt.Tap,
 		readerDone: make(chan struct{}),
+		born:       time.Now(),
 	}
 	go s.readLoop()
 	return s
@@ -120,13 +125,16 @@ func (s *session) submit(wire []byte, cl *call, deadline, wd time.Time) error {
 	}
 	s.wbuf = append(s.wbuf, wire...)
 	s.queue = append(s.queue, cl)
+	owed := s.inflight.Add(1)
+	if owed == 1 {
+		s.busySince.Store(int64(time.Since(s.born)))
+	}
 	if s.writing {
-		s.inflight.Add(1)
 		s.mu.Unlock()
 		return nil
 	}
 	s.writing = true
-	if s.inflight.Add(1) > 1 {
+	if owed > 1 {
 		// Others are waiting on replies, so more commands are likely on their way: yield once
 		// and let them join this write instead of paying a syscall each.
 		s.mu.Unlock()
