@@ -213,7 +213,7 @@ func leaseRenewedAndLost(t *T) {
 	// rightly lease the freed id again in between). Within a ttl the port's renewal is
 	// refused (or, unrenewed, its lease runs out by its own clock): from then on it must
 	// not mint under that id, and must never take the lease back.
-	t.do("SET", k, harnessOwner, "PX", 20000)
+	t.do("SET", k, harnessOwner, "PX", harnessLeaseMS)
 	time.Sleep(time.Duration(ttl+50) * time.Millisecond)
 	owner := t.minterLeases()[w]
 	t.check(owner == harnessOwner, rules.LeaseLost, "a lost lease is not taken back: "+k+" still the other minter's", "it holds %q", owner)
@@ -279,7 +279,7 @@ func leaseLostAtARefusedRenewal(t *T) {
 	prev := t.mintN(1, rules.LeaseLost)[0]
 	w := t.portWorker(rules.LeaseLost)
 	k, _ := keys.Minter(w)
-	t.do("SET", k, harnessOwner, "PX", 30000)
+	t.do("SET", k, harnessOwner, "PX", harnessLeaseMS)
 	from := t.mark() // after the theft: a renewal from here on ran against the other minter's key
 	t.cover(rules.LeaseLost)
 	if !t.renewalTried(from, k, ttl) {
@@ -381,7 +381,7 @@ func reconnectAfterLostLease(t *T) {
 	// A reconnect renews the lease or leases another id: here it must find 700 lost,
 	// and its new, lower worker id must not mint below the ids of 700.
 	k, _ := keys.Minter(first)
-	t.do("SET", k, harnessOwner, "PX", 20000)
+	t.do("SET", k, harnessOwner, "PX", harnessLeaseMS)
 	t.freeWorkers(below)
 	t.ok(t.D.Reconnect(t.ctx), rules.LeaseRelet, "reconnect after the lease was taken away")
 	after := t.mintN(3, rules.LeaseRelet)
@@ -407,7 +407,7 @@ func closeSparesATakenLease(t *T) {
 	// the release is the port's own lease only, a compare-and-release, never a DEL.
 	t.mintN(1, rules.LeaseReleased)
 	k, _ := keys.Minter(t.portWorker(rules.LeaseReleased))
-	t.do("SET", k, harnessOwner, "PX", 20000)
+	t.do("SET", k, harnessOwner, "PX", harnessLeaseMS)
 	d := t.D
 	t.D = nil // closed here, not again at the end of the clause
 	t.ok(d.Close(t.ctx), rules.Close, "close")
@@ -484,7 +484,7 @@ func releaseCutMintsNothingMore(t *T) {
 	for _, c := range t.portClients() {
 		cmds = append(cmds, []any{"CLIENT", "KILL", "ID", c["id"]})
 	}
-	cmds = append(cmds, []any{"CLIENT", "UNPAUSE"}, []any{"SET", k, harnessOwner, "PX", 20000})
+	cmds = append(cmds, []any{"CLIENT", "UNPAUSE"}, []any{"SET", k, harnessOwner, "PX", harnessLeaseMS})
 	if _, perr := t.admin.pipeline(t.ctx, cmds...); perr != nil {
 		t.harness("CLIENT KILL, UNPAUSE and SET %s: %v", k, perr)
 	}

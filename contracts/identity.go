@@ -18,6 +18,11 @@ import (
 // harnessOwner is the owner token the harness leases worker ids under, to contend with a port.
 const harnessOwner = "emq-harness-contender"
 
+// harnessLeaseMS is how long the harness's own leases last: longer than any clause (each starts
+// with FLUSHALL), so none lapses while a starved machine runs the clause. At 20 s one lapsed
+// under a port's two starts, and the port rightly leased the freed id.
+const harnessLeaseMS = 120000
+
 // leaseTTLForClauses is the minter lease a clause asks a port for (hello's minter_ttl_ms): short
 // enough to see a renewal (ttl/3) within the clause.
 const leaseTTLForClauses = 300
@@ -71,7 +76,7 @@ func (t *T) takeWorkers(workers []int) {
 	var cmds [][]any
 	for _, w := range workers {
 		k, _ := keys.Minter(w)
-		cmds = append(cmds, []any{"SET", k, harnessOwner, "PX", 20000})
+		cmds = append(cmds, []any{"SET", k, harnessOwner, "PX", harnessLeaseMS})
 	}
 	if _, err := t.admin.pipeline(t.ctx, cmds...); err != nil {
 		t.harness("lease worker ids: %v", err)

@@ -32,6 +32,7 @@ class Minter {
   #seq = 0;
   #mustAdvance = false; // a new worker id may not reuse the last millisecond
   #closed = false;
+  #reaffirming = null; // the reaffirm under way, shared by concurrent callers
 
   // exec(...args) sends one command on the session's current command connection.
   constructor({ exec, ttlMs = 30000, now = Date.now, mono = monotonicMs, owner, brand = ids.JOB, log = () => {} }) {
@@ -49,11 +50,16 @@ class Minter {
   }
 
   // acquire leases a free worker id, scanning from a random start so that minters starting
-  // together do not race for the same ids.
+  // together do not race for the same ids. One pipelined GET of every lease key comes first,
+  // and SET NX goes only to the ids seen free: with most ids leased elsewhere, one round trip
+  // per id took seconds on a busy machine. NX still decides, since an id seen free may be
+  // taken before our SET reaches it.
   async acquire() {
     const start = crypto.randomInt(ids.MAX_WORKER + 1);
-    for (let i = 0; i <= ids.MAX_WORKER; i++) {
-      const w = (start + i) % (ids.MAX_WORKER + 1);
+    const order = Array.from({ length: ids.MAX_WORKER + 1 }, (_, i) => (start + i) % (ids.MAX_WORKER + 1));
+    const owners = await Promise.all(order.map((w) => this.#exec('GET', keys.minter(w))));
+    for (const [i, w] of order.entries()) {
+      if (owners[i] !== null) continue;
       const sent = this.#mono();
       const r = await this.#exec('SET', keys.minter(w), this.owner, 'NX', 'PX', this.#ttl);
       if (r === 'OK') {
@@ -68,10 +74,15 @@ class Minter {
     throw new Error('no free minter id: all 1024 worker ids are leased');
   }
 
-  // reaffirm runs after a reconnect: keep the lease if it is still ours, else lease afresh.
-  async reaffirm() {
-    if (this.worker >= 0 && (await this.renew())) return this.worker;
-    return this.acquire();
+  // reaffirm runs after a reconnect, or when a mint finds the lease lost: keep the lease if it
+  // is still ours, else lease afresh. Concurrent callers (a mint with parallel > 1) share one
+  // try, so they lease one worker id between them, not one each.
+  reaffirm() {
+    this.#reaffirming ??= (async () => {
+      if (this.worker >= 0 && (await this.renew())) return this.worker;
+      return this.acquire();
+    })().finally(() => { this.#reaffirming = null; });
+    return this.#reaffirming;
   }
 
   // renew extends the lease only while the server still holds our owner token (SET … IFEQ).
@@ -84,6 +95,9 @@ class Minter {
       return true;
     }
     this.#validUntil = 0;
+    // Refused: the key is no longer ours, and renewing it again cannot change that.
+    if (this.#timer) clearInterval(this.#timer);
+    this.#timer = null;
     this.log(`minter: lease on worker ${this.worker} lost; minting stops`);
     return false;
   }

@@ -48,6 +48,7 @@ function fakeLeases() {
   const exec = async (...a) => {
     calls.push(a);
     const [cmd, key, val, mode, cmpOrPx] = a;
+    if (cmd === 'GET') return held.get(key) ?? null;
     assert.equal(cmd, 'SET');
     if (mode === 'NX') {
       if (held.has(key)) return null;
