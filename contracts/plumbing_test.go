@@ -25,3 +25,34 @@ func TestLawRulesQuoted(t *testing.T) {
 		}
 	}
 }
+
+// TestLargeBytesSpreadEveryByteValue: the largest-payload clause's bytes hold every byte value,
+// unprintable ones at every offset modulo a read buffer's size, and most of them printable (the
+// MONITOR capture's cost on the server, largest.go).
+func TestLargeBytesSpreadEveryByteValue(t *testing.T) {
+	for _, seed := range []int{0, 1} {
+		b := largeBytes(1536<<10, seed)
+		var values [256]bool
+		var offsets [4096]bool
+		unprintable := 0
+		for i := 0; i < len(b); i++ {
+			values[b[i]] = true
+			if b[i] < 0x20 || b[i] > 0x7e {
+				offsets[i%len(offsets)] = true
+				unprintable++
+			}
+		}
+		if i := slices.Index(values[:], false); i >= 0 {
+			t.Errorf("seed %d: byte value %d never appears", seed, i)
+		}
+		if i := slices.Index(offsets[:], false); i >= 0 {
+			t.Errorf("seed %d: no unprintable byte at offset %d modulo 4096", seed, i)
+		}
+		if unprintable > len(b)/25 {
+			t.Errorf("seed %d: %d unprintable bytes of %d: each costs the server a formatted print under MONITOR", seed, unprintable, len(b))
+		}
+		if largeBytes(1536<<10, seed) == largeBytes(1536<<10, seed+1) {
+			t.Errorf("seeds %d and %d give the same bytes", seed, seed+1)
+		}
+	}
+}
