@@ -99,6 +99,31 @@ test('minter: leases a free worker id, never a taken one', async () => {
   b.stop();
 });
 
+test('minter: one pipelined read of the leases, then SET NX only where a lease was free', async () => {
+  const srv = fakeLeases();
+  for (let w = 0; w <= ids.MAX_WORKER; w++) if (w !== 613) srv.held.set(`{emq}:minter:${w}`, 'someone-else');
+  const m = new Minter({ exec: srv.exec, ttlMs: 1e9 });
+  await m.acquire();
+  assert.equal(m.worker, 613);
+  const sets = srv.calls.filter((a) => a[0] === 'SET');
+  assert.deepEqual(sets.map((a) => a[1]), ['{emq}:minter:613']);
+  assert.equal(srv.calls.filter((a) => a[0] === 'GET').length, ids.MAX_WORKER + 1);
+  srv.held.set('{emq}:minter:613', 'someone-else');
+  await assert.rejects(new Minter({ exec: srv.exec, ttlMs: 1e9 }).acquire(), /all 1024 worker ids are leased/);
+  m.stop();
+});
+
+test('minter: concurrent reaffirms after a loss lease one worker id between them', async () => {
+  const srv = fakeLeases();
+  const m = new Minter({ exec: srv.exec, ttlMs: 1e9 });
+  await m.acquire();
+  srv.held.set(`{emq}:minter:${m.worker}`, 'someone-else');
+  const got = await Promise.all([m.reaffirm(), m.reaffirm(), m.reaffirm()]);
+  assert.equal(new Set(got).size, 1);
+  assert.equal([...srv.held.values()].filter((o) => o === m.owner).length, 1);
+  m.stop();
+});
+
 test('minter: a lost lease stops minting', async () => {
   const srv = fakeLeases();
   const m = new Minter({ exec: srv.exec, ttlMs: 1e9 });
