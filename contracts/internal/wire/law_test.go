@@ -41,6 +41,7 @@ func TestWireLaw(t *testing.T) {
 		{"p|HELLO 2", fence, claimCall, "lua|ZPOPMIN emq:{q}:pending", "lua|HINCRBY " + job + " attempts 1", "lua|TIME"},
 		{"p|HELLO 2", "p|SCRIPT LOAD src", fence, "p|SET {emq}:minter:7 owner NX PX 30000", "p|BLPOP emq:{q}:wake 2", "p|HGETALL " + job},
 		{"kit|FLUSHALL", "kit|EVAL x 0", "p|HELLO 2", fence},
+		{"p|HELLO 2", "p|HELLO 2", fence}, // a refused server's connection, its address reused
 	}
 	for i, c := range ok {
 		if vs := w.Check(lines(c...)); len(vs) != 0 {
@@ -50,6 +51,7 @@ func TestWireLaw(t *testing.T) {
 	bad := map[string][]string{
 		"first command was":          {"p|PING"},
 		"before the fence":           {"p|HELLO 2", "p|SET {emq}:minter:7 o NX PX 1", fence},
+		"HELLO without protocol 2":   {"p|HELLO 2", "p|HELLO 3", fence},
 		"never allowed":              {"p|HELLO 2", fence, "p|EVAL return 0"},
 		"not a script of the bundle": {"p|HELLO 2", fence, "p|EVALSHA 0123456789012345678901234567890123456789 0"},
 		"loose HSET":                 {"p|HELLO 2", fence, "p|HSET " + job + " state active"},
