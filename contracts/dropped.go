@@ -313,9 +313,13 @@ func redialsMeetALoadingServer(t *T) {
 	t.do("CONFIG", "SET", "loading-process-events-interval-bytes", "1024")
 	t.do("CONFIG", "SET", "key-load-delay", "300") // µs per key: about a second and a half
 	defer t.do("CONFIG", "SET", "key-load-delay", "0")
-	// DEBUG RELOAD holds its connection until the load is over: a harness connection of its own.
+	// DEBUG RELOAD holds its connection until the load is over: a harness connection of its own,
+	// whose call may take as long as the load. 4000 keys at 300 µs are 1.2 s on a quiet machine,
+	// and each of the 4000 short sleeps overruns on a loaded one: past 10 s in CI beside the
+	// mutant table.
 	rl := t.ownAdmin()
 	defer rl.Close()
+	rl.SetWait(2 * time.Minute)
 	reloaded := make(chan error, 1)
 	go func() {
 		_, err := rl.do(t.ctx, "DEBUG", "RELOAD")
@@ -371,6 +375,7 @@ func redialsMeetABusyServer(t *T) {
 		// The script holds its connection until it is killed: a harness connection of its own.
 		bz := t.ownAdmin()
 		defer bz.Close()
+		bz.SetWait(2 * time.Minute) // the script's own minute, not the harness's 10 s per call
 		ran := make(chan error, 1)
 		go func() {
 			// Read-only, so SCRIPT KILL ends it; a minute at most should the harness never kill it.

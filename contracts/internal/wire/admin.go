@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/echomq/kit/reference/keys"
 	"github.com/echomq/kit/reference/resp"
@@ -127,6 +128,13 @@ func respFields(v resp.Value) map[string]resp.Value {
 		m[v.Elems[i].Text()] = v.Elems[i+1]
 	}
 	return m
+}
+
+// SetWait lets calls on every connection take up to d (Conn.SetWait).
+func (a *Admin) SetWait(d time.Duration) {
+	for _, n := range a.Nodes {
+		n.C.SetWait(d)
+	}
 }
 
 // Close closes every connection.

@@ -18,7 +18,16 @@ type Conn struct {
 	nc    net.Conn
 	r     *resp.Reader
 	local string
+	wait  time.Duration // how long a call may take; zero: defaultWait
 }
+
+// defaultWait bounds a harness call, so a server that stops answering fails the clause instead
+// of holding it.
+const defaultWait = 10 * time.Second
+
+// SetWait lets calls on c take up to d: for a command whose reply the server holds by design
+// (DEBUG RELOAD answers when a slowed load ends, later still on a loaded machine).
+func (c *Conn) SetWait(d time.Duration) { c.wait = d }
 
 // Dial connects to addr.
 func Dial(ctx context.Context, addr string) (*Conn, error) {
@@ -46,7 +55,11 @@ func (c *Conn) Pipeline(ctx context.Context, cmds ...[]any) ([]resp.Value, error
 			return nil, err
 		}
 	}
-	deadline := time.Now().Add(10 * time.Second)
+	wait := c.wait
+	if wait == 0 {
+		wait = defaultWait
+	}
+	deadline := time.Now().Add(wait)
 	if dl, ok := ctx.Deadline(); ok && dl.Before(deadline) {
 		deadline = dl
 	}
