@@ -24,8 +24,8 @@ import (
 // printable ASCII with a formatted print of its own, for the EVALSHA's argument and again for
 // the script's HSET: with every byte of 1.5 MiB drawn from all 256 values an enqueue cost the
 // server 0.2 s (seconds on a loaded machine, which a correct port's health watch rightly took
-// for a silent server); sprinkled, 0.03 s. 31 is prime, so the unprintable bytes fall at every
-// offset of any power-of-two read buffer.
+// for a silent server); sprinkled, 0.03 s. 31 is prime, so the unprintable bytes still fall at
+// every offset modulo 4096 (TestLargeBytesSpreadEveryByteValue), a reader's chunk size.
 func largeBytes(n, seed int) string {
 	const every, text = 31, "abcdefghijklmnopqrstuvwxyz0123456789"
 	b := make([]byte, n)
