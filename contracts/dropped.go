@@ -40,6 +40,12 @@ func connectionsDroppedByTheServer(t *T) {
 	t.killPortConnections()
 	err = t.afterDrop(emqerr.Version)
 	t.refused(err, emqerr.Version, rules.Dropped, "an enqueue after the server dropped the port's connections and another bundle was deployed")
+	// An enqueue mints first; a claim mints nothing, so the refusal must be the session's, not
+	// only its minter's.
+	_, err = t.D.Claim(t.ctx, protocol.ClaimArgs{Queue: "orders", LeaseMS: 30000})
+	t.refused(err, emqerr.Version, rules.Dropped, "a claim, which mints nothing, after the session answered the redial's refusal: the same typed refusal")
+	left := t.openBeside(nil)
+	t.check(len(left) == 0, rules.RefusedClosed, "once the redial's fence was refused, the port keeps no connection to the server: the refused one is closed at once", "still open: %v", left)
 }
 
 // reconnectDuringARedial is C01's, on a standalone server only: the server drops the port's

@@ -325,23 +325,28 @@ func mintAtTheLastMillisecond(t *T) {
 // mintAtTheEpoch is C05's: the clock aid's other edge. set_ms reaches down to the epoch itself
 // (Part B's fields table: 1704067200000..6102113711103), the snowflake's millisecond 0 (canon
 // §3.1), so a mint while the minter's clock reads it answers ids of millisecond 0: an accepted
-// set_ms is a clock the minter mints under (B-79), at both ends of its range. The clause's port
-// is fresh and has minted nothing, so no earlier millisecond holds its ids (A11). The clock
-// moves 1 ms per 1000 s (the largest scale), so even a busy machine mints while it reads the
-// epoch.
+// set_ms is a clock the minter mints under (B-79), at both ends of its range. Every worker id but
+// 0 is leased to the harness before hello, so the port mints under worker 0 and its ids are the
+// smallest the layout holds (JOB00000000000 when its sequence starts at 0): an encoder that
+// refuses a zero snowflake, or a worker id of 0, fails here. The clause's port is fresh and has
+// minted nothing, so no earlier millisecond holds its ids (A11). The clock moves 1 ms per 1000 s
+// (the largest scale), so even a busy machine mints while it reads the epoch.
 func mintAtTheEpoch(t *T) {
+	t.takeAllBut(0)
+	t.helloWith(protocol.HelloArgs{})
 	clk := t.clocker()
 	t.setClock(clk, protocol.EpochMS, protocol.MaxClockScale, rules.IDEpoch)
 	m, err := t.D.Mint(t.ctx, protocol.MintArgs{N: 3})
 	t.cover(rules.IDEpoch)
 	if err != nil || len(m.IDs) != 1 || len(m.IDs[0]) != 3 {
-		t.fail(rules.IDEpoch, fmt.Sprintf("a mint of 3 while the minter's clock reads %d (the epoch, 2024-01-01T00:00:00Z) answers three ids", protocol.EpochMS),
+		t.fail(rules.IDEpoch, fmt.Sprintf("with worker id 0 the only one free, a mint of 3 while the minter's clock reads %d (the epoch, 2024-01-01T00:00:00Z) answers three ids", protocol.EpochMS),
 			fmt.Sprintf("%v (%s)", m.IDs, errText(err)))
 	}
 	increasing(t, m.IDs[0], "three ids at the epoch")
 	for _, id := range m.IDs[0] {
-		ms, _, _ := ids.Split(t.validJob(id))
-		t.check(ms == 0, rules.IDEpoch, fmt.Sprintf("with the clock at %d (the epoch), a fresh port's ids at millisecond 0", protocol.EpochMS), "%s at millisecond %d", id, ms)
+		ms, w, _ := ids.Split(t.validJob(id))
+		t.check(ms == 0 && w == 0, rules.IDEpoch, fmt.Sprintf("with the clock at %d (the epoch) and worker id 0 the only one free, a fresh port's ids at millisecond 0 under worker 0", protocol.EpochMS),
+			"%s at millisecond %d under worker %d", id, ms, w)
 	}
 }
 

@@ -4,7 +4,7 @@ package rules
 // conversation itself, beside each op's effect. C01 owns them (conversation.go, inflight.go,
 // dropped.go, chopped.go).
 
-var rulesConversation = []Rule{SeqEcho, UnknownOp, SecondHello, AidUnsupported, AidIgnored, AidTTL, ClusterRefused, ValkeyIPv6, InFlight, Dropped, RedialPaced, Silent, Chopped, BadLine, InputEnded, ConnectionsClosed, ConnectionsKept}
+var rulesConversation = []Rule{SeqEcho, UnknownOp, SecondHello, AidUnsupported, AidIgnored, AidTTL, ClusterRefused, ValkeyIPv6, InFlight, Dropped, RedialPaced, Silent, Chopped, BadLine, InputEnded, ConnectionsClosed, ConnectionsKept, RefusedClosed}
 
 var (
 	SeqEcho        = Rule{"seq-echo", `contracts/PROTOCOL.md Part B: "seq is echoed" — whatever the number the kit sends (not a count of the port's own), and "the reply to request n is the n-th line the port prints"`}
@@ -44,3 +44,7 @@ var ConnectionsClosed = Rule{"connections-closed", `contracts/PROTOCOL.md Part B
 
 // ConnectionsKept: a port closes no healthy connection of its own accord (sessionend.go).
 var ConnectionsKept = Rule{"connections-kept", `contracts/PROTOCOL.md Part B reconnect: "While the server answers, a port keeps the connections its session opened: it closes one only on a loss (B-282, B-290), a reconnect, the end of a park (its own lines) or close, never on a timer of its own"`}
+
+// RefusedClosed: a connection whose handshake failed is closed, and a refused session keeps
+// none (dropped.go).
+var RefusedClosed = Rule{"refused-closed", `contracts/PROTOCOL.md Part B reconnect: "A connection whose handshake fails (its HELLO 2 or its fence answered an error) is closed by the port at once, and a later attempt dials a new one: a session that its redial's refusal ended keeps no connection to the server"`}

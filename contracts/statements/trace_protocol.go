@@ -273,6 +273,7 @@ var traceProtocol = map[string][]string{
 	"B-293": {"unreadable-line"},
 	"B-294": {"park-reports-all"},
 	"B-295": {"lease-own-clock"},
+	"B-296": {"refused-closed"},
 	"B-28":  {"hello-op", "wire-fence-first", "server", "minter-lease"},
 	"B-29":  {"server", "version"},
 	"B-3":   {"port-protocol"},

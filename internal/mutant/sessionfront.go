@@ -53,6 +53,12 @@ type sessionFront struct {
 	parkFromOne bool
 	// parkLeaseWraps converts the park op's lease_ms through a time.Duration without saturating.
 	parkLeaseWraps bool
+	// keepRefused leaves a connection open once the session answered its redial's EMQVERSION
+	// refusal, as a port that does not close a connection whose fence was refused; the kept
+	// connection says HELLO 2, as the refused one did, and is closed with the session.
+	keepRefused bool
+	addr        string
+	kept        []net.Conn
 	// capLimit caps reap, promote and morgue at this many (0: no cap).
 	capLimit int64
 	// batch rewrites the batch ops (nil: they pass through).
@@ -82,7 +88,7 @@ func (f *sessionFront) Hello(ctx context.Context, a protocol.HelloArgs) (protoco
 	}
 	h, err := f.Driver.Hello(ctx, a)
 	if err == nil {
-		f.recycled = time.Now()
+		f.recycled, f.addr = time.Now(), a.Valkey
 		h.Capabilities = slices.DeleteFunc(h.Capabilities, func(c string) bool { return slices.Contains(f.hide, c) })
 		f.opened = &h
 	}
@@ -107,7 +113,30 @@ func (f *sessionFront) Enqueue(ctx context.Context, a protocol.EnqueueArgs) (pro
 		}
 		f.recycled = time.Now()
 	}
-	return f.Driver.Enqueue(ctx, a)
+	r, err := f.Driver.Enqueue(ctx, a)
+	if f.keepRefused && len(f.kept) == 0 && errors.Is(err, emqerr.Version) {
+		f.keepOne(ctx)
+	}
+	return r, err
+}
+
+// keepOne dials the session's server and says HELLO 2 on a connection it keeps until Close.
+func (f *sessionFront) keepOne(ctx context.Context) {
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "tcp", f.addr)
+	if err != nil {
+		return
+	}
+	f.kept = append(f.kept, c)
+	_, _ = c.Write([]byte("*2\r\n$5\r\nHELLO\r\n$1\r\n2\r\n"))
+}
+
+func (f *sessionFront) Close(ctx context.Context) error {
+	for _, c := range f.kept {
+		c.Close()
+	}
+	f.kept = nil
+	return f.Driver.Close(ctx)
 }
 
 func (f *sessionFront) Key(ctx context.Context, a protocol.KeyArgs) (protocol.KeyResult, error) {
@@ -230,6 +259,8 @@ var sessionMutants = []Spec{
 		Go: sessionWrap(func(f *sessionFront) { f.parkDrainsUnreported = true })},
 	{Name: "connections-recycled", Contract: "C01", Rule: "connections-kept", Defect: "the port reopens its connections on a timer of its own (every 2 s), while the server answers",
 		Go: sessionWrap(func(f *sessionFront) { f.recycle = 2 * time.Second })},
+	{Name: "refused-connection-kept", Contract: "C01", Rule: "refused-closed", Defect: "a connection whose fence was refused (another bundle deployed while the port was cut off) is left open: the refused session keeps a connection to the server",
+		Go: sessionWrap(func(f *sessionFront) { f.keepRefused = true })},
 	{Name: "ttl-undeclared-refused", Contract: "C01", Rule: "aid-ignored", Defect: "a port without the minter_ttl capability refuses hello's minter_ttl_ms instead of ignoring it",
 		Go: sessionWrap(func(f *sessionFront) { f.hide, f.refuseTTL = []string{protocol.CapMinterTTL}, true })},
 	{Name: "ttl-declared-ignored", Contract: "C02", Rule: "aid-minter-ttl", Defect: "the port declares the minter_ttl capability but leases for its own default, whatever hello's minter_ttl_ms",

@@ -372,6 +372,21 @@ func TestScoreLine(t *testing.T) {
 	}
 }
 
+// A killed harness entry is the harness at work; a killed equivalent entry is a wrong reason; a
+// surviving harness entry is a claim that no longer holds, and counts untriaged.
+func TestTallyJudgesTheTriage(t *testing.T) {
+	r := Result{Port: PortNode, Sample: []Mutant{{ID: "a", Was: "a"}, {ID: "b", Was: "b"}, {ID: "c", Was: "c"}},
+		Verdicts: map[string]Verdict{"a": {Status: Killed}, "b": {Status: Killed}, "c": {Status: Survived}}}
+	tr := Triages{r.Sample[0].Key(): {}, r.Sample[1].Key(): {Equivalent: true}, r.Sample[2].Key(): {}}
+	s := Tally(r, tr)
+	if len(s.Stale) != 1 || s.Stale[0] != r.Sample[1].Key() || len(s.Unkept) != 1 || s.Unkept[0] != r.Sample[2].Key() {
+		t.Errorf("stale %v, unkept %v", s.Stale, s.Unkept)
+	}
+	if got := s.Line(); got != "MUTATION node killed 2/3 (66.7 %) equivalent 0 untriaged 1" {
+		t.Errorf("line %q", got)
+	}
+}
+
 func TestAnyOfMatchesExactlyTheClauses(t *testing.T) {
 	re := regexp.MustCompile(contracts.IDPattern([]string{"C05/order/a.b", "C09/retry/x"}))
 	for id, want := range map[string]bool{"C05/order/a.b": true, "C05/order/aXb": false, "C09/retry/x": true, "C09/retry/xy": false} {

@@ -17,8 +17,10 @@ type Score struct {
 	// build), Errors (no verdict), Survivors (survived or not covered, equivalent ones aside)
 	// and, of those, Untriaged.
 	Sampled, Killed, Equivalent, NotViable, Errors, Survivors, Untriaged int
-	// Stale are triage entries of this port that a sampled mutant was killed under.
-	Stale []Key
+	// Stale are entries triaged equivalent that a sampled mutant was killed under: the reason
+	// given is wrong. Unkept are entries naming the harness change that kills them whose mutant
+	// survived: they count as untriaged, for the claim no longer holds.
+	Stale, Unkept []Key
 }
 
 // N is the count the score is over: the sampled mutants not triaged equivalent (nor unbuildable).
@@ -52,7 +54,7 @@ func Tally(r Result, t Triages) Score {
 			s.NotViable++
 		case v.Status.Detected():
 			s.Killed++
-			if triaged {
+			if triaged && tr.Equivalent {
 				s.Stale = append(s.Stale, m.Key())
 			}
 		case v.Status == Error:
@@ -61,8 +63,9 @@ func Tally(r Result, t Triages) Score {
 			s.Equivalent++
 		default:
 			s.Survivors++
-			if !triaged {
-				s.Untriaged++
+			s.Untriaged++
+			if triaged {
+				s.Unkept = append(s.Unkept, m.Key())
 			}
 		}
 	}
@@ -174,7 +177,10 @@ func Summary(scores []Score) string {
 		fmt.Fprintf(&b, "%s: sampled %d, killed %d, survivors %d (untriaged %d), equivalent %d, not viable %d, no verdict %d\n",
 			s.Port, s.Sampled, s.Killed, s.Survivors, s.Untriaged, s.Equivalent, s.NotViable, s.Errors)
 		for _, k := range s.Stale {
-			fmt.Fprintf(&b, "%s: triage entry %q was killed in this run: remove it\n", s.Port, k)
+			fmt.Fprintf(&b, "%s: triage entry %q (was: %s) is triaged equivalent but was killed in this run: correct it\n", s.Port, k, k.Was)
+		}
+		for _, k := range s.Unkept {
+			fmt.Fprintf(&b, "%s: triage entry %q (was: %s) names the harness change that kills it, but it survived: counted untriaged\n", s.Port, k, k.Was)
 		}
 	}
 	for _, s := range scores {
