@@ -142,7 +142,7 @@ func (t *T) wakeRetry(qn string) {
 	})
 }
 
-// wakeReap: reap arms when it returned a lease, not when it moved nothing.
+// wakeReap: reap arms when it returned a lease, not when it moved nothing or only buried one.
 func (t *T) wakeReap(qn string) {
 	q := t.q(qn)
 	t.enqueue(qn, "live")
@@ -158,6 +158,11 @@ func (t *T) wakeReap(qn string) {
 	})
 	t.armedBy(q, rules.WakeReap, "a second reap (only the live lease left)", 0, func() {
 		t.check(t.reapQueue(rules.WakeReap, qn, 5) == 0, rules.WakeReap, "reap count 0", "another count")
+	})
+	c = t.mustClaim(qn, 100) // the returned job, again
+	t.expire(q, c)
+	t.armedBy(q, rules.WakeReap, "a reap that only buries an expired lease at max_attempts 1 in the morgue (nothing a claim takes)", 0, func() {
+		t.check(t.reapQueue(rules.WakeReap, qn, 1) == 1, rules.WakeReap, "reap count 1", "another count")
 	})
 }
 

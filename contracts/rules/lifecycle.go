@@ -16,7 +16,7 @@ var (
 	PromoteDue         = Rule{"promote-due-only", `canon §4.2 promote: "every id in scheduled due ≤ TIME (up to limit) goes to pending or its lane" (a job due later stays scheduled)`}
 	PromoteLimit       = Rule{"promote-limit", `contracts/PROTOCOL.md Part B promote: "optional limit (default 1000)"; lua promote: "A bounded scan" (at most limit ids move)`}
 	PromoteCount       = Rule{"promote-count", `canon §4.2 promote: reply "the count"`}
-	PromoteWake        = Rule{"promote-arms-when-moved", `contracts/PROTOCOL.md A13: "reap and promote (when they moved anything)" arm the wake; an idle promote leaves it empty`}
+	PromoteWake        = Rule{"promote-arms-when-moved", `contracts/PROTOCOL.md A13: "reap and promote (when they moved a job where a claim takes it, not a reap that only buried jobs in the morgue)" arm the wake; an idle promote leaves it empty`}
 	FailDeath          = Rule{"fail-dead-at-time", `canon §4.2 fail: "fenced; state dead, into dead at TIME, the error kept as the last error"; §2.2: "emq:{q}:dead | zset | the morgue; score = time of death, server ms"`}
 	MorgueOp           = Rule{"morgue-op", `contracts/PROTOCOL.md Part B morgue: "optional limit (default 100) | jobs: id, attempts, payload_b64, error, died_ms, oldest death first | reads only"`}
 	ReviveClears       = Rule{"A15-revive-clears-error", `contracts/PROTOCOL.md A15: of the last error, "revive clears it and returns the job (attempts intact) to pending or its lane"`}
@@ -27,7 +27,7 @@ var (
 	ReapLimit          = Rule{"reap-limit", `contracts/PROTOCOL.md Part B reap: "optional limit (default 1000)"; lua reap: "A bounded scan of at most limit ids"`}
 	ReapReturn         = Rule{"reap-back-to-pending", `canon §4.2 reap: "otherwise it returns to pending or its lane; attempts unchanged"; reply "the count"; §2.2: pending "every score is 0"`}
 	ReapDead           = Rule{"reap-dead-lease-expired", `canon §4.2 reap: "at max_attempts or more it dies with the error lease expired"; §2.2: "emq:{q}:dead | zset | the morgue; score = time of death, server ms"`}
-	ReapWake           = Rule{"reap-arms-when-moved", `contracts/PROTOCOL.md A13: "reap and promote (when they moved anything)" arm the wake; an idle reap leaves it empty`}
+	ReapWake           = Rule{"reap-arms-when-moved", `contracts/PROTOCOL.md A13: "reap and promote (when they moved a job where a claim takes it, not a reap that only buried jobs in the morgue)" arm the wake; an idle reap leaves it empty`}
 	StaleCheckpoint    = Rule{"fenced-checkpoint", `canon §4.1: "every op on a claimed job (complete, retry, fail, extend, checkpoint) names (id, token). Such an op is refused with EMQSTALE unless … its attempts equals the token … A refused op changes nothing, byte for byte" (a zombie's checkpoint does not overwrite the new holder's)`}
 	CompleteRemovesAll = Rule{"complete-after-retry", `canon §4.2 complete: "deletes the row, the active entry, the checkpoint, the last error and the lane bookkeeping" (after a retry left an error and a checkpoint)`}
 )

@@ -7,8 +7,8 @@ var (
 	WakeEnqueue     = Rule{"A13-wake-enqueue", `canon §4.2 enqueue: "with delay_ms 0 the id goes to pending (score 0), else to scheduled at TIME + delay; arms the wake" (both branches arm); "if the row exists, changes nothing"; A13: "Which scripts arm the wake? … enqueue"`}
 	WakeLaneEnqueue = Rule{"A13-wake-lane-enqueue", `A13: "Which scripts arm the wake? … enqueue, lane_enqueue" (a delayed lane job too, as enqueue); a duplicate id changes nothing`}
 	WakeRetry       = Rule{"A13-wake-retry", `canon §4.2 retry: "otherwise back to pending (delay 0) or scheduled at TIME + delay, the error kept as the last error, wake armed"; "if attempts ≥ max_attempts exactly as fail" (fail does not arm unless a lane rejoins); A13: "retry (retried)"`}
-	WakeReap        = Rule{"A13-wake-reap", `A13: "reap and promote (when they moved anything)": a reap that returned a lease to pending arms, a reap that moved nothing does not`}
-	WakePromote     = Rule{"A13-wake-promote", `A13: "reap and promote (when they moved anything)": a promote that moved a due job arms, one that moved nothing does not`}
+	WakeReap        = Rule{"A13-wake-reap", `A13: "reap and promote (when they moved a job where a claim takes it, not a reap that only buried jobs in the morgue)": a reap that returned a lease to pending arms, a reap that moved nothing or only buried does not`}
+	WakePromote     = Rule{"A13-wake-promote", `A13: "reap and promote (when they moved a job where a claim takes it, not a reap that only buried jobs in the morgue)": a promote that moved a due job arms, one that moved nothing does not`}
 	WakeRevive      = Rule{"A13-wake-revive", `A13: "Which scripts arm the wake? … revive" (revive returns the job to pending or its lane, A15); a revive of an id not in the morgue changes nothing`}
 	WakeResume      = Rule{"A13-wake-resume", `A13: "Which scripts arm the wake? … resume": work waiting behind a queue pause, plain pending ids or ring lanes, wakes a parked consumer when the pause lifts`}
 	WakeLaneResume  = Rule{"A13-wake-lane-resume", `A13: "lane_resume … arm it when a lane rejoins the ring"`}

@@ -27,6 +27,8 @@ var c14 = []Spec{
 		Edits: []Edit{{"retry", "  if g and ring_fix(KEYS[10], g, s) then arm(KEYS[7]) end\n", "  if g then ring_fix(KEYS[10], g, s) end\n  arm(KEYS[7])\n"}}},
 	{Name: "reap-arms-always", Contract: "C14", Rule: "A13-wake-reap", Defect: "reap arms the wake even when it moved nothing",
 		Edits: []Edit{{"reap", "if wake then arm(KEYS[5]) end", "arm(KEYS[5])"}}},
+	{Name: "reap-bury-arms", Contract: "C14", Rule: "A13-wake-reap", Defect: "reap arms the wake when it buries an expired lease in the morgue, though nothing became claimable",
+		Edits: []Edit{{"reap", "      redis.call('HSET', KEYS[4], id, 'lease expired')\n", "      redis.call('HSET', KEYS[4], id, 'lease expired')\n      wake = true\n"}}},
 	{Name: "reap-requeue-no-arm", Contract: "C14", Rule: "A13-wake-reap", Defect: "reap returns an expired lease to pending without arming the wake",
 		Edits: []Edit{{"reap", "      wake = true\n", ""}}},
 	{Name: "promote-arms-always", Contract: "C14", Rule: "A13-wake-promote", Defect: "promote arms the wake even when nothing was due",

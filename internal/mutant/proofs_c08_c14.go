@@ -37,6 +37,7 @@ var proofsC08toC14 = map[string][]string{
 	"promote-arms-always":              {"A13-1", "L-78", "promote.lua:reply", "§4.5-2"},
 	"promote-no-arm":                   {"A13-1", "L-78", "promote.lua:reply", "§4.5-2"},
 	"reap-arms-always":                 {"A13-1", "L-82", "reap.lua:reply", "§4.5-2"},
+	"reap-bury-arms":                   {"A13-1", "L-82", "reap.lua:reply", "§4.5-2"},
 	"reap-requeue-no-arm":              {"A13-1", "L-82", "reap.lua:reply", "§4.5-2"},
 	"complete-arms-always":             {"A13-3", "L-31", "L-53", "complete.lua:reply"},
 	// A13-3's "a consumer parked while every lane sat at its ceiling must wake when one reopens".
