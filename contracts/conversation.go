@@ -93,6 +93,25 @@ func unreadableLinesRefused(t *T) {
 	}
 	c := t.mustClaim("orders", 30000)
 	t.check(unb64(c.PayloadB64) == "before the lines", rules.BadLine, "the session goes on: the job enqueued before the lines is claimed", "%q", unb64(c.PayloadB64))
+	t.badLineInTurn()
+}
+
+// badLineInTurn writes a line that is not a request behind a park still running (it takes its
+// timeout_ms by design) and a request behind the line, before reading a reply: the line's EMQARG
+// comes after the park's reply and before the request's (B-297), never as soon as it is read.
+func (t *T) badLineInTurn() {
+	t.cover(rules.BadLineInTurn)
+	reqs := []drivers.RawRequest{
+		request("park", "queue", "idle", "consumers", 1, "jobs", 1, "lease_ms", 60_000, "park_ms", 100, "timeout_ms", 300),
+		{Line: []byte(unreadableLines[0])},
+		request("slot", "key", "emq:{orders}:pending"),
+	}
+	what := fmt.Sprintf("a park, the line %s and a slot written before the first reply was read, answered in that order", unreadableLines[0])
+	replies, err := drivers.Pipeline(t.ctx, t.D, reqs)
+	t.ok(err, rules.BadLineInTurn, what)
+	t.ok(replies[0].Err, rules.BadLineInTurn, what+": the park")
+	t.refused(replies[1].Err, emqerr.Arg, rules.BadLineInTurn, what+": the line")
+	t.ok(replies[2].Err, rules.BadLineInTurn, what+": the slot")
 }
 
 func testAidsAsDeclared(t *T) {

@@ -143,9 +143,20 @@ func Raw(ctx context.Context, d Driver, op string, fields map[string]json.RawMes
 }
 
 // RawRequest is one request of a pipeline: an op and its fields, sent as they are (RawCaller).
+// With Line set it is that line instead, written as it is: a line that is not a request, which
+// the port answers EMQARG under seq 0 in its turn (PROTOCOL.md B-285).
 type RawRequest struct {
 	Op     string
 	Fields map[string]json.RawMessage
+	Line   []byte
+}
+
+// Serve answers one RawRequest through d, on its own.
+func Serve(ctx context.Context, d Driver, r RawRequest) (json.RawMessage, error) {
+	if r.Line != nil {
+		return Line(ctx, d, r.Line, 0)
+	}
+	return Raw(ctx, d, r.Op, r.Fields)
 }
 
 // RawReply is the answer to one RawRequest: its result, or the error a typed call would return.
@@ -179,11 +190,11 @@ func Pipeline(ctx context.Context, d Driver, reqs []RawRequest) ([]RawReply, err
 	return OneByOne(ctx, d, reqs)
 }
 
-// OneByOne serves reqs through Raw, each once the one before it answered.
+// OneByOne serves reqs through Serve, each once the one before it answered.
 func OneByOne(ctx context.Context, d Driver, reqs []RawRequest) ([]RawReply, error) {
 	out := make([]RawReply, len(reqs))
 	for i, r := range reqs {
-		out[i].Result, out[i].Err = Raw(ctx, d, r.Op, r.Fields)
+		out[i].Result, out[i].Err = Serve(ctx, d, r)
 	}
 	return out, nil
 }

@@ -4,7 +4,7 @@ package rules
 // conversation itself, beside each op's effect. C01 owns them (conversation.go, inflight.go,
 // dropped.go, chopped.go).
 
-var rulesConversation = []Rule{SeqEcho, UnknownOp, SecondHello, AidUnsupported, AidIgnored, AidTTL, ClusterRefused, ValkeyIPv6, InFlight, Dropped, RedialPaced, Silent, Chopped, BadLine, InputEnded, ConnectionsClosed, ConnectionsKept, RefusedClosed}
+var rulesConversation = []Rule{SeqEcho, UnknownOp, SecondHello, AidUnsupported, AidIgnored, AidTTL, ClusterRefused, ValkeyIPv6, InFlight, Dropped, RedialPaced, Silent, Chopped, BadLine, BadLineInTurn, InputEnded, ConnectionsClosed, ConnectionsKept, RefusedClosed}
 
 var (
 	SeqEcho        = Rule{"seq-echo", `contracts/PROTOCOL.md Part B: "seq is echoed" — whatever the number the kit sends (not a count of the port's own), and "the reply to request n is the n-th line the port prints"`}
@@ -48,3 +48,7 @@ var ConnectionsKept = Rule{"connections-kept", `contracts/PROTOCOL.md Part B rec
 // RefusedClosed: a connection whose handshake failed is closed, and a refused session keeps
 // none (dropped.go).
 var RefusedClosed = Rule{"refused-closed", `contracts/PROTOCOL.md Part B reconnect: "A connection whose handshake fails (its HELLO 2 or its fence answered an error) is closed by the port at once, and a later attempt dials a new one: a session that its redial's refusal ended keeps no connection to the server"`}
+
+// BadLineInTurn: a line that is not a request is answered in its turn among requests in flight
+// (conversation.go).
+var BadLineInTurn = Rule{"unreadable-line-in-turn", `contracts/PROTOCOL.md Part B: "Its reply comes in its turn, as a request's would: after the replies to every request read before it, before those read after it"`}

@@ -18,7 +18,8 @@ var (
 	PromoteCount       = Rule{"promote-count", `canon §4.2 promote: reply "the count"`}
 	PromoteWake        = Rule{"promote-arms-when-moved", `contracts/PROTOCOL.md A13: "reap and promote (when they moved a job where a claim takes it, not a reap that only buried jobs in the morgue)" arm the wake; an idle promote leaves it empty`}
 	FailDeath          = Rule{"fail-dead-at-time", `canon §4.2 fail: "fenced; state dead, into dead at TIME, the error kept as the last error"; §2.2: "emq:{q}:dead | zset | the morgue; score = time of death, server ms"`}
-	MorgueOp           = Rule{"morgue-op", `contracts/PROTOCOL.md Part B morgue: "optional limit (default 100) | jobs: id, attempts, payload_b64, error, died_ms, oldest death first | reads only"`}
+	MorgueTies         = Rule{"morgue-tie-order", `contracts/PROTOCOL.md Part B morgue: "deaths in the same millisecond (a reap buries many at one server TIME) in id order"`}
+	MorgueOp           = Rule{"morgue-op", `contracts/PROTOCOL.md Part B morgue: "optional limit (default 100) | jobs: id, attempts, payload_b64, error, died_ms, oldest death first"; "reads only"`}
 	ReviveClears       = Rule{"A15-revive-clears-error", `contracts/PROTOCOL.md A15: of the last error, "revive clears it and returns the job (attempts intact) to pending or its lane"`}
 	ReviveWake         = Rule{"A13-revive-arms", `contracts/PROTOCOL.md A13: "Which scripts arm the wake? … revive"`}
 	NotDead            = Rule{"revive-purge-not-dead", `contracts/PROTOCOL.md Part B revive, purge: result "changed", "false when the id is not dead" (and nothing changes)`}
@@ -36,5 +37,5 @@ var (
 var rulesLifecycle = []Rule{CkptRead, CkptRetry, CkptReap, CkptRemoved, CkptReplace, CkptBytes,
 	RetryScheduled, RetryPending, RetryError, RetryWake, RetryAtMax,
 	PromoteDue, PromoteLimit, PromoteCount, PromoteWake,
-	FailDeath, MorgueOp, ReviveClears, ReviveWake, NotDead, PurgeRemoves,
+	FailDeath, MorgueOp, MorgueTies, ReviveClears, ReviveWake, NotDead, PurgeRemoves,
 	ReapExpired, ReapLimit, ReapReturn, ReapDead, ReapWake, StaleCheckpoint, CompleteRemovesAll}

@@ -274,6 +274,8 @@ var traceProtocol = map[string][]string{
 	"B-294": {"park-reports-all"},
 	"B-295": {"lease-own-clock"},
 	"B-296": {"refused-closed"},
+	"B-297": {"unreadable-line-in-turn"},
+	"B-298": {"morgue-tie-order"},
 	"B-28":  {"hello-op", "wire-fence-first", "server", "minter-lease"},
 	"B-29":  {"server", "version"},
 	"B-3":   {"port-protocol"},

@@ -336,41 +336,73 @@ func (d *driver) Pipeline(ctx context.Context, reqs []drivers.RawRequest) ([]dri
 	if d.seq == 0 {
 		return nil, fmt.Errorf("subprocess: a pipeline before the session's hello")
 	}
-	var batch []byte
-	timeouts := make([]time.Duration, len(reqs))
-	for i, r := range reqs {
-		req, err := drivers.RawLine(d.seq+1+uint64(i), r.Op, r.Fields)
-		if err != nil {
-			return nil, fmt.Errorf("subprocess: pipeline %s: %w", r.Op, err)
-		}
-		timeouts[i] = d.f.opt.Deadline + workItems(r.Op, req)*d.f.opt.PerItem
-		if r.Op == "park" {
-			timeouts[i] = parkWait(req) + d.f.opt.ParkSlack
-		}
-		d.f.rec.add("→ ", req)
-		batch = append(append(batch, req...), '\n')
-		if r.Op == "close" {
-			d.closeIn.Store(true)
-		}
+	batch, seqs, timeouts, err := d.pipelined(reqs)
+	if err != nil {
+		return nil, err
 	}
 	_ = d.stdin.SetWriteDeadline(time.Now().Add(d.f.opt.Deadline))
 	if err := d.write(batch); err != nil {
-		return nil, d.fail(reqs[0].Op, fmt.Sprintf("could not write the requests (%v); the port %s", err, d.exitStatus(time.Second)), nil)
+		return nil, d.fail(pipeOp(reqs[0]), fmt.Sprintf("could not write the requests (%v); the port %s", err, d.exitStatus(time.Second)), nil)
 	}
 	out := make([]drivers.RawReply, len(reqs))
 	for i, r := range reqs {
-		d.seq++
-		l, err := d.await(ctx, r.Op, d.seq, timeouts[i], time.Now().Add(timeouts[i]), nil)
+		op := pipeOp(r)
+		if seqs[i] != 0 {
+			d.seq = seqs[i]
+		}
+		l, err := d.await(ctx, op, seqs[i], timeouts[i], time.Now().Add(timeouts[i]), nil)
 		if err != nil {
 			return nil, err
 		}
 		d.f.rec.add("← ", l.text)
-		out[i].Result, out[i].Err = d.decode(r.Op, d.seq, l.text)
+		var okReply struct {
+			OK bool `json:"ok"`
+		}
+		if seqs[i] == 0 && json.Unmarshal(l.text, &okReply) == nil && okReply.OK {
+			return nil, d.fail(op, "answered ok: true to a line that is not a request", l.text)
+		}
+		out[i].Result, out[i].Err = d.decode(op, seqs[i], l.text)
 		if d.failed != nil {
 			return nil, d.failed
 		}
 	}
 	return out, nil
+}
+
+// pipelined is a pipeline's lines, written together, with each one's seq (0 for a line that is
+// not a request) and its reply's deadline.
+func (d *driver) pipelined(reqs []drivers.RawRequest) (batch []byte, seqs []uint64, timeouts []time.Duration, err error) {
+	seqs, timeouts = make([]uint64, len(reqs)), make([]time.Duration, len(reqs))
+	next := d.seq
+	for i, r := range reqs {
+		req := r.Line
+		timeouts[i] = d.f.opt.Deadline
+		if req == nil {
+			next++
+			seqs[i] = next
+			if req, err = drivers.RawLine(next, r.Op, r.Fields); err != nil {
+				return nil, nil, nil, fmt.Errorf("subprocess: pipeline %s: %w", r.Op, err)
+			}
+			timeouts[i] += workItems(r.Op, req) * d.f.opt.PerItem
+			if r.Op == "park" {
+				timeouts[i] = parkWait(req) + d.f.opt.ParkSlack
+			}
+			if r.Op == "close" {
+				d.closeIn.Store(true)
+			}
+		}
+		d.f.rec.add("→ ", req)
+		batch = append(append(batch, req...), '\n')
+	}
+	return batch, seqs, timeouts, nil
+}
+
+// pipeOp names a pipeline's entry in errors: its op, or what a line that is not a request is.
+func pipeOp(r drivers.RawRequest) string {
+	if r.Line != nil {
+		return "a line that is not a request"
+	}
+	return r.Op
 }
 
 // Fault is the session's first protocol-level failure (drivers.Faulter): nil while the port

@@ -27,7 +27,7 @@ type newestFirst struct{ *sessionFront }
 func (f newestFirst) Pipeline(ctx context.Context, reqs []drivers.RawRequest) ([]drivers.RawReply, error) {
 	out := make([]drivers.RawReply, len(reqs))
 	for i := len(reqs) - 1; i >= 0; i-- {
-		out[i].Result, out[i].Err = drivers.Raw(ctx, f.sessionFront, reqs[i].Op, reqs[i].Fields)
+		out[i].Result, out[i].Err = drivers.Serve(ctx, f.sessionFront, reqs[i])
 	}
 	return out, nil
 }
@@ -128,6 +128,8 @@ var inFlightMutants = []Spec{
 		Go: front(func(d drivers.Driver) drivers.Driver { return newestFirst{&sessionFront{Driver: d}} })},
 	{Name: "seq-past-2-53-served", Contract: "C01", Rule: "unreadable-line", Defect: "a request whose seq is past 2⁵³ − 1 is served (a reader with 64-bit integers), where a JavaScript reader would round the seq",
 		Go: front(func(d drivers.Driver) drivers.Driver { return bigSeqServed{&sessionFront{Driver: d}} })},
+	{Name: "unreadable-line-answered-at-once", Contract: "C01", Rule: "unreadable-line-in-turn", Defect: "a line that is not a request is answered the moment it is read, so behind a request still being served its EMQARG overtakes that request's reply (the outside red team's garbage-reply-early, stop 50)",
+		Go: front(func(d drivers.Driver) drivers.Driver { return lineAtOnce{&sessionFront{Driver: d}} })},
 	{Name: "unreadable-line-internal", Contract: "C01", Rule: "unreadable-line", Defect: "a line that is not a request is answered INTERNAL instead of EMQARG (make mutation's survivor of the Node port's port.js, seed 22914, answered one with no type at all)",
 		Go: front(func(d drivers.Driver) drivers.Driver { return lineInternal{&sessionFront{Driver: d}} })},
 }
@@ -196,4 +198,19 @@ func waitOutLostPop(ctx context.Context, c *connector.Conn, timeout time.Duratio
 		return false, ctx.Err()
 	}
 	return err == nil && !v.Null, err
+}
+
+// lineAtOnce answers a line that is not a request as soon as it reads it: in a pipeline where
+// such a line follows a request, the first reply the kit reads is the line's, under seq 0, where
+// the request's was due, which is what a driver with a conversation finds on the wire.
+type lineAtOnce struct{ *sessionFront }
+
+func (f lineAtOnce) Pipeline(ctx context.Context, reqs []drivers.RawRequest) ([]drivers.RawReply, error) {
+	for i, r := range reqs {
+		if r.Line != nil && i > 0 {
+			return nil, &drivers.PortError{Port: f.Name(), Op: reqs[0].Op, Reason: "answered out of sequence: expected the reply to the first request, got seq 0",
+				Line: `{"seq":0,"ok":false,"error":{"type":"EMQARG","message":"not a request"}}`}
+		}
+	}
+	return drivers.OneByOne(ctx, f.sessionFront, reqs)
 }

@@ -59,6 +59,8 @@ type sessionFront struct {
 	keepRefused bool
 	addr        string
 	kept        []net.Conn
+	// tiesReversed lists the morgue's deaths of one millisecond newest id first.
+	tiesReversed bool
 	// capLimit caps reap, promote and morgue at this many (0: no cap).
 	capLimit int64
 	// batch rewrites the batch ops (nil: they pass through).
@@ -192,7 +194,19 @@ func (f *sessionFront) Promote(ctx context.Context, a protocol.PromoteArgs) (pro
 
 func (f *sessionFront) Morgue(ctx context.Context, a protocol.MorgueArgs) (protocol.MorgueResult, error) {
 	a.Limit = f.capped(a.Limit)
-	return f.Driver.Morgue(ctx, a)
+	r, err := f.Driver.Morgue(ctx, a)
+	if f.tiesReversed && err == nil {
+		// Each run of equal death times, newest id first.
+		for i := 0; i < len(r.Jobs); {
+			j := i
+			for j < len(r.Jobs) && r.Jobs[j].DiedMS == r.Jobs[i].DiedMS {
+				j++
+			}
+			slices.Reverse(r.Jobs[i:j])
+			i = j
+		}
+	}
+	return r, err
 }
 
 func (f *sessionFront) EnqueueBatch(ctx context.Context, a protocol.EnqueueBatchArgs) (protocol.EnqueueBatchResult, error) {
@@ -261,6 +275,8 @@ var sessionMutants = []Spec{
 		Go: sessionWrap(func(f *sessionFront) { f.recycle = 2 * time.Second })},
 	{Name: "refused-connection-kept", Contract: "C01", Rule: "refused-closed", Defect: "a connection whose fence was refused (another bundle deployed while the port was cut off) is left open: the refused session keeps a connection to the server",
 		Go: sessionWrap(func(f *sessionFront) { f.keepRefused = true })},
+	{Name: "morgue-ties-newest-first", Contract: "C10", Rule: "morgue-tie-order", Defect: "the morgue lists deaths of the same millisecond newest id first (a ZREVRANGE within each death time)",
+		Go: sessionWrap(func(f *sessionFront) { f.tiesReversed = true })},
 	{Name: "ttl-undeclared-refused", Contract: "C01", Rule: "aid-ignored", Defect: "a port without the minter_ttl capability refuses hello's minter_ttl_ms instead of ignoring it",
 		Go: sessionWrap(func(f *sessionFront) { f.hide, f.refuseTTL = []string{protocol.CapMinterTTL}, true })},
 	{Name: "ttl-declared-ignored", Contract: "C02", Rule: "aid-minter-ttl", Defect: "the port declares the minter_ttl capability but leases for its own default, whatever hello's minter_ttl_ms",
