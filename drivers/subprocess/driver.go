@@ -312,13 +312,18 @@ func (d *driver) Line(ctx context.Context, text []byte, seq uint64) (json.RawMes
 		return nil, err
 	}
 	d.f.rec.add("← ", l.text)
-	var r struct {
-		OK bool `json:"ok"`
-	}
-	if seq == 0 && json.Unmarshal(l.text, &r) == nil && r.OK {
+	if seq == 0 && answeredOK(l.text) {
 		return nil, d.fail(op, "answered ok: true to a line that is not a request", l.text)
 	}
 	return d.decode(op, seq, l.text)
+}
+
+// answeredOK says a reply line says ok: true.
+func answeredOK(text []byte) bool {
+	var r struct {
+		OK bool `json:"ok"`
+	}
+	return json.Unmarshal(text, &r) == nil && r.OK
 }
 
 // Conversing marks the port as one that reads its requests as they are written
@@ -355,10 +360,7 @@ func (d *driver) Pipeline(ctx context.Context, reqs []drivers.RawRequest) ([]dri
 			return nil, err
 		}
 		d.f.rec.add("← ", l.text)
-		var okReply struct {
-			OK bool `json:"ok"`
-		}
-		if seqs[i] == 0 && json.Unmarshal(l.text, &okReply) == nil && okReply.OK {
+		if seqs[i] == 0 && answeredOK(l.text) {
 			return nil, d.fail(op, "answered ok: true to a line that is not a request", l.text)
 		}
 		out[i].Result, out[i].Err = d.decode(op, seqs[i], l.text)
