@@ -2,6 +2,7 @@ package contracts
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"strconv"
@@ -201,6 +202,7 @@ func idleWindowReparksWithoutClaiming(t *T) {
 	m := t.mark()
 	from := time.Now()
 	t.waitRepops(m, a.Consumers)
+	t.popsWait(m0, q.Wake(), park)
 	t.idleWindow(m, from, q.Wake(), a.Consumers, park)
 	ids := kitIDs(1, 1<<50)
 	start := time.Now()
@@ -304,4 +306,21 @@ func wokenConsumerDrainsFirst(t *T) {
 		}
 	}
 	t.check(pops <= 3, rules.Park, "a woken consumer claims until the queue is empty before it parks again: at most 3 pops while it drains 20 jobs", "%d pops", pops)
+}
+
+// popsWait checks that every BLPOP on wake since mark from waits park (B-299): its timeout
+// argument is park in seconds, the fraction kept (150 ms is 0.15, never 0 or 1). The park's
+// timeout_ms is far off, so no pop is shortened to what is left of it.
+func (t *T) popsWait(from int, wake string, park time.Duration) {
+	t.cover(rules.ParkPop)
+	for _, l := range t.portCommands(from) {
+		if l.Cmd() != "BLPOP" || argAt(l, 1) != wake {
+			continue
+		}
+		secs, err := strconv.ParseFloat(argAt(l, 2), 64)
+		if err != nil || math.Abs(secs-park.Seconds()) > 1e-9 {
+			t.fail(rules.ParkPop, fmt.Sprintf("every pop of a park with park_ms %d waits %g s (BLPOP's timeout argument, the fraction kept)", park.Milliseconds(), park.Seconds()),
+				"the port sent "+l.String())
+		}
+	}
 }

@@ -23,6 +23,9 @@ var (
 // rulesWake are the rules of the wake token's duties and parking (C14).
 // The consumer's host-side duties (claim first, a timed-out pop parks again without claiming)
 // are checked under Park, whose host mutants live with the bus.
-var rulesWake = []Rule{WakeEnqueue, WakeLaneEnqueue, WakeRetry, WakeReap, WakePromote,
+var rulesWake = []Rule{ParkPop, WakeEnqueue, WakeLaneEnqueue, WakeRetry, WakeReap, WakePromote,
 	WakeRevive, WakeResume, WakeLaneResume, WakeLaneCeiling, WakeRejoin,
 	WakeClaimRearm, WakeLaneRearm, WakeEmptyClaim, WakeOne}
+
+// ParkPop: a parked consumer's pop waits park_ms, the fraction of a second kept (parking.go).
+var ParkPop = Rule{"park-pop-timeout", `contracts/PROTOCOL.md Part B park: "park_ms is each pop's wait: a parked consumer's BLPOP times out after park_ms, its timeout argument park_ms/1000 seconds with the fraction kept, or after what is left of timeout_ms when that is less"`}

@@ -276,6 +276,7 @@ var traceProtocol = map[string][]string{
 	"B-296": {"refused-closed"},
 	"B-297": {"unreadable-line-in-turn"},
 	"B-298": {"morgue-tie-order"},
+	"B-299": {"park-pop-timeout"},
 	"B-28":  {"hello-op", "wire-fence-first", "server", "minter-lease"},
 	"B-29":  {"server", "version"},
 	"B-3":   {"port-protocol"},

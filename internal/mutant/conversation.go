@@ -7,7 +7,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -128,6 +131,18 @@ var inFlightMutants = []Spec{
 		Go: front(func(d drivers.Driver) drivers.Driver { return newestFirst{&sessionFront{Driver: d}} })},
 	{Name: "seq-past-2-53-served", Contract: "C01", Rule: "unreadable-line", Defect: "a request whose seq is past 2⁵³ − 1 is served (a reader with 64-bit integers), where a JavaScript reader would round the seq",
 		Go: front(func(d drivers.Driver) drivers.Driver { return bigSeqServed{&sessionFront{Driver: d}} })},
+	{Name: "park-pop-whole-seconds", Contract: "C14", Rule: "park-pop-timeout", Defect: "a parked consumer's BLPOP timeout is sent in whole seconds, rounded up (as for a server that took only integers), so a pop of park_ms 150 waits 1 s",
+		Go: func(opt *bus.Options) Wrap {
+			opt.Test.Hook = chain(opt.Test.Hook, func(args []any) []any {
+				if len(args) == 3 && strings.EqualFold(text(args[0]), "BLPOP") {
+					if s, err := strconv.ParseFloat(text(args[2]), 64); err == nil {
+						args = []any{args[0], args[1], strconv.FormatFloat(math.Ceil(s), 'f', 0, 64)}
+					}
+				}
+				return args
+			})
+			return nil
+		}},
 	{Name: "unreadable-line-answered-at-once", Contract: "C01", Rule: "unreadable-line-in-turn", Defect: "a line that is not a request is answered the moment it is read, so behind a request still being served its EMQARG overtakes that request's reply (the outside red team's garbage-reply-early, stop 50)",
 		Go: front(func(d drivers.Driver) drivers.Driver { return lineAtOnce{&sessionFront{Driver: d}} })},
 	{Name: "unreadable-line-internal", Contract: "C01", Rule: "unreadable-line", Defect: "a line that is not a request is answered INTERNAL instead of EMQARG (make mutation's survivor of the Node port's port.js, seed 22914, answered one with no type at all)",
