@@ -47,7 +47,8 @@ func (t *T) scanOver(op string, limit int64, want int, rule rules.Rule) {
 	n := want + 1
 	q := t.q("orders")
 	state := map[string]string{"reap": "active", "promote": "scheduled", "morgue": "dead"}[op]
-	ids := t.lcPlant("orders", state, 1, t.now()-60_000, n, func(int) string { return "p" })
+	from := t.now() - 60_000
+	ids := t.lcPlant("orders", state, 1, from, n, func(int) string { return "p" })
 	call := fmt.Sprintf("%s with limit %d over %d entries", op, limit, n)
 	if limit == 0 {
 		call = fmt.Sprintf("%s with limit absent over %d entries", op, n)
@@ -67,7 +68,7 @@ func (t *T) scanOver(op string, limit int64, want int, rule rules.Rule) {
 		t.check(t.lcZcard(q.Scheduled()) == 1 && t.lcZcard(q.Pending()) == int64(want), rules.Promote,
 			fmt.Sprintf("%d due jobs pending, one left scheduled", want), "scheduled %d, pending %d", t.lcZcard(q.Scheduled()), t.lcZcard(q.Pending()))
 	case "morgue":
-		t.tieDeaths(q.Dead(), ids)
+		t.tieDeaths(q.Dead(), ids, from)
 		m, err := t.D.Morgue(t.ctx, protocol.MorgueArgs{Queue: "orders", Limit: limit})
 		t.ok(err, rule, call)
 		got = len(m.Jobs)
@@ -138,16 +139,15 @@ func (t *T) leasedAsAsked(r parked, lease int64) {
 	t.check(n > 0 || len(r.res.Jobs) == 0, rules.FieldRange, what, "%d jobs completed and no claim from the port on the wire", len(r.res.Jobs))
 }
 
-// tieDeaths gives every other run of 1001 planted deaths one death time (the first of the run's),
-// as a reap that buries more than a page of leases at one server TIME does: a morgue that pages
-// by death time past the last one it read skips the rest of the tie; one that orders a tie by
-// anything but id disorders it.
-func (t *T) tieDeaths(dead string, ids []string) {
-	_, scores := t.zset(dead)
+// tieDeaths gives every other run of 1001 deaths (planted by lcPlant at from, from+1, …) one death
+// time, the first of the run's, as a reap that buries more than a page of leases at one server
+// TIME does: a morgue that pages by death time past the last one it read skips the rest of the
+// tie; one that orders a tie by anything but id disorders it.
+func (t *T) tieDeaths(dead string, ids []string, from int64) {
 	var cmds [][]any
 	for i := range ids {
 		if run := i / 1001; run%2 == 0 {
-			cmds = append(cmds, []any{"ZADD", dead, "XX", scores[ids[run*1001]], ids[i]})
+			cmds = append(cmds, []any{"ZADD", dead, "XX", from + int64(run*1001), ids[i]})
 		}
 	}
 	if _, err := t.admin.pipeline(t.ctx, cmds...); err != nil {

@@ -59,7 +59,7 @@ func helloInOneRead(ctx context.Context, addr string) error {
 	}
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
-	if _, err := c.Write([]byte("*2\r\n$5\r\nHELLO\r\n$1\r\n2\r\n")); err != nil {
+	if _, err := c.Write(hello2); err != nil {
 		return err
 	}
 	buf := make([]byte, 64<<10)
@@ -229,3 +229,6 @@ func (f lineAtOnce) Pipeline(ctx context.Context, reqs []drivers.RawRequest) ([]
 	}
 	return drivers.OneByOne(ctx, f.sessionFront, reqs)
 }
+
+// hello2 is HELLO 2 as it goes on the wire, for the fronts that say it on connections of their own.
+var hello2, _ = resp.AppendCommand(nil, "HELLO", "2")

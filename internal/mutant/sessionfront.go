@@ -58,7 +58,7 @@ type sessionFront struct {
 	// connection says HELLO 2, as the refused one did, and is closed with the session.
 	keepRefused bool
 	addr        string
-	kept        []net.Conn
+	kept        net.Conn
 	// tiesReversed lists the morgue's deaths of one millisecond newest id first.
 	tiesReversed bool
 	// capLimit caps reap, promote and morgue at this many (0: no cap).
@@ -116,7 +116,7 @@ func (f *sessionFront) Enqueue(ctx context.Context, a protocol.EnqueueArgs) (pro
 		f.recycled = time.Now()
 	}
 	r, err := f.Driver.Enqueue(ctx, a)
-	if f.keepRefused && len(f.kept) == 0 && errors.Is(err, emqerr.Version) {
+	if f.keepRefused && f.kept == nil && errors.Is(err, emqerr.Version) {
 		f.keepOne(ctx)
 	}
 	return r, err
@@ -129,15 +129,15 @@ func (f *sessionFront) keepOne(ctx context.Context) {
 	if err != nil {
 		return
 	}
-	f.kept = append(f.kept, c)
-	_, _ = c.Write([]byte("*2\r\n$5\r\nHELLO\r\n$1\r\n2\r\n"))
+	f.kept = c
+	_, _ = c.Write(hello2)
 }
 
 func (f *sessionFront) Close(ctx context.Context) error {
-	for _, c := range f.kept {
-		c.Close()
+	if f.kept != nil {
+		f.kept.Close()
+		f.kept = nil
 	}
-	f.kept = nil
 	return f.Driver.Close(ctx)
 }
 
