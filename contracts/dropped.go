@@ -106,7 +106,8 @@ func reconnectDuringARedial(t *T) {
 // reconnect's connection. That is a loss like any other: within 30 s the session serves again
 // (B-282). A port whose overtaken redial backs off once more before it sees it is over, and
 // takes no notice of a loss meanwhile, never redials the reconnect's connection and answers
-// INTERNAL for ever. Every step waits on what the server shows (CLIENT LIST), the relay or the
+// INTERNAL for ever; one whose overtaken redial dials once more after its backoff opens a
+// connection beside the reconnect's, which the kit looks for over 2 s of requests first (B-300). Every step waits on what the server shows (CLIENT LIST), the relay or the
 // reconnect's reply, so a slow machine cannot fail a correct port; a port that redials only when
 // asked shows no redial, and the clause then checks only the drop after its reconnect.
 func droppedAfterAReconnectMidRedial(t *T) {
@@ -160,6 +161,8 @@ func droppedAfterAReconnectMidRedial(t *T) {
 		}
 		h.unpause()
 		t.ok(<-replied, rules.Reconnect, "reconnect while a redial is in its handshake (the redial's connection then closed by the server)")
+		// The overtaken redial is over: it dials nothing more beside the reconnect's (B-300).
+		t.heldStill(t.portClientIDs(), 2*time.Second, "after a reconnect overtook a redial")
 		t.killPortConnections()
 		t.ok(t.afterDrop(nil), rules.Dropped, fmt.Sprintf("an enqueue after the server dropped the connection a reconnect opened while a redial was in its handshake, the redial's connection closed by the server (%d redial(s) seen): retried while it answers INTERNAL, up to 30 s", len(h.redial)))
 	})

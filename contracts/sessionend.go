@@ -157,29 +157,43 @@ func (t *T) openBeside(keep []string) []string {
 // a few seconds of its hello, so a port that closed its own connections on a timer (a connect
 // timeout left armed once the connection was up) certified, while in use each such close loses
 // the requests in flight. Here the kit sends requests for 6 s past the hello, then finds every
-// connection the hello opened still open on the server. A slow machine only lengthens the span.
+// connection the hello opened still open on the server, and none beside them. Then the server
+// drops them all: once a request is served again the port holds as many connections as before,
+// and holds still for 2 s more of requests (B-300: a redial loop that went on dialing once it had
+// connected certified, since every clause that drops a connection ends soon after the redial).
+// A slow machine only lengthens the spans.
 func healthyConnectionsKept(t *T) {
 	before := t.portClientIDs()
 	t.check(len(before) > 0, rules.ConnectionsKept, "the session holds a connection to the server after hello", "none on the server (CLIENT LIST)")
-	span := 6 * time.Second
+	t.heldStill(before, 6*time.Second, "after the hello")
+	t.killPortConnections()
+	t.ok(t.afterDrop(nil), rules.Dropped, "a request after the server dropped every connection of the port")
+	after := t.portClientIDs()
+	t.check(len(after) == len(before), rules.RedialOnce,
+		fmt.Sprintf("once served again, the port holds as many connections as before the drop (%d)", len(before)), "%d: %v", len(after), after)
+	t.heldStill(after, 2*time.Second, "after the redial")
+}
+
+// heldStill sends enqueue, claim and complete for span, then checks that the port's connections
+// are still exactly held: none of them closed (B-292), none opened beside them (B-300).
+func (t *T) heldStill(held []string, span time.Duration, when string) {
 	for start, n := time.Now(), 0; time.Since(start) < span; n++ {
-		id := t.enqueue("orders", fmt.Sprint(n))
-		c, err := t.D.Claim(t.ctx, protocol.ClaimArgs{Queue: "orders", LeaseMS: 30000})
+		id := t.enqueue("kept", fmt.Sprint(n)) // not orders, where afterDrop's jobs wait
+		c, err := t.D.Claim(t.ctx, protocol.ClaimArgs{Queue: "kept", LeaseMS: 30000})
 		t.ok(err, rules.ConnectionsKept, "claim while the server answers")
 		t.check(c != nil && c.ID == id, rules.ConnectionsKept, "claim answers the job just enqueued", "%s", claimText(c))
-		t.ok(t.D.Complete(t.ctx, protocol.FenceArgs{Queue: "orders", ID: id, Token: c.Token}), rules.ConnectionsKept, "complete")
+		t.ok(t.D.Complete(t.ctx, protocol.FenceArgs{Queue: "kept", ID: id, Token: c.Token}), rules.ConnectionsKept, "complete")
 		time.Sleep(100 * time.Millisecond)
 	}
 	now := t.portClientIDs()
-	var closed []string
-	for _, id := range before {
-		if !slices.Contains(now, id) {
-			closed = append(closed, id)
-		}
-	}
+	closed := slices.DeleteFunc(slices.Clone(held), func(id string) bool { return slices.Contains(now, id) })
+	added := slices.DeleteFunc(slices.Clone(now), func(id string) bool { return slices.Contains(held, id) })
 	t.check(len(closed) == 0, rules.ConnectionsKept,
-		fmt.Sprintf("after %s of requests the server answered, every connection the hello opened is still open (%v)", span, before),
+		fmt.Sprintf("%s, after %s of requests the server answered, every connection the port held is still open (%v)", when, span, held),
 		"closed: %v; open now: %v", closed, now)
+	t.check(len(added) == 0, rules.RedialOnce,
+		fmt.Sprintf("%s, after %s of requests the server answered, the port opened no connection beside those it held (%v)", when, span, held),
+		"opened: %v; open now: %v", added, now)
 }
 
 // piped is a pipeline's replies and error.

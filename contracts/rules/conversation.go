@@ -4,7 +4,7 @@ package rules
 // conversation itself, beside each op's effect. C01 owns them (conversation.go, inflight.go,
 // dropped.go, chopped.go).
 
-var rulesConversation = []Rule{SeqEcho, UnknownOp, SecondHello, AidUnsupported, AidIgnored, AidTTL, ClusterRefused, ValkeyIPv6, InFlight, Dropped, RedialPaced, Silent, Chopped, BadLine, BadLineInTurn, InputEnded, ConnectionsClosed, ConnectionsKept, RefusedClosed}
+var rulesConversation = []Rule{SeqEcho, UnknownOp, SecondHello, AidUnsupported, AidIgnored, AidTTL, ClusterRefused, ValkeyIPv6, InFlight, Dropped, RedialPaced, Silent, Chopped, BadLine, BadLineInTurn, InputEnded, ConnectionsClosed, ConnectionsKept, RefusedClosed, RedialOnce}
 
 var (
 	SeqEcho        = Rule{"seq-echo", `contracts/PROTOCOL.md Part B: "seq is echoed" — whatever the number the kit sends (not a count of the port's own), and "the reply to request n is the n-th line the port prints"`}
@@ -48,6 +48,10 @@ var ConnectionsKept = Rule{"connections-kept", `contracts/PROTOCOL.md Part B rec
 // RefusedClosed: a connection whose handshake failed is closed, and a refused session keeps
 // none (dropped.go).
 var RefusedClosed = Rule{"refused-closed", `contracts/PROTOCOL.md Part B reconnect: "A connection whose handshake fails (its HELLO 2 or its fence answered an error) is closed by the port at once, and a later attempt dials a new one: a session that its redial's refusal ended keeps no connection to the server"`}
+
+// RedialOnce: a redial replaces what was lost and stops; no connection is opened beside the
+// session's own (sessionend.go).
+var RedialOnce = Rule{"redial-once", `contracts/PROTOCOL.md Part B reconnect: "A redial replaces each lost connection once: when its new connection has passed the handshake the port dials no more, and while the server answers it opens no connection beside those its session holds, a park's own lines aside"`}
 
 // BadLineInTurn: a line that is not a request is answered in its turn among requests in flight
 // (conversation.go).

@@ -274,6 +274,7 @@ var traceProtocol = map[string][]string{
 	"B-294": {"park-reports-all"},
 	"B-295": {"lease-own-clock"},
 	"B-296": {"refused-closed"},
+	"B-300": {"redial-once"},
 	"B-297": {"unreadable-line-in-turn"},
 	"B-298": {"morgue-tie-order"},
 	"B-299": {"park-pop-timeout"},

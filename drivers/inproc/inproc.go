@@ -511,10 +511,24 @@ func (d *Driver) Close(ctx context.Context) error {
 	if d.b == nil {
 		return nil
 	}
-	err := d.b.Close()
+	b := d.b
 	d.b = nil
-	return err
+	done := make(chan error, 1)
+	go func() { done <- b.Close() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(closeWait):
+		// A bus that never closes (a mutated reference whose redial loop never ends) fails
+		// its clause as a subprocess that never exits does; its goroutines are left behind.
+		return &drivers.PortError{Port: d.name, Op: "close", Reason: fmt.Sprintf("the bus's Close did not return within %s", closeWait)}
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
+
+// closeWait bounds Close as the subprocess driver's deadline bounds a port's exit.
+const closeWait = 10 * time.Second
 
 // durMS checks a protocol duration for the bus, which takes it in whole milliseconds: never
 // through a time.Duration, which ends near 9.2e12 ms, inside A16's range. Past 1e14 ms it is

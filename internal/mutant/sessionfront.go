@@ -59,6 +59,11 @@ type sessionFront struct {
 	keepRefused bool
 	addr        string
 	kept        net.Conn
+	// spareEvery dials one more connection (HELLO 2, kept until Close) before an enqueue once
+	// this long has passed since the last: a redial loop that goes on after it has connected.
+	spareEvery time.Duration
+	spareAt    time.Time
+	spares     []net.Conn
 	// tiesReversed lists the morgue's deaths of one millisecond newest id first.
 	tiesReversed bool
 	// capLimit caps reap, promote and morgue at this many (0: no cap).
@@ -90,7 +95,7 @@ func (f *sessionFront) Hello(ctx context.Context, a protocol.HelloArgs) (protoco
 	}
 	h, err := f.Driver.Hello(ctx, a)
 	if err == nil {
-		f.recycled, f.addr = time.Now(), a.Valkey
+		f.recycled, f.spareAt, f.addr = time.Now(), time.Now(), a.Valkey
 		h.Capabilities = slices.DeleteFunc(h.Capabilities, func(c string) bool { return slices.Contains(f.hide, c) })
 		f.opened = &h
 	}
@@ -115,22 +120,28 @@ func (f *sessionFront) Enqueue(ctx context.Context, a protocol.EnqueueArgs) (pro
 		}
 		f.recycled = time.Now()
 	}
+	if f.spareEvery > 0 && time.Since(f.spareAt) > f.spareEvery {
+		if c := f.dialHello(ctx); c != nil {
+			f.spares, f.spareAt = append(f.spares, c), time.Now()
+		}
+	}
 	r, err := f.Driver.Enqueue(ctx, a)
 	if f.keepRefused && f.kept == nil && errors.Is(err, emqerr.Version) {
-		f.keepOne(ctx)
+		f.kept = f.dialHello(ctx)
 	}
 	return r, err
 }
 
-// keepOne dials the session's server and says HELLO 2 on a connection it keeps until Close.
-func (f *sessionFront) keepOne(ctx context.Context) {
+// dialHello dials the session's server and says HELLO 2 on a connection the caller keeps until
+// Close (nil when the dial fails).
+func (f *sessionFront) dialHello(ctx context.Context) net.Conn {
 	var d net.Dialer
 	c, err := d.DialContext(ctx, "tcp", f.addr)
 	if err != nil {
-		return
+		return nil
 	}
-	f.kept = c
 	_, _ = c.Write(hello2)
+	return c
 }
 
 func (f *sessionFront) Close(ctx context.Context) error {
@@ -138,6 +149,10 @@ func (f *sessionFront) Close(ctx context.Context) error {
 		f.kept.Close()
 		f.kept = nil
 	}
+	for _, c := range f.spares {
+		c.Close()
+	}
+	f.spares = nil
 	return f.Driver.Close(ctx)
 }
 
@@ -273,6 +288,8 @@ var sessionMutants = []Spec{
 		Go: sessionWrap(func(f *sessionFront) { f.parkDrainsUnreported = true })},
 	{Name: "connections-recycled", Contract: "C01", Rule: "connections-kept", Defect: "the port reopens its connections on a timer of its own (every 2 s), while the server answers",
 		Go: sessionWrap(func(f *sessionFront) { f.recycle = 2 * time.Second })},
+	{Name: "redial-goes-on", Contract: "C01", Rule: "redial-once", Defect: "the port dials one more connection every second while the server answers and keeps each one open, as a redial loop that goes on dialing once it has connected",
+		Go: sessionWrap(func(f *sessionFront) { f.spareEvery = time.Second })},
 	{Name: "refused-connection-kept", Contract: "C01", Rule: "refused-closed", Defect: "a connection whose fence was refused (another bundle deployed while the port was cut off) is left open: the refused session keeps a connection to the server",
 		Go: sessionWrap(func(f *sessionFront) { f.keepRefused = true })},
 	{Name: "morgue-ties-newest-first", Contract: "C10", Rule: "morgue-tie-order", Defect: "the morgue lists deaths of the same millisecond newest id first (a ZREVRANGE within each death time)",
