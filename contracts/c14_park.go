@@ -236,20 +236,24 @@ func wakeNeverExceedsOne(t *T) {
 	t.wakeKeepsOneBatch("batch")
 }
 
-// parkReportsEveryCompletion is C14's (B-294): every other park clause enqueues exactly the jobs
-// the park asks for, so a port whose consumers went on claiming past jobs and cut its reply to
-// jobs lost work unseen. Here a park of 2 jobs runs over a backlog of 6: its consumers may
-// complete more than 2 (B-74 bounds a park from below only), but every job gone from the
-// keyspace must be in the reply, and every job in the reply gone. Checked once the park has
-// answered, when its consumers have stopped: a correct port changes nothing after it.
+// parkReportsEveryCompletion is C14's (B-294, B-301): every other park clause enqueues exactly
+// the jobs the park asks for, so a port whose consumers went on claiming past jobs and cut its
+// reply to jobs lost work unseen, and one whose consumers drained the queue until the park
+// stopped them certified. Here a park of 4 consumers and 2 jobs runs over a backlog of 20: the
+// consumers that held a claim when the second job completed may complete theirs, so the reply
+// lists 2 to 5 jobs (B-301); every job gone from the keyspace must be in the reply, and every
+// job in the reply gone. Checked once the park has answered, when its consumers have stopped: a
+// correct port changes nothing after it.
 func parkReportsEveryCompletion(t *T) {
 	q := t.q("orders")
-	backlog := kitIDs(6, 1<<50)
+	backlog := kitIDs(20, 1<<50)
 	t.kitEnqueue("orders", backlog)
-	a := protocol.ParkArgs{Queue: "orders", Consumers: 2, Jobs: 2, LeaseMS: 30000, ParkMS: 1000, TimeoutMS: 20000}
+	a := protocol.ParkArgs{Queue: "orders", Consumers: 4, Jobs: 2, LeaseMS: 30000, ParkMS: 1000, TimeoutMS: 20000}
 	r := <-t.park(a)
-	t.ok(r.err, rules.Park, "park of 2 jobs over a backlog of 6")
+	t.ok(r.err, rules.Park, "park of 4 consumers and 2 jobs over a backlog of 20")
 	t.check(len(r.res.Jobs) >= a.Jobs, rules.Park, "the park completes at least its 2 jobs", "%+v", r.res.Jobs)
+	most := a.Jobs + a.Consumers - 1
+	t.check(len(r.res.Jobs) <= most, rules.ParkBounded, fmt.Sprintf("the park completes at most jobs + consumers − 1 = %d jobs", most), "%d: %+v", len(r.res.Jobs), r.res.Jobs)
 	reported := map[string]bool{}
 	for _, j := range r.res.Jobs {
 		reported[j.ID] = true

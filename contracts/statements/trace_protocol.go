@@ -275,6 +275,7 @@ var traceProtocol = map[string][]string{
 	"B-295": {"lease-own-clock"},
 	"B-296": {"refused-closed"},
 	"B-300": {"redial-once"},
+	"B-301": {"park-claims-bounded"},
 	"B-297": {"unreadable-line-in-turn"},
 	"B-298": {"morgue-tie-order"},
 	"B-299": {"park-pop-timeout"},

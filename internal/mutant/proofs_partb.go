@@ -174,6 +174,7 @@ var proofsPartB = map[string][]string{
 	"morgue-drains":             {"B-67"},  // morgue "reads only"
 	"park-one-short":            {"B-74"},  // "until jobs jobs were claimed and completed"
 	"park-completes-unreported": {"B-294"},
+	"park-drains-the-backlog":   {"B-301"},
 	"clock-ignores-scale":       {"B-79"}, // "advances 1 ms per scale real ms"
 
 	// stdio.go: the line protocol broken in the port binary (run as emq-port).

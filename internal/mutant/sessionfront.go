@@ -40,6 +40,8 @@ type sessionFront struct {
 	recycled time.Time
 	// parkDrainsUnreported completes one more job after a park, left out of its reply.
 	parkDrainsUnreported bool
+	// parkOvershoots completes one more job per consumer after a park and lists it.
+	parkOvershoots bool
 	// bracketsKept dials an IPv6 host with its brackets still on, as a port that splits hello's
 	// valkey at its last colon and resolves what is left.
 	bracketsKept bool
@@ -178,16 +180,24 @@ func (f *sessionFront) Park(ctx context.Context, a protocol.ParkArgs) (protocol.
 	if f.parkDrainsUnreported && err == nil {
 		f.completeOneMore(ctx, a)
 	}
+	for i := 0; f.parkOvershoots && err == nil && a.Jobs > 0 && i < a.Consumers; i++ {
+		c := f.completeOneMore(ctx, a)
+		if c == nil {
+			break
+		}
+		r.Jobs = append(r.Jobs, protocol.Parked{Consumer: i, ID: c.ID, Token: c.Token})
+	}
 	return r, err
 }
 
-// completeOneMore claims and completes one more job of a's queue after the park, unreported: a
-// consumer that went on claiming past jobs while its park's reply was cut to them.
-func (f *sessionFront) completeOneMore(ctx context.Context, a protocol.ParkArgs) {
+// completeOneMore claims and completes one more job of a's queue after the park (nil when none
+// was completed): a consumer that went on claiming past jobs.
+func (f *sessionFront) completeOneMore(ctx context.Context, a protocol.ParkArgs) *protocol.ClaimResult {
 	c, err := f.Driver.Claim(ctx, protocol.ClaimArgs{Queue: a.Queue, LeaseMS: a.LeaseMS})
-	if err == nil && c != nil {
-		_ = f.Driver.Complete(ctx, protocol.FenceArgs{Queue: a.Queue, ID: c.ID, Token: c.Token})
+	if err != nil || c == nil || f.Driver.Complete(ctx, protocol.FenceArgs{Queue: a.Queue, ID: c.ID, Token: c.Token}) != nil {
+		return nil
 	}
+	return c
 }
 
 func (f *sessionFront) capped(n int64) int64 {
@@ -286,6 +296,8 @@ var sessionMutants = []Spec{
 		Go: sessionWrap(func(f *sessionFront) { f.bracketsKept = true })},
 	{Name: "park-completes-unreported", Contract: "C14", Rule: "park-reports-all", Defect: "the park's consumers go on claiming past jobs and complete one job more than the reply lists (a reply cut to jobs: the work is done and never reported)",
 		Go: sessionWrap(func(f *sessionFront) { f.parkDrainsUnreported = true })},
+	{Name: "park-drains-the-backlog", Contract: "C14", Rule: "park-claims-bounded", Defect: "the park's consumers go on claiming after the jobs-th completion: each completes one job more, listed in the reply",
+		Go: sessionWrap(func(f *sessionFront) { f.parkOvershoots = true })},
 	{Name: "connections-recycled", Contract: "C01", Rule: "connections-kept", Defect: "the port reopens its connections on a timer of its own (every 2 s), while the server answers",
 		Go: sessionWrap(func(f *sessionFront) { f.recycle = 2 * time.Second })},
 	{Name: "redial-goes-on", Contract: "C01", Rule: "redial-once", Defect: "the port dials one more connection every second while the server answers and keeps each one open, as a redial loop that goes on dialing once it has connected",
