@@ -98,6 +98,11 @@ mutant reference reference/bus/bus.go CONDITIONALS_BOUNDARY #1
   was: if n > 0 {
   now: if n >= 0 {
   harness: C05/order/x checks n = 0
+
+mutant bundle lua/reap.lua num #1
+  was: local n = 1
+  now: local n = 2
+  gap: no clause reaps twice yet
 `
 	tr, err := ParseTriage(strings.NewReader(src))
 	if err != nil {
@@ -107,12 +112,17 @@ mutant reference reference/bus/bus.go CONDITIONALS_BOUNDARY #1
 	if e, ok := tr[k]; !ok || !e.Equivalent || e.Reason != "y is idempotent" {
 		t.Fatalf("entry %v not read: %v", k, tr)
 	}
-	if len(tr) != 2 {
-		t.Errorf("%d entries, want 2", len(tr))
+	if len(tr) != 3 {
+		t.Errorf("%d entries, want 3", len(tr))
+	}
+	gap := Mutant{Port: PortBundle, File: "lua/reap.lua", Mutator: "num", Occurrence: 1, Was: "local n = 1", Now: "local n = 2"}.Key()
+	if e := tr[gap]; !e.Gap || e.Equivalent || e.Reason != "no clause reaps twice yet" {
+		t.Errorf("gap entry read as %+v", e)
 	}
 	for name, bad := range map[string]string{
 		"no verdict":   "mutant node f m #1\n  was: a\n  now: b\n",
 		"two verdicts": "mutant node f m #1\n  was: a\n  now: b\n  equivalent: x\n  harness: y\n",
+		"gap and more": "mutant node f m #1\n  was: a\n  now: b\n  gap: x\n  harness: y\n",
 		"no now":       "mutant node f m #1\n  was: a\n  equivalent: x\n",
 		"bad key":      "mutant node f m 1\n",
 		"duplicate":    "mutant node f m #1\n was: a\n now: b\n equivalent: x\nmutant node f m #1\n was: a\n now: b\n equivalent: x\n",
@@ -375,14 +385,17 @@ func TestScoreLine(t *testing.T) {
 // A killed harness entry is the harness at work; a killed equivalent entry is a wrong reason; a
 // surviving harness entry is a claim that no longer holds, and counts untriaged.
 func TestTallyJudgesTheTriage(t *testing.T) {
-	r := Result{Port: PortNode, Sample: []Mutant{{ID: "a", Was: "a"}, {ID: "b", Was: "b"}, {ID: "c", Was: "c"}},
-		Verdicts: map[string]Verdict{"a": {Status: Killed}, "b": {Status: Killed}, "c": {Status: Survived}}}
-	tr := Triages{r.Sample[0].Key(): {}, r.Sample[1].Key(): {Equivalent: true}, r.Sample[2].Key(): {}}
+	r := Result{Port: PortNode, Sample: []Mutant{{ID: "a", Was: "a"}, {ID: "b", Was: "b"}, {ID: "c", Was: "c"}, {ID: "d", Was: "d"}},
+		Verdicts: map[string]Verdict{"a": {Status: Killed}, "b": {Status: Killed}, "c": {Status: Survived}, "d": {Status: Survived}}}
+	tr := Triages{r.Sample[0].Key(): {}, r.Sample[1].Key(): {Equivalent: true}, r.Sample[2].Key(): {}, r.Sample[3].Key(): {Gap: true}}
 	s := Tally(r, tr)
 	if len(s.Stale) != 1 || s.Stale[0] != r.Sample[1].Key() || len(s.Unkept) != 1 || s.Unkept[0] != r.Sample[2].Key() {
 		t.Errorf("stale %v, unkept %v", s.Stale, s.Unkept)
 	}
-	if got := s.Line(); got != "MUTATION node killed 2/3 (66.7 %) equivalent 0 untriaged 1" {
+	if len(s.Gaps) != 1 || s.Gaps[0] != r.Sample[3].Key() {
+		t.Errorf("gaps %v", s.Gaps)
+	}
+	if got := s.Line(); got != "MUTATION node killed 2/4 (50.0 %) equivalent 0 untriaged 2" {
 		t.Errorf("line %q", got)
 	}
 }

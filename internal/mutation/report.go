@@ -19,8 +19,9 @@ type Score struct {
 	Sampled, Killed, Equivalent, NotViable, Errors, Survivors, Untriaged int
 	// Stale are entries triaged equivalent that a sampled mutant was killed under: the reason
 	// given is wrong. Unkept are entries naming the harness change that kills them whose mutant
-	// survived: they count as untriaged, for the claim no longer holds.
-	Stale, Unkept []Key
+	// survived: they count as untriaged, for the claim no longer holds. Gaps are survivors
+	// triaged as open gaps, untriaged too.
+	Stale, Unkept, Gaps []Key
 }
 
 // N is the count the score is over: the sampled mutants not triaged equivalent (nor unbuildable).
@@ -64,7 +65,10 @@ func Tally(r Result, t Triages) Score {
 		default:
 			s.Survivors++
 			s.Untriaged++
-			if triaged {
+			switch {
+			case triaged && tr.Gap:
+				s.Gaps = append(s.Gaps, m.Key())
+			case triaged:
 				s.Unkept = append(s.Unkept, m.Key())
 			}
 		}
@@ -132,6 +136,8 @@ func survivor(m Mutant, v Verdict, tr Triage, triaged bool, root string) (string
 		b.WriteString("\ntriage:    untriaged")
 	case tr.Equivalent:
 		fmt.Fprintf(&b, "\ntriage:    equivalent: %s", tr.Reason)
+	case tr.Gap:
+		fmt.Fprintf(&b, "\ntriage:    gap (counted untriaged): %s", tr.Reason)
 	default:
 		fmt.Fprintf(&b, "\ntriage:    harness: %s", tr.Reason)
 	}
@@ -181,6 +187,9 @@ func Summary(scores []Score) string {
 		}
 		for _, k := range s.Unkept {
 			fmt.Fprintf(&b, "%s: triage entry %q (was: %s) names the harness change that kills it, but it survived: counted untriaged\n", s.Port, k, k.Was)
+		}
+		if len(s.Gaps) > 0 {
+			fmt.Fprintf(&b, "%s: %d of the untriaged are open gaps, read and listed in the triage file (gap:)\n", s.Port, len(s.Gaps))
 		}
 	}
 	for _, s := range scores {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -17,16 +18,21 @@ import (
 //	  equivalent: the default logger and the given one differ only in where stderr text goes
 //
 // "equivalent:" says why no port could be told apart by it (checkable from the line and the
-// documents); "harness:" names the harness change that kills it (a clause, a commit, an issue).
-// Lines starting with '#' and blank lines are ignored.
+// documents); "harness:" names the harness change that kills it (a clause, a commit, an issue);
+// "gap:" says why no clause kills it yet and what would: an open gap, read but still counted
+// untriaged. Lines starting with '#' and blank lines are ignored.
 
 // Triage is a survivor's entry.
 type Triage struct {
 	Key        Key
 	Equivalent bool
-	Reason     string // the reason it is equivalent, or the harness change that kills it
+	Gap        bool   // an open gap: read, not killed, counted untriaged
+	Reason     string // why it is equivalent, the harness change that kills it, or the gap
 	Line       int    // where the entry starts in its file
 }
+
+// kinds are the verdict fields of an entry, exactly one of which it has.
+var kinds = []string{"equivalent", "harness", "gap"}
 
 // Triages are the entries of a triage file, by key.
 type Triages map[Key]Triage
@@ -62,8 +68,8 @@ func ParseTriage(r io.Reader) (Triages, error) {
 				return fmt.Errorf("line %d: entry %s has no %q line", cur.Line, cur.Key, f)
 			}
 		}
-		if have["equivalent"] == have["harness"] {
-			return fmt.Errorf("line %d: entry %s needs exactly one of \"equivalent:\" and \"harness:\"", cur.Line, cur.Key)
+		if n := len(slices.DeleteFunc(slices.Clone(kinds), func(k string) bool { return !have[k] })); n != 1 {
+			return fmt.Errorf("line %d: entry %s needs exactly one of \"equivalent:\", \"harness:\" and \"gap:\"", cur.Line, cur.Key)
 		}
 		if _, dup := out[cur.Key]; dup {
 			return fmt.Errorf("line %d: entry %s is listed twice", cur.Line, cur.Key)
@@ -92,7 +98,7 @@ func ParseTriage(r io.Reader) (Triages, error) {
 		}
 		field, value, ok := strings.Cut(trim, ":")
 		if cur == nil || !ok || have[field] {
-			return nil, fmt.Errorf("line %d: want a \"mutant port file mutator #n\" line, then was:, now: and equivalent: or harness: — got %q", n, trim)
+			return nil, fmt.Errorf("line %d: want a \"mutant port file mutator #n\" line, then was:, now: and equivalent:, harness: or gap: — got %q", n, trim)
 		}
 		value = strings.TrimSpace(value)
 		switch field {
@@ -100,11 +106,11 @@ func ParseTriage(r io.Reader) (Triages, error) {
 			cur.Key.Was = Fold(value)
 		case "now":
 			cur.Key.Now = Fold(value)
-		case "equivalent", "harness":
+		case "equivalent", "harness", "gap":
 			if value == "" {
 				return nil, fmt.Errorf("line %d: %s: says nothing", n, field)
 			}
-			cur.Equivalent, cur.Reason = field == "equivalent", value
+			cur.Equivalent, cur.Gap, cur.Reason = field == "equivalent", field == "gap", value
 		default:
 			return nil, fmt.Errorf("line %d: unknown field %q", n, field)
 		}
