@@ -162,7 +162,7 @@ func droppedAfterAReconnectMidRedial(t *T) {
 		h.unpause()
 		t.ok(<-replied, rules.Reconnect, "reconnect while a redial is in its handshake (the redial's connection then closed by the server)")
 		// The overtaken redial is over: it dials nothing more beside the reconnect's (B-300).
-		t.heldStill(t.portClientIDs(), 2*time.Second, "after a reconnect overtook a redial")
+		t.heldStill(t.portClientIDs(), 2*time.Second, true, "busy after a reconnect overtook a redial")
 		t.killPortConnections()
 		t.ok(t.afterDrop(nil), rules.Dropped, fmt.Sprintf("an enqueue after the server dropped the connection a reconnect opened while a redial was in its handshake, the redial's connection closed by the server (%d redial(s) seen): retried while it answers INTERNAL, up to 30 s", len(h.redial)))
 	})

@@ -251,14 +251,15 @@ func (t *T) pauseWrites(ms int64) {
 	}
 }
 
-// clockBackToReal is C05's: the clock aid gives the real clock back.
+// clockBackToReal is C05's: the clock aid gives the real clock back, with set_ms absent or 0,
+// and with a scale beside it too (B-80: ignored then), at a value other than its default.
 func clockBackToReal(t *T) {
 	c := t.clocker()
 	msOf := func(id string) int64 {
 		ms, _, _ := ids.Split(t.validJob(id))
 		return protocol.EpochMS + int64(ms)
 	}
-	for _, back := range []map[string]json.RawMessage{{}, {"set_ms": domains.Raw(0)}} {
+	for _, back := range []map[string]json.RawMessage{{}, {"set_ms": domains.Raw(0)}, {"scale": domains.Raw(1000)}, {"set_ms": domains.Raw(0), "scale": domains.Raw(1000)}} {
 		last := msOf(t.mintN(1, rules.ClockReal)[0])
 		t.setClock(c, t.now()-3_600_000, 1, rules.ClockReal) // an hour behind: ids stay at the last ms (A11)
 		t.mintN(1, rules.ClockReal)

@@ -51,6 +51,9 @@ type sessionFront struct {
 	keyReads bool
 	// clockStays ignores a clock op that returns to the real clock.
 	clockStays bool
+	// scaleKept returns to the real clock only when the scale is 1 too: a clock op with set_ms
+	// 0 and another scale starts a scaled clock from the real time instead.
+	scaleKept bool
 	// parkFromOne numbers the park op's consumers from 1.
 	parkFromOne bool
 	// parkLeaseWraps converts the park op's lease_ms through a time.Duration without saturating.
@@ -108,6 +111,9 @@ func (f *sessionFront) Hello(ctx context.Context, a protocol.HelloArgs) (protoco
 func (f *sessionFront) Clock(ctx context.Context, a protocol.ClockArgs) error {
 	if f.clockStays && a.SetMS == 0 {
 		return nil
+	}
+	if f.scaleKept && a.SetMS == 0 && a.Scale > 1 {
+		a.SetMS = time.Now().UnixMilli()
 	}
 	return f.Driver.(drivers.Clocker).Clock(ctx, a)
 }
@@ -314,6 +320,8 @@ var sessionMutants = []Spec{
 		Go: sessionWrap(func(f *sessionFront) { f.brandFirst = true })},
 	{Name: "key-reads-server", Contract: "C02", Rule: "key-ops-offline", Defect: "the key op reads the queue on the server before it builds the key",
 		Go: sessionWrap(func(f *sessionFront) { f.keyReads = true })},
+	{Name: "scale-kept-on-real", Contract: "C05", Rule: "clock-real", Defect: "a clock op with set_ms absent or 0 and a scale other than 1 starts a clock from the real time that advances 1 ms per scale real ms, instead of returning to the real clock",
+		Go: sessionWrap(func(f *sessionFront) { f.scaleKept = true })},
 	{Name: "clock-reset-ignored", Contract: "C05", Rule: "clock-real", Defect: "a clock op that returns to the real clock is ignored: the minter stays on the scripted one",
 		Go: sessionWrap(func(f *sessionFront) { f.clockStays = true })},
 	{Name: "park-consumers-from-one", Contract: "C14", Rule: "park-consumer", Defect: "the park op numbers its consumers from 1, so the last one is out of 0..consumers-1",
