@@ -344,8 +344,8 @@ func (t *T) mintWhileLeasing(from, w int, err error) (protocol.MintResult, error
 }
 
 func reconnectAfterLostLease(t *T) {
-	// The port can lease only worker 700; its clock (when scriptable) barely moves, so
-	// the ids before and after the reconnect share a millisecond.
+	// The port can lease only worker 700; its clock (when scriptable) barely moves, so the ids
+	// before and after the reconnect share a millisecond.
 	const first = 700
 	var taken, below []int
 	for w := range ids.MaxWorker + 1 {
@@ -380,6 +380,13 @@ func reconnectAfterLostLease(t *T) {
 	// While the port is connected another minter takes 700 away, and 0–699 come free.
 	// A reconnect renews the lease or leases another id: here it must find 700 lost,
 	// and its new, lower worker id must not mint below the ids of 700.
+	// The clock is set back to the last id's millisecond, 4 s long, so the next mints fall in it
+	// however long the two reconnects took: a port whose new, lower worker id carried on in that
+	// millisecond mints below; a correct one waits for the next (at most 4 s).
+	if c, ok := t.D.(drivers.Clocker); ok && t.hasCap(protocol.CapClock) {
+		ms, _, _ := ids.Split(t.validJob(before[len(before)-1]))
+		t.setClock(c, protocol.EpochMS+int64(ms), 4000, rules.LeaseRelet)
+	}
 	k, _ := keys.Minter(first)
 	t.do("SET", k, harnessOwner, "PX", harnessLeaseMS)
 	t.freeWorkers(below)
