@@ -344,8 +344,8 @@ func (t *T) mintWhileLeasing(from, w int, err error) (protocol.MintResult, error
 }
 
 func reconnectAfterLostLease(t *T) {
-	// The port can lease only worker 700; its clock (when scriptable) barely moves, so the ids
-	// before and after the reconnect share a millisecond.
+	// The port can lease only worker 700; its clock (when scriptable) barely moves, so
+	// the ids before and after the reconnect share a millisecond.
 	const first = 700
 	var taken, below []int
 	for w := range ids.MaxWorker + 1 {

@@ -107,9 +107,10 @@ func reconnectDuringARedial(t *T) {
 // (B-282). A port whose overtaken redial backs off once more before it sees it is over, and
 // takes no notice of a loss meanwhile, never redials the reconnect's connection and answers
 // INTERNAL for ever; one whose overtaken redial dials once more after its backoff opens a
-// connection beside the reconnect's, which the kit looks for over 2 s of requests first (B-300). Every step waits on what the server shows (CLIENT LIST), the relay or the
-// reconnect's reply, so a slow machine cannot fail a correct port; a port that redials only when
-// asked shows no redial, and the clause then checks only the drop after its reconnect.
+// connection beside the reconnect's, which the kit looks for over 2 s of requests first (B-300).
+// Every step waits on what the server shows (CLIENT LIST), the relay or the reconnect's reply, so
+// a slow machine cannot fail a correct port; a port that redials only when asked shows no redial,
+// and the clause then checks only the drop after its reconnect.
 func droppedAfterAReconnectMidRedial(t *T) {
 	t.withARedialHeldInItsFence(func(r *chop.Relay, h heldRedial) {
 		replied := make(chan error, 1)
