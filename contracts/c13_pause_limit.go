@@ -22,6 +22,7 @@ var c13 = Contract{ID: "C13", Name: "pause & limit",
 		{name: "ceiling-boundaries", body: ceilingBoundaries},
 		{name: "ceiling-lowered-every-release", body: ceilingLoweredEveryRelease},
 		{name: "ceiling-rejoin-every-release", body: ceilingRejoin},
+		{name: "revive-at-the-ceiling", body: reviveAtTheCeiling},
 		{name: "complete-batch-ring-as-complete", body: completeBatchRing},
 		{name: "lane-pause-resume-order", body: pauseResumeOrder},
 		{name: "paused-lane-stays-out", body: pausedLaneStaysOut},
@@ -164,6 +165,27 @@ func ceilingLoweredEveryRelease(t *T) {
 			t.mRetry(m, first, 5, 0, rules.CeilingLowered)
 		}
 	}
+}
+
+// reviveAtTheCeiling: a dead lane job revived into its lane while the lane is held at its ceiling
+// (two claimed under ceiling 2, one failed dead, the ceiling lowered to 1) gives the lane a job
+// but not a place in the ring (A7: at its ceiling it stays out), so a claim finds nothing; the
+// lane joins once its active job completes. Every other revive clause revives into a lane below
+// its ceiling, where a revive that read the lane's active count as 0 could not be told apart.
+func reviveAtTheCeiling(t *T) {
+	m := newLaneModel("orders")
+	for i := range 2 {
+		t.mEnqueue(m, "east", fmt.Sprint("e", i), 0, rules.Ceiling)
+	}
+	t.mCeiling(m, "east", 2, rules.Ceiling)
+	first := t.mClaim(m, 30000, rules.Ceiling)
+	dead := t.mClaim(m, 30000, rules.Ceiling)
+	t.mFail(m, dead, rules.Ceiling)
+	t.mCeiling(m, "east", 1, rules.Ceiling) // 1 active of 1: at its ceiling
+	t.mRevive(m, dead, rules.Ceiling)       // a job in the lane, still at its ceiling: out of the ring
+	t.mClaim(m, 30000, rules.Ceiling)       // the model says empty
+	t.mComplete(m, first, rules.Ceiling)    // below its ceiling again: it joins
+	t.mClaim(m, 30000, rules.Ceiling)
 }
 
 // ceilingRejoin: a lane at ceiling 1 rejoins the ring at its tail, with the wake armed, on each

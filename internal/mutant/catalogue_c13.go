@@ -6,6 +6,8 @@ var c13 = []Spec{
 		Edits: []Edit{{"claim", "if redis.call('HGET', KEYS[3], 'paused') == '1' then return {} end\n", ""}}},
 	{Name: "ceiling-ignored", Contract: "C13", Rule: "ceiling", Defect: "lane_ceiling records nothing: the lane's ceiling is never enforced",
 		Edits: []Edit{{"lane_ceiling", "redis.call('HSET', KEYS[2], 'ceiling:' .. g, n)\n  s.ceiling = n", "local _ = n"}}},
+	{Name: "revive-ignores-ceiling", Contract: "C13", Rule: "ceiling", Defect: "revive reads the lane's active count as 0: a job revived into a lane held at its ceiling puts the lane back in the ring",
+		Edits: []Edit{{"revive", "return {active = tonumber(f[1]) or 0,", "return {active = 0,"}}},
 	{Name: "lane-claim-ignores-queue-pause", Contract: "C13", Rule: "A6-pause-lane-claim", Defect: "lane_claim ignores a queue-wide pause",
 		Edits: []Edit{{"lane_claim", "if redis.call('HGET', KEYS[3], 'paused') == '1' then return {} end\n", ""}}},
 	{Name: "paused-lane-claim-rotates-ring", Contract: "C13", Rule: "A6-pause-ring-untouched", Defect: "lane_claim rotates the ring before it looks at the queue-wide pause",

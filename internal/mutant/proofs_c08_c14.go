@@ -86,6 +86,7 @@ var proofsC08toC14 = map[string][]string{
 
 	// A7: lane ceilings.
 	"ceiling-ignored":              {"A7-1", "A7-3", "§4.2-56", "§7-19"},
+	"revive-ignores-ceiling":       {"A7-3"},
 	"ceiling-off-by-one":           {"A7-1", "§4.4-1"},
 	"lane-enqueue-ignores-ceiling": {"A7-1", "§4.4-1"},
 	"ceiling-lowered-keeps-ring":   {"A14-3", "A7-3", "§4.4-3"},
