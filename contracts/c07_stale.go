@@ -359,10 +359,9 @@ func fencedOpsAfterScriptFlush(t *T) {
 	t.check(!t.exists(jobKey(t.q("orders"), live)), rules.NoScript, "complete after SCRIPT FLUSH retires the job", "the row is still there")
 }
 
-// A lease whose deadline equals the server's TIME has passed (A2: "≤"). The harness sets
-// the deadline to its own TIME in one script and the port's fenced op runs at once: a
-// correct port refuses every time; one comparing with < lets the op through whenever it
-// runs in that same millisecond, which a few trials per op make all but certain.
+// A lease whose deadline equals the server's TIME has passed (A2: "≤"): each fenced op with the
+// live token meets a lease that ends in the millisecond its script runs (lcLeaseEndingUnder) and
+// is refused; one comparing with < lets it through.
 func leaseEndingNowRefused(t *T) {
 	id := t.enqueue("orders", "boundary")
 	c := t.mustClaim("orders", 30000)
@@ -387,11 +386,7 @@ func leaseEndingNowRefused(t *T) {
 		}},
 	}
 	for _, op := range ops {
-		for trial := range 8 {
-			at := t.lcPlantNow("orders", "active", id, c.Token)
-			t.refused(op.run(), emqerr.Stale, rules.FencedLease,
-				fmt.Sprintf("%s with the live token on a lease whose deadline %d is the server's TIME (trial %d)", op.name, at, trial+1))
-		}
+		t.lcLeaseEndingUnder("orders", id, c.Token, op.name, op.run)
 	}
 	t.state("orders", id, "active", c.Token, rules.FencedLease)
 }

@@ -5,9 +5,12 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/echomq/kit/contracts/rules"
 	"github.com/echomq/kit/protocol"
+	"github.com/echomq/kit/reference/emqerr"
+	"github.com/echomq/kit/reference/resp"
 )
 
 // Bytes a port must carry untouched through every read path: NUL, the high half, and invalid
@@ -254,10 +257,113 @@ func (t *T) lcPlantAfter(qn, state, id string, attempts, after int64) int64 {
 	return v.Int
 }
 
-// boundaryTrials is how many times a clause plants an entry at TIME and runs the port's scan at
-// once: a correct port settles it every time; one that compares with < instead of ≤ misses it
+// boundaryTrials is how many times a scan clause plants an entry at TIME and runs the port's scan
+// at once: a correct port settles it every time; one that compares with < instead of ≤ misses it
 // whenever the scan runs in the same millisecond.
 const boundaryTrials = 25
+
+// boundaryHits is how many times the port's script must read TIME in the very millisecond the
+// clause planted as a deadline (A2: a deadline equal to TIME has passed): once shows a port
+// comparing with < instead of ≤, twice leaves no doubt that one landing was placed right.
+// boundaryTries bounds the trials that takes.
+const (
+	boundaryHits  = 2
+	boundaryTries = 60
+)
+
+// holdScript keeps the server busy for ARGV[1] turns of an empty loop (no command, so nothing
+// reaches MONITOR); KEYS[1] only routes it to the queue's server. A script reads the TIME of its
+// own start, so the deadline is planted by the next script (plantEndingNowScript), which the
+// server runs right after it from the same connection: a request the port sent meanwhile waits
+// in its socket and runs next, in the planted millisecond as a rule, however long the port took
+// to send it.
+const holdScript = `for _ = 1, tonumber(ARGV[1]) do end
+return 1`
+
+// plantEndingNowScript makes ARGV[1] an active row holding token ARGV[2] whose lease ends in the
+// millisecond of the server's TIME, whatever the port did to it last.
+const plantEndingNowScript = `for i = 2, 5 do redis.call('ZREM', KEYS[i], ARGV[1]) end
+redis.call('HDEL', KEYS[6], ARGV[1])
+redis.call('HDEL', KEYS[7], ARGV[1])
+redis.call('DEL', KEYS[1])
+local t = redis.call('TIME')
+local at = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('HSET', KEYS[1], 'state', 'active', 'attempts', ARGV[2], 'payload', 'p')
+redis.call('ZADD', KEYS[2], at, ARGV[1])
+return at`
+
+// lcLeaseEndingUnder has the port run op (run) on id, holding token, while the server is held
+// busy; the hold ends by setting the lease's deadline to the server's TIME, so the op, queued
+// behind it, meets a lease that has just passed and must be refused EMQSTALE. A port comparing
+// with < instead of ≤ lets it through whenever its script reads TIME in that same millisecond:
+// the trials go on, the hold doubling whenever the op came late, until MONITOR shows
+// boundaryHits that did. A port that never gets there has not been shown the situation: a
+// harness error.
+func (t *T) lcLeaseEndingUnder(qn, id string, token int64, op string, run func() error) {
+	q := t.q(qn)
+	keys := []any{jobKey(q, id), q.Active(), q.Pending(), q.Scheduled(), q.Dead(), q.Errors(), q.Ckpt()}
+	spins := int64(1 << 19)
+	hits := 0
+	for n := 1; n <= boundaryTries && hits < boundaryHits; n++ {
+		from := t.mon.Len()
+		type plant struct {
+			vs  []resp.Value
+			err error
+		}
+		planted := make(chan plant, 1)
+		go func() {
+			// t.admin: nothing else uses it until the hold has ended.
+			vs, err := t.admin.pipeline(t.ctx, []any{"EVAL", holdScript, 1, q.Meta(), spins},
+				append(append([]any{"EVAL", plantEndingNowScript, len(keys)}, keys...), id, token))
+			planted <- plant{vs, err}
+		}()
+		time.Sleep(time.Millisecond) // the hold reaches the server first as a rule; MONITOR says
+		err := run()
+		p := <-planted
+		if p.err == nil && len(p.vs) == 2 && p.vs[1].Type == resp.ErrorReply {
+			p.err = fmt.Errorf("%s", p.vs[1].Str)
+		}
+		if p.err != nil || len(p.vs) != 2 {
+			t.harness("hold the server and plant %s: %v (%d replies)", id, p.err, len(p.vs))
+		}
+		at := p.vs[1].Int
+		switch ran, ok := t.ranAfterHold(from, id); {
+		case !ok: // the op ran before the hold: it met the last trial's row, and proves nothing
+		case ran == at:
+			t.refused(err, emqerr.Stale, rules.FencedLease,
+				fmt.Sprintf("%s with the live token on a lease whose deadline %d is the server's TIME (trial %d)", op, at, n))
+			hits++
+		default:
+			t.refused(err, emqerr.Stale, rules.FencedLease,
+				fmt.Sprintf("%s with the live token on a lease whose deadline %d has passed (trial %d)", op, at, n))
+			spins = min(2*spins, 1<<26)
+		}
+	}
+	if hits < boundaryHits {
+		t.harness("%s (%s): in %d trials the port's script read TIME in the millisecond its lease ended %d times, fewer than %d",
+			op, rules.FencedLease, boundaryTries, hits, boundaryHits)
+	}
+}
+
+// ranAfterHold is the server's millisecond in which the port's last script on id after the
+// harness's plant (plantEndingNowScript) started, which is the TIME the script reads (a script
+// reads the TIME of its start; MONITOR shows a script's line as it starts). The last: a script
+// refused NOSCRIPT is sent again once loaded, and only that one ran.
+func (t *T) ranAfterHold(from int, id string) (int64, bool) {
+	t.sync()
+	held, ran := false, int64(-1)
+	for _, l := range t.mon.Snapshot()[from:] {
+		switch {
+		case l.Client == "lua":
+		case l.Cmd() == "EVAL" && l.Arg(1) == plantEndingNowScript:
+			held, ran = true, -1
+		case held && !t.isOwn(l) && strings.HasPrefix(l.Cmd(), "EVAL") &&
+			slices.ContainsFunc(l.Args, func(a string) bool { return strings.Contains(a, id) }):
+			ran = l.At / 1000
+		}
+	}
+	return ran, ran >= 0
+}
 
 // lcExpire shortens a held lease to 1 ms (extend) and waits until it has passed on the server's
 // clock: the clause can act under a long lease first (checkpoint) however slow the machine.
