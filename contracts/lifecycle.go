@@ -273,24 +273,19 @@ const (
 
 // holdScript keeps the server busy for ARGV[1] turns of an empty loop (no command, so nothing
 // reaches MONITOR); KEYS[1] only routes it to the queue's server. A script reads the TIME of its
-// own start, so the deadline is planted by the next script (plantEndingNowScript), which the
-// server runs right after it from the same connection: a request the port sent meanwhile waits
-// in its socket and runs next, in the planted millisecond as a rule, however long the port took
-// to send it.
+// own start, so the deadline is planted by the scripts the server runs right after it from the
+// same connection (clearScript, then plantNowScript): a request the port sent meanwhile waits in
+// its socket and runs next, in the planted millisecond as a rule, however long the port took to
+// send it.
 const holdScript = `for _ = 1, tonumber(ARGV[1]) do end
 return 1`
 
-// plantEndingNowScript makes ARGV[1] an active row holding token ARGV[2] whose lease ends in the
-// millisecond of the server's TIME, whatever the port did to it last.
-const plantEndingNowScript = `for i = 2, 5 do redis.call('ZREM', KEYS[i], ARGV[1]) end
+// clearScript takes ARGV[1] out of every state's zset (KEYS[2..5]), its error and checkpoint out
+// of their hashes (KEYS[6..7]) and deletes its row (KEYS[1]), whatever the port did to it last.
+const clearScript = `for i = 2, 5 do redis.call('ZREM', KEYS[i], ARGV[1]) end
 redis.call('HDEL', KEYS[6], ARGV[1])
 redis.call('HDEL', KEYS[7], ARGV[1])
-redis.call('DEL', KEYS[1])
-local t = redis.call('TIME')
-local at = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-redis.call('HSET', KEYS[1], 'state', 'active', 'attempts', ARGV[2], 'payload', 'p')
-redis.call('ZADD', KEYS[2], at, ARGV[1])
-return at`
+return redis.call('DEL', KEYS[1])`
 
 // lcLeaseEndingUnder has the port run op (run) on id, holding token, while the server is held
 // busy; the hold ends by setting the lease's deadline to the server's TIME, so the op, queued
@@ -314,30 +309,34 @@ func (t *T) lcLeaseEndingUnder(qn, id string, token int64, op string, run func()
 		go func() {
 			// t.admin: nothing else uses it until the hold has ended.
 			vs, err := t.admin.pipeline(t.ctx, []any{"EVAL", holdScript, 1, q.Meta(), spins},
-				append(append([]any{"EVAL", plantEndingNowScript, len(keys)}, keys...), id, token))
+				append(append([]any{"EVAL", clearScript, len(keys)}, keys...), id),
+				[]any{"EVAL", plantNowScript, 2, jobKey(q, id), q.Active(), id, "active", token, 0})
 			planted <- plant{vs, err}
 		}()
 		time.Sleep(time.Millisecond) // the hold reaches the server first as a rule; MONITOR says
 		err := run()
 		p := <-planted
-		if p.err == nil && len(p.vs) == 2 && p.vs[1].Type == resp.ErrorReply {
-			p.err = fmt.Errorf("%s", p.vs[1].Str)
+		for _, v := range p.vs {
+			if p.err == nil && v.Type == resp.ErrorReply {
+				p.err = fmt.Errorf("%s", v.Str)
+			}
 		}
-		if p.err != nil || len(p.vs) != 2 {
+		if p.err != nil || len(p.vs) != 3 {
 			t.harness("hold the server and plant %s: %v (%d replies)", id, p.err, len(p.vs))
 		}
-		at := p.vs[1].Int
-		switch ran, ok := t.ranAfterHold(from, id); {
-		case !ok: // the op ran before the hold: it met the last trial's row, and proves nothing
-		case ran == at:
-			t.refused(err, emqerr.Stale, rules.FencedLease,
-				fmt.Sprintf("%s with the live token on a lease whose deadline %d is the server's TIME (trial %d)", op, at, n))
-			hits++
-		default:
-			t.refused(err, emqerr.Stale, rules.FencedLease,
-				fmt.Sprintf("%s with the live token on a lease whose deadline %d has passed (trial %d)", op, at, n))
+		at := p.vs[2].Int
+		ran, ok := t.ranAfterHold(from, id)
+		if !ok { // the op ran before the hold: it met the last trial's row, and proves nothing
+			continue
+		}
+		passed := "has passed"
+		if ran == at {
+			passed, hits = "is the server's TIME", hits+1
+		} else {
 			spins = min(2*spins, 1<<26)
 		}
+		t.refused(err, emqerr.Stale, rules.FencedLease,
+			fmt.Sprintf("%s with the live token on a lease whose deadline %d %s (trial %d)", op, at, passed, n))
 	}
 	if hits < boundaryHits {
 		t.harness("%s (%s): in %d trials the port's script read TIME in the millisecond its lease ended %d times, fewer than %d",
@@ -346,7 +345,7 @@ func (t *T) lcLeaseEndingUnder(qn, id string, token int64, op string, run func()
 }
 
 // ranAfterHold is the server's millisecond in which the port's last script on id after the
-// harness's plant (plantEndingNowScript) started, which is the TIME the script reads (a script
+// harness's plant (plantNowScript) started, which is the TIME the script reads (a script
 // reads the TIME of its start; MONITOR shows a script's line as it starts). The last: a script
 // refused NOSCRIPT is sent again once loaded, and only that one ran.
 func (t *T) ranAfterHold(from int, id string) (int64, bool) {
@@ -355,7 +354,7 @@ func (t *T) ranAfterHold(from int, id string) (int64, bool) {
 	for _, l := range t.mon.Snapshot()[from:] {
 		switch {
 		case l.Client == "lua":
-		case l.Cmd() == "EVAL" && l.Arg(1) == plantEndingNowScript:
+		case l.Cmd() == "EVAL" && l.Arg(1) == plantNowScript:
 			held, ran = true, -1
 		case held && !t.isOwn(l) && strings.HasPrefix(l.Cmd(), "EVAL") &&
 			slices.ContainsFunc(l.Args, func(a string) bool { return strings.Contains(a, id) }):
