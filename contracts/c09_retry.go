@@ -241,13 +241,14 @@ func dueAfterTimeStays(t *T) {
 
 func dueAtTimeIsDue(t *T) {
 	q := t.q("orders")
-	t.cover(rules.PromoteDue)
-	for i, id := range kitIDs(boundaryTrials, 1<<42) {
-		due := t.lcPlantNow("orders", "scheduled", id, 0)
-		if n := t.lcPromote("orders", 0); n != 1 {
-			t.fail(rules.PromoteDue, fmt.Sprintf("trial %d: a job due at %d (the server's TIME when planted) is due: promote moves it", i, due),
-				fmt.Sprintf("count %d; scheduled %v", n, t.lcZcard(q.Scheduled())))
-		}
-	}
-	t.check(t.lcZcard(q.Pending()) == boundaryTrials, rules.PromoteDue, fmt.Sprintf("%d promoted jobs in pending", boundaryTrials), "%d", t.lcZcard(q.Pending()))
+	id := jobID(1 << 42)
+	t.lcAtTime(atTime{qn: "orders", id: id, state: "scheduled", mark: q.Scheduled(), op: "promote", rule: rules.PromoteDue,
+		run: func() func(int64, string) {
+			n := t.lcPromote("orders", 0)
+			return func(due int64, why string) {
+				_, pending := t.zscore(q.Pending(), id)
+				t.check(n == 1 && pending, rules.PromoteDue, fmt.Sprintf("a job due at %d, %s, is due: promote moves it to pending", due, why),
+					"count %d; in pending %v", n, pending)
+			}
+		}})
 }

@@ -192,15 +192,16 @@ func reapDefaultLimit(t *T) {
 
 func deadlineAtTimeHasPassed(t *T) {
 	q := t.q("orders")
-	t.cover(rules.ReapExpired)
-	for i, id := range kitIDs(boundaryTrials, 1<<42) {
-		deadline := t.lcPlantNow("orders", "active", id, 1)
-		if n := t.lcReap("orders", 5, 0); n != 1 {
-			t.fail(rules.ReapExpired, fmt.Sprintf("trial %d: a lease whose deadline %d is the server's TIME has passed: reap settles it", i, deadline),
-				fmt.Sprintf("count %d; active %v", n, t.lcZcard(q.Active())))
-		}
-	}
-	t.check(t.lcZcard(q.Pending()) == boundaryTrials, rules.ReapReturn, fmt.Sprintf("%d reaped jobs in pending", boundaryTrials), "%d", t.lcZcard(q.Pending()))
+	id := jobID(1 << 42)
+	t.lcAtTime(atTime{qn: "orders", id: id, state: "active", attempts: 1, mark: q.Active(), op: "reap", rule: rules.ReapExpired,
+		run: func() func(int64, string) {
+			n := t.lcReap("orders", 5, 0)
+			return func(deadline int64, why string) {
+				_, pending := t.zscore(q.Pending(), id)
+				t.check(n == 1 && pending, rules.ReapExpired, fmt.Sprintf("a lease whose deadline %d is %s has passed: reap returns it to pending", deadline, why),
+					"count %d; in pending %v", n, pending)
+			}
+		}})
 }
 
 // expire claims a job and checkpoints it, claims another with a long lease, then has the first

@@ -241,11 +241,6 @@ redis.call('HSET', KEYS[1], 'state', ARGV[2], 'attempts', ARGV[3], 'payload', 'p
 redis.call('ZADD', KEYS[2], at, ARGV[1])
 return at`
 
-// lcPlantNow plants id in state at score TIME (harness connection) and returns that score.
-func (t *T) lcPlantNow(qn, state, id string, attempts int64) int64 {
-	return t.lcPlantAfter(qn, state, id, attempts, 0)
-}
-
 // lcPlantAfter plants id in state at score TIME+after (harness connection) and returns that score.
 func (t *T) lcPlantAfter(qn, state, id string, attempts, after int64) int64 {
 	q := t.q(qn)
@@ -257,15 +252,10 @@ func (t *T) lcPlantAfter(qn, state, id string, attempts, after int64) int64 {
 	return v.Int
 }
 
-// boundaryTrials is how many times a scan clause plants an entry at TIME and runs the port's scan
-// at once: a correct port settles it every time; one that compares with < instead of ≤ misses it
-// whenever the scan runs in the same millisecond.
-const boundaryTrials = 25
-
 // boundaryHits is how many times the port's script must read TIME in the very millisecond the
-// clause planted as a deadline (A2: a deadline equal to TIME has passed): once shows a port
-// comparing with < instead of ≤, twice leaves no doubt that one landing was placed right.
-// boundaryTries bounds the trials that takes.
+// clause planted as a deadline or a due time (A2: a deadline equal to TIME has passed; a job due
+// at TIME is due): once shows a port comparing with < instead of ≤, twice leaves no doubt that one
+// landing was placed right. boundaryTries bounds the trials that takes.
 const (
 	boundaryHits  = 2
 	boundaryTries = 60
@@ -273,9 +263,9 @@ const (
 
 // holdScript keeps the server busy for ARGV[1] turns of an empty loop (no command, so nothing
 // reaches MONITOR); KEYS[1] only routes it to the queue's server. A script reads the TIME of its
-// own start, so the deadline is planted by the scripts the server runs right after it from the
-// same connection (clearScript, then plantNowScript): a request the port sent meanwhile waits in
-// its socket and runs next, in the planted millisecond as a rule, however long the port took to
+// own start, so the row is planted by the scripts the server runs right after it from the same
+// connection (clearScript, then plantNowScript): a request the port sent meanwhile waits in its
+// socket and runs next, in the planted millisecond as a rule, however long the port took to
 // send it.
 const holdScript = `for _ = 1, tonumber(ARGV[1]) do end
 return 1`
@@ -287,16 +277,27 @@ redis.call('HDEL', KEYS[6], ARGV[1])
 redis.call('HDEL', KEYS[7], ARGV[1])
 return redis.call('DEL', KEYS[1])`
 
-// lcLeaseEndingUnder has the port run op (run) on id, holding token, while the server is held
-// busy; the hold ends by setting the lease's deadline to the server's TIME, so the op, queued
-// behind it, meets a lease that has just passed and must be refused EMQSTALE. A port comparing
-// with < instead of ≤ lets it through whenever its script reads TIME in that same millisecond:
-// the trials go on, the hold doubling whenever the op came late, until MONITOR shows
-// boundaryHits that did. A port that never gets there has not been shown the situation: a
-// harness error.
-func (t *T) lcLeaseEndingUnder(qn, id string, token int64, op string, run func() error) {
-	q := t.q(qn)
-	keys := []any{jobKey(q, id), q.Active(), q.Pending(), q.Scheduled(), q.Dead(), q.Errors(), q.Ckpt()}
+// atTime is a clause's trial at the boundary of a comparison with the server's TIME: the hold
+// plants id in state's zset at TIME (attempts as given), and the port's op, sent while the
+// server is held, runs right after. mark is what the op's script line carries (the id, or the
+// key a scan reads), so MONITOR tells which line was the op. run sends the op and returns its
+// judgment, called with the planted score and whether the op ran in that millisecond.
+type atTime struct {
+	qn, id, state string
+	attempts      int64
+	mark, op      string
+	rule          rules.Rule
+	run           func() (judge func(at int64, why string))
+}
+
+// lcAtTime runs a's trials: a port comparing with < instead of ≤ goes wrong only when its script
+// reads TIME in the planted millisecond, so the trials go on, the hold doubling whenever the op
+// came late, until MONITOR shows boundaryHits that did. Every trial whose op ran after the plant
+// is judged. A port that never gets there has not been shown the situation: a harness error.
+func (t *T) lcAtTime(a atTime) {
+	q := t.q(a.qn)
+	zkey := map[string]string{"scheduled": q.Scheduled(), "active": q.Active()}[a.state]
+	keys := []any{jobKey(q, a.id), q.Active(), q.Pending(), q.Scheduled(), q.Dead(), q.Errors(), q.Ckpt()}
 	spins := int64(1 << 19)
 	hits := 0
 	for n := 1; n <= boundaryTries && hits < boundaryHits; n++ {
@@ -309,12 +310,12 @@ func (t *T) lcLeaseEndingUnder(qn, id string, token int64, op string, run func()
 		go func() {
 			// t.admin: nothing else uses it until the hold has ended.
 			vs, err := t.admin.pipeline(t.ctx, []any{"EVAL", holdScript, 1, q.Meta(), spins},
-				append(append([]any{"EVAL", clearScript, len(keys)}, keys...), id),
-				[]any{"EVAL", plantNowScript, 2, jobKey(q, id), q.Active(), id, "active", token, 0})
+				append(append([]any{"EVAL", clearScript, len(keys)}, keys...), a.id),
+				[]any{"EVAL", plantNowScript, 2, jobKey(q, a.id), zkey, a.id, a.state, a.attempts, 0})
 			planted <- plant{vs, err}
 		}()
 		time.Sleep(time.Millisecond) // the hold reaches the server first as a rule; MONITOR says
-		err := run()
+		judge := a.run()
 		p := <-planted
 		for _, v := range p.vs {
 			if p.err == nil && v.Type == resp.ErrorReply {
@@ -322,33 +323,46 @@ func (t *T) lcLeaseEndingUnder(qn, id string, token int64, op string, run func()
 			}
 		}
 		if p.err != nil || len(p.vs) != 3 {
-			t.harness("hold the server and plant %s: %v (%d replies)", id, p.err, len(p.vs))
+			t.harness("hold the server and plant %s: %v (%d replies)", a.id, p.err, len(p.vs))
 		}
 		at := p.vs[2].Int
-		ran, ok := t.ranAfterHold(from, id)
-		if !ok { // the op ran before the hold: it met the last trial's row, and proves nothing
+		ran, ok := t.ranAfterHold(from, a.mark)
+		if !ok { // the op ran before the hold: it met the last trial's state, and proves nothing
 			continue
 		}
-		passed := "has passed"
+		why := fmt.Sprintf("before the op's millisecond (trial %d)", n)
 		if ran == at {
-			passed, hits = "is the server's TIME", hits+1
+			why, hits = fmt.Sprintf("the server's TIME when the op ran (trial %d)", n), hits+1
 		} else {
 			spins = min(2*spins, 1<<26)
 		}
-		t.refused(err, emqerr.Stale, rules.FencedLease,
-			fmt.Sprintf("%s with the live token on a lease whose deadline %d %s (trial %d)", op, at, passed, n))
+		judge(at, why)
 	}
 	if hits < boundaryHits {
-		t.harness("%s (%s): in %d trials the port's script read TIME in the millisecond its lease ended %d times, fewer than %d",
-			op, rules.FencedLease, boundaryTries, hits, boundaryHits)
+		t.harness("%s (%s): in %d trials the port's script read TIME in the planted millisecond %d times, fewer than %d",
+			a.op, a.rule, boundaryTries, hits, boundaryHits)
 	}
 }
 
-// ranAfterHold is the server's millisecond in which the port's last script on id after the
-// harness's plant (plantNowScript) started, which is the TIME the script reads (a script
+// lcLeaseEndingUnder has the port run op (run) on id, holding token, while the server is held
+// busy; the hold ends by setting the lease's deadline to the server's TIME, so the op, queued
+// behind it, meets a lease that has just passed and must be refused EMQSTALE.
+func (t *T) lcLeaseEndingUnder(qn, id string, token int64, op string, run func() error) {
+	t.lcAtTime(atTime{qn: qn, id: id, state: "active", attempts: token, mark: id, op: op, rule: rules.FencedLease,
+		run: func() func(int64, string) {
+			err := run()
+			return func(at int64, why string) {
+				t.refused(err, emqerr.Stale, rules.FencedLease,
+					fmt.Sprintf("%s with the live token on a lease whose deadline %d is %s", op, at, why))
+			}
+		}})
+}
+
+// ranAfterHold is the server's millisecond in which the port's last script carrying mark after
+// the harness's plant (plantNowScript) started, which is the TIME the script reads (a script
 // reads the TIME of its start; MONITOR shows a script's line as it starts). The last: a script
 // refused NOSCRIPT is sent again once loaded, and only that one ran.
-func (t *T) ranAfterHold(from int, id string) (int64, bool) {
+func (t *T) ranAfterHold(from int, mark string) (int64, bool) {
 	t.sync()
 	held, ran := false, int64(-1)
 	for _, l := range t.mon.Snapshot()[from:] {
@@ -357,7 +371,7 @@ func (t *T) ranAfterHold(from int, id string) (int64, bool) {
 		case l.Cmd() == "EVAL" && l.Arg(1) == plantNowScript:
 			held, ran = true, -1
 		case held && !t.isOwn(l) && strings.HasPrefix(l.Cmd(), "EVAL") &&
-			slices.ContainsFunc(l.Args, func(a string) bool { return strings.Contains(a, id) }):
+			slices.ContainsFunc(l.Args, func(a string) bool { return strings.Contains(a, mark) }):
 			ran = l.At / 1000
 		}
 	}
