@@ -290,15 +290,25 @@ type atTime struct {
 	run           func() (judge func(at int64, why string))
 }
 
+// The hold's turns: from about 2.5 ms of the server's time to about 150 ms (quiet machine). A
+// miss is an op that came after the hold, or a server taken off its CPU between the plant and
+// the op; a long hold makes the second likelier on a busy machine (the scheduler owes the other
+// processes the time the loop took), so the hold doubles on a miss and starts again from the
+// shortest past the longest instead of staying there.
+const (
+	minHold = int64(1 << 19)
+	maxHold = int64(1 << 25)
+)
+
 // lcAtTime runs a's trials: a port comparing with < instead of ≤ goes wrong only when its script
-// reads TIME in the planted millisecond, so the trials go on, the hold doubling whenever the op
-// came late, until MONITOR shows boundaryHits that did. Every trial whose op ran after the plant
+// reads TIME in the planted millisecond, so the trials go on, the hold changing after every miss
+// (minHold, maxHold), until MONITOR shows boundaryHits that did. Every trial whose op ran after the plant
 // is judged. A port that never gets there has not been shown the situation: a harness error.
 func (t *T) lcAtTime(a atTime) {
 	q := t.q(a.qn)
 	zkey := map[string]string{"scheduled": q.Scheduled(), "active": q.Active()}[a.state]
 	keys := []any{jobKey(q, a.id), q.Active(), q.Pending(), q.Scheduled(), q.Dead(), q.Errors(), q.Ckpt()}
-	spins := int64(1 << 19)
+	spins := minHold
 	hits := 0
 	for n := 1; n <= boundaryTries && hits < boundaryHits; n++ {
 		from := t.mon.Len()
@@ -333,8 +343,8 @@ func (t *T) lcAtTime(a atTime) {
 		why := fmt.Sprintf("before the op's millisecond (trial %d)", n)
 		if ran == at {
 			why, hits = fmt.Sprintf("the server's TIME when the op ran (trial %d)", n), hits+1
-		} else {
-			spins = min(2*spins, 1<<26)
+		} else if spins *= 2; spins > maxHold {
+			spins = minHold
 		}
 		judge(at, why)
 	}
