@@ -20,12 +20,13 @@ import (
 // go test -run '^$' -bench LatencyE2E -benchtime 5000x ./reference/bus. The intended instants
 // come from time.Sleep, which on Linux oversleeps by up to about 1 ms: that is in the figures.
 func BenchmarkLatencyE2E(b *testing.B) {
-	b.Run("parked=all", func(b *testing.B) { latencyE2E(b, 0) })
-	b.Run("parked=8", func(b *testing.B) { latencyE2E(b, 8) })
+	b.Run("parked=all", func(b *testing.B) { latencyE2E(b, 256, 0) })
+	b.Run("parked=8", func(b *testing.B) { latencyE2E(b, 256, 8) })
+	b.Run("workers=8", func(b *testing.B) { latencyE2E(b, 8, 8) })
 }
 
-func latencyE2E(b *testing.B, parked int) {
-	const rate, senders, workers = 1000, 64, 256
+func latencyE2E(b *testing.B, workers, parked int) {
+	const rate, senders = 1000, 64
 	ctx, bb, q := context.Background(), openBus(b, addr, bus.Options{BatchEnqueue: true}), qname(b)
 	hist := hdrhistogram.New(1, int64(time.Minute/time.Microsecond), 3)
 	var mu sync.Mutex
