@@ -14,9 +14,9 @@ import (
 )
 
 // BenchmarkLatencyE2E offers b.N jobs at 1,000 jobs/s, open loop, from 64 senders (group
-// enqueue on) to a consumer of 256 workers, all parked or 8 at a time, and records enqueue →
-// handler start counted from each job's intended send instant (a late sender cannot hide
-// queueing delay). It is the bench's latency-e2e scenario for the bus alone:
+// enqueue on) to a consumer of 256 workers, all parked or 8 at a time, or of 8 workers (the
+// bench's W=8 tail variant), and records enqueue → handler start counted from each job's
+// intended send instant (a late sender cannot hide queueing delay). It is the bench's latency-e2e scenario for the bus alone:
 // go test -run '^$' -bench LatencyE2E -benchtime 5000x ./reference/bus. The intended instants
 // come from time.Sleep, which on Linux oversleeps by up to about 1 ms: that is in the figures.
 func BenchmarkLatencyE2E(b *testing.B) {
