@@ -294,10 +294,15 @@ type atTime struct {
 // miss is an op that came after the hold, or a server taken off its CPU between the plant and
 // the op; a long hold makes the second likelier on a busy machine (the scheduler owes the other
 // processes the time the loop took), so the hold doubles on a miss and starts again from the
-// shortest past the longest instead of staying there.
+// shortest past the longest instead of staying there. However many turns, a hold that kept the
+// harness waiting longer than holdWall halves (down to floorHold): on a loaded machine a long
+// hold is seconds of a silent server, which a port may take for a lost connection (no document
+// sets how long a port waits on a silent server before it gives up).
 const (
-	minHold = int64(1 << 19)
-	maxHold = int64(1 << 25)
+	minHold   = int64(1 << 19)
+	maxHold   = int64(1 << 25)
+	floorHold = int64(1 << 14)
+	holdWall  = 250 * time.Millisecond
 )
 
 // lcAtTime runs a's trials: a port comparing with < instead of ≤ goes wrong only when its script
@@ -313,16 +318,18 @@ func (t *T) lcAtTime(a atTime) {
 	for n := 1; n <= boundaryTries && hits < boundaryHits; n++ {
 		from := t.mon.Len()
 		type plant struct {
-			vs  []resp.Value
-			err error
+			vs   []resp.Value
+			err  error
+			took time.Duration
 		}
 		planted := make(chan plant, 1)
 		go func() {
 			// t.admin: nothing else uses it until the hold has ended.
+			start := time.Now()
 			vs, err := t.admin.pipeline(t.ctx, []any{"EVAL", holdScript, 1, q.Meta(), spins},
 				append(append([]any{"EVAL", clearScript, len(keys)}, keys...), a.id),
 				[]any{"EVAL", plantNowScript, 2, jobKey(q, a.id), zkey, a.id, a.state, a.attempts, 0})
-			planted <- plant{vs, err}
+			planted <- plant{vs, err, time.Since(start)}
 		}()
 		time.Sleep(time.Millisecond) // the hold reaches the server first as a rule; MONITOR says
 		judge := a.run()
@@ -337,14 +344,21 @@ func (t *T) lcAtTime(a atTime) {
 		}
 		at := p.vs[2].Int
 		ran, ok := t.ranAfterHold(from, a.mark)
+		hit := ok && ran == at
+		switch {
+		case p.took > holdWall:
+			spins = max(spins/2, floorHold)
+		case ok && !hit:
+			if spins *= 2; spins > maxHold {
+				spins = minHold
+			}
+		}
 		if !ok { // the op ran before the hold: it met the last trial's state, and proves nothing
 			continue
 		}
 		why := fmt.Sprintf("before the op's millisecond (trial %d)", n)
-		if ran == at {
+		if hit {
 			why, hits = fmt.Sprintf("the server's TIME when the op ran (trial %d)", n), hits+1
-		} else if spins *= 2; spins > maxHold {
-			spins = minHold
 		}
 		judge(at, why)
 	}

@@ -180,16 +180,34 @@ class Port {
     const bus = this.need();
     const { consumers, jobs: want, timeout_ms: timeout } = r;
     const done = [];
-    let reserved = 0;
     const deadline = Date.now() + timeout;
     const group = [];
     let finish;
-    const finished = new Promise((res) => { finish = res; });
+    let over = false;
+    const finished = new Promise((res) => { finish = res; }).then(() => { over = true; });
+    // A claim is reserved while it is out, so the park takes no more than `jobs`. A consumer
+    // woken while every reservation is out waits for one to come back instead of parking
+    // again: it took the wake token, and the claims out may all come back empty (sent before
+    // the job it was woken for), which would leave that job with no token and no consumer.
+    let reserved = 0;
+    const waiting = [];
+    const release = () => { for (const w of waiting.splice(0)) w(); };
+    const reserve = async () => {
+      while (reserved >= want) {
+        if (over || done.length >= want || Date.now() >= deadline) return false;
+        await new Promise((res) => {
+          waiting.push(res);
+          setTimeout(res, Math.max(1, deadline + 1 - Date.now())).unref();
+        });
+      }
+      reserved++;
+      return true;
+    };
     for (let i = 0; i < consumers; i++) {
       group.push(new Consumer(bus, r.queue, {
         name: `emq-park-${i}`, leaseMs: r.lease_ms, parkMs: r.park_ms, log,
-        reserve: () => (reserved < want ? (reserved++, true) : false),
-        unreserve: () => { reserved--; },
+        reserve,
+        unreserve: () => { reserved--; release(); },
         onSettled: (job) => {
           done.push({ consumer: i, id: job.id, token: job.token });
           if (done.length >= want) finish();
@@ -203,6 +221,7 @@ class Port {
     await Promise.race([finished, all]);
     this.#interrupts.delete(finish);
     for (const c of group) c.stop();
+    release();
     const results = await Promise.allSettled(runs);
     const failed = results.find((x) => x.status === 'rejected');
     if (failed && done.length < want) throw failed.reason;

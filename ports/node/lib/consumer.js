@@ -15,7 +15,8 @@ class Consumer {
 
   // handler(job) settles nothing itself: resolving completes the job; throwing retries it
   // (backoffMs(attempt) later) or, at maxAttempts, sends it to the morgue.
-  // reserve()/unreserve() let a caller cap how many jobs a group of consumers takes.
+  // reserve()/unreserve() let a caller cap how many jobs a group of consumers takes; reserve may
+  // answer a promise (a woken consumer then waits for a reservation rather than parking again).
   constructor(bus, queue, {
     name = 'emq-consumer', leaseMs = 30000, parkMs = 5000, handler = async () => {},
     maxAttempts = 5, backoffMs = (attempt) => Math.min(60000, 100 * 2 ** attempt),
@@ -66,7 +67,11 @@ class Consumer {
 
   async #drain(deadline) {
     while (!this.#stopped && Date.now() < deadline) {
-      if (!this.reserve()) return;
+      if (!(await this.reserve())) return;
+      if (this.#stopped) {
+        this.unreserve();
+        return;
+      }
       const job = await this.#bus.claim(this.queue, this.leaseMs);
       if (!job) {
         this.unreserve();
