@@ -306,9 +306,9 @@ const (
 )
 
 // lcAtTime runs a's trials: a port comparing with < instead of ≤ goes wrong only when its script
-// reads TIME in the planted millisecond, so the trials go on, the hold changing after every miss
-// (minHold, maxHold), until MONITOR shows boundaryHits that did. Every trial whose op ran after the plant
-// is judged. A port that never gets there has not been shown the situation: a harness error.
+// reads TIME in the planted millisecond, so the trials go on, the hold changing after every miss,
+// until MONITOR shows boundaryHits that did. Every trial whose op ran after the plant is judged.
+// A port that never gets there has not been shown the situation: a harness error.
 func (t *T) lcAtTime(a atTime) {
 	q := t.q(a.qn)
 	zkey := map[string]string{"scheduled": q.Scheduled(), "active": q.Active()}[a.state]
