@@ -27,23 +27,6 @@ const harnessLeaseMS = 120000
 // enough to see a renewal (ttl/3) within the clause.
 const leaseTTLForClauses = 300
 
-// leasedOnWire is the worker ids whose lease key the port took with SET … NX after mark: a lease
-// the port won may have run out by the time the harness reads the keys (a short minter_ttl_ms
-// on a loaded machine, its renewal late), so an empty key under it is not proof of a mint
-// without a lease; a key another minter holds still is.
-func (t *T) leasedOnWire(from int) map[int]bool {
-	out := map[int]bool{}
-	for _, l := range t.portLines(from) {
-		if l.Cmd() != "SET" || !slices.ContainsFunc(l.Args, func(a string) bool { return strings.EqualFold(a, "NX") }) {
-			continue
-		}
-		if w, err := strconv.Atoi(strings.TrimPrefix(l.Arg(1), "{emq}:minter:")); err == nil {
-			out[w] = true
-		}
-	}
-	return out
-}
-
 // minterLeases reads every {emq}:minter:<w> key: worker id → owner token (one KEYS, one MGET).
 func (t *T) minterLeases() map[int]string {
 	ks, _, _ := t.do("KEYS", "{emq}:minter:*")
