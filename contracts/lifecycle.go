@@ -10,6 +10,7 @@ import (
 	"github.com/echomq/kit/contracts/rules"
 	"github.com/echomq/kit/protocol"
 	"github.com/echomq/kit/reference/emqerr"
+	"github.com/echomq/kit/reference/keys"
 	"github.com/echomq/kit/reference/resp"
 )
 
@@ -199,12 +200,17 @@ func lcB64Field(s *string) string {
 	return fmt.Sprintf("%q", *s)
 }
 
+// stateZset is the zset that holds a job in state (scheduled, active, dead) by its score.
+func stateZset(q keys.Q, state string) string {
+	return map[string]string{"scheduled": q.Scheduled(), "active": q.Active(), "dead": q.Dead()}[state]
+}
+
 // lcPlant writes n plain rows straight into the keyspace from the harness's own connection
 // (never the port's): state and attempts, each id in the state's zset at from+i, a last error
 // for dead ones. It builds the bulk a default limit needs without n round trips through the port.
 func (t *T) lcPlant(qn, state string, attempts, from int64, n int, payload func(i int) string) []string {
 	q := t.q(qn)
-	zkey := map[string]string{"scheduled": q.Scheduled(), "active": q.Active(), "dead": q.Dead()}[state]
+	zkey := stateZset(q, state)
 	ids := kitIDs(n, 1<<41)
 	var cmds [][]any
 	for i, id := range ids {
@@ -244,7 +250,7 @@ return at`
 // lcPlantAfter plants id in state at score TIME+after (harness connection) and returns that score.
 func (t *T) lcPlantAfter(qn, state, id string, attempts, after int64) int64 {
 	q := t.q(qn)
-	zkey := map[string]string{"scheduled": q.Scheduled(), "active": q.Active()}[state]
+	zkey := stateZset(q, state)
 	v, err := t.admin.do(t.ctx, "EVAL", plantNowScript, "2", jobKey(q, id), zkey, id, state, attempts, after)
 	if err != nil {
 		t.harness("plant %s at TIME+%d: %v", id, after, err)
@@ -311,7 +317,7 @@ const (
 // A port that never gets there has not been shown the situation: a harness error.
 func (t *T) lcAtTime(a atTime) {
 	q := t.q(a.qn)
-	zkey := map[string]string{"scheduled": q.Scheduled(), "active": q.Active()}[a.state]
+	zkey := stateZset(q, a.state)
 	keys := []any{jobKey(q, a.id), q.Active(), q.Pending(), q.Scheduled(), q.Dead(), q.Errors(), q.Ckpt()}
 	spins := minHold
 	hits := 0
