@@ -2,10 +2,13 @@ package subprocess
 
 import (
 	"context"
+	"encoding/json"
+	"strings"
 	"runtime"
 	"testing"
 	"time"
 
+	"github.com/echomq/kit/drivers"
 	"github.com/echomq/kit/protocol"
 )
 
@@ -37,6 +40,20 @@ func TestDeadlineGrowsWithWork(t *testing.T) {
 	d := session(t, fakePort(t), "hang", "mint", Options{Deadline: 200 * time.Millisecond, PerItem: 10 * time.Millisecond, StartDeadline: 10 * time.Second})
 	_, err := d.Mint(context.Background(), protocol.MintArgs{N: 50, Parallel: 2})
 	portError(t, err, "within 1.2s (deadline)")
+}
+
+// TestDeadlineGrowsWithBytes: a line of megabytes buys its own request, and every later one of
+// the session, PerMiB a MiB (B-20): the claim after a large enqueue carries its payload back.
+func TestDeadlineGrowsWithBytes(t *testing.T) {
+	d := session(t, fakePort(t), "hang", "claim", Options{Deadline: 200 * time.Millisecond, PerMiB: 1600 * time.Millisecond, StartDeadline: 10 * time.Second})
+	rc := d.(drivers.RawCaller)
+	pad, _ := json.Marshal(strings.Repeat("A", 1<<20))
+	if _, err := rc.Raw(context.Background(), "pause", map[string]json.RawMessage{"queue": json.RawMessage(`"q"`), "pad": pad}); err != nil {
+		t.Fatal(err)
+	}
+	// The pause's line is 1 MiB and some bytes: 16 whole blocks of 64 KiB, 100 ms each.
+	_, err := d.Claim(context.Background(), protocol.ClaimArgs{Queue: "q", LeaseMS: 1000})
+	portError(t, err, "within 1.8s (deadline)")
 }
 
 // TestStartDeadlineShorterThanDeadline: -start-deadline is the first hello's whole wait, even

@@ -37,6 +37,7 @@ type driver struct {
 
 	waitErr  error // valid after exited is closed
 	seq      uint64
+	largest  int                // the longest line the session has sent, in bytes (B-20's allowance)
 	failed   *drivers.PortError // set on the first protocol-level failure: the session is over
 	closed   bool
 	inputEnd atomic.Bool // EndInput closed stdin: Close only reaps
@@ -301,13 +302,14 @@ func (d *driver) Line(ctx context.Context, text []byte, seq uint64) (json.RawMes
 	if d.seq == 0 {
 		return nil, fmt.Errorf("subprocess: a line before the session's hello")
 	}
-	deadline := time.Now().Add(d.f.opt.Deadline)
+	timeout := d.f.opt.Deadline + d.allowance("", text)
+	deadline := time.Now().Add(timeout)
 	_ = d.stdin.SetWriteDeadline(deadline)
 	d.f.rec.add("→ ", text)
 	if err := d.write(append(slices.Clip(text), '\n')); err != nil {
 		return nil, d.fail(op, fmt.Sprintf("could not write the line (%v); the port %s", err, d.exitStatus(time.Second)), nil)
 	}
-	l, err := d.await(ctx, op, seq, d.f.opt.Deadline, deadline, nil)
+	l, err := d.await(ctx, op, seq, timeout, deadline, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -377,26 +379,33 @@ func (d *driver) pipelined(reqs []drivers.RawRequest) (batch []byte, seqs []uint
 	seqs, timeouts = make([]uint64, len(reqs)), make([]time.Duration, len(reqs))
 	next := d.seq
 	for i, r := range reqs {
-		req := r.Line
-		timeouts[i] = d.f.opt.Deadline
+		req, op := r.Line, ""
 		if req == nil {
 			next++
-			seqs[i] = next
+			seqs[i], op = next, r.Op
 			if req, err = drivers.RawLine(next, r.Op, r.Fields); err != nil {
 				return nil, nil, nil, fmt.Errorf("subprocess: pipeline %s: %w", r.Op, err)
-			}
-			timeouts[i] += workItems(r.Op, req) * d.f.opt.PerItem
-			if r.Op == "park" {
-				timeouts[i] = parkWait(req) + d.f.opt.ParkSlack
 			}
 			if r.Op == "close" {
 				d.closeIn.Store(true)
 			}
 		}
+		timeouts[i] = d.f.opt.Deadline + d.allowance(op, req)
+		if op == "park" {
+			timeouts[i] = parkWait(req) + d.f.opt.ParkSlack
+		}
 		d.f.rec.add("→ ", req)
 		batch = append(append(batch, req...), '\n')
 	}
 	return batch, seqs, timeouts, nil
+}
+
+// allowance is what req's deadline grows by past the flat one (B-20): PerItem for each item it
+// names and PerMiB for each MiB of the longest line the session has sent, req included (a reply
+// can carry back what an earlier request stored). op is "" for a line that is not a request.
+func (d *driver) allowance(op string, req []byte) time.Duration {
+	d.largest = max(d.largest, len(req))
+	return workItems(op, req)*d.f.opt.PerItem + byteAllowance(d.largest, d.f.opt.PerMiB)
 }
 
 // pipeOp names a pipeline's entry in errors: its op, or what a line that is not a request is.
@@ -437,7 +446,7 @@ func (d *driver) sendSeq(ctx context.Context, op string, req []byte, seq uint64,
 	if startup {
 		timeout = d.f.opt.StartDeadline // the start-up's, shorter or longer than a request's
 	} else if op != "park" {
-		timeout += workItems(op, req) * d.f.opt.PerItem
+		timeout += d.allowance(op, req)
 	}
 	d.seq++
 	deadline := time.Now().Add(timeout)

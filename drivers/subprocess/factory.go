@@ -40,10 +40,12 @@ type Options struct {
 	// Name names the port in reports; default: the command line.
 	Name string
 	// Deadline bounds every request (default 10 s), plus PerItem (default 2 ms) for each item
-	// the request names (mint's n × parallel, a limit, a batch's jobs); park gets its own
-	// timeout_ms + ParkSlack.
+	// the request names (mint's n × parallel, a limit, a batch's jobs) and PerMiB (default 5 s)
+	// for each MiB of the largest line the session has sent, this one included; park gets its
+	// own timeout_ms + ParkSlack.
 	Deadline  time.Duration
 	PerItem   time.Duration
+	PerMiB    time.Duration
 	ParkSlack time.Duration
 	// StartDeadline bounds the first request (hello) of every session, which pays for the
 	// port's start-up (an interpreter, a `go run` that compiles; a process per clause, B-22);
@@ -77,6 +79,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.PerItem <= 0 {
 		o.PerItem = DefaultPerItem
+	}
+	if o.PerMiB <= 0 {
+		o.PerMiB = DefaultPerMiB
 	}
 	if o.ParkSlack <= 0 {
 		o.ParkSlack = DefaultParkSlack

@@ -12,6 +12,13 @@ import (
 // for the kit's choice of a flat deadline.
 const DefaultPerItem = 2 * time.Millisecond
 
+// DefaultPerMiB is what a request's deadline grows by for each MiB of the largest line the
+// session has sent, this one included ([B-20]): a port decodes and re-encodes the bytes it is
+// given, and a reply can carry back what an earlier request stored (a claim returns the payload
+// an enqueue sent). A loaded machine took a correct Node port past the flat 10 s on the 1.5 MiB
+// payload and its claim.
+const DefaultPerMiB = 5 * time.Second
+
 // maxItems bounds the count a request can claim (an input far out of range, sent to see it
 // refused, must not buy a deadline of days).
 const maxItems = 200_000
@@ -51,6 +58,12 @@ func workItems(op string, req []byte) time.Duration {
 		n = count("jobs", 0)
 	}
 	return time.Duration(math.Min(n, maxItems))
+}
+
+// byteAllowance is perMiB for each MiB of n bytes, counted in whole 64 KiB blocks: a line of
+// ordinary size buys nothing, and a deadline stays a round figure in reports.
+func byteAllowance(n int, perMiB time.Duration) time.Duration {
+	return perMiB / 16 * time.Duration(n>>16)
 }
 
 // parkWait is a park request's timeout_ms, the time it may take by design (0 when absent or not

@@ -19,6 +19,7 @@ func main() {
 		at = "mint"
 	}
 	in := bufio.NewScanner(os.Stdin)
+	in.Buffer(nil, 16<<20) // the deadline tests send lines of megabytes
 	out := bufio.NewWriter(os.Stdout)
 	reply := func(s string) { out.WriteString(s + "\n"); out.Flush() }
 	if mode == "slow-start" {
