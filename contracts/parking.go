@@ -176,6 +176,44 @@ var parkingClauses = []clause{
 	{name: "idle-window-reparks-without-claiming", body: idleWindowReparksWithoutClaiming},
 	{name: "idle-past-half-the-lease-only-pops", body: idlePastHalfTheLeaseOnlyPops},
 	{name: "enqueues-one-at-a-time-lose-no-wake", body: enqueuesOneAtATimeLoseNoWake},
+	{name: "long-pop-keeps-its-line", body: longPopKeepsItsLine},
+}
+
+// longPopKeepsItsLine: a pop of 12 s outlasts B-290's 10 s, and its reply falls due only when
+// its timeout ends, so the quiet line is no silent server: the port keeps it (B-292). A port
+// whose socket read timeout is shorter than its pops (a fixed 10 s, a timeout read as 0) takes
+// the line for lost and replaces it mid-pop, and no shorter pop would show it. The kit lets 11 s
+// pass with nothing enqueued: the situation made, not a wait for an event; a machine slower
+// than that only lets the correct pop time out and re-pop on the same line. Then one job,
+// which the consumer completes.
+func longPopKeepsItsLine(t *T) {
+	q := t.q("orders")
+	park := 12 * time.Second
+	m0 := t.mark()
+	a := protocol.ParkArgs{Queue: "orders", Consumers: 1, Jobs: 1, LeaseMS: 30000, ParkMS: park.Milliseconds(), TimeoutMS: 60000}
+	done := t.park(a)
+	t.waitBlocked(1)
+	var line string
+	for _, f := range t.portClients() {
+		if f["cmd"] == "blpop" && strings.Contains(f["flags"], "b") {
+			line = f["id"] + "@" + f["node"]
+		}
+	}
+	if line == "" {
+		t.harness("the parked line left BLPOP before CLIENT LIST named it (12 s into a pop of 12 s?)")
+	}
+	time.Sleep(11 * time.Second)
+	t.cover(rules.ConnectionsKept)
+	now := t.portClientIDs()
+	t.check(slices.Contains(now, line), rules.ConnectionsKept,
+		fmt.Sprintf("a parked consumer's pop of %s (past B-290's 10 s, its reply due only at its end) keeps its line: 11 s into it, the line that blocked (%s) is still open", park, line),
+		"it was closed; the port's connections now: %v", now)
+	t.popsWait(m0, q.Wake(), park)
+	ids := kitIDs(1, 1<<50)
+	start := time.Now()
+	t.kitEnqueue("orders", ids)
+	t.completed(<-done, start, 5*time.Second, ids, "an enqueue after a long idle pop wakes the parked consumer")
+	t.parkConnections(m0, q.Wake())
 }
 
 func backlogWithoutTokenClaimedFirst(t *T) {

@@ -267,7 +267,7 @@ var traceProtocol = map[string][]string{
 	"B-287": {"connections-closed"},
 	"B-288": {"hello-op", "cluster-refused"},
 	"B-289": {"redial-paced"},
-	"B-290": {"silent-server"},
+	"B-290": {"silent-server", "connections-kept"},
 	"B-291": {"valkey-ipv6"},
 	"B-292": {"connections-kept"},
 	"B-293": {"unreadable-line"},

@@ -73,6 +73,8 @@ var goMutants = []Spec{
 		Go: seams(func(s *bus.Seams) { s.Park = claimAfterTimeout })},
 	{Name: "wake-taken-for-timeout", Contract: "C14", Rule: "park", Defect: "a parked consumer takes a popped wake token for a timed-out pop and parks again without claiming: work enqueued while it parks waits",
 		Go: seams(func(s *bus.Seams) { s.Park = wakeTakenForTimeout })},
+	{Name: "pop-read-timeout-10s", Contract: "C14", Rule: "connections-kept", Defect: "the parking line reads with a fixed 10 s socket timeout, whatever its pop's: a pop longer than that is taken for a silent server and its line replaced mid-pop (make mutation's gap conn.go blockingTimeout, a pop's reply due at once)",
+		Go: seams(func(s *bus.Seams) { s.Park = shortReadPark })},
 	{Name: "socket-leaked-per-connect", Contract: "C14", Rule: "connections-closed", Defect: "every connection the bus opens comes with a second one, fenced the same way and never closed: a socket leaked per connect and per reconnect, as a redial that replaces a healthy socket and forgets the old one leaks it (make mutation's survivor conn.go publish, seed 97903)",
 		Go: seams(func(s *bus.Seams) { s.Handshake = leakPerConnect() })},
 	{Name: "extend-deadline-seconds", Contract: "C07", Rule: "extend-deadline", Defect: "extend answers deadline_ms in seconds (the new deadline divided by 1000), as a port that hands on a Unix-seconds time",
@@ -196,6 +198,13 @@ func pollPark(ctx context.Context, _ *connector.Conn, _ time.Duration, _ []any) 
 func wakeTakenForTimeout(ctx context.Context, c *connector.Conn, timeout time.Duration, cmd []any) (bool, error) {
 	_, err := c.DoBlocking(ctx, timeout, cmd...)
 	return false, err
+}
+
+// shortReadPark pops as the canon says, but its read gives up 10 s in (8 s and the connector's
+// 2 s of slack), as a client with one socket timeout for every command.
+func shortReadPark(ctx context.Context, c *connector.Conn, timeout time.Duration, cmd []any) (bool, error) {
+	v, err := c.DoBlocking(ctx, min(timeout, 8*time.Second), cmd...)
+	return err == nil && !v.Null, err
 }
 
 // claimAfterTimeout pops as the canon says but takes a timed-out pop for a wake.

@@ -169,8 +169,10 @@ var proofsC08toC14 = map[string][]string{
 	"reap-grace-minute":              {"A2-3", "L-21", "§4.1-10", "§4.2-34"},
 
 	// The park op: idle consumers send nothing but BLPOP.
-	"claim-after-timeout":       {"A10-6", "B-75", "§1.6-1", "§7-20"},
-	"wake-taken-for-timeout":    {"A10-5"},
+	"claim-after-timeout":    {"A10-6", "B-75", "§1.6-1", "§7-20"},
+	"wake-taken-for-timeout": {"A10-5"},
+	// A pop longer than the silence bound keeps its line: its reply is due at its end.
+	"pop-read-timeout-10s":      {"B-292", "B-290"},
 	"park-maintains-while-idle": {"B-75", "§1.6-1", "§7-20"},
 	"poll-park":                 {"A10-3", "B-75", "§1.6-1", "§7-20"},
 	// The pool parks before its first claim: a backlog whose token is gone waits (A10-5, A10-7).
