@@ -3,8 +3,8 @@ package subprocess
 import (
 	"context"
 	"encoding/json"
-	"strings"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
