@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/echomq/kit/contracts/internal/wire"
 	"github.com/echomq/kit/contracts/rules"
 	"github.com/echomq/kit/drivers"
 	"github.com/echomq/kit/lua"
@@ -26,6 +27,7 @@ var c02 = Contract{ID: "C02", Name: "mint",
 		{name: "three-field-row", body: threeFieldRow},
 		{name: "leased-minter", body: leasedMinter},
 		{name: "keys-parse-and-co-locate", body: keysParseAndCoLocate},
+		{name: "slot-of-every-brace-shape", body: slotOfEveryBraceShape},
 		{name: "ids-decode", body: idsDecode},
 		{name: "lease-contended", body: leaseContended, noHello: true},
 		{name: "lease-range-ends", body: leaseRangeEnds, noHello: true},
@@ -137,6 +139,70 @@ func keysParseAndCoLocate(t *T) {
 	}
 	t.enqueue("orders", "one")
 	t.enqueue("fills", "two")
+}
+
+// slotOfEveryBraceShape: the slot op against Valkey's own CLUSTER KEYSLOT (B-46) on every key of
+// one to six bytes over '{', '}', 'a' (1092 keys): a '}' before the first '{', a tag closed
+// twice, nested and empty tags, a '{' never closed. A fixed table of vectors let a port that
+// took the first '}' of the whole key certify. The oracle is a server, so the reference cannot
+// share a defect with it: on a cluster the cluster, standalone the lone cluster-enabled Valkey
+// C01 presents to the port; a run given none (-valkey without it) falls back on the kit's own
+// slot function rather than leaving C02 uncertified for a server C02 does not test. Both sides
+// are pipelined: a thousand round trips to an interpreter on a loaded machine took 26 s.
+func slotOfEveryBraceShape(t *T) {
+	var oracle *wire.Conn
+	switch {
+	case t.cluster():
+		oracle = t.admin.Nodes[0].C
+	case t.cfg.ClusterValkey != nil:
+		a, err := dialAdmin(t.ctx, t.needServer(ServerClusterValkey, t.cfg.ClusterValkey))
+		if err != nil {
+			t.harness("connect to the cluster-enabled Valkey: %v", err)
+		}
+		defer a.Close()
+		oracle = a.Nodes[0].C
+	}
+	var shapes []string
+	for last := []string{""}; len(shapes) < 1092; {
+		var next []string
+		for _, k := range last {
+			next = append(next, k+"{", k+"}", k+"a")
+		}
+		shapes, last = append(shapes, next...), next
+	}
+	cmds := make([][]any, len(shapes))
+	reqs := make([]drivers.RawRequest, len(shapes))
+	for i, k := range shapes {
+		cmds[i], reqs[i] = []any{"CLUSTER", "KEYSLOT", k}, request("slot", "key", k)
+	}
+	want := make([]int64, len(shapes))
+	if oracle == nil {
+		for i, k := range shapes {
+			want[i] = int64(keys.Slot(k))
+		}
+	} else if vs, err := oracle.Pipeline(t.ctx, cmds...); err != nil {
+		t.harness("CLUSTER KEYSLOT: %v", err)
+	} else {
+		for i, v := range vs {
+			if want[i], err = v.Int64(); err != nil {
+				t.harness("CLUSTER KEYSLOT %q: %v", shapes[i], err)
+			}
+		}
+	}
+	replies, err := drivers.Pipeline(t.ctx, t.D, reqs)
+	t.ok(err, rules.Grammar, fmt.Sprintf("%d slot requests", len(reqs)))
+	t.cover(rules.Grammar)
+	wrong := 0
+	for i, r := range replies {
+		t.ok(r.Err, rules.Grammar, "slot "+shapes[i])
+		var got protocol.SlotResult
+		decodeInto(t, r.Result, &got, "slot "+shapes[i])
+		if w := want[i]; int64(got.Slot) != w && wrong < 5 {
+			wrong++
+			t.fail(rules.Grammar, fmt.Sprintf("slot(%s) = %d, as the server's CLUSTER KEYSLOT hashes it (B-46: the bytes between the first '{' and the first '}' after it, when any, else the whole key)", shapes[i], w),
+				fmt.Sprint(got.Slot))
+		}
+	}
 }
 
 func idsDecode(t *T) {

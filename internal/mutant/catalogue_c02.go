@@ -43,6 +43,8 @@ var c02 = []Spec{
 		Go: faulty(minterDefects{FixedOwner: true})},
 	{Name: "slot-ignores-tag", Contract: "C02", Rule: "grammar", Defect: "the port's slot function hashes the whole key instead of its {hash tag}",
 		Go: front(func(d drivers.Driver) drivers.Driver { return slotFront{d} })},
+	{Name: "slot-tag-first-close", Contract: "C02", Rule: "grammar", Defect: "the port's slot function ends the hash tag at the key's first '}', not the first after the '{': `}{orders}` hashes whole (red team 54's survivor)",
+		Go: front(func(d drivers.Driver) drivers.Driver { return slotFirstCloseFront{d} })},
 	{Name: "unpadded-ids", Contract: "C02", Rule: "id-format", Defect: "the base62 body is not left-padded with 0 to 11 characters: today's ids are 13 bytes",
 		Go: faulty(minterDefects{NoPad: true})},
 	{Name: "guessed-worker", Contract: "C02", Rule: "minter-lease", Defect: "the minter picks a random worker id instead of leasing one",

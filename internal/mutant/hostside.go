@@ -273,6 +273,18 @@ func (f slotFront) Slot(_ context.Context, a protocol.SlotArgs) (protocol.SlotRe
 	return protocol.SlotResult{Slot: int(keys.CRC16(a.Key) % 16384)}, nil
 }
 
+// slotFirstCloseFront reads the hash tag between the first '{' and the key's first '}', wherever
+// that '}' is (a tag only when it comes after the '{' with a byte between).
+type slotFirstCloseFront struct{ drivers.Driver }
+
+func (f slotFirstCloseFront) Slot(_ context.Context, a protocol.SlotArgs) (protocol.SlotResult, error) {
+	tag := a.Key
+	if open, end := strings.IndexByte(a.Key, '{'), strings.IndexByte(a.Key, '}'); open >= 0 && end > open+1 {
+		tag = a.Key[open+1 : end]
+	}
+	return protocol.SlotResult{Slot: int(keys.CRC16(tag) % 16384)}, nil
+}
+
 // bareVersionFront names the bundle by its bare number in hello ("2.0.0", not "echomq:2.0.0").
 type bareVersionFront struct{ drivers.Driver }
 

@@ -68,6 +68,7 @@ var proofsC01toC07 = map[string][]string{
 	"json-mint-zero-refused":      {"B-38", "B-108"},
 	"json-null-as-absent":         {"B-85", "§4.3-16"},
 	"slot-ignores-tag":            {"B-46", "§2.3-1", "§2.3-4", "§2.3-5", "§2.3-6", "§2.3-7"},
+	"slot-tag-first-close":        {"B-46"},
 	"lower-first-alphabet":        {"§3.1-2", "§3.1-6"},
 	"unix-epoch":                  {"§3.1-4"},
 	"unpadded-ids":                {"B-10", "§3.1-1", "§7-8"},
