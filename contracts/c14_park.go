@@ -37,18 +37,20 @@ func (t *T) portClients() []map[string]string {
 
 // waitBlocked waits until n of the port's connections are blocked in BLPOP (CLIENT LIST). The
 // event that ends a wait is the park's: a park that returns first (its timeout_ms run out) never
-// had its consumers parked; a slow machine only makes the wait longer.
-func (t *T) waitBlocked(n int) {
+// had its consumers parked; a slow machine only makes the wait longer. It returns the blocked
+// lines, each as id@node.
+func (t *T) waitBlocked(n int) (lines []string) {
 	t.cover(rules.Park)
 	for {
-		got := 0
+		lines = lines[:0]
 		for _, f := range t.portClients() {
 			if f["cmd"] == "blpop" && strings.Contains(f["flags"], "b") {
-				got++
+				lines = append(lines, f["id"]+"@"+f["node"])
 			}
 		}
+		got := len(lines)
 		if got >= n {
-			return
+			return lines
 		}
 		select {
 		case <-t.parking:
