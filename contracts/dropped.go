@@ -528,6 +528,61 @@ func redialsPacedWhileRefused(t *T) {
 	})
 }
 
+// redialsOvertakenInTheirBackoff is C01's, on a standalone server only: a reconnect that comes
+// while a redial sleeps between two refused attempts ends that redial, which dials nothing more
+// (B-300). The server drops the port's connections and closes every new one at once until the
+// port's attempts come at least backoffSeen apart; just after the next refused attempt (the port
+// starts a sleep at least about as long) it accepts again and the kit sends reconnect. Over the
+// next 1.5 s of requests the relay must hand on no connection: a redial that wakes from its sleep
+// and dials without seeing that the reconnect replaced what it was redialling opens one beside
+// the session's connections, which a port may close again at once, so CLIENT LIST alone would
+// not show it. On a slow machine the redial may wake first and replace the lost connection
+// itself, before the reconnect replaces it again, and a port that redials only when asked makes
+// no attempt: both are correct, and the clause then sees no overtaken sleep, never a verdict.
+func redialsOvertakenInTheirBackoff(t *T) {
+	t.throughRelay(0, rules.RedialOnce, relayHello, func(r *chop.Relay) {
+		t.enqueue("orders", "before")
+		r.Refuse(true)
+		t.killPortConnections()
+		asleep := afterAPacedRefusal(r, backoffSeen, refusedFor)
+		r.Refuse(false)
+		t.ok(t.D.Reconnect(t.ctx), rules.Reconnect, fmt.Sprintf("reconnect while a redial sleeps between refused attempts (a pause of %s seen: %v)", backoffSeen, asleep))
+		dials := r.Dials()
+		t.heldStill(t.portClientIDs(), 1500*time.Millisecond, true, "busy after a reconnect overtook a redial in its backoff")
+		n := r.Dials() - dials
+		t.check(n == 0, rules.RedialOnce,
+			"after a reconnect overtook a redial in its backoff, the redial dials nothing more (while the server answers, no connection beside the session's)",
+			"%d connection(s) dialled in the 1.5 s after reconnect's reply", n)
+	})
+}
+
+// backoffSeen is the pause between two refused attempts after which redialsOvertakenInTheirBackoff
+// sends its reconnect: a backoff that doubles (the reference's, from 10 ms to 1 s) has reached
+// it within about a second, and the sleep after it is as long again, ample for a reconnect.
+const backoffSeen = 300 * time.Millisecond
+
+// afterAPacedRefusal waits while r refuses until an attempt comes at least gap after the one
+// before it, and reports whether one did within limit (a port that redials only when asked, or
+// that stopped, makes none).
+func afterAPacedRefusal(r *chop.Relay, gap, limit time.Duration) bool {
+	last, at := r.Refused(), time.Now()
+	for end := at.Add(limit); time.Now().Before(end); time.Sleep(2 * time.Millisecond) {
+		n := r.Refused()
+		if n == last {
+			continue
+		}
+		if time.Since(at) >= gap {
+			// The port may take the refusal in after the relay counted it: a reconnect that
+			// came first would end the redial before its sleep. A quarter of the pause lets it
+			// begin the sleep, no longer than the pause it slept before.
+			time.Sleep(gap / 4)
+			return true
+		}
+		last, at = n, time.Now()
+	}
+	return false
+}
+
 // refusedFor is how long redialsPacedWhileRefused refuses: long enough for a backoff doubling
 // from 10 ms to reach its 1 s cap, and for a port that gives up after a handful of attempts
 // (ten of that backoff take about 4 s) to have given up, when B-282 wants the session to serve
