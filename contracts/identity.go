@@ -126,6 +126,57 @@ func (t *T) leaseOnlyFree(free int) {
 	t.check(mine != "" && mine != harnessOwner, rules.LeaseFree, expected, "{emq}:minter:%d holds %q", free, mine)
 }
 
+// portConnections are the port's connections open now, each as node|addr (as MONITOR names
+// a line's client).
+func (t *T) portConnections() map[string]bool {
+	open := map[string]bool{}
+	for _, c := range t.portClients() {
+		open[c["node"]+"|"+c["addr"]] = true
+	}
+	return open
+}
+
+// workersNotTried lists, in order, the worker ids whose minter key no command of the port's
+// after from named on a connection other than those of skip (another session's).
+func (t *T) workersNotTried(from int, skip map[string]bool) []int {
+	tried := map[int]bool{}
+	for _, l := range t.portLines(from) {
+		if l.Client == "lua" || skip[l.Node+"|"+l.Client] || len(l.Args) < 2 {
+			continue
+		}
+		if s, ok := strings.CutPrefix(l.Args[1], "{emq}:minter:"); ok {
+			if w, err := strconv.Atoi(s); err == nil {
+				tried[w] = true
+			}
+		}
+	}
+	var missed []int
+	for w := range ids.MaxWorker + 1 {
+		if !tried[w] {
+			missed = append(missed, w)
+		}
+	}
+	return missed
+}
+
+// ranges writes ascending ints as runs (1-3, 7).
+func ranges(ns []int) string {
+	var parts []string
+	for i := 0; i < len(ns); {
+		j := i
+		for j+1 < len(ns) && ns[j+1] == ns[j]+1 {
+			j++
+		}
+		if j > i {
+			parts = append(parts, fmt.Sprintf("%d-%d", ns[i], ns[j]))
+		} else {
+			parts = append(parts, strconv.Itoa(ns[i]))
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ", ")
+}
+
 // freeWorkers drops the harness's leases on these worker ids, pipelined.
 func (t *T) freeWorkers(workers []int) {
 	var cmds [][]any

@@ -19,6 +19,8 @@ var c02 = []Spec{
 		Go: faulty(minterDefects{Squat: true})},
 	{Name: "minter-short-scan", Contract: "C02", Rule: "A9-lease-free-worker", Defect: "the scan for a free worker id wraps modulo 1023: with only worker id 1023 free the minter finds none",
 		Go: faulty(minterDefects{ShortScan: true})},
+	{Name: "minter-scan-one-short", Contract: "C02", Rule: "A9-lease-free-worker", Defect: "the scan for a free worker id stops one short of a full turn: the id just before its random start is never tried, so with only that id free the minter finds none",
+		Go: faulty(minterDefects{MissLast: true})},
 	{Name: "minter-never-renews", Contract: "C02", Rule: "A9-lease-renewed", Defect: "the minter never renews its lease and mints on after it lapsed",
 		Go: faulty(minterDefects{NoRenew: true})},
 	{Name: "minter-no-local-expiry", Contract: "C02", Rule: "lease-own-clock", Defect: "the minter keeps no clock of its own on its lease: with its renewals hanging it mints on under a lease that has run out",

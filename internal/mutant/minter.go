@@ -55,6 +55,10 @@ type minterDefects struct {
 	// ShortScan: the scan for a free worker id wraps modulo 1023, so worker id 1023 is never
 	// tried (an off-by-one in the range 0–1023).
 	ShortScan bool
+	// MissLast: the scan stops one short of a full turn, so the worker id just before its
+	// random start is never tried (the loop bound checked with < instead of <=; make mutation's
+	// survivor of reference/ids).
+	MissLast bool
 	// EndEarly: the last millisecond a snowflake holds (2⁴²−1) is refused as past the range (the
 	// bound checked with >= instead of >; make mutation's survivor of reference/ids, seed 22914).
 	EndEarly bool
@@ -92,10 +96,10 @@ func (d minterDefects) newMinter(ctx context.Context, l ids.Leaser, o ids.Option
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	ref, err := ids.NewMinter(ctx, leaseHook{l, d}, o)
+	ref, err := ids.NewMinter(ctx, leaseHook{l, d, new(int)}, o)
 	if errors.Is(err, ids.ErrNoWorker) && d.ZeroFallback {
 		o.Start = func(int) int { return 0 }
-		ref, err = ids.NewMinter(ctx, leaseHook{l, minterDefects{Guess: true}}, o)
+		ref, err = ids.NewMinter(ctx, leaseHook{l, minterDefects{Guess: true}, new(int)}, o)
 	}
 	if err != nil {
 		return nil, err
@@ -106,11 +110,15 @@ func (d minterDefects) newMinter(ctx context.Context, l ids.Leaser, o ids.Option
 // leaseHook is the lease store the hooked minter is given: the bus's, with the lease defects.
 type leaseHook struct {
 	ids.Leaser
-	d minterDefects
+	d     minterDefects
+	tried *int // how many ids this minter's scan has tried
 }
 
 func (h leaseHook) Acquire(ctx context.Context, w int, owner string, ttl time.Duration) (bool, error) {
+	*h.tried++
 	switch {
+	case h.d.MissLast && *h.tried == ids.MaxWorker+1:
+		return false, nil // the last id of the turn, never tried
 	case h.d.Guess:
 		return true, nil // the first id tried is taken as leased: nothing is asked of the server
 	case h.d.ShortScan && w == ids.MaxWorker:

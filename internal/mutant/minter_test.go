@@ -292,10 +292,25 @@ func TestLeaseDefects(t *testing.T) {
 			t.Errorf("with only 1023 free: %v, want ErrNoWorker", err)
 		}
 	})
+	t.Run("scan-one-short", func(t *testing.T) {
+		var all []int
+		for w := range ids.MaxWorker + 1 {
+			if w != 99 {
+				all = append(all, w) // every worker id but 99, the one before the scan's start
+			}
+		}
+		from100 := ids.Options{Start: func(int) int { return 100 }}
+		if m, err := (minterDefects{}).newMinter(ctx, newScriptLeaser(all...), from100); err != nil || m.Worker() != 99 {
+			t.Fatalf("no defect: %v, want worker 99", err)
+		}
+		if _, err := (minterDefects{MissLast: true}).newMinter(ctx, newScriptLeaser(all...), from100); !errors.Is(err, ids.ErrNoWorker) {
+			t.Errorf("with only 99 free, the scan from 100: %v, want ErrNoWorker", err)
+		}
+	})
 	t.Run("guesses", func(t *testing.T) {
 		l := newScriptLeaser(5)
 		m := hooked(t, minterDefects{Guess: true}, l, time.Minute, nil)
-		ok, err := leaseHook{l, m.d}.Renew(ctx, 5, m.Owner(), time.Minute)
+		ok, err := leaseHook{l, m.d, new(int)}.Renew(ctx, 5, m.Owner(), time.Minute)
 		if m.Worker() != 5 || !ok || err != nil || len(l.calls("acquire")) != 0 || len(l.calls("renew")) != 0 {
 			t.Errorf("worker %d, renewal %v (%v), lease calls %v: want 5, taken without asking", m.Worker(), ok, err, l.calls(""))
 		}
@@ -318,7 +333,7 @@ func TestLeaseDefects(t *testing.T) {
 			t.Fatal(ok, err)
 		}
 		l.set(c.server)
-		ok, err := leaseHook{l, c.d}.Renew(ctx, 3, "o", time.Minute)
+		ok, err := leaseHook{l, c.d, new(int)}.Renew(ctx, 3, "o", time.Minute)
 		if ok != c.want || err != nil || (len(l.calls("renew")) > 0) != c.sent {
 			t.Errorf("%s: renewed %v (%v), sent %v; want %v, sent %v", c.name, ok, err, l.calls("renew"), c.want, c.sent)
 		}

@@ -48,6 +48,7 @@ var proofsC01toC07 = map[string][]string{
 
 	// C02: the minter, ids, the row, the wire.
 	"minter-short-scan":            {"A9-1", "§3.4-4"},
+	"minter-scan-one-short":        {"§3.4-4", "§3.4-5"},
 	"minter-squats":                {"A9-1", "§3.4-1", "§3.4-4"},
 	"minter-ignores-loss":          {"A9-5", "A9-6", "§3.4-7", "§3.4-9"},
 	"minter-keeps-lease":           {"A9-4", "B-77", "§3.4-10"},
