@@ -55,15 +55,22 @@ type leg struct {
 	clientGone     atomic.Int64 // unix ns when the client side ended while silent; 0 before
 	halfClose      atomic.Bool  // the server's close goes on as a FIN only (HalfClose)
 	clientEnd      atomic.Int64 // unix ns when the client side ended; 0 before
+	owed           atomic.Int64 // unix ns when a reply first fell due on it while silent; 0 before
 	lag            atomic.Int64 // ns; 0: the server's bytes go on as they come
 	late           chan lateBytes
 }
 
-// lateBytes are the server's bytes a lagging leg hands on at due.
+// lateBytes are the server's bytes a lagging leg hands on at due; they reached the relay at got.
 type lateBytes struct {
-	due time.Time
-	b   []byte
+	got, due time.Time
+	b        []byte
 }
+
+// cutSpan is how much of each read from the server goes on cut: the rest of the read goes on
+// whole. Every cut position of the replies in it falls in that span (replies to a pipeline
+// repeat, and the clause's replies are short), and cutting all of it cost minutes on a busy
+// machine when a port's hello pipelined a thousand reads (5 KiB of replies, 2,500 pieces).
+const cutSpan = 512
 
 // Start listens on a free port of the IPv4 loopback and relays to target (host:port). With
 // pause > 0 the server's bytes go back cut, pause apart; with 0 they go back as they come.
@@ -276,6 +283,14 @@ func (r *Relay) Lag(match func(serverSide string) bool, d time.Duration) int {
 	return r.each(match, func(l *leg) { l.lag.Store(int64(d)) })
 }
 
+// Owed says, for each silent connection whose end at the server match names, when a reply first
+// fell due on it while silent: the port sent a request the silence swallowed, or the server
+// answered one (its reply, held by a lag or arriving after the silence began, was swallowed).
+// The zero time while none has.
+func (r *Relay) Owed(match func(serverSide string) bool) []time.Time {
+	return r.stamps(match, func(l *leg) (bool, int64) { return l.silent.Load(), l.owed.Load() })
+}
+
 // SilentGone says, for each silent connection whose end at the server match names, when its
 // client closed it (the zero time while it is open).
 func (r *Relay) SilentGone(match func(serverSide string) bool) []time.Time {
@@ -353,6 +368,8 @@ func (r *Relay) handLate(dst net.Conn, l *leg) {
 		time.Sleep(time.Until(lb.due))
 		if !l.silent.Load() {
 			_, _ = dst.Write(lb.b) // a failed write ends the pipe too; the rest is drained
+		} else {
+			l.oweSince(lb.got)
 		}
 	}
 }
@@ -381,6 +398,9 @@ func (r *Relay) pipe(dst, src net.Conn, cut bool, l *leg) {
 		n, err := src.Read(buf)
 		b := buf[:n]
 		if silent.Load() {
+			if n > 0 {
+				l.oweSince(time.Now())
+			}
 			b = nil
 		}
 		if fromServer && len(b) > 0 {
@@ -392,7 +412,8 @@ func (r *Relay) pipe(dst, src net.Conn, cut bool, l *leg) {
 			}
 		}
 		if lag := time.Duration(l.lag.Load()); fromServer && lag > 0 && len(b) > 0 {
-			l.late <- lateBytes{time.Now().Add(lag), slices.Clone(b)}
+			now := time.Now()
+			l.late <- lateBytes{now, now.Add(lag), slices.Clone(b)}
 			b = nil
 		}
 		if !cut && len(b) > 0 {
@@ -401,14 +422,11 @@ func (r *Relay) pipe(dst, src net.Conn, cut bool, l *leg) {
 			}
 			b = nil
 		}
-		for len(b) > 0 {
-			size = size%3 + 1 // 1, 2, 3, 1, …: every cut position over a few replies
-			k := min(size, len(b))
-			if _, werr := dst.Write(b[:k]); werr != nil {
+		for _, piece := range cutUp(b, &size) {
+			if _, werr := dst.Write(piece); werr != nil {
 				return
 			}
 			r.pieces.Add(1)
-			b = b[k:]
 			time.Sleep(r.pause)
 		}
 		if err != nil {
@@ -419,6 +437,35 @@ func (r *Relay) pipe(dst, src net.Conn, cut bool, l *leg) {
 				l.clientEnd.CompareAndSwap(0, time.Now().UnixNano())
 			}
 			return // EOF or closed: the deferred closes end the other direction too
+		}
+	}
+}
+
+// cutUp splits one read from the server into the pieces the relay writes: its first cutSpan
+// bytes 1, 2, 3, 1, … bytes at a time (size carries the cycle on from the read before, so every
+// cut position comes up over a few replies), the rest whole.
+func cutUp(b []byte, size *int) [][]byte {
+	var out [][]byte
+	for span := cutSpan; len(b) > 0; {
+		*size = *size%3 + 1
+		k := min(*size, len(b))
+		if span <= 0 {
+			k = len(b)
+		}
+		out = append(out, b[:k])
+		b, span = b[k:], span-k
+	}
+	return out
+}
+
+// oweSince stamps at on l as the time a reply fell due while silent, unless an earlier one is
+// there.
+func (l *leg) oweSince(at time.Time) {
+	ns := at.UnixNano()
+	for {
+		old := l.owed.Load()
+		if old != 0 && old <= ns || l.owed.CompareAndSwap(old, ns) {
+			return
 		}
 	}
 }

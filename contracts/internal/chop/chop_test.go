@@ -419,3 +419,118 @@ func TestUnansweredDropsConnects(t *testing.T) {
 		t.Fatalf("a dial once closed: %v, want ECONNREFUSED", err)
 	}
 }
+
+// Owed stamps a silent connection when a reply falls due on it: zero before the port sends
+// anything, then the time its request reached the relay; an earlier reply the lag held and the
+// silence swallowed stamps the time the server's bytes reached the relay.
+func TestOwedStampsTheFirstReplyDue(t *testing.T) {
+	all := func(string) bool { return true }
+	r, open := relayed(t)
+	r.Silence(all)
+	if got := r.Owed(all); len(got) != 1 || !got[0].IsZero() {
+		t.Fatalf("before a request: %v, want one zero time", got)
+	}
+	before := time.Now()
+	if _, err := open.Write([]byte("ping")); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if got := r.Owed(all); len(got) == 1 && !got[0].IsZero() {
+			if got[0].Before(before) {
+				t.Fatalf("stamped %v, before the request at %v", got[0], before)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the request on a silent connection was never stamped")
+		}
+	}
+
+	r2, lagging := relayed(t)
+	const lag = 300 * time.Millisecond
+	r2.Lag(all, lag)
+	sent := time.Now()
+	if _, err := lagging.Write([]byte("ping")); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(lag / 3) // the echo reaches the relay, which holds it for the lag
+	r2.Silence(all)
+	silenced := time.Now()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if got := r2.Owed(all); len(got) == 1 && !got[0].IsZero() {
+			if got[0].Before(sent) || got[0].After(silenced) {
+				t.Fatalf("stamped %v, want the echo's arrival, between the request at %v and the silence at %v", got[0], sent, silenced)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the held reply the silence swallowed was never stamped")
+		}
+	}
+}
+
+// Only the first cutSpan bytes of a server read go on cut: a long burst of replies is not handed
+// on a few bytes at a time all through, and loses nothing.
+func TestCutSpanBoundsThePieces(t *testing.T) {
+	reply := bytes.Repeat([]byte("$-1\r\n"), 1024)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		if _, err := io.ReadFull(c, make([]byte, 4)); err != nil {
+			return
+		}
+		c.Write(reply)
+	}()
+	r, err := Start(ln.Addr().String(), time.Microsecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	c, err := net.Dial("tcp", r.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Write([]byte("PING")); err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(c)
+	if err != nil || !bytes.Equal(got, reply) {
+		t.Fatalf("relayed %d bytes (%v), want the %d sent", len(got), err, len(reply))
+	}
+	// However the kernel splits the burst into reads, each read's first bytes are cut.
+	if p := r.Pieces(); p < cutSpan/3 {
+		t.Fatalf("%d pieces for %d bytes, want at least %d", p, len(reply), cutSpan/3)
+	}
+}
+
+// cutUp cuts a read's first cutSpan bytes 1, 2, 3, … at a time, carrying the cycle on, and
+// hands the rest on whole.
+func TestCutUp(t *testing.T) {
+	size := 0
+	b := bytes.Repeat([]byte("x"), cutSpan+100)
+	pieces := cutUp(b, &size)
+	if got := bytes.Join(pieces, nil); !bytes.Equal(got, b) {
+		t.Fatalf("the pieces join to %d bytes, want %d", len(got), len(b))
+	}
+	for i, p := range pieces[:len(pieces)-1] {
+		if want := i%3 + 1; len(p) != want {
+			t.Fatalf("piece %d is %d bytes, want %d", i, len(p), want)
+		}
+	}
+	if cut := len(b) - len(pieces[len(pieces)-1]); cut < cutSpan || cut > cutSpan+2 {
+		t.Fatalf("%d bytes cut, want the first %d (a piece may end up to 2 past), the rest whole", cut, cutSpan)
+	}
+	next := cutUp([]byte("abcdef"), &size)
+	if got := bytes.Join(next, nil); string(got) != "abcdef" || len(next) < 3 {
+		t.Fatalf("a short read cut into %q, want all of it cut", next)
+	}
+}
