@@ -328,6 +328,15 @@ func leaseRenewedAndLost(t *T) {
 				prev = id
 			}
 		}
+		// The lease it took is renewed as the first was (§3.4-6): a minter whose renewals
+		// started with its first lease only lets the second lapse while it runs. The wait
+		// bounds only how long a port that never renews it takes to fail.
+		if len(m.IDs) > 0 && len(m.IDs[0]) > 0 {
+			_, w2, _ := ids.Split(t.validJob(m.IDs[0][0]))
+			k2, _ := keys.Minter(w2)
+			t.check(t.renewalWithin(from, k2, 10*time.Second), rules.LeaseRenewed,
+				fmt.Sprintf("the lease on worker %d, taken after worker %d was lost, is renewed too: SET %s … IFEQ on the wire", w2, w, k2), "none within 10 s")
+		}
 	}
 	// Every worker id now leased by another minter, the port's own included: it can lease no
 	// other, and once its lease has run out by its own clock a mint answers INTERNAL (canon
@@ -389,7 +398,12 @@ func leaseLostAtARefusedRenewal(t *T) {
 // renewalTried waits, up to ttl, for the port's renewal of key (SET key … IFEQ) on the wire
 // since mark from.
 func (t *T) renewalTried(from int, key string, ttl int64) bool {
-	for deadline := time.Now().Add(time.Duration(ttl) * time.Millisecond); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	return t.renewalWithin(from, key, time.Duration(ttl)*time.Millisecond)
+}
+
+// renewalWithin waits, up to d, for the port's renewal of key on the wire since mark from.
+func (t *T) renewalWithin(from int, key string, d time.Duration) bool {
+	for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		if t.setSince(from, key, "IFEQ") {
 			return true
 		}

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"net"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/echomq/kit/contracts/internal/domains"
@@ -32,6 +33,7 @@ var conversationClauses = []clause{
 	{name: "input-ended-mid-park", body: inputEndedMidPark},
 	{name: "input-ended-after-close", body: inputEndedAfterClose},
 	{name: "input-ended-behind-an-enqueue", body: inputEndedBehindAnEnqueue},
+	{name: "input-ended-inside-a-line", body: inputEndedInsideALine},
 }
 
 func seqEchoedUnknownOpSecondHello(t *T) {
@@ -228,6 +230,14 @@ func (t *T) helloDomains() []string {
 			if miss := t.judgeOn(in, err, m, before, withoutLeases); miss != "" {
 				bad = append(bad, fmt.Sprintf("[%s] hello %s %s: %s", in.Rule.ID, f.Name, in.Label, miss))
 			}
+			if err == nil && f.Name == "minter_ttl_ms" {
+				// Accepted is not honoured: the lease on the wire is for the ms asked, at the
+				// domain's edges too (a port that raised a short lease to a floor of its own
+				// certified: red team 55).
+				if px, asked := t.leasePX(m), rawInt(in.Raw); asked >= 0 && px != asked {
+					bad = append(bad, fmt.Sprintf("[%s] hello %s %s: a port declaring minter_ttl leases for hello's minter_ttl_ms, PX %d: the lease on the wire is PX %d", rules.AidTTL.ID, f.Name, in.Label, asked, px))
+				}
+			}
 			if err == nil {
 				// Its minter lease goes now, not by its TTL under the next input's snapshot.
 				t.ok(d.Close(t.ctx), rules.Close, "close after an accepted hello")
@@ -258,6 +268,33 @@ func (t *T) helloDomains() []string {
 		t.ok(d.Close(t.ctx), rules.Close, "close after an accepted hello")
 	}
 	return bad
+}
+
+// leasePX is the PX of the first minter lease the port took after from (SET {emq}:minter:<w> …
+// NX … PX <ms>), or -1 when none shows.
+func (t *T) leasePX(from int) int64 {
+	for _, l := range t.portLines(from) {
+		if l.Cmd() != "SET" || !strings.HasPrefix(argAt(l, 1), "{emq}:minter:") || !slices.ContainsFunc(l.Args, func(a string) bool { return strings.EqualFold(a, "NX") }) {
+			continue
+		}
+		for i := 3; i+1 < len(l.Args); i++ {
+			if strings.EqualFold(l.Args[i], "PX") {
+				if n, err := strconv.ParseInt(l.Args[i+1], 10, 64); err == nil {
+					return n
+				}
+			}
+		}
+	}
+	return -1
+}
+
+// rawInt is a JSON number as an int64 (-1 when it is none).
+func rawInt(raw json.RawMessage) int64 {
+	var f float64
+	if json.Unmarshal(raw, &f) != nil {
+		return -1
+	}
+	return int64(f)
 }
 
 // withoutLeases drops the minter leases from a snapshot: they come and go with the sessions the

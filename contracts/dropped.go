@@ -35,6 +35,7 @@ func connectionsDroppedByTheServer(t *T) {
 	fresh := t.freshConnectionsFenced(m, before, rules.Dropped, "drop")
 	t.check(fresh > 0, rules.Dropped, "a new connection after the drop, with the handshake first", "no new connection showed on the wire")
 	// The deployment changes while the port is cut off: its redial's fence must refuse.
+	deployed, _ := t.hget(keys.Bundle(), "digest")
 	sum := sha1.Sum([]byte("a bundle deployed during the drop"))
 	t.do("HSET", keys.Bundle(), "digest", hex.EncodeToString(sum[:]))
 	t.killPortConnections()
@@ -44,8 +45,17 @@ func connectionsDroppedByTheServer(t *T) {
 	// only its minter's.
 	_, err = t.D.Claim(t.ctx, protocol.ClaimArgs{Queue: "orders", LeaseMS: 30000})
 	t.refused(err, emqerr.Version, rules.Dropped, "a claim, which mints nothing, after the session answered the redial's refusal: the same typed refusal")
+	// A morgue runs no script, so only the session's refusal can answer it so.
+	_, err = t.D.Morgue(t.ctx, protocol.MorgueArgs{Queue: "orders"})
+	t.refused(err, emqerr.Version, rules.Dropped, "a morgue, which runs no script, after the session answered the redial's refusal: the same typed refusal")
 	left := t.openBeside(nil)
 	t.check(len(left) == 0, rules.RefusedClosed, "once the redial's fence was refused, the port keeps no connection to the server: the refused one is closed at once", "still open: %v", left)
+	// The deployment is put back, and the kit sends reconnect: its handshake runs again and
+	// passes (B-76), so the session serves again; a refusal is the handshake's answer, not the
+	// session's for good.
+	t.do("HSET", keys.Bundle(), "digest", deployed)
+	t.ok(t.D.Reconnect(t.ctx), rules.Reconnect, "reconnect once the deployment the port fences with is back, after its redial was refused")
+	t.enqueue("orders", "after the reconnect")
 }
 
 // reconnectDuringARedial is C01's, on a standalone server only: the server drops the port's

@@ -69,7 +69,7 @@ func onCluster(t *testing.T, r *run) {
 			refused = refused || (strings.HasSuffix(cl.ID, "/standalone-valkey-refused") && cl.Status == verdict.StatusPass)
 			if inProcessNotOffered[cl.ID] {
 				if cl.Status != verdict.StatusNotOffered {
-					t.Errorf("clause %s is %s, want NOT RUN (not offered): the kit cannot set the wall clock of its own process", cl.ID, cl.Status)
+					t.Errorf("clause %s is %s, want NOT RUN (not offered): the kit cannot run it for its own process (its wall clock, its standard input)", cl.ID, cl.Status)
 				}
 				continue
 			}

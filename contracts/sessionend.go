@@ -101,6 +101,28 @@ func inputEndedBehindAnEnqueue(t *T) {
 	}
 }
 
+// inputEndedInsideALine is C01's, B-286 when the input ends inside a line (a kit killed while it
+// wrote, a pipe cut): once the session serves, the kit writes an enqueue with no newline after it
+// and ends the port's input there. The session ends as close ends it, the port exiting 0 within
+// 10 s; whether it serves those last bytes is its own, but an enqueue it serves runs whole. A
+// port that reads on, waiting for a newline that cannot come, never exits (the reference's
+// portserver did: red team 55).
+func inputEndedInsideALine(t *T) {
+	c, ok := t.D.(drivers.InputCutter)
+	if !ok {
+		t.notRun("the port runs in the kit's own process: it has no standard input to end inside a line")
+	}
+	t.enqueue("orders", "before the input ended")
+	id := kitIDs(1, 1<<50)[0]
+	const payload = "the last bytes, no newline"
+	err := c.EndInputInsideALine(t.ctx, request("enqueue", "queue", "orders", "id", id, "payload_b64", b64(payload)), time.Now().Add(10*time.Second))
+	t.ok(err, rules.InputEnded, "the session's end when the port's input ends inside a line, an enqueue written with no newline after it (exit status 0 within 10 s)")
+	if got, there := t.hget(jobKey(t.q("orders"), id), "payload"); there {
+		t.check(got == payload, rules.InputEnded, fmt.Sprintf("the enqueue of %s the port served from its last bytes ran whole", id), "its payload is %s", short(got))
+		t.state("orders", id, "pending", 0, rules.InputEnded)
+	}
+}
+
 // parkConnectionsClosed is C14's: a park of no job (answered at once, perhaps before its
 // consumers have connected), then a park of three consumers that completes three jobs; once they
 // have answered, every connection the port opened since the first began is closed on the server,

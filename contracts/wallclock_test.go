@@ -13,10 +13,15 @@ import (
 const wallClause = "C02/mint/lease-lost-across-a-wall-step"
 
 // inProcessNotOffered are the clauses the in-process reference cannot run: they set the port's
-// wall clock, which for a port in the kit's own process is the kit's. The tests that read the
+// wall clock, which for a port in the kit's own process is the kit's, or end its standard
+// input, which it does not have. The tests that read the
 // reference's run take them as NOT RUN (not offered) there, and the Node port's run for their
 // trace.
-var inProcessNotOffered = map[string]bool{wallClause: true}
+var inProcessNotOffered = map[string]bool{wallClause: true, inputCutClause: true}
+
+// inputCutClause ends a subprocess port's standard input inside a line; a port in the kit's own
+// process has none.
+const inputCutClause = "C01/fence/input-ended-inside-a-line"
 
 // TestWallTimedLeaseFails proves lease-lost-across-a-wall-step on the defect it is for, which no
 // Go mutant can carry (libfaketime does not move a static Go binary's clock): a copy of the Node

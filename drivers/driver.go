@@ -103,6 +103,13 @@ type InputEnder interface {
 	EndInput(ctx context.Context, until time.Time) error
 }
 
+// InputCutter is an InputEnder whose input can end inside a line (B-286): EndInputInsideALine
+// writes req, with the session's next seq and no newline after it, then ends the input and
+// waits as EndInput does. The port may answer those last bytes or not.
+type InputCutter interface {
+	EndInputInsideALine(ctx context.Context, req RawRequest, until time.Time) error
+}
+
 // UnsupportedError is a port's UNSUPPORTED answer: it does not implement the op.
 type UnsupportedError struct {
 	Op      string

@@ -279,6 +279,7 @@ var traceProtocol = map[string][]string{
 	"B-299": {"park-pop-timeout"},
 	"B-300": {"redial-once"},
 	"B-301": {"park-claims-bounded"},
+	"B-302": {"input-ended"},
 	"B-28":  {"hello-op", "wire-fence-first", "server", "minter-lease"},
 	"B-29":  {"server", "version"},
 	"B-3":   {"port-protocol"},

@@ -42,8 +42,10 @@ type driver struct {
 	closed   bool
 	inputEnd atomic.Bool // EndInput closed stdin: Close only reaps
 	closeIn  atomic.Bool // a pipeline wrote a close: an end of input after it is no B-286 end
-	mu       sync.Mutex  // guards kill vs. reap
-	wmu      sync.Mutex  // a request's write vs. EndInput's close of stdin: the close waits for it
+	// closeSent: a close sent raw (Raw) was answered; Close only waits for the exit.
+	closeSent bool
+	mu        sync.Mutex // guards kill vs. reap
+	wmu       sync.Mutex // a request's write vs. EndInput's close of stdin: the close waits for it
 }
 
 func start(cmd *exec.Cmd, f *Factory) (*driver, error) {
@@ -279,7 +281,11 @@ func (d *driver) Raw(ctx context.Context, op string, fields map[string]json.RawM
 	if err != nil {
 		return nil, fmt.Errorf("subprocess: %s: %w", op, err)
 	}
-	return d.sendSeq(ctx, op, req, seq, d.f.opt.Deadline)
+	res, err := d.sendSeq(ctx, op, req, seq, d.f.opt.Deadline)
+	if op == "close" && err == nil {
+		d.closeSent = true // Close then waits for the exit without a second close
+	}
+	return res, err
 }
 
 var _ drivers.LineSender = (*driver)(nil)
@@ -705,6 +711,24 @@ func (d *driver) EndInput(ctx context.Context, until time.Time) error {
 	return nil
 }
 
+// EndInputInsideALine writes req with no newline after it and ends the port's input there.
+func (d *driver) EndInputInsideALine(ctx context.Context, req drivers.RawRequest, until time.Time) error {
+	if err := d.usable(req.Op); err != nil {
+		return err
+	}
+	line, err := drivers.RawLine(d.seq+1, req.Op, req.Fields)
+	if err != nil {
+		return err
+	}
+	d.seq++
+	d.f.rec.add("→ ", line)
+	d.f.rec.append("# (no newline after it)")
+	if err := d.write(line); err != nil {
+		return d.fail(req.Op, fmt.Sprintf("could not write the request (%v); the port %s", err, d.exitStatus(time.Second)), nil)
+	}
+	return d.EndInput(ctx, until)
+}
+
 // Close sends close and expects the port to exit 0 within the deadline. Whatever happens, the
 // process group is killed and reaped afterwards. Closing a failed session only reaps it.
 func (d *driver) Close(ctx context.Context) error {
@@ -716,7 +740,10 @@ func (d *driver) Close(ctx context.Context) error {
 		d.kill()
 		return nil
 	}
-	_, err := do[protocol.Empty](ctx, d, "close", nil)
+	var err error
+	if !d.closeSent {
+		_, err = do[protocol.Empty](ctx, d, "close", nil)
+	}
 	d.closed = true
 	if err != nil {
 		d.kill()

@@ -33,7 +33,10 @@ type proxy struct {
 	writing int // chunks being written now; hold waits for none
 	links   []*link
 	onDeaf  func() // told once when the first deafened connection stops being read
-	closed  bool
+	// deafBudget is what a connection opened while onDeaf waits gets to be read (a bus that
+	// replaced its connection meanwhile writes on the new one): the fault strikes there too.
+	deafBudget int64
+	closed     bool
 }
 
 // link is one proxied connection. server is nil for a muted one.
@@ -102,7 +105,7 @@ func (p *proxy) freeze() { p.each(func(l *link) { l.frozen, l.faulted = true, tr
 // stopped runs once, when the first of them stops.
 func (p *proxy) deafen(n int64, stopped func()) {
 	p.mu.Lock()
-	p.onDeaf = stopped
+	p.onDeaf, p.deafBudget = stopped, n
 	p.mu.Unlock()
 	p.each(func(l *link) { l.budget, l.faulted = n, true })
 }
@@ -136,6 +139,9 @@ func (p *proxy) accept() {
 			p.mu.Unlock()
 			p.end(l)
 			return
+		}
+		if p.onDeaf != nil {
+			l.budget, l.faulted = p.deafBudget, true
 		}
 		p.links = append(p.links, l)
 		p.mu.Unlock()

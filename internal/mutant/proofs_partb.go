@@ -6,6 +6,7 @@ package mutant
 // "when absent" cell (a required field defaulted, an optional one refused), and the sentence of
 // the section or of the op table that says the same of that field.
 var proofsPartB = map[string][]string{
+	"park-outlives-its-input":                           {"B-286"},
 	"json-absent-hello-valkey":                          {"B-103"},
 	"json-empty-dialled-hello-valkey":                   {"B-102"},
 	"json-default-refused-hello-minter-ttl-ms":          {"B-105", "B-89"},

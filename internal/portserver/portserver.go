@@ -103,6 +103,13 @@ func ServeWith(ctx context.Context, d drivers.Driver, in io.Reader, out io.Write
 		if closing {
 			return nil
 		}
+		if err != nil { // the input ended inside this last line: nothing more will come
+			d.Close(context.WithoutCancel(ctx))
+			if err == io.EOF {
+				return nil
+			}
+			return fmt.Errorf("portserver: read: %w", err)
+		}
 	}
 }
 

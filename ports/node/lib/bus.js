@@ -171,7 +171,7 @@ class Bus {
     const q = this.queue(queue);
     const n = int('limit', limit, { min: 1, dflt: 100 });
     if (n > 10000) throw errors.arg(`limit ${n}: want 1..10000`); // A16, as reap and promote
-    const conn = this.session.conn;
+    const conn = this.session.live();
     const flat = await conn.send('ZRANGE', q.dead, 0, n - 1, 'WITHSCORES');
     const entries = [];
     for (let i = 0; i < flat.length; i += 2) entries.push({ id: text(flat[i]), died: Number(text(flat[i + 1])) });

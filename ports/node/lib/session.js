@@ -170,6 +170,13 @@ class Session {
     return this.conn.send(...args);
   }
 
+  // live is the command connection for an op that sends its own reads (the morgue's pipeline);
+  // after a redial's refusal it throws that refusal, which answers every op (PROTOCOL.md B-282).
+  live() {
+    if (this.refused) throw this.refused;
+    return this.conn;
+  }
+
   release(conn) {
     this.#conns.delete(conn);
     conn.close();
