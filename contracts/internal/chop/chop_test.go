@@ -13,41 +13,8 @@ import (
 
 // The relay hands every byte on, in order, cut into pieces of at most three bytes.
 func TestRelayCutsRepliesAndLosesNothing(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
 	reply := bytes.Repeat([]byte("$5\r\nhello\r\n"), 20)
-	go func() {
-		c, err := ln.Accept()
-		if err != nil {
-			return
-		}
-		defer c.Close()
-		buf := make([]byte, 4)
-		if _, err := io.ReadFull(c, buf); err != nil {
-			return
-		}
-		c.Write(reply)
-	}()
-	r, err := Start(ln.Addr().String(), time.Microsecond)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	c, err := net.Dial("tcp", r.Addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if _, err := c.Write([]byte("PING")); err != nil {
-		t.Fatal(err)
-	}
-	got, err := io.ReadAll(c)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, got := pingThroughCut(t, reply)
 	if !bytes.Equal(got, reply) {
 		t.Fatalf("relayed %q, want %q", got, reply)
 	}
@@ -473,38 +440,9 @@ func TestOwedStampsTheFirstReplyDue(t *testing.T) {
 // on a few bytes at a time all through, and loses nothing.
 func TestCutSpanBoundsThePieces(t *testing.T) {
 	reply := bytes.Repeat([]byte("$-1\r\n"), 1024)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		c, err := ln.Accept()
-		if err != nil {
-			return
-		}
-		defer c.Close()
-		if _, err := io.ReadFull(c, make([]byte, 4)); err != nil {
-			return
-		}
-		c.Write(reply)
-	}()
-	r, err := Start(ln.Addr().String(), time.Microsecond)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	c, err := net.Dial("tcp", r.Addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if _, err := c.Write([]byte("PING")); err != nil {
-		t.Fatal(err)
-	}
-	got, err := io.ReadAll(c)
-	if err != nil || !bytes.Equal(got, reply) {
-		t.Fatalf("relayed %d bytes (%v), want the %d sent", len(got), err, len(reply))
+	r, got := pingThroughCut(t, reply)
+	if !bytes.Equal(got, reply) {
+		t.Fatalf("relayed %d bytes, want the %d sent", len(got), len(reply))
 	}
 	// However the kernel splits the burst into reads, each read's first bytes are cut.
 	if p := r.Pieces(); p < cutSpan/3 {
@@ -533,4 +471,44 @@ func TestCutUp(t *testing.T) {
 	if got := bytes.Join(next, nil); string(got) != "abcdef" || len(next) < 3 {
 		t.Fatalf("a short read cut into %q, want all of it cut", next)
 	}
+}
+
+// pingThroughCut sends PING through a cutting relay to a server that answers it with reply and
+// closes, and returns the relay and everything the client read.
+func pingThroughCut(t *testing.T, reply []byte) (*Relay, []byte) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		if _, err := io.ReadFull(c, make([]byte, 4)); err != nil {
+			return
+		}
+		c.Write(reply)
+	}()
+	r, err := Start(ln.Addr().String(), time.Microsecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	c, err := net.Dial("tcp", r.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Write([]byte("PING")); err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, got
 }
