@@ -7,7 +7,6 @@ import (
 	"maps"
 	"net"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/echomq/kit/contracts/internal/domains"
@@ -277,12 +276,8 @@ func (t *T) leasePX(from int) int64 {
 		if l.Cmd() != "SET" || !strings.HasPrefix(argAt(l, 1), "{emq}:minter:") || !slices.ContainsFunc(l.Args, func(a string) bool { return strings.EqualFold(a, "NX") }) {
 			continue
 		}
-		for i := 3; i+1 < len(l.Args); i++ {
-			if strings.EqualFold(l.Args[i], "PX") {
-				if n, err := strconv.ParseInt(l.Args[i+1], 10, 64); err == nil {
-					return n
-				}
-			}
+		if n, ok := linePX(l); ok {
+			return n
 		}
 	}
 	return -1

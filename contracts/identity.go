@@ -207,16 +207,24 @@ func (t *T) leaseTTL(worker, from int) int64 {
 		if l.Cmd() != "SET" || argAt(l, 1) != k {
 			continue
 		}
-		for i := 3; i+1 < len(l.Args); i++ {
-			if strings.EqualFold(l.Args[i], "PX") {
-				if n, err := strconv.ParseInt(l.Args[i+1], 10, 64); err == nil {
-					return n
-				}
-			}
+		if n, ok := linePX(l); ok {
+			return n
 		}
 	}
 	t.fail(rules.LeaseFree, "SET "+k+" <owner> NX PX <ttl> on the wire", "no such lease command from the port")
 	return 0
+}
+
+// linePX is the PX option of a SET line, if it has one.
+func linePX(l Line) (int64, bool) {
+	for i := 3; i+1 < len(l.Args); i++ {
+		if strings.EqualFold(l.Args[i], "PX") {
+			if n, err := strconv.ParseInt(l.Args[i+1], 10, 64); err == nil {
+				return n, true
+			}
+		}
+	}
+	return 0, false
 }
 
 // leaseScales are the minter leases (hello's minter_ttl_ms) C02 watches renewals under, shortest

@@ -65,45 +65,12 @@ func ServeWith(ctx context.Context, d drivers.Driver, in io.Reader, out io.Write
 			continue
 		}
 		line, err := l.line, l.err
-		if len(bytes.TrimSpace(line)) == 0 {
-			if err != nil {
-				d.Close(context.WithoutCancel(ctx))
-				if err == io.EOF {
-					return nil
-				}
-				return fmt.Errorf("portserver: read: %w", err)
+		if len(bytes.TrimSpace(line)) > 0 {
+			if end, serr := serveLine(ctx, d, w, line, ended, opt); end {
+				return serr
 			}
-			continue
 		}
-		opCtx, done := untilEnd(ctx, line, ended)
-		reply, closing := drivers.Dispatch(opCtx, d, line)
-		done()
-		buf, merr := json.Marshal(reply)
-		if merr != nil {
-			buf, _ = json.Marshal(protocol.Reply{Seq: reply.Seq, Error: &protocol.WireError{Type: protocol.ErrTypeInternal, Message: "encode reply: " + merr.Error()}})
-		}
-		outs, herr := [][]byte{buf}, error(nil)
-		if opt.Reply != nil {
-			outs, herr = opt.Reply(line, buf)
-		}
-		for _, o := range outs {
-			w.Write(o)
-			w.WriteByte('\n')
-		}
-		if err := w.Flush(); err != nil {
-			d.Close(context.WithoutCancel(ctx))
-			return fmt.Errorf("portserver: write: %w", err)
-		}
-		if herr != nil {
-			if !closing {
-				d.Close(context.WithoutCancel(ctx))
-			}
-			return herr
-		}
-		if closing {
-			return nil
-		}
-		if err != nil { // the input ended inside this last line: nothing more will come
+		if err != nil { // the input ended, after its last line or inside it: nothing more comes
 			d.Close(context.WithoutCancel(ctx))
 			if err == io.EOF {
 				return nil
@@ -111,6 +78,37 @@ func ServeWith(ctx context.Context, d drivers.Driver, in io.Reader, out io.Write
 			return fmt.Errorf("portserver: read: %w", err)
 		}
 	}
+}
+
+// serveLine answers one request line on w; end says the session is over (a close answered, a
+// reply that could not be written, the Reply seam's error), with what Serve returns then.
+func serveLine(ctx context.Context, d drivers.Driver, w *bufio.Writer, line []byte, ended <-chan struct{}, opt Options) (end bool, err error) {
+	opCtx, done := untilEnd(ctx, line, ended)
+	reply, closing := drivers.Dispatch(opCtx, d, line)
+	done()
+	buf, merr := json.Marshal(reply)
+	if merr != nil {
+		buf, _ = json.Marshal(protocol.Reply{Seq: reply.Seq, Error: &protocol.WireError{Type: protocol.ErrTypeInternal, Message: "encode reply: " + merr.Error()}})
+	}
+	outs, herr := [][]byte{buf}, error(nil)
+	if opt.Reply != nil {
+		outs, herr = opt.Reply(line, buf)
+	}
+	for _, o := range outs {
+		w.Write(o)
+		w.WriteByte('\n')
+	}
+	if err := w.Flush(); err != nil {
+		d.Close(context.WithoutCancel(ctx))
+		return true, fmt.Errorf("portserver: write: %w", err)
+	}
+	if herr != nil {
+		if !closing {
+			d.Close(context.WithoutCancel(ctx))
+		}
+		return true, herr
+	}
+	return closing, nil
 }
 
 // input is one line read, or the error that ended the input.
