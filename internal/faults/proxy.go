@@ -17,7 +17,8 @@ import (
 //   - mute: new connections are accepted and never answered (nor forwarded), until unmuted.
 //   - deafen: every connection open now forwards n more bytes from the bus and then is never
 //     read again (a peer that stops reading mid-write); its replies still flow. The first one
-//     to stop is reported (deafened), the instant that fault strikes.
+//     to stop is reported (deafened), the instant that fault strikes; the others are then
+//     spared (read as before).
 //
 // Connections a fault left behind (frozen, deafened, muted) are its own: leftOpen, after the
 // drill, reads them to their end to see whether the bus closed its side.
@@ -85,6 +86,18 @@ func (p *proxy) release() {
 	p.held = false
 	p.cond.Broadcast()
 	p.mu.Unlock()
+}
+
+// deafState says, for a drill whose deafen never struck, how far it got: the connections
+// armed, and the most bytes one of them has read from the bus since.
+func (p *proxy) deafState() (armed int, most int64) {
+	p.each(func(l *link) {
+		if l.budget >= 0 && l.faulted {
+			armed++
+			most = max(most, p.deafBudget-l.budget)
+		}
+	})
+	return armed, most
 }
 
 // each applies f to every connection still open, under the lock.
@@ -217,8 +230,9 @@ func (p *proxy) forward(l *link, up bool, n int) (write bool, deaf func(), ok bo
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if up && l.budget > 0 {
-		if l.budget = max(0, l.budget-int64(n)); l.budget == 0 {
+		if l.budget = max(0, l.budget-int64(n)); l.budget == 0 && p.onDeaf != nil {
 			deaf, p.onDeaf = p.onDeaf, nil
+			p.spareOthers(l)
 		}
 	}
 	for !p.closed && !l.drain && (p.held || l.frozen) {
@@ -232,6 +246,17 @@ func (p *proxy) forward(l *link, up bool, n int) (write bool, deaf func(), ok bo
 	}
 	p.writing++
 	return true, deaf, true
+}
+
+// spareOthers disarms every connection but deaf, the first to stop being read: the fault has
+// struck, and another connection going deaf later (after the leases were read at the strike)
+// would be a second fault the drill never recorded.
+func (p *proxy) spareOthers(deaf *link) {
+	for _, o := range p.links {
+		if o != deaf && o.budget > 0 {
+			o.budget, o.faulted = -1, false
+		}
+	}
 }
 
 func (p *proxy) end(l *link) {
