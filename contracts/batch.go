@@ -141,7 +141,7 @@ func enqueueBatchDuplicates(t *T) {
 	b := t.batcher()
 	q := t.q("orders")
 	old := t.enqueue("orders", "the original")
-	c := t.mustClaim("orders", 30000)
+	c := t.mustClaim("orders", workLease)
 	t.lcClearWake("orders")
 	before := t.hash(jobKey(q, old))
 	fresh := jobID(1 << 40)
@@ -179,7 +179,7 @@ func batchOpsAfterScriptFlush(t *T) {
 	t.zsetIs(q.Pending(), []string{e.Jobs[0].ID, e.Jobs[1].ID}, rules.NoScript, "pending after enqueue_batch")
 	t.zsetIs(q.Scheduled(), []string{e.Jobs[2].ID}, rules.NoScript, "scheduled after enqueue_batch")
 	t.do("SCRIPT", "FLUSH")
-	c, err := b.ClaimBatch(t.ctx, protocol.ClaimBatchArgs{Queue: "orders", LeaseMS: 30000, N: 5})
+	c, err := b.ClaimBatch(t.ctx, protocol.ClaimBatchArgs{Queue: "orders", LeaseMS: workLease, N: 5})
 	t.ok(err, rules.NoScript, "claim_batch after SCRIPT FLUSH")
 	t.check(len(c.Jobs) == 2 && c.Jobs[0].ID == e.Jobs[0].ID && c.Jobs[1].ID == e.Jobs[1].ID && c.Jobs[0].Token == 1 && c.Jobs[1].Token == 1,
 		rules.NoScript, "the two pending jobs, oldest first, each with token 1", "%+v", c.Jobs)
@@ -224,7 +224,7 @@ func batchOpsAfterSlotMoved(t *T) {
 	t.ok(err, rules.ClusterOwner, "enqueue_batch on a queue whose slot moved to another primary after hello")
 	t.check(len(e.Jobs) == 2 && e.Jobs[0].Created && e.Jobs[1].Created, rules.ClusterOwner, "two jobs, each created", "%+v", e.Jobs)
 	t.zsetIs(q.Pending(), []string{e.Jobs[0].ID, e.Jobs[1].ID}, rules.ClusterOwner, "pending on the slot's new owner after enqueue_batch")
-	c, err := b.ClaimBatch(t.ctx, protocol.ClaimBatchArgs{Queue: name, LeaseMS: 30000, N: 5})
+	c, err := b.ClaimBatch(t.ctx, protocol.ClaimBatchArgs{Queue: name, LeaseMS: workLease, N: 5})
 	t.ok(err, rules.ClusterOwner, "claim_batch after the slot moved")
 	t.check(len(c.Jobs) == 2 && c.Jobs[0].ID == e.Jobs[0].ID && c.Jobs[1].ID == e.Jobs[1].ID && c.Jobs[0].Token == 1 && c.Jobs[1].Token == 1,
 		rules.ClusterOwner, "the two pending jobs, oldest first, each with token 1", "%+v", c.Jobs)
@@ -277,7 +277,7 @@ func claimBatch(t *T) {
 	}
 	t.do("DEL", q.Wake()) // each claim of the batch re-arms the wake while work remains (A13-2)
 	before := t.now()
-	r, err := b.ClaimBatch(t.ctx, protocol.ClaimBatchArgs{Queue: "orders", LeaseMS: 30000, N: 3})
+	r, err := b.ClaimBatch(t.ctx, protocol.ClaimBatchArgs{Queue: "orders", LeaseMS: workLease, N: 3})
 	after := t.now()
 	t.ok(err, rules.BatchClaim, "claim_batch n 3")
 	t.check(t.llen(q.Wake()) == 1, rules.WakeClaimRearm, "claim_batch of 3 of 5 pending re-arms the wake (work remains)", "wake length %d", t.llen(q.Wake()))
@@ -286,24 +286,24 @@ func claimBatch(t *T) {
 		t.check(j.ID == want[i] && j.Token == 1 && unb64(j.PayloadB64) == fmt.Sprintf("job %d", i) && j.CheckpointB64 == nil, rules.BatchClaim,
 			fmt.Sprintf("claim %d: %s, token 1, its payload, no checkpoint", i, want[i]), "%s token %d payload %q", j.ID, j.Token, unb64(j.PayloadB64))
 		t.state("orders", j.ID, "active", 1, rules.BatchClaim)
-		t.leaseWithin(q.Active(), j.ID, before, after, 30000, rules.BatchClaim)
+		t.leaseWithin(q.Active(), j.ID, before, after, workLease, rules.BatchClaim)
 	}
 	for _, id := range want[3:] {
 		t.state("orders", id, "pending", 0, rules.BatchClaim)
 	}
 	t.do("DEL", q.Wake())
-	r, err = b.ClaimBatch(t.ctx, protocol.ClaimBatchArgs{Queue: "orders", LeaseMS: 30000, N: 1000})
+	r, err = b.ClaimBatch(t.ctx, protocol.ClaimBatchArgs{Queue: "orders", LeaseMS: workLease, N: 1000})
 	t.ok(err, rules.BatchClaim, "claim_batch n 1000")
 	t.check(len(r.Jobs) == 2, rules.BatchClaim, "the two left", "%d", len(r.Jobs))
 	t.check(t.llen(q.Wake()) == 0, rules.WakeClaimRearm, "claim_batch that takes the last pending jobs leaves the wake unarmed", "wake length %d", t.llen(q.Wake()))
-	r, err = b.ClaimBatch(t.ctx, protocol.ClaimBatchArgs{Queue: "orders", LeaseMS: 30000, N: 5})
+	r, err = b.ClaimBatch(t.ctx, protocol.ClaimBatchArgs{Queue: "orders", LeaseMS: workLease, N: 5})
 	t.ok(err, rules.BatchClaim, "claim_batch on an empty queue")
 	t.check(len(r.Jobs) == 0, rules.BatchClaim, "an empty list from an empty queue", "%d jobs", len(r.Jobs))
 	// A redelivery carries the earlier attempt's checkpoint, as claim's does (A3).
 	step := "step\x00\xff of job 0"
 	t.ok(t.D.Checkpoint(t.ctx, protocol.CheckpointArgs{FenceArgs: fa("orders", want[0], 1), DataB64: b64(step)}), rules.Checkpoint, "checkpoint")
 	t.retried("orders", want[0], 1, 0)
-	r, err = b.ClaimBatch(t.ctx, protocol.ClaimBatchArgs{Queue: "orders", LeaseMS: 30000, N: 5})
+	r, err = b.ClaimBatch(t.ctx, protocol.ClaimBatchArgs{Queue: "orders", LeaseMS: workLease, N: 5})
 	t.ok(err, rules.BatchClaim, "claim_batch of the retried job")
 	t.check(len(r.Jobs) == 1 && r.Jobs[0].ID == want[0] && r.Jobs[0].Token == 2, rules.BatchClaim, "the retried job, token 2", "%v", r.Jobs)
 	t.checkpointBytes(&r.Jobs[0], step)
@@ -311,11 +311,11 @@ func claimBatch(t *T) {
 	t.kitEnqueue("held", kitIDs(1001, 1<<41))
 	t.ok(t.D.Pause(t.ctx, protocol.QueueArgs{Queue: "held"}), rules.QueuePause, "pause")
 	snap := t.snapshot()
-	r, err = b.ClaimBatch(t.ctx, protocol.ClaimBatchArgs{Queue: "held", LeaseMS: 30000, N: 10})
+	r, err = b.ClaimBatch(t.ctx, protocol.ClaimBatchArgs{Queue: "held", LeaseMS: workLease, N: 10})
 	t.ok(err, rules.BatchClaim, "claim_batch on a paused queue")
 	t.check(len(r.Jobs) == 0 && diff(snap, t.snapshot()) == "", rules.BatchClaim, "a paused queue: an empty list, nothing changed", "%d jobs; %s", len(r.Jobs), diff(snap, t.snapshot()))
 	t.ok(t.D.Resume(t.ctx, protocol.QueueArgs{Queue: "held"}), rules.QueuePause, "resume")
-	r, err = b.ClaimBatch(t.ctx, protocol.ClaimBatchArgs{Queue: "held", LeaseMS: 30000, N: protocol.MaxBatch})
+	r, err = b.ClaimBatch(t.ctx, protocol.ClaimBatchArgs{Queue: "held", LeaseMS: workLease, N: protocol.MaxBatch})
 	t.ok(err, rules.BatchClaim, "claim_batch n 1000 of 1001")
 	t.check(len(r.Jobs) == protocol.MaxBatch && t.lcZcard(t.q("held").Pending()) == 1, rules.BatchClaim,
 		"1000 claimed, the 1001st left pending", "%d claimed, %d pending", len(r.Jobs), t.lcZcard(t.q("held").Pending()))
@@ -328,16 +328,16 @@ func completeBatchPairsFenced(t *T) {
 	b := t.batcher()
 	q := t.q("orders")
 	a := t.enqueue("orders", "a")
-	ca := t.mustClaim("orders", 30000)
+	ca := t.mustClaim("orders", workLease)
 	t.lcCheckpoint("orders", a, ca.Token, "ckpt")
 	t.retried("orders", a, ca.Token, 0) // leaves a last error
-	ca = t.mustClaim("orders", 30000)
+	ca = t.mustClaim("orders", workLease)
 	bj := t.enqueue("orders", "b")
-	cb := t.mustClaim("orders", 30000)
+	cb := t.mustClaim("orders", workLease)
 	lj := t.laneEnqueue("orders", "east", "lane")
 	lj2 := t.laneEnqueue("orders", "east", "lane 2")
-	cl := t.laneClaim("orders", 30000)
-	cl2 := t.laneClaim("orders", 30000)
+	cl := t.laneClaim("orders", workLease)
+	cl2 := t.laneClaim("orders", workLease)
 	t.check(cl != nil && cl.ID == lj && cl2 != nil && cl2.ID == lj2, rules.Lanes, "lane_claim takes the lane's jobs, oldest first", "%+v, %+v", cl, cl2)
 	pairs := []protocol.Pair{{ID: a, Token: ca.Token}, {ID: bj, Token: cb.Token + 1}, {ID: lj, Token: cl.Token}, {ID: a, Token: ca.Token}}
 	// A pair's token past A16's 1e14 is EMQARG for the whole call and changes nothing, as

@@ -113,7 +113,7 @@ func largestSnowflakeAccepted(t *T) {
 	top := jobID(math.MaxUint64)
 	got := t.enqueueWith(protocol.EnqueueArgs{Queue: "orders", ID: top, PayloadB64: b64("top")})
 	t.check(got == top, rules.KeyBuilder, "enqueue keeps the id "+top, "%s", got)
-	c := t.mustClaim("orders", 30000)
+	c := t.mustClaim("orders", workLease)
 	t.check(c.ID == top, rules.KeyBuilder, "the claim returns "+top, "%s", c.ID)
 	t.complete("orders", top, c.Token)
 }

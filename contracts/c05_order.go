@@ -78,11 +78,11 @@ func claimsOldestFirst(t *T) {
 	}
 	var got []string
 	for range minted {
-		c := t.mustClaim("orders", 30000)
+		c := t.mustClaim("orders", workLease)
 		got = append(got, c.ID)
 	}
 	t.check(strings.Join(got, ",") == strings.Join(minted, ","), rules.MintOrder, "claims in mint order "+strings.Join(minted, ","), "%s", strings.Join(got, ","))
-	t.check(t.claim("orders", 30000) == nil, rules.Claim, "an empty reply once the queue is drained", "another job")
+	t.check(t.claim("orders", workLease) == nil, rules.Claim, "an empty reply once the queue is drained", "another job")
 }
 
 func clockStepsBack(t *T) {

@@ -74,7 +74,7 @@ func pausedQueueEmptyReply(t *T) {
 	// there by someone else is no pause.
 	t.do("HSET", q.Meta(), "owner", "billing")
 	first := t.enqueue("orders", "first")
-	c0 := t.claim("orders", 30000)
+	c0 := t.claim("orders", workLease)
 	t.check(c0 != nil && c0.ID == first, rules.Claim, "a claim with another fact in meta (owner) and no paused field takes the job", "%s", claimText(c0))
 	id := t.enqueue("orders", "held")
 	t.ok(t.D.Pause(t.ctx, protocol.QueueArgs{Queue: "orders"}), rules.QueuePause, "pause")
@@ -105,8 +105,8 @@ func payloadBytesRoundTrip(t *T) {
 		}
 	}
 	for i, p := range ps {
-		t.claimedBytes(t.mustClaim("orders", 30000), plain[i], p, rules.ClaimBytes)
-		t.claimedBytes(t.laneClaim("orders", 30000), lane[i], p, rules.ClaimBytes)
+		t.claimedBytes(t.mustClaim("orders", workLease), plain[i], p, rules.ClaimBytes)
+		t.claimedBytes(t.laneClaim("orders", workLease), lane[i], p, rules.ClaimBytes)
 	}
 }
 
@@ -118,9 +118,9 @@ func checkpointBytesRedelivered(t *T) {
 	for _, lane := range []string{"", "east"} {
 		claim := func() *protocol.ClaimResult {
 			if lane == "" {
-				return t.mustClaim("orders", 30000)
+				return t.mustClaim("orders", workLease)
 			}
-			c := t.laneClaim("orders", 30000)
+			c := t.laneClaim("orders", workLease)
 			t.check(c != nil, rules.ClaimCheckpointBytes, "lane_claim returns the lane's job", "an empty reply")
 			return c
 		}
@@ -145,32 +145,32 @@ func checkpointBytesRedelivered(t *T) {
 // keyspace, among dead, active, scheduled and retried jobs with errors and checkpoints.
 func claimChangesOnlyItsJob(t *T) {
 	dead := t.enqueue("orders", "dies")
-	t.claimExact("orders", false, 30000)
+	t.claimExact("orders", false, workLease)
 	t.ok(t.D.Fail(t.ctx, protocol.FailArgs{FenceArgs: fa("orders", dead, 1), Error: "boom"}), rules.Fail, "fail")
 	held := t.enqueue("orders", "held")
-	t.claimExact("orders", false, 30000)
+	t.claimExact("orders", false, workLease)
 	t.ok(t.D.Checkpoint(t.ctx, protocol.CheckpointArgs{FenceArgs: fa("orders", held, 1), DataB64: b64("held step")}), rules.Checkpoint, "checkpoint")
 	again := t.enqueue("orders", "again\x00\xff")
-	t.claimExact("orders", false, 30000)
+	t.claimExact("orders", false, workLease)
 	t.ok(t.D.Checkpoint(t.ctx, protocol.CheckpointArgs{FenceArgs: fa("orders", again, 1), DataB64: b64("step\x00\xfe")}), rules.Checkpoint, "checkpoint")
 	t.retried("orders", again, 1, 0)
 	t.enqueueWith(protocol.EnqueueArgs{Queue: "orders", PayloadB64: b64("later"), DelayMS: 60000})
 	t.enqueue("orders", "a")
 	t.enqueue("orders", "")
-	first := t.claimExact("orders", false, 30000)
+	first := t.claimExact("orders", false, workLease)
 	t.check(first == again, rules.Claim, "the redelivery first (oldest id)", "%s", first)
-	t.claimExact("orders", false, 30000)
-	t.claimExact("orders", false, 30000)
+	t.claimExact("orders", false, workLease)
+	t.claimExact("orders", false, workLease)
 	lr := t.laneEnqueue("orders", "east", "lane again")
-	t.claimExact("orders", true, 30000)
+	t.claimExact("orders", true, workLease)
 	t.ok(t.D.Checkpoint(t.ctx, protocol.CheckpointArgs{FenceArgs: fa("orders", lr, 1), DataB64: b64("lane step")}), rules.Checkpoint, "checkpoint")
 	t.retried("orders", lr, 1, 0)
 	t.laneEnqueue("orders", "west", "w")
 	t.laneEnqueue("orders", "east", "e")
-	got := t.claimExact("orders", true, 30000)
+	got := t.claimExact("orders", true, workLease)
 	t.check(got == lr, rules.Lanes, "east's redelivery first", "%s", got)
-	t.claimExact("orders", true, 30000)
-	t.claimExact("orders", true, 30000)
+	t.claimExact("orders", true, workLease)
+	t.claimExact("orders", true, workLease)
 }
 
 // A paused queue answers both claims empty and nothing moves: not the pending set,

@@ -30,7 +30,7 @@ var c07 = Contract{ID: "C07", Name: "stale",
 
 func wrongTokenRefused(t *T) {
 	id := t.enqueue("orders", "x")
-	c := t.mustClaim("orders", 30000)
+	c := t.mustClaim("orders", workLease)
 	t.allStale("orders", id, c.Token+1, "with a token the claim never issued")
 	// Tokens that equal the live one once cut to a narrower integer (a port that converts the
 	// token to 32 bits, signed or not, before comparing), all inside A16's range.
@@ -55,7 +55,7 @@ func passedLeaseRefused(t *T) {
 	r, err := t.D.Reap(t.ctx, protocol.ReapArgs{Queue: "orders", MaxAttempts: 5})
 	t.ok(err, rules.Reap, "reap")
 	t.check(r.Count == 1, rules.Reap, "reap returns the expired lease", "count %d", r.Count)
-	c2 := t.mustClaim("orders", 30000)
+	c2 := t.mustClaim("orders", workLease)
 	t.check(c2.ID == id && c2.Token == c.Token+1, rules.Tokens, "the redelivery holds the next token", "%s token %d", c2.ID, c2.Token)
 	t.complete("orders", id, c2.Token)
 }
@@ -73,14 +73,14 @@ func extendMovesDeadline(t *T) {
 		c = t.mustClaim("orders", lease)
 		d0, _ = t.zscore(q.Active(), id)
 		var err error
-		e, err = t.D.Extend(t.ctx, protocol.ExtendArgs{FenceArgs: fa("orders", id, c.Token), LeaseMS: 30000})
+		e, err = t.D.Extend(t.ctx, protocol.ExtendArgs{FenceArgs: fa("orders", id, c.Token), LeaseMS: workLease})
 		after = t.now()
 		return d0, err
 	})
 	t.ok(err, rules.Extend, "extend")
-	got := t.leaseWithin(q.Active(), id, before, after, 30000, rules.Extend)
+	got := t.leaseWithin(q.Active(), id, before, after, workLease, rules.Extend)
 	t.check(e.DeadlineMS == got, rules.Extend, fmt.Sprintf("extend answers the new deadline %d", got), "deadline_ms %d", e.DeadlineMS)
-	t.durationOnWire(m, lua.Extend, 30000)
+	t.durationOnWire(m, lua.Extend, workLease)
 	t.waitPast(d0)
 	t.complete("orders", id, c.Token)
 }
@@ -94,31 +94,31 @@ func everyNonLiveStateRefused(t *T) {
 	scheduled := t.enqueueWith(protocol.EnqueueArgs{Queue: "fresh", PayloadB64: b64("later"), DelayMS: 60000})
 	t.staleEvery("fresh", scheduled, 1, "while it is scheduled, never claimed", rules.Fenced)
 	back := t.enqueue("back", "retried")
-	c := t.mustClaim("back", 30000)
+	c := t.mustClaim("back", workLease)
 	t.retried("back", back, c.Token, 0)
 	t.staleEvery("back", back, c.Token, "after its retry (pending again)", rules.Fenced)
-	c = t.mustClaim("back", 30000)
+	c = t.mustClaim("back", workLease)
 	t.retried("back", back, c.Token, 60000)
 	t.staleEvery("back", back, c.Token, "after its delayed retry (scheduled)", rules.Fenced)
 	dead := t.enqueue("dead", "buried")
-	c = t.mustClaim("dead", 30000)
+	c = t.mustClaim("dead", workLease)
 	t.ok(t.D.Fail(t.ctx, protocol.FailArgs{FenceArgs: fa("dead", dead, c.Token), Error: "boom"}), rules.Fail, "fail")
 	t.staleEvery("dead", dead, c.Token, "after its fail (dead)", rules.Fenced)
 	gone := t.enqueue("gone", "done")
-	c = t.mustClaim("gone", 30000)
+	c = t.mustClaim("gone", workLease)
 	t.complete("gone", gone, c.Token)
 	t.staleEvery("gone", gone, c.Token, "after its complete (gone)", rules.Fenced)
 	live := t.enqueue("live", "held")
-	c = t.mustClaim("live", 30000)
+	c = t.mustClaim("live", workLease)
 	t.retried("live", live, c.Token, 0)
-	c = t.mustClaim("live", 30000)
+	c = t.mustClaim("live", workLease)
 	t.check(c.ID == live && c.Token == 2, rules.Tokens, "the redelivery holds token 2", "%s token %d", c.ID, c.Token)
 	for _, tok := range []int64{1, 3, protocol.MaxMS} {
 		t.staleEvery("live", live, tok, "while token 2 holds the lease", rules.FencedToken)
 	}
 	t.staleEvery("elsewhere", live, c.Token, "named under another queue", rules.Fenced)
 	lane := t.laneEnqueue("live", "east", "lane held")
-	cl := t.laneClaim("live", 30000)
+	cl := t.laneClaim("live", workLease)
 	t.check(cl != nil && cl.ID == lane, rules.Lanes, "lane_claim takes the lane's job", "%+v", cl)
 	t.staleEvery("live", lane, cl.Token+1, "while token 1 holds the lane lease", rules.FencedToken)
 	t.complete("live", live, c.Token)
@@ -144,7 +144,7 @@ func (t *T) staleWhileAstray() {
 func passedLeaseEveryOp(t *T) {
 	q := t.q("orders")
 	id := t.enqueue("orders", "slow")
-	c := t.mustClaim("orders", 30000)
+	c := t.mustClaim("orders", workLease)
 	t.retried("orders", id, c.Token, 0)
 	c = t.mustClaim("orders", 100)
 	lane := t.laneEnqueue("orders", "east", "slow lane")
@@ -268,7 +268,7 @@ func rangeEdgesAccepted(t *T) {
 	t.check(c != nil && c.ID == id, rules.RangeDuration, "claim with lease_ms 1e14 takes "+id, "%+v", c)
 	t.leaseWithin(q.Active(), id, before, after, protocol.MaxMS, rules.RangeDuration)
 	t.refused(t.D.Complete(t.ctx, fa("orders", id, protocol.MaxMS)), emqerr.Stale, rules.ArgRanges, "complete with token 1e14 (in range, not the live token)")
-	for _, lease := range []int64{protocol.MaxMS, 30000} {
+	for _, lease := range []int64{protocol.MaxMS, workLease} {
 		before := t.now()
 		e, err := t.D.Extend(t.ctx, protocol.ExtendArgs{FenceArgs: fa("orders", id, c.Token), LeaseMS: lease})
 		after := t.now()
@@ -280,14 +280,14 @@ func rangeEdgesAccepted(t *T) {
 	t.ok(err, rules.RangeDuration, "retry with delay_ms 0 and max_attempts 1e9")
 	t.check(r.Outcome == "retried", rules.RangeMaxAttempts, "retried", "%q", r.Outcome)
 	t.in(q.Pending(), id, true, rules.RangeDuration)
-	c = t.mustClaim("orders", 30000)
+	c = t.mustClaim("orders", workLease)
 	before = t.now()
 	r, err = t.D.Retry(t.ctx, protocol.RetryArgs{FenceArgs: fa("orders", id, c.Token), MaxAttempts: protocol.MaxAttempts, DelayMS: protocol.MaxMS, Error: "edge"})
 	after = t.now()
 	t.ok(err, rules.RangeDuration, "retry with delay_ms 1e14")
 	t.leaseWithin(q.Scheduled(), id, before, after, protocol.MaxMS, rules.RangeDuration)
 	last := t.enqueue("orders", "shortest lease")
-	cs := t.mustClaim("orders", 30000)
+	cs := t.mustClaim("orders", workLease)
 	t.check(cs.ID == last, rules.Claim, "the claim takes "+last, "%s", cs.ID)
 	_, err = t.D.Extend(t.ctx, protocol.ExtendArgs{FenceArgs: fa("orders", last, cs.Token), LeaseMS: 1})
 	t.ok(err, rules.RangeDuration, "extend with lease_ms 1")
@@ -310,9 +310,9 @@ func rangeEdgesAccepted(t *T) {
 func extendFromServerTime(t *T) {
 	q := t.q("orders")
 	id := t.enqueue("orders", "x")
-	c := t.mustClaim("orders", 30000)
+	c := t.mustClaim("orders", workLease)
 	lane := t.laneEnqueue("orders", "east", "y")
-	cl := t.laneClaim("orders", 30000)
+	cl := t.laneClaim("orders", workLease)
 	t.check(cl != nil && cl.ID == lane, rules.Lanes, "lane_claim takes the lane's job", "%+v", cl)
 	for _, j := range []struct {
 		id    string
@@ -338,12 +338,12 @@ func extendFromServerTime(t *T) {
 // with the live token, EMQSTALE with a stale one — never a NOSCRIPT error.
 func fencedOpsAfterScriptFlush(t *T) {
 	id := t.enqueue("orders", "x")
-	c := t.mustClaim("orders", 30000)
+	c := t.mustClaim("orders", workLease)
 	flush := func() { t.do("SCRIPT", "FLUSH") }
 	flush()
 	t.staleEvery("orders", id, c.Token+1, "after SCRIPT FLUSH", rules.NoScript)
 	flush()
-	_, err := t.D.Extend(t.ctx, protocol.ExtendArgs{FenceArgs: fa("orders", id, c.Token), LeaseMS: 30000})
+	_, err := t.D.Extend(t.ctx, protocol.ExtendArgs{FenceArgs: fa("orders", id, c.Token), LeaseMS: workLease})
 	t.ok(err, rules.NoScript, "extend after SCRIPT FLUSH")
 	flush()
 	t.ok(t.D.Checkpoint(t.ctx, protocol.CheckpointArgs{FenceArgs: fa("orders", id, c.Token), DataB64: b64("s")}), rules.NoScript, "checkpoint after SCRIPT FLUSH")
@@ -351,12 +351,12 @@ func fencedOpsAfterScriptFlush(t *T) {
 	_, err = t.D.Retry(t.ctx, protocol.RetryArgs{FenceArgs: fa("orders", id, c.Token), MaxAttempts: 5, Error: "again"})
 	t.ok(err, rules.NoScript, "retry after SCRIPT FLUSH")
 	flush()
-	c = t.mustClaim("orders", 30000)
+	c = t.mustClaim("orders", workLease)
 	flush()
 	t.ok(t.D.Fail(t.ctx, protocol.FailArgs{FenceArgs: fa("orders", id, c.Token), Error: "boom"}), rules.NoScript, "fail after SCRIPT FLUSH")
 	t.state("orders", id, "dead", 2, rules.NoScript)
 	live := t.enqueue("orders", "y")
-	c = t.mustClaim("orders", 30000)
+	c = t.mustClaim("orders", workLease)
 	flush()
 	t.complete("orders", live, c.Token)
 	t.check(!t.exists(jobKey(t.q("orders"), live)), rules.NoScript, "complete after SCRIPT FLUSH retires the job", "the row is still there")
@@ -367,14 +367,14 @@ func fencedOpsAfterScriptFlush(t *T) {
 // is refused; one comparing with < lets it through.
 func leaseEndingNowRefused(t *T) {
 	id := t.enqueue("orders", "boundary")
-	c := t.mustClaim("orders", 30000)
+	c := t.mustClaim("orders", workLease)
 	ops := []struct {
 		name string
 		run  func() error
 	}{
 		{"complete", func() error { return t.D.Complete(t.ctx, fa("orders", id, c.Token)) }},
 		{"extend", func() error {
-			_, err := t.D.Extend(t.ctx, protocol.ExtendArgs{FenceArgs: fa("orders", id, c.Token), LeaseMS: 30000})
+			_, err := t.D.Extend(t.ctx, protocol.ExtendArgs{FenceArgs: fa("orders", id, c.Token), LeaseMS: workLease})
 			return err
 		}},
 		{"retry", func() error {

@@ -32,7 +32,7 @@ var c09 = Contract{ID: "C09", Name: "retry",
 func backoffParksInScheduled(t *T) {
 	q := t.q("orders")
 	id := t.enqueue("orders", "x")
-	c := t.mustClaim("orders", 30000)
+	c := t.mustClaim("orders", workLease)
 	m := t.mark()
 	before := t.now()
 	r, err := t.D.Retry(t.ctx, protocol.RetryArgs{FenceArgs: fa("orders", id, c.Token), MaxAttempts: 5, DelayMS: 60000, Error: "boom: upstream 503"})
@@ -51,7 +51,7 @@ func backoffParksInScheduled(t *T) {
 func promoteOnServerClock(t *T) {
 	q := t.q("orders")
 	id := t.enqueue("orders", "x")
-	token := t.mustClaim("orders", 30000).Token
+	token := t.mustClaim("orders", workLease).Token
 	later := func() int64 { // retry the claimed job 300 ms into the future: its due time
 		_, err := t.D.Retry(t.ctx, protocol.RetryArgs{FenceArgs: fa("orders", id, token), MaxAttempts: 5, DelayMS: 300, Error: "later"})
 		t.ok(err, rules.Retry, "retry")
@@ -70,7 +70,7 @@ func promoteOnServerClock(t *T) {
 		// decides the early one on every run). It took the job; the job is scheduled once more
 		// for the promote on the server's clock below.
 		t.check(p.Count == 1, rules.Promote, "a promote that may have run past the due time promotes at most the one job", "count %d", p.Count)
-		token = t.mustClaim("orders", 30000).Token
+		token = t.mustClaim("orders", workLease).Token
 		due = later()
 	}
 	t.waitPast(due)
@@ -82,7 +82,7 @@ func promoteOnServerClock(t *T) {
 	t.in(q.Pending(), id, true, rules.Promote)
 	t.in(q.Scheduled(), id, false, rules.Promote)
 	t.check(t.llen(q.Wake()) == 1, rules.Wake, "promote arms the wake", "wake length %d", t.llen(q.Wake()))
-	c2 := t.mustClaim("orders", 30000)
+	c2 := t.mustClaim("orders", workLease)
 	t.check(c2.ID == id && c2.Token == token+1, rules.Tokens, fmt.Sprintf("the next claim mints token %d", token+1), "%s token %d", c2.ID, c2.Token)
 	t.complete("orders", id, token+1)
 }
@@ -90,7 +90,7 @@ func promoteOnServerClock(t *T) {
 func zeroDelayBackToPending(t *T) {
 	q := t.q("orders")
 	id := t.enqueue("orders", "x")
-	c := t.mustClaim("orders", 30000)
+	c := t.mustClaim("orders", workLease)
 	t.do("DEL", q.Wake())
 	r, err := t.D.Retry(t.ctx, protocol.RetryArgs{FenceArgs: fa("orders", id, c.Token), MaxAttempts: 5, Error: "again"})
 	t.ok(err, rules.Retry, "retry")
@@ -105,7 +105,7 @@ func zeroDelayBackToPending(t *T) {
 
 func checkpointAcrossZeroDelayRetry(t *T) {
 	id := t.enqueueWith(protocol.EnqueueArgs{Queue: "orders", PayloadB64: b64(rawPayload)})
-	c := t.mustClaim("orders", 30000)
+	c := t.mustClaim("orders", workLease)
 	t.lcCheckpoint("orders", id, c.Token, rawCkpt)
 	t.lcClearWake("orders")
 	why := "e1: «ünïcødé» ✗ \"q\"\t\\\n"
@@ -130,7 +130,7 @@ func checkpointAcrossZeroDelayRetry(t *T) {
 func checkpointAcrossDelayedRetryAndPromote(t *T) {
 	q := t.q("orders")
 	id := t.enqueueWith(protocol.EnqueueArgs{Queue: "orders", PayloadB64: b64(rawPayload)})
-	c := t.mustClaim("orders", 30000)
+	c := t.mustClaim("orders", workLease)
 	t.lcCheckpoint("orders", id, c.Token, rawCkpt)
 	t.lcClearWake("orders")
 	from := t.now()

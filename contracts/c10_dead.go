@@ -37,11 +37,11 @@ var c10 = Contract{ID: "C10", Name: "dead",
 func maxAttemptsToMorgue(t *T) {
 	q := t.q("orders")
 	id := t.enqueue("orders", "doomed")
-	c1 := t.mustClaim("orders", 30000)
+	c1 := t.mustClaim("orders", workLease)
 	r, err := t.D.Retry(t.ctx, protocol.RetryArgs{FenceArgs: fa("orders", id, c1.Token), MaxAttempts: 2, Error: "e1"})
 	t.ok(err, rules.ReapDead, "retry (the first attempt fails)")
 	t.check(r.Outcome == "retried", rules.Retry, "attempt 1 of 2 is retried", "%q", r.Outcome)
-	c2 := t.mustClaim("orders", 30000)
+	c2 := t.mustClaim("orders", workLease)
 	before := t.now()
 	r, err = t.D.Retry(t.ctx, protocol.RetryArgs{FenceArgs: fa("orders", id, c2.Token), MaxAttempts: 2, Error: "e2"})
 	after := t.now()
@@ -91,7 +91,7 @@ func reviveReturnsToPending(t *T) {
 	t.ok(err, rules.Morgue, "revive")
 	t.check(r.Changed, rules.Morgue, "revive of a dead job answers changed", "changed false")
 	t.lcWakeIs("orders", 1, rules.Wake, "a revive with a token already waiting (at most one)")
-	c := t.mustClaim("orders", 30000)
+	c := t.mustClaim("orders", workLease)
 	t.check(c.ID == id && c.Token == tok+1, rules.Tokens, fmt.Sprintf("the revived job's next token is %d (attempts intact)", tok+1), "%s token %d", c.ID, c.Token)
 	before := t.snapshot()
 	r, err = t.D.Revive(t.ctx, protocol.JobArgs{Queue: "orders", ID: id})
@@ -103,11 +103,11 @@ func reviveReturnsToPending(t *T) {
 func purgeRemoves(t *T) {
 	q := t.q("orders")
 	id := t.enqueue("orders", "bye")
-	c := t.mustClaim("orders", 30000)
+	c := t.mustClaim("orders", workLease)
 	t.ok(t.D.Checkpoint(t.ctx, protocol.CheckpointArgs{FenceArgs: fa("orders", id, c.Token), DataB64: b64("half")}), rules.Checkpoint, "checkpoint")
 	t.ok(t.D.Fail(t.ctx, protocol.FailArgs{FenceArgs: fa("orders", id, c.Token), Error: "fatal"}), rules.Fail, "fail")
 	by := t.enqueue("orders", "keep") // purge removes the purged id's traces only
-	c = t.mustClaim("orders", 30000)
+	c = t.mustClaim("orders", workLease)
 	t.lcCheckpoint("orders", by, c.Token, "keep-half")
 	t.ok(t.D.Fail(t.ctx, protocol.FailArgs{FenceArgs: fa("orders", by, c.Token), Error: "fatal keep"}), rules.Fail, "fail")
 	r, err := t.D.Purge(t.ctx, protocol.JobArgs{Queue: "orders", ID: id})
@@ -131,11 +131,11 @@ func purgeRemoves(t *T) {
 func retryAtMaxIsFail(t *T) {
 	q := t.q("orders")
 	x := t.enqueue("orders", "x")
-	c := t.mustClaim("orders", 30000)
+	c := t.mustClaim("orders", workLease)
 	t.lcCheckpoint("orders", x, c.Token, "cx")
 	out := t.lcRetry("orders", x, c.Token, 2, 0, "e1", rules.RetryAtMax)
 	t.check(out == "retried", rules.RetryAtMax, "attempts 1 = max_attempts−1: retried", "%q", out)
-	c = t.mustClaim("orders", 30000)
+	c = t.mustClaim("orders", workLease)
 	t.lcClearWake("orders")
 	before := t.now()
 	out = t.lcRetry("orders", x, c.Token, 2, 60000, "boom", rules.RetryAtMax)
@@ -144,15 +144,15 @@ func retryAtMaxIsFail(t *T) {
 	t.leaseWithin(q.Dead(), x, before, after, 0, rules.RetryAtMax)
 	t.lcWakeIs("orders", 0, rules.RetryAtMax, "a retry at the limit, as fail (nothing to claim)")
 	z := t.enqueue("orders", "z")
-	c = t.mustClaim("orders", 30000)
+	c = t.mustClaim("orders", workLease)
 	t.lcRetry("orders", z, c.Token, 5, 0, "e1", rules.RetryAtMax)
-	c = t.mustClaim("orders", 30000)
+	c = t.mustClaim("orders", workLease)
 	out = t.lcRetry("orders", z, c.Token, 1, 0, "over", rules.RetryAtMax)
 	t.check(out == "dead", rules.RetryAtMax, "attempts 2 > max_attempts 1: dead", "%q", out)
 	y := t.enqueue("orders", "y")
-	c = t.mustClaim("orders", 30000)
+	c = t.mustClaim("orders", workLease)
 	t.lcRetry("orders", y, c.Token, 5, 0, "first", rules.Retry)
-	c = t.mustClaim("orders", 30000)
+	c = t.mustClaim("orders", workLease)
 	t.lcCheckpoint("orders", y, c.Token, "cy")
 	t.lcClearWake("orders")
 	before = t.now()
@@ -170,7 +170,7 @@ func retryAtMaxIsFail(t *T) {
 func failDeathTimeAndMorgueBytes(t *T) {
 	q := t.q("orders")
 	id := t.enqueueWith(protocol.EnqueueArgs{Queue: "orders", PayloadB64: b64(rawPayload)})
-	c := t.mustClaim("orders", 30000)
+	c := t.mustClaim("orders", workLease)
 	why := "fatal: état ✗ \"quoted\"\n2nd line " + strings.Repeat("long trace ", 400)
 	before := t.now()
 	t.ok(t.D.Fail(t.ctx, protocol.FailArgs{FenceArgs: fa("orders", id, c.Token), Error: why}), rules.Fail, "fail")
@@ -224,7 +224,7 @@ func revivePurgeNotDead(t *T) {
 	revived, _ := bury(t, "revived", "fatal")
 	_, err := t.D.Revive(t.ctx, protocol.JobArgs{Queue: "orders", ID: revived})
 	t.ok(err, rules.Morgue, "revive")
-	c := t.mustClaim("orders", 30000)
+	c := t.mustClaim("orders", workLease)
 	t.check(c.ID == revived, rules.Claim, "the claim returns the revived job", "%s", c.ID)
 	pending := t.enqueue("orders", "pending")
 	scheduled := t.enqueueWith(protocol.EnqueueArgs{Queue: "orders", PayloadB64: b64("later"), DelayMS: 60000})
@@ -259,7 +259,7 @@ func morgueDefaultLimit(t *T) {
 
 func bury(t *T, payload, why string) (string, int64) {
 	id := t.enqueue("orders", payload)
-	c := t.mustClaim("orders", 30000)
+	c := t.mustClaim("orders", workLease)
 	t.check(c.ID == id, rules.Claim, "the claim returns the job just enqueued", "%s", c.ID)
 	t.ok(t.D.Fail(t.ctx, protocol.FailArgs{FenceArgs: fa("orders", id, c.Token), Error: why}), rules.Fail, "fail")
 	return id, c.Token
@@ -279,7 +279,7 @@ func bury(t *T, payload, why string) (string, int64) {
 func droppedAtEveryByteOfTheMorgue(t *T) {
 	t.throughRelay(0, rules.Dropped, relayHello, func(r *chop.Relay) {
 		id := t.enqueue("graves", "bones")
-		c := t.mustClaim("graves", 30000)
+		c := t.mustClaim("graves", workLease)
 		t.ok(t.D.Fail(t.ctx, protocol.FailArgs{FenceArgs: fa("graves", id, c.Token), Error: "fatal"}), rules.Fail, "fail")
 		args := protocol.MorgueArgs{Queue: "graves"}
 		var want protocol.MorgueResult

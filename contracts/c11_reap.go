@@ -51,7 +51,7 @@ func zombieStaleRedeliveryReadsCheckpoint(t *T) {
 	_, err := t.D.Reap(t.ctx, protocol.ReapArgs{Queue: "orders", MaxAttempts: 5})
 	t.ok(err, rules.Reap, "reap")
 	t.allStale("orders", id, tok, "by the zombie holder of the reaped lease")
-	c := t.mustClaim("orders", 30000)
+	c := t.mustClaim("orders", workLease)
 	t.check(c.ID == id && c.Token == tok+1, rules.Tokens, "the redelivery holds the next token", "%s token %d", c.ID, c.Token)
 	got := "<none>"
 	if c.CheckpointB64 != nil {
@@ -132,7 +132,7 @@ func limitAttemptsWake(t *T) {
 func checkpointBytesAcrossReapStaleWriter(t *T) {
 	q := t.q("orders")
 	id := t.enqueueWith(protocol.EnqueueArgs{Queue: "orders", PayloadB64: b64(rawPayload)})
-	c1 := t.mustClaim("orders", 30000)
+	c1 := t.mustClaim("orders", workLease)
 	t.check(lcCkptOf(c1) == "<none>", rules.CkptRead, "a first claim returns no checkpoint", "%q", lcCkptOf(c1))
 	t.lcCheckpoint("orders", id, c1.Token, rawCkpt)
 	t.lcExpire("orders", id, c1.Token)
@@ -157,7 +157,7 @@ func emptyCheckpointIsNotNone(t *T) {
 	q := t.q("orders")
 	empty := t.enqueue("orders", "empty")
 	none := t.enqueue("orders", "none")
-	c := t.mustClaim("orders", 30000)
+	c := t.mustClaim("orders", workLease)
 	t.check(c.ID == empty, rules.Claim, "the oldest job first", "%s", c.ID)
 	t.lcCheckpoint("orders", empty, c.Token, "")
 	t.lcExpire("orders", empty, c.Token)
@@ -168,10 +168,10 @@ func emptyCheckpointIsNotNone(t *T) {
 	t.check(n == 2, rules.ReapReturn, "reap returns both expired leases", "count %d", n)
 	t.lcQueueIs("orders", lcWant{pending: []string{empty, none}, ckpt: map[string]string{empty: ""},
 		rows: map[string]lcRow{empty: {"pending", 1, "empty"}, none: {"pending", 1, "none"}}}, rules.CkptReap)
-	c = t.mustClaim("orders", 30000)
+	c = t.mustClaim("orders", workLease)
 	t.check(c.ID == empty && c.CheckpointB64 != nil && *c.CheckpointB64 == "", rules.CkptRead,
 		`the redelivery of `+empty+` returns its empty checkpoint: checkpoint_b64 "" (not null)`, "%s checkpoint_b64 %s", c.ID, lcB64Field(c.CheckpointB64))
-	c = t.mustClaim("orders", 30000)
+	c = t.mustClaim("orders", workLease)
 	t.check(c.ID == none && c.CheckpointB64 == nil, rules.CkptRead,
 		`the redelivery of `+none+`, which never checkpointed, returns checkpoint_b64 null`, "%s checkpoint_b64 %s", c.ID, lcB64Field(c.CheckpointB64))
 }

@@ -75,7 +75,7 @@ func strictRotation(t *T) {
 	t.cover(rules.Lanes)
 	for i := range 9 {
 		head := t.list(t.q("orders").Ring())
-		c := t.laneClaim("orders", 30000)
+		c := t.laneClaim("orders", workLease)
 		if c == nil {
 			t.fail(rules.Lanes, fmt.Sprintf("lane claim %d of 9 returns a job", i+1), "an empty reply")
 		}
@@ -91,7 +91,7 @@ func strictRotation(t *T) {
 			t.fail(rules.Lanes, "claims rotate strictly: every lane once per round, in the same order", strings.Join(seq, " "))
 		}
 	}
-	t.check(t.laneClaim("orders", 30000) == nil, rules.Lanes, "an empty reply once every lane is drained", "a job")
+	t.check(t.laneClaim("orders", workLease) == nil, rules.Lanes, "an empty reply once every lane is drained", "a job")
 }
 
 func ringEqualsServiceable(t *T) {
@@ -103,13 +103,13 @@ func ringEqualsServiceable(t *T) {
 	t.laneEnqueue("orders", "east", "e2")
 	t.ringIsServiceable("orders", lanes, "after four enqueues into two lanes")
 	for i := range 3 {
-		t.laneClaim("orders", 30000)
+		t.laneClaim("orders", workLease)
 		t.ringIsServiceable("orders", lanes, fmt.Sprintf("after lane claim %d", i+1))
 	}
 	t.laneEnqueue("orders", "east", "e3")
 	t.ringIsServiceable("orders", lanes, "after an enqueue into a drained lane")
-	t.laneClaim("orders", 30000)
-	t.laneClaim("orders", 30000)
+	t.laneClaim("orders", workLease)
+	t.laneClaim("orders", workLease)
 	t.ringIsServiceable("orders", lanes, "after draining both lanes")
 	t.check(len(t.list(t.q("orders").Ring())) == 0, rules.Lanes, "an empty ring once no lane has work", "%v", t.list(t.q("orders").Ring()))
 }
@@ -121,14 +121,14 @@ func starvationBounded(t *T) {
 			t.laneEnqueue("orders", g, fmt.Sprint(g, i))
 		}
 	}
-	t.laneClaim("orders", 30000)
-	t.laneClaim("orders", 30000)
+	t.laneClaim("orders", workLease)
+	t.laneClaim("orders", workLease)
 	late := t.laneEnqueue("orders", "late", "late")
 	n := len(t.serviceable("orders", lanes))
 	waited := 0
 	t.cover(rules.Starve)
 	for {
-		c := t.laneClaim("orders", 30000)
+		c := t.laneClaim("orders", workLease)
 		if c == nil {
 			t.fail(rules.Starve, "the late lane is claimed", "the lanes ran dry first")
 		}
@@ -154,16 +154,16 @@ func laneTransitions(t *T) {
 	t.mEnqueue(m, "west", "w0", 0, rules.RingTail)
 	t.mEnqueue(m, "west", "w1", 0, rules.RingPlace)
 
-	x := t.mClaim(m, 30000, rules.LaneCount)
+	x := t.mClaim(m, workLease, rules.LaneCount)
 	t.mRetry(m, x, 5, 0, rules.LaneRetry)
-	x = t.mClaim(m, 30000, rules.LaneCount)
+	x = t.mClaim(m, workLease, rules.LaneCount)
 	t.mRetry(m, x, 5, 60, rules.LaneRetry)
 	late := t.mEnqueue(m, "north", "late", 40, rules.LanePromote) // a delayed lane enqueue
-	held := t.mClaim(m, 30000, rules.LaneCount)
+	held := t.mClaim(m, workLease, rules.LaneCount)
 	t.mPromote(m, []string{x, late}, rules.LanePromote) // both lanes rejoin, in due order
 
 	t.mCeiling(m, "east", 1, rules.Lanes)
-	x = t.mClaim(m, 30000, rules.LaneCount)
+	x = t.mClaim(m, workLease, rules.LaneCount)
 	t.mFail(m, x, rules.LaneFail)
 	t.mRevive(m, x, rules.LaneRevive)
 	t.mComplete(m, held, rules.LaneComplete) // east below its ceiling again: it rejoins
@@ -182,7 +182,7 @@ func laneTransitions(t *T) {
 
 	t.mCeiling(m, "east", 0, rules.Lanes)
 	for range 12 {
-		if x = t.mClaim(m, 30000, rules.LaneCount); x == "" {
+		if x = t.mClaim(m, workLease, rules.LaneCount); x == "" {
 			break
 		}
 		t.mComplete(m, x, rules.LaneComplete)
@@ -199,15 +199,15 @@ func ringOrder(t *T) {
 	}
 	t.mEnqueue(m, "b", "b2", 0, rules.RingPlace)
 	t.mEnqueue(m, "a", "a2", 0, rules.RingPlace)
-	a1 := t.mClaim(m, 30000, rules.Lanes) // [b c a]
-	b1 := t.mClaim(m, 30000, rules.Lanes) // [c a b]
-	c1 := t.mClaim(m, 30000, rules.Lanes) // c drained: [a b]
+	a1 := t.mClaim(m, workLease, rules.Lanes) // [b c a]
+	b1 := t.mClaim(m, workLease, rules.Lanes) // [c a b]
+	c1 := t.mClaim(m, workLease, rules.Lanes) // c drained: [a b]
 	t.mEnqueue(m, "a", "a3", 0, rules.RingPlace)
 	t.mRetry(m, c1, 5, 0, rules.RingTail) // c rejoins: [a b c]
 	t.mComplete(m, a1, rules.RingPlace)
 	t.mFail(m, b1, rules.RingPlace)
 	for range 3 {
-		x := t.mClaim(m, 30000, rules.Lanes)
+		x := t.mClaim(m, workLease, rules.Lanes)
 		t.mComplete(m, x, rules.RingPlace)
 	}
 	t.mRevive(m, b1, rules.RingTail) // b held b2 … order decided by the model
@@ -223,7 +223,7 @@ func ringOrder(t *T) {
 	t.mEnqueue(m, "d", "d1", 0, rules.RingTail)
 	t.mReap(m, short, 5, rules.RingTail)
 	for {
-		x := t.mClaim(m, 30000, rules.Lanes)
+		x := t.mClaim(m, workLease, rules.Lanes)
 		if x == "" {
 			break
 		}
@@ -246,7 +246,7 @@ func churnFairness(t *T) {
 	waited, refills := map[string]int{}, 0
 	t.cover(rules.Churn)
 	for i := range 14 {
-		x := t.mClaim(m, 30000, rules.Churn)
+		x := t.mClaim(m, workLease, rules.Churn)
 		if x == "" {
 			break
 		}
@@ -291,12 +291,12 @@ func laneAndPlainApart(t *T) {
 	t.do("DEL", q.Wake())
 	var done []*protocol.ClaimResult
 	for i, want := range []string{a1, b1} {
-		c := t.laneClaim("orders", 30000)
+		c := t.laneClaim("orders", workLease)
 		t.check(c != nil && c.ID == want, rules.Lanes, fmt.Sprintf("lane claim %d takes lane job %s", i+1, want), "%+v", c)
 		done = append(done, c)
 		wake(1, fmt.Sprintf("lane claim %d (lane or plain work remains)", i+1))
 	}
-	c := t.laneClaim("orders", 30000)
+	c := t.laneClaim("orders", workLease)
 	t.check(c == nil, rules.Lanes, "lane_claim answers empty with no lane serviceable, plain jobs pending or not", "it took %+v", c)
 	pend, _ := t.zset(q.Pending())
 	t.check(slices.Equal(pend, []string{p1, p2}), rules.Lanes, fmt.Sprintf("plain pending untouched by lane claims: %v", []string{p1, p2}), "%v", pend)
@@ -304,12 +304,12 @@ func laneAndPlainApart(t *T) {
 	c1 := t.laneEnqueue("orders", "c", "c1")
 	t.do("DEL", q.Wake())
 	for i, want := range []string{p1, p2} {
-		c := t.claim("orders", 30000)
+		c := t.claim("orders", workLease)
 		t.check(c != nil && c.ID == want && c.Lane == "", rules.Claim, fmt.Sprintf("claim %d takes plain job %s", i+1, want), "%+v", c)
 		done = append(done, c)
 		wake(1, fmt.Sprintf("plain claim %d (plain or lane work remains)", i+1))
 	}
-	c = t.claim("orders", 30000)
+	c = t.claim("orders", workLease)
 	t.check(c == nil, rules.Claim, "claim answers empty with no plain job pending, lanes full or not", "it took %+v", c)
 	lane, _ := t.zset(laneKey(q, "c"))
 	t.check(slices.Equal(lane, []string{c1}) && slices.Equal(t.list(q.Ring()), []string{"c"}), rules.Lanes,

@@ -43,15 +43,15 @@ func pausedLaneKeepsBacklog(t *T) {
 	t.check(!slices.Contains(t.list(q.Ring()), "east"), rules.Lanes, "a paused lane leaves the ring", "ring %v", t.list(q.Ring()))
 	t.ringIsServiceable("orders", lanes, "after lane_pause east")
 	for i := range 2 {
-		c := t.laneClaim("orders", 30000)
+		c := t.laneClaim("orders", workLease)
 		t.check(c != nil && c.Lane == "west", rules.Lanes, "only the unpaused lane is claimed", "claim %d: %+v", i+1, c)
 	}
-	t.check(t.laneClaim("orders", 30000) == nil, rules.Lanes, "an empty reply: the only lane with work is paused", "a job")
+	t.check(t.laneClaim("orders", workLease) == nil, rules.Lanes, "an empty reply: the only lane with work is paused", "a job")
 	n, _, _ := t.do("ZCARD", laneKey(q, "east"))
 	t.check(n[0] == "2", rules.Lanes, "the paused lane keeps its backlog of 2", "%s", n[0])
 	t.ok(t.D.LaneResume(t.ctx, protocol.QueueArgs{Queue: "orders", Lane: "east"}), rules.Lanes, "lane_resume")
 	t.ringIsServiceable("orders", lanes, "after lane_resume east")
-	c := t.laneClaim("orders", 30000)
+	c := t.laneClaim("orders", workLease)
 	t.check(c != nil && c.ID == e1, rules.Lanes, "resume returns the lane: its oldest job next", "%+v", c)
 }
 
@@ -60,18 +60,18 @@ func ceilingReopensOnComplete(t *T) {
 	lanes := []string{"east"}
 	ids := []string{t.laneEnqueue("orders", "east", "1"), t.laneEnqueue("orders", "east", "2"), t.laneEnqueue("orders", "east", "3")}
 	t.ok(t.D.LaneCeiling(t.ctx, protocol.QueueArgs{Queue: "orders", Lane: "east", Ceiling: 1}), rules.Ceiling, "lane_ceiling")
-	c1 := t.laneClaim("orders", 30000)
+	c1 := t.laneClaim("orders", workLease)
 	t.check(c1 != nil && c1.ID == ids[0], rules.Ceiling, "the first claim under ceiling 1", "%+v", c1)
 	t.ringIsServiceable("orders", lanes, "with the lane at its ceiling")
-	t.check(t.laneClaim("orders", 30000) == nil, rules.Ceiling, "a lane at its ceiling answers empty", "a job")
+	t.check(t.laneClaim("orders", workLease) == nil, rules.Ceiling, "a lane at its ceiling answers empty", "a job")
 	t.complete("orders", c1.ID, c1.Token)
 	t.ringIsServiceable("orders", lanes, "after the complete that brings the lane below its ceiling")
 	t.check(slices.Contains(t.list(q.Ring()), "east"), rules.Ceiling, "the lane reopens on complete", "ring %v", t.list(q.Ring()))
-	c2 := t.laneClaim("orders", 30000)
+	c2 := t.laneClaim("orders", workLease)
 	t.check(c2 != nil && c2.ID == ids[1], rules.Ceiling, "the lane's next job after the complete", "%+v", c2)
 	t.ok(t.D.LaneCeiling(t.ctx, protocol.QueueArgs{Queue: "orders", Lane: "east", Ceiling: 0}), rules.Ceiling, "lane_ceiling 0")
 	t.ringIsServiceable("orders", lanes, "after lane_ceiling 0 (no ceiling)")
-	c3 := t.laneClaim("orders", 30000)
+	c3 := t.laneClaim("orders", workLease)
 	t.check(c3 != nil && c3.ID == ids[2], rules.Ceiling, "ceiling 0 removes the limit: a second job active at once", "%+v", c3)
 }
 
@@ -83,8 +83,8 @@ func queuePauseAtomicWithClaim(t *T) {
 	t.do("DEL", t.q("orders").Wake()) // so an arm by the empty claims would show
 	before := t.snapshot()
 	m := t.mark()
-	t.check(t.claim("orders", 30000) == nil, rules.QueuePause, "claim on a paused queue answers empty", "a job")
-	t.check(t.laneClaim("orders", 30000) == nil, rules.QueuePauseLane, "lane_claim on a paused queue answers empty", "a job")
+	t.check(t.claim("orders", workLease) == nil, rules.QueuePause, "claim on a paused queue answers empty", "a job")
+	t.check(t.laneClaim("orders", workLease) == nil, rules.QueuePauseLane, "lane_claim on a paused queue answers empty", "a job")
 	t.check(t.llen(t.q("orders").Wake()) == 0, rules.ClaimRearm, "an empty claim never arms the wake, paused or not (A13)", "%d token(s)", t.llen(t.q("orders").Wake()))
 	d := diff(before, t.snapshot())
 	t.check(d == "", rules.QueuePauseRing, "paused claims change nothing (lane state and ring kept)", "%s", d)
@@ -92,11 +92,11 @@ func queuePauseAtomicWithClaim(t *T) {
 	t.check(ran[lua.Claim] && ran[lua.LaneClaim], rules.QueuePause,
 		"the pause is decided inside the claim scripts: both claim and lane_claim ran", "scripts run: %v", slices.Sorted(maps.Keys(ran)))
 	t.ok(t.D.Resume(t.ctx, protocol.QueueArgs{Queue: "orders"}), rules.QueuePause, "resume")
-	c := t.mustClaim("orders", 30000)
+	c := t.mustClaim("orders", workLease)
 	t.check(c.ID == plain, rules.QueuePause, "after resume the plain job", "%s", c.ID)
-	lc := t.laneClaim("orders", 30000)
+	lc := t.laneClaim("orders", workLease)
 	t.check(lc != nil && lc.ID == laned, rules.QueuePauseRing, "after resume the lane job at the ring's head, as before the pause", "%+v", lc)
-	lc = t.laneClaim("orders", 30000)
+	lc = t.laneClaim("orders", workLease)
 	t.check(lc != nil && lc.ID == westID, rules.QueuePauseRing, "then the next lane's job", "%+v", lc)
 	t.ringIsServiceable("orders", []string{"east", "west"}, "after resume")
 }
@@ -114,15 +114,15 @@ func ceilingBoundaries(t *T) {
 	t.mCeiling(m, "east", 2, rules.CeilingBoundary)
 	var held []string
 	for range 3 { // east, west, east: the second east claim puts it at its ceiling
-		if x := t.mClaim(m, 30000, rules.CeilingBoundary); m.LaneOf[x] == "east" {
+		if x := t.mClaim(m, workLease, rules.CeilingBoundary); m.LaneOf[x] == "east" {
 			held = append(held, x)
 		}
 	}
 	t.drainWake(m)
-	t.mClaim(m, 30000, rules.CeilingBoundary) // east at 2 of 2, west drained: empty, no arm
+	t.mClaim(m, workLease, rules.CeilingBoundary) // east at 2 of 2, west drained: empty, no arm
 	t.mComplete(m, held[1], rules.CeilingRejoin)
 	t.mCeiling(m, "east", 3, rules.CeilingRaise) // in the ring already: keeps its place
-	held[1] = t.mClaim(m, 30000, rules.CeilingBoundary)
+	held[1] = t.mClaim(m, workLease, rules.CeilingBoundary)
 	t.mEnqueue(m, "west", "w1", 0, rules.RingTail)
 	t.drainWake(m)
 	t.mCeiling(m, "east", 2, rules.CeilingLowered) // active 2 of 2: leaves the ring
@@ -130,14 +130,14 @@ func ceilingBoundaries(t *T) {
 	t.mComplete(m, held[0], rules.CeilingLowered)  // 1 of 1: still at its ceiling
 	t.drainWake(m)
 	t.mCeiling(m, "east", 3, rules.CeilingRaise) // rejoins behind west, wake armed
-	t.mClaim(m, 30000, rules.CeilingBoundary)
-	x := t.mClaim(m, 30000, rules.CeilingBoundary)
+	t.mClaim(m, workLease, rules.CeilingBoundary)
+	x := t.mClaim(m, workLease, rules.CeilingBoundary)
 	t.mCeiling(m, "east", 1, rules.CeilingLowered)
 	t.drainWake(m)
 	t.mCeiling(m, "east", 0, rules.CeilingZero) // no ceiling: rejoins, field gone, wake armed
-	t.mClaim(m, 30000, rules.CeilingZero)
+	t.mClaim(m, workLease, rules.CeilingZero)
 	t.mComplete(m, x, rules.CeilingZero)
-	t.mClaim(m, 30000, rules.CeilingZero)
+	t.mClaim(m, workLease, rules.CeilingZero)
 }
 
 // ceilingLoweredEveryRelease: a lane with two active jobs and a backlog, its ceiling lowered to
@@ -152,8 +152,8 @@ func ceilingLoweredEveryRelease(t *T) {
 			t.mEnqueue(m, "east", fmt.Sprint("e", i), 0, rules.CeilingLowered)
 		}
 		t.mCeiling(m, "east", 2, rules.CeilingLowered)
-		first := t.mClaim(m, 30000, rules.CeilingLowered)
-		t.mClaim(m, 30000, rules.CeilingLowered)
+		first := t.mClaim(m, workLease, rules.CeilingLowered)
+		t.mClaim(m, workLease, rules.CeilingLowered)
 		t.mCeiling(m, "east", 1, rules.CeilingLowered) // 2 of 1: out of the ring
 		t.drainWake(m)
 		switch op {
@@ -178,14 +178,14 @@ func reviveAtTheCeiling(t *T) {
 		t.mEnqueue(m, "east", fmt.Sprint("e", i), 0, rules.Ceiling)
 	}
 	t.mCeiling(m, "east", 2, rules.Ceiling)
-	first := t.mClaim(m, 30000, rules.Ceiling)
-	dead := t.mClaim(m, 30000, rules.Ceiling)
+	first := t.mClaim(m, workLease, rules.Ceiling)
+	dead := t.mClaim(m, workLease, rules.Ceiling)
 	t.mFail(m, dead, rules.Ceiling)
 	t.mCeiling(m, "east", 1, rules.Ceiling) // 1 active of 1: at its ceiling
 	t.mRevive(m, dead, rules.Ceiling)       // a job in the lane, still at its ceiling: out of the ring
-	t.mClaim(m, 30000, rules.Ceiling)       // the model says empty
+	t.mClaim(m, workLease, rules.Ceiling)   // the model says empty
 	t.mComplete(m, first, rules.Ceiling)    // below its ceiling again: it joins
-	t.mClaim(m, 30000, rules.Ceiling)
+	t.mClaim(m, workLease, rules.Ceiling)
 }
 
 // ceilingRejoin: a lane at ceiling 1 rejoins the ring at its tail, with the wake armed, on each
@@ -219,12 +219,12 @@ func ceilingRejoin(t *T) {
 		lease int64
 		op    func(id string)
 	}{
-		{30000, func(id string) { t.mComplete(m, id, rules.CeilingRejoin) }},
-		{30000, func(id string) { t.mRetry(m, id, 5, 0, rules.CeilingRejoin) }},
-		{30000, func(id string) { t.mRetry(m, id, 5, 50, rules.CeilingRejoin) }},
-		{30000, func(id string) { t.mFail(m, id, rules.CeilingRejoin) }},
+		{workLease, func(id string) { t.mComplete(m, id, rules.CeilingRejoin) }},
+		{workLease, func(id string) { t.mRetry(m, id, 5, 0, rules.CeilingRejoin) }},
+		{workLease, func(id string) { t.mRetry(m, id, 5, 50, rules.CeilingRejoin) }},
+		{workLease, func(id string) { t.mFail(m, id, rules.CeilingRejoin) }},
 		{150, func(id string) { t.mReap(m, []string{id}, 5, rules.CeilingRejoin) }},
-		{30000, func(id string) { t.mRetry(m, id, 1, 0, rules.CeilingRejoin) }},     // dead at max
+		{workLease, func(id string) { t.mRetry(m, id, 1, 0, rules.CeilingRejoin) }}, // dead at max
 		{150, func(id string) { t.mReap(m, []string{id}, 1, rules.CeilingRejoin) }}, // dead at max
 	}
 	for _, r := range release {
@@ -236,7 +236,7 @@ func ceilingRejoin(t *T) {
 	t.mEnqueue(m, "east", "e7", 0, rules.LaneReap)
 	t.mCeiling(m, "east", 2, rules.LaneReap)
 	first := claimEast(150)
-	claimEast(30000)
+	claimEast(workLease)
 	t.drainWake(m)
 	t.mReap(m, []string{first}, 5, rules.LaneReap) // active:east 2 → 1, the model's lanes hash
 }
@@ -259,7 +259,7 @@ func completeBatchRing(t *T) {
 	t.mEnqueue(m, "o", "o0", 0, rules.BatchComplete)
 	held := map[string][]string{}
 	for range 6 { // p0 c0 e0 o0 p1 c1: two active in p and c, each with a backlog of one
-		x := t.mClaim(m, 30000, rules.BatchComplete)
+		x := t.mClaim(m, workLease, rules.BatchComplete)
 		held[m.LaneOf[x]] = append(held[m.LaneOf[x]], x)
 	}
 	t.mPause(m, "p", rules.LanePauseRing)
@@ -270,7 +270,7 @@ func completeBatchRing(t *T) {
 	t.mCompleteBatch(m, held["c"][:1], rules.BatchComplete)                        // 1 of 1: still at its ceiling
 	t.mCompleteBatch(m, []string{held["c"][1], held["p"][1]}, rules.BatchComplete) // c below: rejoins, armed
 	t.mResume(m, "p", rules.LaneResume)
-	for x := t.mClaim(m, 30000, rules.BatchComplete); x != ""; x = t.mClaim(m, 30000, rules.BatchComplete) {
+	for x := t.mClaim(m, workLease, rules.BatchComplete); x != ""; x = t.mClaim(m, workLease, rules.BatchComplete) {
 		t.mCompleteBatch(m, []string{x}, rules.BatchComplete)
 	}
 }
@@ -285,8 +285,8 @@ func pauseResumeOrder(t *T) {
 		t.mEnqueue(m, g, g+"0", 0, rules.LanePauseRing)
 		t.mEnqueue(m, g, g+"1", 0, rules.LanePauseRing)
 	}
-	a0 := t.mClaim(m, 30000, rules.LanePauseRing) // [b c a]
-	b0 := t.mClaim(m, 30000, rules.LanePauseRing) // [c a b]
+	a0 := t.mClaim(m, workLease, rules.LanePauseRing) // [b c a]
+	b0 := t.mClaim(m, workLease, rules.LanePauseRing) // [c a b]
 	t.drainWake(m)
 	t.mPause(m, "a", rules.LanePauseRing) // [c b]
 	t.mComplete(m, a0, rules.LanePauseRing)
@@ -294,7 +294,7 @@ func pauseResumeOrder(t *T) {
 	t.mRetry(m, b0, 5, 0, rules.LaneRetry)
 	t.mPause(m, "b", rules.LanePauseRing) // [c]
 	for range 3 {
-		if x := t.mClaim(m, 30000, rules.LanePauseRing); x != "" {
+		if x := t.mClaim(m, workLease, rules.LanePauseRing); x != "" {
 			t.mComplete(m, x, rules.LanePauseRing)
 		}
 	}
@@ -307,7 +307,7 @@ func pauseResumeOrder(t *T) {
 	t.drainWake(m)
 	t.mResume(m, "d", rules.LaneResume) // nothing pending: no rejoin, no arm
 	for {
-		x := t.mClaim(m, 30000, rules.LaneResume)
+		x := t.mClaim(m, workLease, rules.LaneResume)
 		if x == "" {
 			break
 		}
@@ -317,10 +317,10 @@ func pauseResumeOrder(t *T) {
 	t.mCeiling(m, "e", 1, rules.CeilingBoundary)
 	t.mEnqueue(m, "e", "e0", 0, rules.CeilingBoundary)
 	t.mEnqueue(m, "e", "e1", 0, rules.CeilingBoundary)
-	e0 := t.mClaim(m, 30000, rules.CeilingBoundary)
-	t.mClaim(m, 30000, rules.CeilingBoundary) // at its ceiling: empty
+	e0 := t.mClaim(m, workLease, rules.CeilingBoundary)
+	t.mClaim(m, workLease, rules.CeilingBoundary) // at its ceiling: empty
 	t.mComplete(m, e0, rules.CeilingRejoin)
-	t.mComplete(m, t.mClaim(m, 30000, rules.CeilingBoundary), rules.CeilingRejoin)
+	t.mComplete(m, t.mClaim(m, workLease, rules.CeilingBoundary), rules.CeilingRejoin)
 }
 
 // pausedLaneStaysOut: every op that returns work to a paused lane (retry, promote, revive, reap)
@@ -336,7 +336,7 @@ func pausedLaneStaysOut(t *T) {
 	}
 	var held []string
 	for range 6 {
-		if x := t.mClaim(m, 30000, rules.LanePauseRing); m.LaneOf[x] == "p" {
+		if x := t.mClaim(m, workLease, rules.LanePauseRing); m.LaneOf[x] == "p" {
 			held = append(held, x)
 		}
 	}
@@ -375,7 +375,7 @@ func pausedLaneStaysOut(t *T) {
 	}
 	t.drainWake(m)
 	t.mResume(m, "p", rules.LaneResume)
-	for x := t.mClaim(m, 30000, rules.LaneResume); x != ""; x = t.mClaim(m, 30000, rules.LaneResume) {
+	for x := t.mClaim(m, workLease, rules.LaneResume); x != ""; x = t.mClaim(m, workLease, rules.LaneResume) {
 		t.mComplete(m, x, rules.LaneResume)
 	}
 }
@@ -386,7 +386,7 @@ func leaseFor(m *laneModel, g string, short int64) int64 {
 	if len(m.Ring) > 0 && m.Ring[0] == g {
 		return short
 	}
-	return 30000
+	return workLease
 }
 
 // discardedRepliesAsDocumented: the scripts whose reply the port protocol does not pass on
@@ -397,7 +397,7 @@ func leaseFor(m *laneModel, g string, short int64) int64 {
 // port's call for a twin job instead (twinReply).
 func discardedRepliesAsDocumented(t *T) {
 	id := t.laneEnqueue("orders", "east", "job")
-	c := t.laneClaim("orders", 30000)
+	c := t.laneClaim("orders", workLease)
 	if c == nil || c.ID != id {
 		t.fail(rules.Lanes, "lane_claim takes the lane's only job "+id, claimText(c))
 	}
@@ -432,7 +432,7 @@ func discardedRepliesAsDocumented(t *T) {
 	} {
 		t.enqueue("orders", "own")
 		t.enqueue("orders", "twin")
-		own, twin := t.mustClaim("orders", 30000), t.mustClaim("orders", 30000)
+		own, twin := t.mustClaim("orders", workLease), t.mustClaim("orders", workLease)
 		m := t.mark()
 		t.ok(op.run(own.ID, own.Token), rules.ScriptReply, op.script)
 		t.twinReply(m, op.script, own, twin)

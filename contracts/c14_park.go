@@ -163,7 +163,7 @@ var c14 = Contract{ID: "C14", Name: "park",
 func idleConsumerBlocksAndWakesPromptly(t *T) {
 	q := t.q("orders")
 	m0 := t.mark()
-	a := protocol.ParkArgs{Queue: "orders", Consumers: 1, Jobs: 1, LeaseMS: 30000, ParkMS: 6000, TimeoutMS: 12000}
+	a := protocol.ParkArgs{Queue: "orders", Consumers: 1, Jobs: 1, LeaseMS: workLease, ParkMS: 6000, TimeoutMS: 12000}
 	done := t.park(a)
 	t.waitBlocked(1)
 	m := t.mark()
@@ -185,7 +185,7 @@ func idleConsumerBlocksAndWakesPromptly(t *T) {
 func burstWakesParkedConsumers(t *T) {
 	q := t.q("orders")
 	m0 := t.mark()
-	a := protocol.ParkArgs{Queue: "orders", Consumers: 3, Jobs: 6, LeaseMS: 30000, ParkMS: 8000, TimeoutMS: 16000}
+	a := protocol.ParkArgs{Queue: "orders", Consumers: 3, Jobs: 6, LeaseMS: workLease, ParkMS: 8000, TimeoutMS: 16000}
 	done := t.park(a)
 	t.waitBlocked(3)
 	m := t.mark()
@@ -207,7 +207,7 @@ func claimRearmsWhileWorkRemains(t *T) {
 	}
 	for i, want := range []int64{1, 1, 0} {
 		t.do("DEL", q.Wake())
-		t.mustClaim("orders", 30000)
+		t.mustClaim("orders", workLease)
 		t.check(t.llen(q.Wake()) == want, rules.WakeClaimRearm, fmt.Sprintf("after claim %d of 3 the wake holds %d token(s) (re-armed while work remains)", i+1, want), "length %d", t.llen(q.Wake()))
 	}
 }
@@ -223,7 +223,7 @@ func wakeNeverExceedsOne(t *T) {
 	one("after three enqueues")
 	t.laneEnqueue("orders", "east", "l")
 	one("after a lane enqueue")
-	c := t.mustClaim("orders", 30000) // the retry below must meet a live lease, however busy the machine
+	c := t.mustClaim("orders", workLease) // the retry below must meet a live lease, however busy the machine
 	one("after a claim with work remaining")
 	_, err := t.D.Retry(t.ctx, protocol.RetryArgs{FenceArgs: fa("orders", c.ID, c.Token), MaxAttempts: 5, Error: "x"})
 	t.ok(err, rules.Retry, "retry")
@@ -250,7 +250,7 @@ func parkReportsEveryCompletion(t *T) {
 	q := t.q("orders")
 	backlog := kitIDs(20, 1<<50)
 	t.kitEnqueue("orders", backlog)
-	a := protocol.ParkArgs{Queue: "orders", Consumers: 4, Jobs: 2, LeaseMS: 30000, ParkMS: 1000, TimeoutMS: 20000}
+	a := protocol.ParkArgs{Queue: "orders", Consumers: 4, Jobs: 2, LeaseMS: workLease, ParkMS: 1000, TimeoutMS: 20000}
 	r := <-t.park(a)
 	t.ok(r.err, rules.Park, "park of 4 consumers and 2 jobs over a backlog of 20")
 	t.check(len(r.res.Jobs) >= a.Jobs, rules.Park, "the park completes at least its 2 jobs", "%+v", r.res.Jobs)

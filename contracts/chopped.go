@@ -28,7 +28,7 @@ func repliesCutAtEveryByte(t *T) {
 			what := fmt.Sprintf("with a %d-byte payload, every reply cut in pieces of 1–3 bytes", n)
 			e, err := t.D.Enqueue(t.ctx, protocol.EnqueueArgs{Queue: "orders", PayloadB64: b64(payload)})
 			t.ok(err, rules.Chopped, "enqueue "+what)
-			c, err := t.D.Claim(t.ctx, protocol.ClaimArgs{Queue: "orders", LeaseMS: 30000})
+			c, err := t.D.Claim(t.ctx, protocol.ClaimArgs{Queue: "orders", LeaseMS: workLease})
 			t.ok(err, rules.Chopped, "claim "+what)
 			t.check(c != nil && c.ID == e.ID && c.PayloadB64 == b64(payload), rules.Chopped,
 				fmt.Sprintf("claim %s answers %s and its payload %q", what, e.ID, payload), "%s, payload %q", claimText(c), payloadOf(c))
@@ -52,7 +52,7 @@ func helloOverIPv6(t *T) {
 	t.sessionVia(r, rules.ValkeyIPv6, fmt.Sprintf("hello with valkey %s (the IPv6 loopback, in brackets) succeeds", r.Addr()), func(r *chop.Relay) {
 		id := t.enqueue("orders", "over IPv6")
 		t.check(r.Dials() > 0, rules.ValkeyIPv6, "the port dials the IPv6 address hello gives it", "no connection reached the relay at %s", r.Addr())
-		c, err := t.D.Claim(t.ctx, protocol.ClaimArgs{Queue: "orders", LeaseMS: 30000})
+		c, err := t.D.Claim(t.ctx, protocol.ClaimArgs{Queue: "orders", LeaseMS: workLease})
 		t.ok(err, rules.ValkeyIPv6, "claim over IPv6")
 		t.check(c != nil && c.ID == id, rules.ValkeyIPv6, "claim answers the job enqueued over IPv6", "%s", claimText(c))
 	})
@@ -72,8 +72,14 @@ func (t *T) throughRelay(pause time.Duration, rule rules.Rule, expected string, 
 // (which it closes too): a port that still had a connection through it would see the relay's
 // close as a loss.
 func (t *T) sessionVia(r *chop.Relay, rule rules.Rule, expected string, body func(r *chop.Relay)) {
+	t.sessionViaWith(r, protocol.HelloArgs{}, rule, expected, body)
+}
+
+// sessionViaWith is sessionVia with hello's other fields a.
+func (t *T) sessionViaWith(r *chop.Relay, a protocol.HelloArgs, rule rules.Rule, expected string, body func(r *chop.Relay)) {
 	defer r.Close()
-	t.helloUnder(protocol.HelloArgs{Valkey: r.Addr()}, rule, expected)
+	a.Valkey = r.Addr()
+	t.helloUnder(a, rule, expected)
 	body(r)
 	d := t.D
 	t.D = nil // closed here, not again at the end of the clause

@@ -26,6 +26,11 @@ const (
 	closeTimeout = 30 * time.Second
 )
 
+// workLease is the lease of a claim whose expiry is not what the clause checks: an hour, which
+// no clause outlives on any machine (a walk under the Node port took 30 s on a loaded one, and
+// a 30 s lease that lapses turns the clause's own complete into a stale refusal).
+const workLease int64 = 3_600_000
+
 // stopClause is what a check that decided the verdict (a failure, a harness error, a skip)
 // panics with to end the clause's body; runClause recovers it. The verdict is already in the
 // record.

@@ -92,7 +92,7 @@ func unreadableLinesRefused(t *T) {
 		t.ok(err, rules.BadLine, fmt.Sprintf("slot, the request after the line %s", line))
 		t.check(s.Slot == int(keys.Slot("emq:{orders}:pending")), rules.BadLine, "slot answers the key's slot", "%d", s.Slot)
 	}
-	c := t.mustClaim("orders", 30000)
+	c := t.mustClaim("orders", workLease)
 	t.check(unb64(c.PayloadB64) == "before the lines", rules.BadLine, "the session goes on: the job enqueued before the lines is claimed", "%q", unb64(c.PayloadB64))
 	t.badLineInTurn()
 }

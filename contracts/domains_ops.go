@@ -7,7 +7,7 @@ package contracts
 // claimedJob enqueues a job into q, claims it and returns the fenced fields of it.
 func (t *T) claimedJob(q string) map[string]any {
 	t.enqueue(q, "x")
-	c := t.mustClaim(q, 30000)
+	c := t.mustClaim(q, workLease)
 	return map[string]any{"queue": q, "id": c.ID, "token": c.Token}
 }
 
@@ -40,13 +40,13 @@ var fixtures = map[string]fixture{
 	}},
 	"claim": {consumes: true, base: func(t *T, q string) map[string]any {
 		t.enqueue(q, "x")
-		return map[string]any{"queue": q, "lease_ms": 30000}
+		return map[string]any{"queue": q, "lease_ms": workLease}
 	}},
 	"lane_claim": {consumes: true, base: func(t *T, q string) map[string]any {
 		t.laneEnqueue(q, "east", "x")
-		return map[string]any{"queue": q, "lease_ms": 30000}
+		return map[string]any{"queue": q, "lease_ms": workLease}
 	}},
-	"extend":   {base: func(t *T, q string) map[string]any { return with(t.claimedJob(q), "lease_ms", 30000) }},
+	"extend":   {base: func(t *T, q string) map[string]any { return with(t.claimedJob(q), "lease_ms", workLease) }},
 	"complete": {consumes: true, base: func(t *T, q string) map[string]any { return t.claimedJob(q) }},
 	"retry": {consumes: true, base: func(t *T, q string) map[string]any {
 		return with(t.claimedJob(q), "max_attempts", 5, "delay_ms", 0, "error", "e")
@@ -80,7 +80,7 @@ var fixtures = map[string]fixture{
 		return map[string]any{"queue": q, "lane": "east", "ceiling": 2}
 	}},
 	"park": {base: func(t *T, q string) map[string]any {
-		return map[string]any{"queue": q, "consumers": 1, "jobs": 0, "lease_ms": 30000, "park_ms": 50, "timeout_ms": 100}
+		return map[string]any{"queue": q, "consumers": 1, "jobs": 0, "lease_ms": workLease, "park_ms": 50, "timeout_ms": 100}
 	}},
 	"clock":     {base: func(t *T, _ string) map[string]any { return map[string]any{} }},
 	"reconnect": {base: func(t *T, _ string) map[string]any { return map[string]any{} }},
@@ -89,7 +89,7 @@ var fixtures = map[string]fixture{
 	}},
 	"claim_batch": {consumes: true, base: func(t *T, q string) map[string]any {
 		t.enqueue(q, "x")
-		return map[string]any{"queue": q, "lease_ms": 30000, "n": 1}
+		return map[string]any{"queue": q, "lease_ms": workLease, "n": 1}
 	}},
 	"complete_batch": {consumes: true, base: func(t *T, q string) map[string]any {
 		c := t.claimedJob(q)

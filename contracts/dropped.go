@@ -43,7 +43,7 @@ func connectionsDroppedByTheServer(t *T) {
 	t.refused(err, emqerr.Version, rules.Dropped, "an enqueue after the server dropped the port's connections and another bundle was deployed")
 	// An enqueue mints first; a claim mints nothing, so the refusal must be the session's, not
 	// only its minter's.
-	_, err = t.D.Claim(t.ctx, protocol.ClaimArgs{Queue: "orders", LeaseMS: 30000})
+	_, err = t.D.Claim(t.ctx, protocol.ClaimArgs{Queue: "orders", LeaseMS: workLease})
 	t.refused(err, emqerr.Version, rules.Dropped, "a claim, which mints nothing, after the session answered the redial's refusal: the same typed refusal")
 	// A morgue runs no script, so only the session's refusal can answer it so.
 	_, err = t.D.Morgue(t.ctx, protocol.MorgueArgs{Queue: "orders"})
@@ -682,7 +682,7 @@ func parkLinesRedialledUntilTheyConnect(t *T) {
 // parkThroughOutage parks two consumers, drops their lines and refuses every new connection
 // for a while, then enqueues two jobs the park must complete (or answer INTERNAL).
 func (t *T) parkThroughOutage(r *chop.Relay) {
-	a := protocol.ParkArgs{Queue: "orders", Consumers: 2, Jobs: 2, LeaseMS: 30000, ParkMS: 5000, TimeoutMS: 45000}
+	a := protocol.ParkArgs{Queue: "orders", Consumers: 2, Jobs: 2, LeaseMS: workLease, ParkMS: 5000, TimeoutMS: 45000}
 	start := time.Now()
 	done := t.park(a)
 	t.waitBlocked(a.Consumers)
@@ -809,7 +809,7 @@ func (t *T) parkOntoAnotherServer(addr string) {
 // connections that drop matches, and holds the park to want. The kit waits 10 s past B-282's
 // 30 for the machine's sake; a correct port answers at its first redial.
 func (t *T) parkThroughRefusal(want *emqerr.Error, deploy func(), drop func(client map[string]string) bool) {
-	a := protocol.ParkArgs{Queue: "orders", Consumers: 2, Jobs: 2, LeaseMS: 30000, ParkMS: 5000, TimeoutMS: 120000}
+	a := protocol.ParkArgs{Queue: "orders", Consumers: 2, Jobs: 2, LeaseMS: workLease, ParkMS: 5000, TimeoutMS: 120000}
 	done := t.park(a)
 	t.waitBlocked(a.Consumers)
 	deploy()

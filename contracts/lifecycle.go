@@ -143,7 +143,7 @@ func lcCkptOf(c *protocol.ClaimResult) string {
 
 // lcRedelivered claims and checks the job, token, payload and checkpoint bytes it returns.
 func (t *T) lcRedelivered(qn, id string, token int64, payload, ckpt string, rule rules.Rule) *protocol.ClaimResult {
-	c := t.mustClaim(qn, 30000)
+	c := t.mustClaim(qn, workLease)
 	t.check(c.ID == id && c.Token == token, rules.Tokens, fmt.Sprintf("the claim returns %s with token %d", id, token), "%s token %d", c.ID, c.Token)
 	t.check(unb64(c.PayloadB64) == payload, rules.Claim, fmt.Sprintf("the payload bytes %q exactly", payload), "%q", unb64(c.PayloadB64))
 	t.check(lcCkptOf(c) == ckpt, rule, fmt.Sprintf("the claim returns the checkpoint %q exactly", ckpt), "%q", lcCkptOf(c))

@@ -190,7 +190,7 @@ func longPopKeepsItsLine(t *T) {
 	q := t.q("orders")
 	park := 12 * time.Second
 	m0 := t.mark()
-	a := protocol.ParkArgs{Queue: "orders", Consumers: 1, Jobs: 1, LeaseMS: 30000, ParkMS: park.Milliseconds(), TimeoutMS: 60000}
+	a := protocol.ParkArgs{Queue: "orders", Consumers: 1, Jobs: 1, LeaseMS: workLease, ParkMS: park.Milliseconds(), TimeoutMS: 60000}
 	done := t.park(a)
 	line := t.waitBlocked(1)[0]
 	time.Sleep(11 * time.Second)
@@ -213,7 +213,7 @@ func backlogWithoutTokenClaimedFirst(t *T) {
 	t.kitEnqueue("orders", ids)
 	t.do("DEL", q.Wake()) // the token a consumer took before it died without claiming
 	m0 := t.mark()
-	a := protocol.ParkArgs{Queue: "orders", Consumers: 2, Jobs: 4, LeaseMS: 30000, ParkMS: 6000, TimeoutMS: 7000}
+	a := protocol.ParkArgs{Queue: "orders", Consumers: 2, Jobs: 4, LeaseMS: workLease, ParkMS: 6000, TimeoutMS: 7000}
 	start := time.Now()
 	r := <-t.park(a)
 	t.completed(r, start, promptly(a), ids, "a backlog whose wake token is gone is claimed before parking (A10: claim first), well before a 6 s pop times out")
@@ -225,7 +225,7 @@ func idleWindowReparksWithoutClaiming(t *T) {
 	q := t.q("orders")
 	park := 150 * time.Millisecond
 	m0 := t.mark()
-	a := protocol.ParkArgs{Queue: "orders", Consumers: 2, Jobs: 1, LeaseMS: 30000, ParkMS: park.Milliseconds(), TimeoutMS: 20000}
+	a := protocol.ParkArgs{Queue: "orders", Consumers: 2, Jobs: 1, LeaseMS: workLease, ParkMS: park.Milliseconds(), TimeoutMS: 20000}
 	done := t.park(a)
 	t.waitBlocked(2)
 	m := t.mark()
@@ -270,7 +270,7 @@ func idlePastHalfTheLeaseOnlyPops(t *T) {
 func enqueuesOneAtATimeLoseNoWake(t *T) {
 	q := t.q("orders")
 	m0 := t.mark()
-	a := protocol.ParkArgs{Queue: "orders", Consumers: 3, Jobs: 8, LeaseMS: 30000, ParkMS: 8000, TimeoutMS: 12000}
+	a := protocol.ParkArgs{Queue: "orders", Consumers: 3, Jobs: 8, LeaseMS: workLease, ParkMS: 8000, TimeoutMS: 12000}
 	done := t.park(a)
 	t.waitBlocked(3)
 	ids := kitIDs(8, 1<<50)
@@ -320,7 +320,7 @@ func (t *T) parkConnections(from int, wake string) {
 // at most three times after the wake (the token a claim left when the queue emptied, then the
 // pop the park's end cuts); one that parks after every claim pops once per job.
 func wokenConsumerDrainsFirst(t *T) {
-	a := protocol.ParkArgs{Queue: "orders", Consumers: 1, Jobs: 20, LeaseMS: 30000, ParkMS: 5000, TimeoutMS: 60000}
+	a := protocol.ParkArgs{Queue: "orders", Consumers: 1, Jobs: 20, LeaseMS: workLease, ParkMS: 5000, TimeoutMS: 60000}
 	done := t.park(a)
 	t.waitBlocked(a.Consumers)
 	m := t.mark()

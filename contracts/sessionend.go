@@ -29,7 +29,7 @@ func inputEndedMidPark(t *T) {
 	}
 	t.mintN(1, rules.InputEnded)
 	k, _ := keys.Minter(t.portWorker(rules.InputEnded))
-	a := protocol.ParkArgs{Queue: "orders", Consumers: 2, Jobs: 1, LeaseMS: 30000, ParkMS: 5000, TimeoutMS: 30000}
+	a := protocol.ParkArgs{Queue: "orders", Consumers: 2, Jobs: 1, LeaseMS: workLease, ParkMS: 5000, TimeoutMS: 30000}
 	start := time.Now()
 	done := t.park(a)
 	t.waitBlocked(a.Consumers)
@@ -54,7 +54,7 @@ func inputEndedMidPark(t *T) {
 // answer before it enqueues the park's job (a wait the check does not rest on: a correct port
 // completes the job whenever it comes, well inside the park's 30 s).
 func inputEndedAfterClose(t *T) {
-	a := protocol.ParkArgs{Queue: "orders", Consumers: 1, Jobs: 1, LeaseMS: 30000, ParkMS: 30000, TimeoutMS: 30000}
+	a := protocol.ParkArgs{Queue: "orders", Consumers: 1, Jobs: 1, LeaseMS: workLease, ParkMS: 30000, TimeoutMS: 30000}
 	id := kitIDs(1, 1<<50)[0]
 	p, _, err := t.parkThenInputEnds(a, request("close"), id)
 	t.ok(p.err, rules.InputEnded, "a park and a close written together, then the input ended: both answered, in order")
@@ -81,7 +81,7 @@ func inputEndedAfterClose(t *T) {
 // over) leaves no job. An ignored field (B-277) fills the enqueue's line to 2 MiB, so the port
 // is still reading it when the end comes.
 func inputEndedBehindAnEnqueue(t *T) {
-	a := protocol.ParkArgs{Queue: "idle", Consumers: 1, Jobs: 1, LeaseMS: 30000, ParkMS: 30000, TimeoutMS: 30000}
+	a := protocol.ParkArgs{Queue: "idle", Consumers: 1, Jobs: 1, LeaseMS: workLease, ParkMS: 30000, TimeoutMS: 30000}
 	id := kitIDs(1, 1<<50)[0]
 	const payload = "read before the input ended"
 	enq := request("enqueue", "queue", "orders", "id", id, "payload_b64", b64(payload))
@@ -130,10 +130,10 @@ func inputEndedInsideALine(t *T) {
 // waiting up to 10 s for the server to see a close is no race.
 func parkConnectionsClosed(t *T) {
 	before := t.portClientIDs()
-	a := protocol.ParkArgs{Queue: "orders", Consumers: 4, Jobs: 0, LeaseMS: 30000, ParkMS: 5000, TimeoutMS: 20000}
+	a := protocol.ParkArgs{Queue: "orders", Consumers: 4, Jobs: 0, LeaseMS: workLease, ParkMS: 5000, TimeoutMS: 20000}
 	r := <-t.park(a)
 	t.ok(r.err, rules.Park, "park of 0 jobs")
-	a = protocol.ParkArgs{Queue: "orders", Consumers: 3, Jobs: 3, LeaseMS: 30000, ParkMS: 5000, TimeoutMS: 20000}
+	a = protocol.ParkArgs{Queue: "orders", Consumers: 3, Jobs: 3, LeaseMS: workLease, ParkMS: 5000, TimeoutMS: 20000}
 	done := t.park(a)
 	t.waitBlocked(a.Consumers)
 	t.kitEnqueue("orders", kitIDs(a.Jobs, 1<<50))
@@ -204,7 +204,7 @@ func healthyConnectionsKept(t *T) {
 func (t *T) heldStill(held []string, span time.Duration, busy bool, when string) {
 	round := func(n int) {
 		id := t.enqueue("kept", fmt.Sprint(n)) // not orders, where afterDrop's jobs wait
-		c, err := t.D.Claim(t.ctx, protocol.ClaimArgs{Queue: "kept", LeaseMS: 30000})
+		c, err := t.D.Claim(t.ctx, protocol.ClaimArgs{Queue: "kept", LeaseMS: workLease})
 		t.ok(err, rules.ConnectionsKept, "claim while the server answers")
 		t.check(c != nil && c.ID == id, rules.ConnectionsKept, "claim answers the job just enqueued", "%s", claimText(c))
 		t.ok(t.D.Complete(t.ctx, protocol.FenceArgs{Queue: "kept", ID: id, Token: c.Token}), rules.ConnectionsKept, "complete")

@@ -127,16 +127,16 @@ func (t *T) wakeEnqueueBatch(qn string) {
 func (t *T) wakeRetry(qn string) {
 	q := t.q(qn)
 	t.enqueue(qn, "a")
-	c := t.mustClaim(qn, 30000)
+	c := t.mustClaim(qn, workLease)
 	t.armedBy(q, rules.WakeRetry, "a retry back to pending (delay 0)", 1, func() {
 		t.check(t.retryJob(rules.WakeRetry, qn, c, 5, 0) == "retried", rules.WakeRetry, "retried", "another outcome")
 	})
-	c = t.mustClaim(qn, 30000)
+	c = t.mustClaim(qn, workLease)
 	t.armedBy(q, rules.WakeRetry, "a retry to scheduled (delay 60 s)", 1, func() {
 		t.check(t.retryJob(rules.WakeRetry, qn, c, 5, 60000) == "retried", rules.WakeRetry, "retried", "another outcome")
 	})
 	t.enqueue(qn, "b")
-	c = t.mustClaim(qn, 30000)
+	c = t.mustClaim(qn, workLease)
 	t.armedBy(q, rules.WakeRetry, "a retry at max_attempts (dead; no lane rejoins)", 0, func() {
 		t.check(t.retryJob(rules.WakeRetry, qn, c, 1, 0) == "dead", rules.WakeRetry, "dead at max_attempts 1", "another outcome")
 	})
@@ -147,7 +147,7 @@ func (t *T) wakeReap(qn string) {
 	q := t.q(qn)
 	t.enqueue(qn, "live")
 	t.enqueue(qn, "short")
-	t.mustClaim(qn, 30000) // a live lease: a reap must leave it, and that moves nothing
+	t.mustClaim(qn, workLease) // a live lease: a reap must leave it, and that moves nothing
 	t.armedBy(q, rules.WakeReap, "a reap finding only a live lease (moves nothing)", 0, func() {
 		t.check(t.reapQueue(rules.WakeReap, qn, 5) == 0, rules.WakeReap, "reap count 0", "another count")
 	})
@@ -190,7 +190,7 @@ func (t *T) wakePromote(qn string) {
 func (t *T) wakeRevive(qn string) {
 	q := t.q(qn)
 	a := t.enqueue(qn, "a")
-	c := t.mustClaim(qn, 30000)
+	c := t.mustClaim(qn, workLease)
 	t.retryJob(rules.WakeRevive, qn, c, 1, 0)
 	t.armedBy(q, rules.WakeRevive, "a revive of a dead plain job", 1, func() {
 		t.check(t.reviveJob(rules.WakeRevive, qn, a), rules.WakeRevive, "changed: true", "changed: false")
@@ -199,7 +199,7 @@ func (t *T) wakeRevive(qn string) {
 		t.check(!t.reviveJob(rules.WakeRevive, qn, a), rules.WakeRevive, "changed: false", "changed: true")
 	})
 	b := t.laneEnqueue(qn, "east", "b")
-	lc := t.laneClaim(qn, 30000)
+	lc := t.laneClaim(qn, workLease)
 	t.check(lc != nil && lc.ID == b, rules.WakeRevive, "the lane job claimed", "%+v", lc)
 	t.armedBy(q, rules.WakeRejoin, "a fail emptying its lane (no lane rejoins)", 0, func() {
 		t.ok(t.D.Fail(t.ctx, protocol.FailArgs{FenceArgs: fa(qn, lc.ID, lc.Token), Error: "boom"}), rules.WakeRejoin, "fail")
@@ -217,7 +217,7 @@ func (t *T) wakeResume(qn string) {
 	pause()
 	t.enqueue(qn, "a")
 	t.armedBy(q, rules.WakeResume, "a resume with plain pending work", 1, resume)
-	t.mustClaim(qn, 30000)
+	t.mustClaim(qn, workLease)
 	pause()
 	t.laneEnqueue(qn, "east", "b")
 	t.armedBy(q, rules.WakeResume, "a resume with only a ring lane's work", 1, resume)
@@ -244,7 +244,7 @@ func (t *T) wakeLaneCeiling(qn string) {
 	t.laneEnqueue(qn, "east", "a")
 	t.laneEnqueue(qn, "east", "b")
 	t.ceiling(rules.WakeLaneCeiling, qn, "east", 1)
-	t.check(t.laneClaim(qn, 30000) != nil, rules.WakeLaneCeiling, "a lane job claimed under ceiling 1", "an empty reply")
+	t.check(t.laneClaim(qn, workLease) != nil, rules.WakeLaneCeiling, "a lane job claimed under ceiling 1", "an empty reply")
 	t.armedBy(q, rules.WakeLaneCeiling, "lane_ceiling 1 again (the lane stays at its ceiling)", 0, func() { t.ceiling(rules.WakeLaneCeiling, qn, "east", 1) })
 	t.armedBy(q, rules.WakeLaneCeiling, "a raise to ceiling 2 (the lane reopens)", 1, func() { t.ceiling(rules.WakeLaneCeiling, qn, "east", 2) })
 	t.armedBy(q, rules.WakeLaneCeiling, "a lowering to ceiling 1 (the lane closes)", 0, func() { t.ceiling(rules.WakeLaneCeiling, qn, "east", 1) })
@@ -268,13 +268,13 @@ func (t *T) wakeRejoin(qn string) {
 		t.check(c != nil, rules.WakeRejoin, "the lane's next job, claimed under ceiling 1", "an empty reply")
 		return c
 	}
-	c := claim(30000)
+	c := claim(workLease)
 	t.armedBy(q, rules.WakeRejoin, "a complete bringing the lane below its ceiling", 1, func() { t.complete(qn, c.ID, c.Token) })
-	c = claim(30000)
+	c = claim(workLease)
 	t.armedBy(q, rules.WakeRejoin, "a fail bringing the lane below its ceiling", 1, func() {
 		t.ok(t.D.Fail(t.ctx, protocol.FailArgs{FenceArgs: fa(qn, c.ID, c.Token), Error: "boom"}), rules.WakeRejoin, "fail")
 	})
-	c = claim(30000)
+	c = claim(workLease)
 	t.armedBy(q, rules.WakeRejoin, "a retry to the morgue bringing the lane below its ceiling", 1, func() {
 		t.check(t.retryJob(rules.WakeRejoin, qn, c, 1, 0) == "dead", rules.WakeRejoin, "dead at max_attempts 1", "another outcome")
 	})
@@ -284,14 +284,14 @@ func (t *T) wakeRejoin(qn string) {
 		t.check(t.reapQueue(rules.WakeRejoin, qn, 1) == 1, rules.WakeRejoin, "reap count 1", "another count")
 	})
 	if batch {
-		c = claim(30000)
+		c = claim(workLease)
 		t.armedBy(q, rules.WakeRejoin, "a complete_batch bringing the lane below its ceiling", 1, func() {
 			r, err := t.batcher().CompleteBatch(t.ctx, protocol.CompleteBatchArgs{Queue: qn, Jobs: []protocol.Pair{{ID: c.ID, Token: c.Token}}})
 			t.ok(err, rules.WakeRejoin, "complete_batch")
 			t.check(len(r.Results) == 1 && r.Results[0].OK, rules.WakeRejoin, "the pair settles", "%v", r.Results)
 		})
 	}
-	c = claim(30000)
+	c = claim(workLease)
 	t.armedBy(q, rules.WakeRejoin, "a complete of the lane's last job (nothing rejoins)", 0, func() { t.complete(qn, c.ID, c.Token) })
 }
 
@@ -303,16 +303,16 @@ func (t *T) wakeClaimsRearm(qn string) {
 	}
 	t.enqueue(qn, "p1")
 	t.laneEnqueue(qn, "east", "l1")
-	t.armedBy(q, rules.WakeClaimRearm, "a claim taking the last plain job while a ring lane remains", 1, func() { t.mustClaim(qn, 30000) })
-	t.armedBy(q, rules.WakeLaneRearm, "a lane_claim taking the last job of the last lane (nothing remains)", 0, func() { claimed(t.laneClaim(qn, 30000), rules.WakeLaneRearm) })
+	t.armedBy(q, rules.WakeClaimRearm, "a claim taking the last plain job while a ring lane remains", 1, func() { t.mustClaim(qn, workLease) })
+	t.armedBy(q, rules.WakeLaneRearm, "a lane_claim taking the last job of the last lane (nothing remains)", 0, func() { claimed(t.laneClaim(qn, workLease), rules.WakeLaneRearm) })
 	t.enqueue(qn, "p2")
 	t.laneEnqueue(qn, "east", "l2")
-	t.armedBy(q, rules.WakeLaneRearm, "a lane_claim emptying the ring while a plain pending job remains", 1, func() { claimed(t.laneClaim(qn, 30000), rules.WakeLaneRearm) })
-	t.armedBy(q, rules.WakeClaimRearm, "a claim taking the last job (nothing remains)", 0, func() { t.mustClaim(qn, 30000) })
+	t.armedBy(q, rules.WakeLaneRearm, "a lane_claim emptying the ring while a plain pending job remains", 1, func() { claimed(t.laneClaim(qn, workLease), rules.WakeLaneRearm) })
+	t.armedBy(q, rules.WakeClaimRearm, "a claim taking the last job (nothing remains)", 0, func() { t.mustClaim(qn, workLease) })
 	t.laneEnqueue(qn, "east", "l3")
 	t.laneEnqueue(qn, "east", "l4")
-	t.armedBy(q, rules.WakeLaneRearm, "a lane_claim leaving its lane in the ring", 1, func() { claimed(t.laneClaim(qn, 30000), rules.WakeLaneRearm) })
-	t.armedBy(q, rules.WakeLaneRearm, "a lane_claim taking the last lane job", 0, func() { claimed(t.laneClaim(qn, 30000), rules.WakeLaneRearm) })
+	t.armedBy(q, rules.WakeLaneRearm, "a lane_claim leaving its lane in the ring", 1, func() { claimed(t.laneClaim(qn, workLease), rules.WakeLaneRearm) })
+	t.armedBy(q, rules.WakeLaneRearm, "a lane_claim taking the last lane job", 0, func() { claimed(t.laneClaim(qn, workLease), rules.WakeLaneRearm) })
 }
 
 // wakeEmptyClaim: an empty claim never arms: empty queue, or paused with work (else parked consumers spin).
@@ -321,13 +321,13 @@ func (t *T) wakeEmptyClaim(qn string) {
 	empty := func(op string, c *protocol.ClaimResult) {
 		t.check(c == nil, rules.WakeEmptyClaim, op+" answers empty", "%+v", c)
 	}
-	t.armedBy(q, rules.WakeEmptyClaim, "a claim on an empty queue", 0, func() { empty("claim", t.claim(qn, 30000)) })
-	t.armedBy(q, rules.WakeEmptyClaim, "a lane_claim on an empty queue", 0, func() { empty("lane_claim", t.laneClaim(qn, 30000)) })
+	t.armedBy(q, rules.WakeEmptyClaim, "a claim on an empty queue", 0, func() { empty("claim", t.claim(qn, workLease)) })
+	t.armedBy(q, rules.WakeEmptyClaim, "a lane_claim on an empty queue", 0, func() { empty("lane_claim", t.laneClaim(qn, workLease)) })
 	t.enqueue(qn, "a")
 	t.laneEnqueue(qn, "east", "b")
 	t.ok(t.D.Pause(t.ctx, protocol.QueueArgs{Queue: qn}), rules.WakeEmptyClaim, "pause")
-	t.armedBy(q, rules.WakeEmptyClaim, "a claim on a paused queue with work", 0, func() { empty("claim", t.claim(qn, 30000)) })
-	t.armedBy(q, rules.WakeEmptyClaim, "a lane_claim on a paused queue with work", 0, func() { empty("lane_claim", t.laneClaim(qn, 30000)) })
+	t.armedBy(q, rules.WakeEmptyClaim, "a claim on a paused queue with work", 0, func() { empty("claim", t.claim(qn, workLease)) })
+	t.armedBy(q, rules.WakeEmptyClaim, "a lane_claim on a paused queue with work", 0, func() { empty("lane_claim", t.laneClaim(qn, workLease)) })
 }
 
 // wakeKeepsOne: with nobody popping, every arming op leaves exactly one token (A10).
@@ -346,11 +346,11 @@ func (t *T) wakeKeepsOne(qn string) {
 	one("a lane enqueue")
 	t.laneEnqueue(qn, "east", "e")
 	one("a second lane enqueue")
-	c := t.mustClaim(qn, 30000)
+	c := t.mustClaim(qn, workLease)
 	one("a claim with work remaining")
 	t.retryJob(rules.WakeOne, qn, c, 5, 0)
 	one("a retry")
-	c = t.mustClaim(qn, 30000)
+	c = t.mustClaim(qn, workLease)
 	t.retryJob(rules.WakeOne, qn, c, 1, 0)
 	one("a retry to the morgue")
 	t.reviveJob(rules.WakeOne, qn, c.ID)
@@ -359,7 +359,7 @@ func (t *T) wakeKeepsOne(qn string) {
 	t.ok(t.D.Resume(t.ctx, protocol.QueueArgs{Queue: qn}), rules.WakeOne, "resume")
 	one("a pause and a resume")
 	t.ceiling(rules.WakeOne, qn, "east", 1)
-	lc := t.laneClaim(qn, 30000)
+	lc := t.laneClaim(qn, workLease)
 	t.check(lc != nil, rules.WakeOne, "a lane job", "an empty reply")
 	one("a lane_claim")
 	t.ceiling(rules.WakeOne, qn, "east", 0)
@@ -403,14 +403,14 @@ func (t *T) wakeKeepsOneBatch(qn string) {
 	}
 	enqueue("first")
 	enqueue("second")
-	c, err := b.ClaimBatch(t.ctx, protocol.ClaimBatchArgs{Queue: qn, LeaseMS: 30000, N: 1})
+	c, err := b.ClaimBatch(t.ctx, protocol.ClaimBatchArgs{Queue: qn, LeaseMS: workLease, N: 1})
 	t.ok(err, rules.WakeOne, "claim_batch")
 	t.check(len(c.Jobs) == 1, rules.WakeOne, "claim_batch of 1 with two pending claims one", "%d jobs", len(c.Jobs))
 	one("a claim_batch with work remaining")
 	t.laneEnqueue(qn, "east", "l1")
 	t.laneEnqueue(qn, "east", "l2")
 	t.ceiling(rules.WakeOne, qn, "east", 1)
-	lc := t.laneClaim(qn, 30000)
+	lc := t.laneClaim(qn, workLease)
 	t.check(lc != nil, rules.WakeOne, "a lane job claimed under ceiling 1", "an empty reply")
 	one("a lane_claim bringing its lane to its ceiling")
 	pairs := []protocol.Pair{{ID: lc.ID, Token: lc.Token}, {ID: c.Jobs[0].ID, Token: c.Jobs[0].Token}}
