@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/echomq/kit/contracts/internal/chop"
 	"github.com/echomq/kit/contracts/internal/domains"
 	"github.com/echomq/kit/contracts/rules"
 	"github.com/echomq/kit/drivers"
@@ -156,6 +157,51 @@ func leaseLostAcrossAWallStep(t *T) {
 		back -= wallStep // each pause steps it again: a longer pause follows renewals that landed
 		if err := t.wall.Set(back); err != nil {
 			t.harness("%v", err)
+		}
+	})
+}
+
+// renewalsAnsweredLate is C02's, on a standalone server only (a relay in front of it): canon
+// §3.4-8 loses a lease that *may* have run out by the minter's own clock, even where the server
+// kept the key. The port leases its worker id for 1 s; then every reply to it, on every
+// connection it has or opens, comes 1.5 s late (in order, nothing lost) for 2 s. The server
+// runs each renewal on time and keeps the key, but no renewal's OK reaches the port within the
+// ttl of its sending, so by its clock the lease ran out. Once replies are on time again and the
+// late ones have landed, a mint must not come under that worker id on the strength of the old
+// lease, revived by an OK that came later (an outside red team's defective port, and the Node
+// port, did): a mint answers INTERNAL, or comes under a worker id the port acquired afresh
+// (SET … NX) since the lag began.
+func renewalsAnsweredLate(t *T) {
+	const ttl, lag, spell = 1000, 1500 * time.Millisecond, 2 * time.Second
+	r, err := chop.Start(t.cfg.Valkey, 0)
+	if err != nil {
+		t.harness("%v", err)
+	}
+	t.sessionViaWith(r, protocol.HelloArgs{MinterTTLMS: ttl}, rules.LeaseOwnClock, relayHello, func(r *chop.Relay) {
+		if !t.hasCap(protocol.CapMinterTTL) {
+			t.notRun("the port does not offer minter_ttl: its own lease time is unknown, so no lag is known to outlast it")
+		}
+		first := t.mintN(1, rules.LeaseOwnClock)[0]
+		_, w, _ := ids.Split(t.validJob(first))
+		from := t.mark()
+		r.LagAll(lag)
+		time.Sleep(spell) // the scenario's length: the lease runs out by the port's clock within it
+		r.LagAll(0)
+		// The late replies land (lag), then half a ttl: a renewal since (every ttl/3) had its OK
+		// on time, while the key a port renewed until then is still on the server.
+		time.Sleep(lag + ttl/2*time.Millisecond)
+		t.cover(rules.LeaseOwnClock)
+		m, err := t.D.Mint(t.ctx, protocol.MintArgs{N: 5})
+		if err != nil {
+			t.check(t.answeredInternal(err), rules.LeaseOwnClock, "a mint after the lease ran out by the port's clock answers INTERNAL (not a canon refusal) or mints under a lease taken since", "%v", err)
+			return
+		}
+		fresh := t.acquiredSince(from, w)
+		for _, id := range m.IDs[0] {
+			_, got, _ := ids.Split(t.validJob(id))
+			t.check(id > first && (got != w || fresh), rules.LeaseOwnClock,
+				fmt.Sprintf("after every reply came %s late for %s (worker %d's lease, %d ms, ran out by the port's clock while the server kept it), no id under worker %d unless the port acquired it afresh (SET … NX) since; ids above %s", lag, spell, w, ttl, w, first),
+				"%s under worker %d, acquired afresh: %t", id, got, fresh)
 		}
 	})
 }

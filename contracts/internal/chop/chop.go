@@ -44,6 +44,7 @@ type Relay struct {
 	cut     atomic.Int64
 	budget  atomic.Int64 // server bytes still handed on before every connection is dropped; -1: none
 	taken   atomic.Int64 // server bytes read, every connection
+	lagAll  atomic.Int64 // ns: the lag LagAll gives every connection, new ones too; 0: none
 }
 
 // leg is one relayed connection: the client's side and the relay's connection to the server.
@@ -57,6 +58,7 @@ type leg struct {
 	clientEnd      atomic.Int64 // unix ns when the client side ended; 0 before
 	owed           atomic.Int64 // unix ns when a reply first fell due on it while silent; 0 before
 	lag            atomic.Int64 // ns; 0: the server's bytes go on as they come
+	lagged         atomic.Bool  // lag was set once: the server's bytes go through late for good
 	late           chan lateBytes
 }
 
@@ -280,7 +282,20 @@ func (r *Relay) Silence(match func(serverSide string) bool) int {
 // the relay, in order, and nothing is lost or closed (Silence still stops them). New
 // connections are relayed as before. It returns how many lag.
 func (r *Relay) Lag(match func(serverSide string) bool, d time.Duration) int {
-	return r.each(match, func(l *leg) { l.lag.Store(int64(d)) })
+	return r.each(match, func(l *leg) { l.setLag(d) })
+}
+
+// LagAll makes every connection slow by d, as Lag does, and every connection opened from now
+// on too: a port that replaces a slow connection finds the new one as slow. LagAll(0) ends
+// it; the bytes still owed are handed on first, in order.
+func (r *Relay) LagAll(d time.Duration) int {
+	r.lagAll.Store(int64(d))
+	return r.each(func(string) bool { return true }, func(l *leg) { l.setLag(d) })
+}
+
+func (l *leg) setLag(d time.Duration) {
+	l.lagged.Store(true)
+	l.lag.Store(int64(d))
 }
 
 // Owed says, for each silent connection whose end at the server match names, when a reply first
@@ -345,6 +360,9 @@ func (r *Relay) accept(ln net.Listener) {
 		}
 		r.dials.Add(1)
 		l := &leg{client: client, server: server, late: make(chan lateBytes, 4096)}
+		if d := time.Duration(r.lagAll.Load()); d > 0 {
+			l.setLag(d)
+		}
 		if !r.track(l) {
 			return
 		}
@@ -411,7 +429,8 @@ func (r *Relay) pipe(dst, src net.Conn, cut bool, l *leg) {
 				return
 			}
 		}
-		if lag := time.Duration(l.lag.Load()); fromServer && lag > 0 && len(b) > 0 {
+		// Once lagged, a leg's bytes queue behind the late ones even when its lag is back to 0.
+		if lag := time.Duration(l.lag.Load()); fromServer && l.lagged.Load() && len(b) > 0 {
 			now := time.Now()
 			l.late <- lateBytes{now, now.Add(lag), slices.Clone(b)}
 			b = nil

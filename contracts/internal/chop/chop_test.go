@@ -355,6 +355,39 @@ func TestLagHandsOnLate(t *testing.T) {
 	}
 }
 
+// LagAll slows the connections opened after it too, and LagAll(0) hands what is still owed on
+// first: bytes echoed after the lag ended come after those echoed under it, in order.
+func TestLagAllSlowsNewConnectionsAndEndsInOrder(t *testing.T) {
+	r, open := relayed(t)
+	const lag = 300 * time.Millisecond
+	r.LagAll(lag)
+	fresh, err := net.Dial("tcp", r.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fresh.Close()
+	sent := time.Now()
+	if err := echo(fresh); err != nil {
+		t.Fatalf("a connection opened under LagAll: %v", err)
+	}
+	if took := time.Since(sent); took < lag {
+		t.Fatalf("a connection opened under LagAll echoed after %v, before the lag of %v", took, lag)
+	}
+	if _, err := open.Write([]byte("abcd")); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(lag / 3) // the echo reached the relay and waits its lag (an order, not a bound)
+	r.LagAll(0)
+	if _, err := open.Write([]byte("efgh")); err != nil {
+		t.Fatal(err)
+	}
+	_ = open.SetReadDeadline(time.Now().Add(30 * time.Second)) // bounds a broken relay, not a slow one
+	got := make([]byte, 8)
+	if _, err := io.ReadFull(open, got); err != nil || string(got) != "abcdefgh" {
+		t.Fatalf("across the lag's end the connection read %q, %v; want abcdefgh", got, err)
+	}
+}
+
 // A dial to an unanswered address waits until it gives up, however long it is given; once the
 // address is closed, a dial is refused.
 func TestUnansweredDropsConnects(t *testing.T) {

@@ -85,20 +85,24 @@ class Minter {
     return this.#reaffirming;
   }
 
-  // renew extends the lease only while the server still holds our owner token (SET … IFEQ).
+  // renew extends the lease only while the server still holds our owner token (SET … IFEQ),
+  // and only while the lease is still ours by our own clock when the OK arrives: a lease that
+  // may have run out meanwhile is lost (canon §3.4-8), and an OK that comes after cannot revive
+  // it (another minter may have leased the id in the gap). A lost lease stays lost: the next
+  // mint leases afresh (acquire).
   async renew() {
     if (this.worker < 0 || this.#closed) return false;
     const sent = this.#mono();
     const r = await this.#exec('SET', keys.minter(this.worker), this.owner, 'IFEQ', this.owner, 'PX', this.#ttl);
-    if (r === 'OK') {
+    if (r === 'OK' && this.#mono() < this.#validUntil) {
       this.#validUntil = sent + this.#ttl;
       return true;
     }
+    const how = r === 'OK' ? 'ran out by our clock before the renewal was answered' : 'renewal refused';
     this.#validUntil = 0;
-    // Refused: the key is no longer ours, and renewing it again cannot change that.
     if (this.#timer) clearInterval(this.#timer);
     this.#timer = null;
-    this.log(`minter: lease on worker ${this.worker} lost; minting stops`);
+    this.log(`minter: lease on worker ${this.worker} lost (${how}); minting stops`);
     return false;
   }
 

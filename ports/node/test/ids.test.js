@@ -145,3 +145,23 @@ test('minter: an expired local lease window stops minting', async () => {
   await assert.rejects(m.next(), MinterLostError);
   m.stop();
 });
+
+test('minter: an OK that comes after the lease ran out by our clock does not revive it', async () => {
+  const srv = fakeLeases();
+  let clock = ids.EPOCH_MS + 5000;
+  let lateBy = 0; // how far the clock moves while a renewal is in flight
+  const exec = async (...a) => {
+    const r = await srv.exec(...a);
+    clock += lateBy;
+    return r;
+  };
+  const m = new Minter({ exec, now: () => clock, mono: () => clock, ttlMs: 30 });
+  const w = await m.acquire();
+  lateBy = 40;
+  assert.equal(await m.renew(), false, 'an OK 40 ms after a renewal of a 30 ms lease kept it');
+  lateBy = 0;
+  assert.equal(await m.renew(), false, 'a timely OK revived a lease that had run out');
+  await assert.rejects(m.next(), MinterLostError);
+  assert.equal(srv.held.get(`{emq}:minter:${w}`), m.owner, 'the server kept the key all along');
+  m.stop();
+});
