@@ -28,6 +28,7 @@ class Minter {
   #ttl;
   #timer = null;
   #validUntil = 0; // local ms until which the lease is known held
+  #lost = false; // the lease on worker was lost: nothing renews it, acquire leases afresh
   #lastMs = -1;
   #seq = 0;
   #mustAdvance = false; // a new worker id may not reuse the last millisecond
@@ -66,6 +67,7 @@ class Minter {
         if (this.worker >= 0 && w !== this.worker) this.#mustAdvance = true;
         this.worker = w;
         this.#validUntil = sent + this.#ttl;
+        this.#lost = false;
         this.#schedule();
         return w;
       }
@@ -86,23 +88,27 @@ class Minter {
   }
 
   // renew extends the lease only while the server still holds our owner token (SET … IFEQ),
-  // and only while the lease is still ours by our own clock when the OK arrives: a lease that
-  // may have run out meanwhile is lost (canon §3.4-8), and an OK that comes after cannot revive
-  // it (another minter may have leased the id in the gap). A lost lease stays lost: the next
-  // mint leases afresh (acquire).
+  // and only by a renewal sent while the lease was still ours by our own clock: once it may have
+  // run out the lease is lost (canon §3.4-8), and an OK to a renewal sent after that cannot
+  // revive it (another minter may have leased the id in the gap). A lost lease stays lost, late
+  // OKs to earlier renewals included: the next mint leases afresh (acquire).
   async renew() {
     if (this.worker < 0 || this.#closed) return false;
     const sent = this.#mono();
+    const inTime = sent < this.#validUntil;
     const r = await this.#exec('SET', keys.minter(this.worker), this.owner, 'IFEQ', this.owner, 'PX', this.#ttl);
-    if (r === 'OK' && this.#mono() < this.#validUntil) {
+    if (r === 'OK' && inTime && !this.#lost) {
       this.#validUntil = sent + this.#ttl;
       return true;
     }
-    const how = r === 'OK' ? 'ran out by our clock before the renewal was answered' : 'renewal refused';
+    if (!this.#lost) {
+      const how = r === 'OK' ? 'it ran out by our clock before this renewal was sent' : 'renewal refused';
+      this.log(`minter: lease on worker ${this.worker} lost (${how}); minting stops`);
+    }
+    this.#lost = true;
     this.#validUntil = 0;
     if (this.#timer) clearInterval(this.#timer);
     this.#timer = null;
-    this.log(`minter: lease on worker ${this.worker} lost (${how}); minting stops`);
     return false;
   }
 
