@@ -91,7 +91,9 @@ const bigTries = 5
 func stopReadingMidWrite(ctx context.Context, e *env) error {
 	struck := make(chan error, 1)
 	var fired atomic.Bool
+	var base atomic.Int64 // the bus's replaced connections when the first one stopped
 	stopped := func() {
+		base.Store(e.b.Reconnects())
 		fired.Store(true)
 		struck <- e.strike(func() error { return nil })
 	}
@@ -113,7 +115,7 @@ func stopReadingMidWrite(ctx context.Context, e *env) error {
 				if err != nil {
 					return err
 				}
-				return e.leasesUntilReplaced(ctx, e.b.Reconnects())
+				return e.leasesUntilReplaced(ctx, base.Load())
 			case how := <-done:
 				if fired.Load() { // ended by the fault: its strike is under way
 					done = nil

@@ -25,8 +25,6 @@ var c02 = []Spec{
 		Go: faulty(minterDefects{NoRenew: true})},
 	{Name: "minter-no-local-expiry", Contract: "C02", Rule: "lease-own-clock", Defect: "the minter keeps no clock of its own on its lease: with its renewals hanging it mints on under a lease that has run out",
 		Go: faulty(minterDefects{NoLocalExpiry: true})},
-	{Name: "minter-revives-late-lease", Contract: "C02", Rule: "lease-own-clock", Defect: "a lease that ran out by the minter's own clock while the server kept the key is taken back with a renewal (SET … IFEQ) instead of a fresh lease, and the minter mints on under that worker id",
-		Go: faulty(minterDefects{Revive: true})},
 	{Name: "minter-ignores-loss", Contract: "C02", Rule: "A9-lease-lost", Defect: "a refused renewal goes unnoticed: the minter mints on under a worker id another minter now holds",
 		Go: faulty(minterDefects{IgnoreLoss: true})},
 	{Name: "minter-keeps-lease", Contract: "C02", Rule: "A9-lease-released", Defect: "close leaves the minter lease to run out its TTL instead of releasing it",

@@ -62,12 +62,6 @@ type minterDefects struct {
 	// EndEarly: the last millisecond a snowflake holds (2⁴²−1) is refused as past the range (the
 	// bound checked with >= instead of >; make mutation's survivor of reference/ids, seed 22914).
 	EndEarly bool
-	// Revive: a minter whose lease ran out by its own clock while the server kept the key takes
-	// the same worker id back with a renewal (SET … IFEQ, its old owner token) instead of
-	// leasing afresh, and mints on under it: a late OK revives the lease (an outside red team's
-	// defect, and the Node port's own before renewals-answered-late).
-	Revive   bool
-	reviving bool // Revive, for a replacement minter: its first try renews the lost id
 	// ZeroFallback: when the scan finds every worker id leased, the minter mints under worker 0
 	// anyway, unleased (as a default for "no id found"), instead of failing to start.
 	ZeroFallback bool
@@ -77,23 +71,15 @@ type minterDefects struct {
 func faulty(d minterDefects) func(*bus.Options) Wrap {
 	return func(opt *bus.Options) Wrap {
 		var mu sync.Mutex
-		prev := map[ids.Leaser]*hookedMinter{} // each bus's leaser's last minter: the next replaces it
+		seen := map[ids.Leaser]bool{} // each bus's leaser: its second minter is a replacement
 		opt.Test.Minter = func(ctx context.Context, l ids.Leaser, o ids.Options) (bus.Minter, error) {
-			mu.Lock()
-			old := prev[l]
-			mu.Unlock()
-			if d.Revive && old != nil {
-				o.Owner, o.Start = old.Owner(), func(int) int { return old.Worker() }
-			}
-			md := d
-			md.reviving = d.Revive && old != nil
-			m, err := md.newMinter(ctx, l, o)
+			m, err := d.newMinter(ctx, l, o)
 			if err != nil {
 				return nil, err
 			}
 			mu.Lock()
-			m.probe.Store(d.NoFloor && old != nil)
-			prev[l] = m
+			m.probe.Store(d.NoFloor && seen[l])
+			seen[l] = true
 			mu.Unlock()
 			return m, nil
 		}
@@ -131,8 +117,6 @@ type leaseHook struct {
 func (h leaseHook) Acquire(ctx context.Context, w int, owner string, ttl time.Duration) (bool, error) {
 	*h.tried++
 	switch {
-	case h.d.reviving && *h.tried == 1:
-		return h.Leaser.Renew(ctx, w, owner, ttl) // SET … IFEQ: the old owner still holds it
 	case h.d.MissLast && *h.tried == ids.MaxWorker+1:
 		return false, nil // the last id of the turn, never tried
 	case h.d.Guess:

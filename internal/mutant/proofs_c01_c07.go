@@ -61,7 +61,6 @@ var proofsC01toC07 = map[string][]string{
 	// wall-clock defect itself (a lease timed on the wall clock) needs a port libfaketime can
 	// move, which no Go mutant is: contracts TestWallTimedLeaseFails edits the Node port so.
 	"minter-no-local-expiry":      {"A9-5", "A9-6", "§3.4-8", "§3.4-9", "B-295"},
-	"minter-revives-late-lease":   {"§3.4-8"},
 	"guessed-worker":              {"A9-1", "B-28", "B-41", "§3.4-1", "§3.4-2", "§7-8"},
 	"batch-enqueue-ignores-delay": {"B-247"},
 	"json-b64-unpadded":           {"B-17", "B-96", "B-124", "§4.3-14"},
