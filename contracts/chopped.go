@@ -61,11 +61,16 @@ func helloOverIPv6(t *T) {
 // throughRelay runs body in a session opened through a relay in front of the server (failures
 // of its hello under rule).
 func (t *T) throughRelay(pause time.Duration, rule rules.Rule, expected string, body func(r *chop.Relay)) {
+	t.throughRelayWith(pause, protocol.HelloArgs{}, rule, expected, body)
+}
+
+// throughRelayWith is throughRelay with hello's other fields a.
+func (t *T) throughRelayWith(pause time.Duration, a protocol.HelloArgs, rule rules.Rule, expected string, body func(r *chop.Relay)) {
 	r, err := chop.Start(t.cfg.Valkey, pause)
 	if err != nil {
 		t.harness("%v", err)
 	}
-	t.sessionVia(r, rule, expected, body)
+	t.sessionViaWith(r, a, rule, expected, body)
 }
 
 // sessionVia runs body in a session opened through r, then closes the session before the relay

@@ -173,11 +173,7 @@ func leaseLostAcrossAWallStep(t *T) {
 // (SET … NX) since the lag began.
 func renewalsAnsweredLate(t *T) {
 	const ttl, lag, spell = 1000, 1500 * time.Millisecond, 2 * time.Second
-	r, err := chop.Start(t.cfg.Valkey, 0)
-	if err != nil {
-		t.harness("%v", err)
-	}
-	t.sessionViaWith(r, protocol.HelloArgs{MinterTTLMS: ttl}, rules.LeaseOwnClock, relayHello, func(r *chop.Relay) {
+	t.throughRelayWith(0, protocol.HelloArgs{MinterTTLMS: ttl}, rules.LeaseOwnClock, relayHello, func(r *chop.Relay) {
 		if !t.hasCap(protocol.CapMinterTTL) {
 			t.notRun("the port does not offer minter_ttl: its own lease time is unknown, so no lag is known to outlast it")
 		}
