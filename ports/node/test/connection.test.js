@@ -4,7 +4,7 @@
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const net = require('node:net');
-const { Connection } = require('../lib/connection');
+const { Connection, REPLY_GRACE_MS } = require('../lib/connection');
 const { Session } = require('../lib/session');
 const { Bundle } = require('../lib/bundle');
 const resp = require('../lib/resp');
@@ -139,7 +139,7 @@ test('a silent server is a lost connection once a reply is overdue', async () =>
   const err = await c.send('PING').then(() => null, (e) => e);
   assert.ok(err instanceof errors.ConnectionError, `want a ConnectionError, got ${err}`);
   assert.match(err.message, /fell silent/);
-  assert.ok(Date.now() - t0 >= 6000, 'not before the blocking pop\'s reply fell due (1 s) plus the grace (5 s)');
+  assert.ok(Date.now() - t0 >= 1000 + REPLY_GRACE_MS, 'not before the blocking pop\'s reply fell due (1 s) plus the grace');
   assert.ok((await pop) instanceof errors.ConnectionError);
   assert.ok(lost instanceof errors.ConnectionError);
   srv.close();
@@ -150,7 +150,7 @@ test('a silent server is a lost connection once a reply is overdue', async () =>
 test('a reply waiting unread when the watch fires is read, not taken for silence', async () => {
   const srv = await serve((args, sock) => {
     sock.write('+PONG\r\n');
-    const until = Date.now() + 5300; // this process (the client too) stays busy past the grace
+    const until = Date.now() + REPLY_GRACE_MS + 300; // this process (the client too) stays busy past the grace
     while (Date.now() < until);
     return undefined;
   });
