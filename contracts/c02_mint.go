@@ -2,6 +2,7 @@ package contracts
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -292,6 +293,10 @@ func leaseRenewedAtTheRangeEnds(t *T) {
 	}
 }
 
+// leaseRenewedAndLost: another minter takes the port's worker id away; the port must not mint
+// under it again, nor take it back. The first mint after the loss comes from lostCallers callers
+// at once (B-41: they share the port's one minter), so a port whose callers each replace the
+// lost minter leases several worker ids, and keeps the extra leases renewed for good.
 func leaseRenewedAndLost(t *T) {
 	prev, w, ttl := t.leaseRenewed(-1)
 	k, _ := keys.Minter(w)
@@ -304,7 +309,7 @@ func leaseRenewedAndLost(t *T) {
 	owner := t.minterLeases()[w]
 	t.check(owner == harnessOwner, rules.LeaseLost, "a lost lease is not taken back: "+k+" still the other minter's", "it holds %q", owner)
 	from := t.mark()
-	m, err := t.D.Mint(t.ctx, protocol.MintArgs{N: 5})
+	m, err := t.D.Mint(t.ctx, protocol.MintArgs{N: 5, Parallel: lostCallers})
 	t.cover(rules.LeaseLost)
 	if err != nil {
 		// A9: the port's failure, INTERNAL — neither a canon refusal nor a reply that breaks
@@ -320,15 +325,17 @@ func leaseRenewedAndLost(t *T) {
 		// renewal late): that is no mint without a lease; another minter's key still is.
 		leases := t.minterLeases()
 		for _, l := range m.IDs {
+			last := prev // each caller's list ascends from above every id minted before
 			for _, id := range l {
 				_, got, _ := ids.Split(t.validJob(id))
-				if got == w || (leases[got] == "" && !t.acquiredSince(0, got)) || leases[got] == harnessOwner || id <= prev {
-					t.fail(rules.LeaseLost, fmt.Sprintf("after losing worker %d, the minter mints no id under it: a mint fails INTERNAL, or its ids are under a worker id it leased since, above %s", w, prev),
-						fmt.Sprintf("%s minted under worker %d (lease %q)", id, got, leases[got]))
+				if got == w || (leases[got] == "" && !t.acquiredSince(0, got)) || leases[got] == harnessOwner || id <= last {
+					t.fail(rules.LeaseLost, fmt.Sprintf("after losing worker %d, the minter mints no id under it: a mint fails INTERNAL, or its ids are under a worker id it leased since, each list ascending from above %s", w, prev),
+						fmt.Sprintf("%s minted under worker %d (lease %q), after %s", id, got, leases[got], last))
 				}
-				prev = id
+				last = id
 			}
 		}
+		t.oneLeaseAfterTheLoss(from, ttl)
 		// The lease it took is renewed as the first was (§3.4-6): a minter whose renewals
 		// started with its first lease only lets the second lapse while it runs. The wait
 		// bounds only how long a port that never renews it takes to fail.
@@ -356,6 +363,37 @@ func leaseRenewedAndLost(t *T) {
 	t.ok(d.Close(t.ctx), rules.Close, "close")
 	owner = t.minterLeases()[w]
 	t.check(owner == harnessOwner, rules.LeaseReleased, "close releases the port's own lease only: "+k+" still the other minter's", "it holds %q", owner)
+}
+
+// lostCallers is how many callers send lease-renewed-and-lost's first mint after the loss.
+const lostCallers = 4
+
+// oneLeaseAfterTheLoss checks that the callers of a mint that met a lost lease replaced it once
+// (B-41: they mint from the port's one leased minter): of the worker ids the port acquired
+// since from (SET … NX on the wire), at most one is held both now and a lease time and a half
+// later. A second one held across that is a minter leaked and renewed for good; a lease that
+// lapsed on a busy machine and was replaced is held at one of the two reads only.
+func (t *T) oneLeaseAfterTheLoss(from int, ttl int64) {
+	held := func() map[int]bool {
+		out := map[int]bool{}
+		for x, owner := range t.minterLeases() {
+			if owner != harnessOwner && t.acquiredSince(from, x) {
+				out[x] = true
+			}
+		}
+		return out
+	}
+	first := held()
+	time.Sleep(time.Duration(ttl*3/2) * time.Millisecond)
+	var both []int
+	for x := range held() {
+		if first[x] {
+			both = append(both, x)
+		}
+	}
+	slices.Sort(both)
+	t.check(len(both) <= 1, rules.Minter, fmt.Sprintf("%d callers that meet a lost lease at once replace it once: they mint from the port's one leased minter (B-41), so the port holds one new worker id", lostCallers),
+		"it holds %d worker ids it leased since the loss, across %d ms: %v", len(both), ttl*3/2, both)
 }
 
 // leaseLostAtARefusedRenewal is C02's, for a port that offers minter_ttl (§3.4-7, A9-5): a

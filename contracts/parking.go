@@ -2,6 +2,7 @@ package contracts
 
 import (
 	"fmt"
+	"github.com/echomq/kit/contracts/internal/chop"
 	"math"
 	"slices"
 	"sort"
@@ -283,6 +284,77 @@ func enqueuesOneAtATimeLoseNoWake(t *T) {
 	t.check(t.llen(q.Wake()) <= 1, rules.WakeOne, "the wake list never exceeds one", "length %d", t.llen(q.Wake()))
 	t.noPolling(m0, a)
 	t.parkConnections(m0, q.Wake())
+}
+
+// parkLineQuietWhileItsWorkerIsAway is C14's, on a standalone server only (a relay): a woken
+// consumer works its backlog on its command connection, away from its parking line, for longer
+// than any other clause keeps it there. The relay hands that connection's replies on 1 s late
+// (the parking line's come at once), and four jobs wait: four claims and four completes, 8 s or
+// more with the line idle and nothing owed on it. The line still carries nothing but BLPOP
+// (A10): a health check of the port's own (a PING after a few quiet seconds) does not belong
+// on it. Each reply is only 1 s late, well inside B-303's 5 s.
+func parkLineQuietWhileItsWorkerIsAway(t *T) {
+	t.throughRelay(0, rules.Park, relayHello, func(r *chop.Relay) {
+		q := t.q("orders")
+		m0 := t.mark()
+		a := protocol.ParkArgs{Queue: "orders", Consumers: 1, Jobs: 4, LeaseMS: workLease, ParkMS: 1000, TimeoutMS: 60000}
+		done := t.park(a)
+		t.waitBlocked(a.Consumers)
+		slow := map[string]bool{}
+		for _, c := range t.portClients() {
+			if c["cmd"] != "blpop" {
+				slow[c["addr"]] = true
+			}
+		}
+		r.Lag(func(addr string) bool { return slow[addr] }, time.Second)
+		ids := kitIDs(a.Jobs, 1<<50)
+		start := time.Now()
+		t.kitEnqueue("orders", ids)
+		t.completed(<-done, start, 45*time.Second, ids, "a consumer woken to four jobs, its command connection's replies 1 s late, completes them")
+		t.parkConnections(m0, q.Wake())
+	})
+}
+
+// wokenWhileAnEmptyClaimIsOut is C14's, on a standalone server only (a relay). A wake token with
+// no job behind it (its job taken by another worker: a stale wake) wakes one of two parked
+// consumers, whose claim runs on the server at once and finds nothing, but its reply is held 1 s
+// by the relay (the command connection lags; the parking lines do not). Meanwhile the kit
+// enqueues the park's one job, and its wake token reaches the other consumer at once. A10-5: a
+// consumer claims until empty after every wake; the job must not wait for a next enqueue. A port
+// that counts the empty claim still out against the park's jobs, and sends the woken consumer
+// back to its pop without a claim, has lost the job's only token: the park times out.
+func wokenWhileAnEmptyClaimIsOut(t *T) {
+	t.throughRelay(0, rules.Park, relayHello, func(r *chop.Relay) {
+		q := t.q("orders")
+		a := protocol.ParkArgs{Queue: "orders", Consumers: 2, Jobs: 1, LeaseMS: workLease, ParkMS: 1000, TimeoutMS: 12000}
+		done := t.park(a)
+		t.waitBlocked(a.Consumers)
+		slow := map[string]bool{}
+		for _, c := range t.portClients() {
+			if c["cmd"] != "blpop" {
+				slow[c["addr"]] = true
+			}
+		}
+		r.Lag(func(addr string) bool { return slow[addr] }, time.Second)
+		m := t.mark()
+		t.do("RPUSH", q.Wake(), "1") // a stale wake: no job behind it
+		claimed := func() bool {
+			for _, l := range t.portCommands(m) {
+				if l.Cmd() == "EVALSHA" && t.law.scripts[strings.ToLower(argAt(l, 1))].Name == lua.Claim {
+					return true
+				}
+			}
+			return false
+		}
+		for until := time.Now().Add(5 * time.Second); !claimed() && time.Now().Before(until); {
+			time.Sleep(5 * time.Millisecond)
+		}
+		t.check(claimed(), rules.Park, "a consumer woken by a token claims (A10-5)", "no claim on the wire 5 s after the wake")
+		ids := kitIDs(1, 1<<50)
+		start := time.Now()
+		t.kitEnqueue("orders", ids)
+		t.completed(<-done, start, 10*time.Second, ids, "a job enqueued while a woken consumer's empty claim is still out (its reply 1 s late) wakes the other consumer, which claims it")
+	})
 }
 
 // parkConnections checks every connection that popped the wake key since from, over its whole

@@ -180,7 +180,8 @@ func (t *T) openBeside(keep []string) []string {
 // while in use each such close loses the requests in flight. A connect timeout left armed once
 // the connection was up, or an idle timeout, fires on a socket with nothing to do, which the
 // clauses' steady requests never leave: here the port is left idle for 6 s past the hello, then
-// asked one round of requests, and every connection the hello opened must still be open on the
+// asked a request whose reply the server holds (lateReplyKept, B-303) and one round of requests,
+// and every connection the hello opened must still be open on the
 // server, with none beside them. Then the server drops them all: once a request is served again
 // the port holds as many connections as before, and holds still over 2 s more of requests (B-300:
 // a redial loop that went on dialing once it had connected certified, since every clause that
@@ -188,13 +189,54 @@ func (t *T) openBeside(keep []string) []string {
 func healthyConnectionsKept(t *T) {
 	before := t.portClientIDs()
 	t.check(len(before) > 0, rules.ConnectionsKept, "the session holds a connection to the server after hello", "none on the server (CLIENT LIST)")
-	t.heldStill(before, 6*time.Second, false, "idle after the hello")
+	time.Sleep(6 * time.Second) // the idle span is the situation made, not a wait for an event
+	t.lateReplyKept(before)     // the first request after it
+	t.heldStill(before, 0, false, "idle 6 s after the hello, then a late reply")
 	t.killPortConnections()
 	t.ok(t.afterDrop(nil), rules.Dropped, "a request after the server dropped every connection of the port")
 	after := t.portClientIDs()
 	t.check(len(after) == len(before), rules.RedialOnce,
 		fmt.Sprintf("once served again, the port holds as many connections as before the drop (%d)", len(before)), "%d: %v", len(after), after)
 	t.heldStill(after, 2*time.Second, true, "busy after the redial")
+}
+
+// lateQuiet is how long the port has sent nothing when lateReplyKept's request goes out, and
+// lateHoldMS how long the server then holds it: the quiet and the hold together pass the 5 s
+// B-303 speaks of, the hold alone does not (the quiet is what makes a port that counts from
+// its last reply give up early).
+const (
+	lateQuiet  = 3500 * time.Millisecond
+	lateHoldMS = 4500
+)
+
+// lateReplyKept is B-303: once the port has sent nothing to the server for lateQuiet (its own
+// health checks included; up to 10 s are waited for such a spell), the server holds every write
+// for lateHoldMS (CLIENT PAUSE WRITE) and the port is asked an enqueue. Its reply comes late, not
+// never: the enqueue succeeds and every connection is kept. A port that counts a connection's
+// silence from its last reply, not from the request, takes the quiet spell for part of the wait
+// and gives a live connection up; every other clause's requests follow a fresh reply.
+func (t *T) lateReplyKept(held []string) {
+	t.quietFor(lateQuiet, 10*time.Second)
+	t.pauseWrites(lateHoldMS)
+	start := time.Now()
+	_, err := t.D.Enqueue(t.ctx, protocol.EnqueueArgs{Queue: "late", PayloadB64: b64("late")})
+	t.ok(err, rules.LateReply, fmt.Sprintf("an enqueue sent after the port was quiet %s, its reply held %d ms by the server (CLIENT PAUSE WRITE; answered after %s)",
+		lateQuiet, lateHoldMS, time.Since(start).Round(time.Millisecond)))
+	t.stillHeld(held, rules.LateReply, "after a reply the server held "+fmt.Sprint(lateHoldMS)+" ms")
+}
+
+// quietFor waits until the port has sent the server nothing for d by the server's clock (its
+// last line on MONITOR is that old), or limit has passed.
+func (t *T) quietFor(d, limit time.Duration) {
+	for until := time.Now().Add(limit); time.Now().Before(until); time.Sleep(50 * time.Millisecond) {
+		var last int64
+		for _, l := range t.portLines(0) {
+			last = max(last, l.At)
+		}
+		if t.now()*1000-last >= d.Microseconds() {
+			return
+		}
+	}
 }
 
 // heldStill spends span, sending enqueue, claim and complete all along when busy, or once at its
@@ -218,14 +260,23 @@ func (t *T) heldStill(held []string, span time.Duration, busy bool, when string)
 		time.Sleep(span) // the idle span is the situation made, not a wait for an event
 	}
 	round(n)
+	if span > 0 {
+		when = fmt.Sprintf("%s for %s", when, span)
+	}
+	t.stillHeld(held, rules.ConnectionsKept, when)
+}
+
+// stillHeld checks that the port's connections are exactly held: none of them closed (under
+// rule), none opened beside them (B-300).
+func (t *T) stillHeld(held []string, rule rules.Rule, when string) {
 	now := t.portClientIDs()
 	closed := slices.DeleteFunc(slices.Clone(held), func(id string) bool { return slices.Contains(now, id) })
 	added := slices.DeleteFunc(slices.Clone(now), func(id string) bool { return slices.Contains(held, id) })
-	t.check(len(closed) == 0, rules.ConnectionsKept,
-		fmt.Sprintf("%s for %s, every connection the port held is still open (%v)", when, span, held),
+	t.check(len(closed) == 0, rule,
+		fmt.Sprintf("%s, every connection the port held is still open (%v)", when, held),
 		"closed: %v; open now: %v", closed, now)
 	t.check(len(added) == 0, rules.RedialOnce,
-		fmt.Sprintf("%s for %s, the port opened no connection beside those it held (%v)", when, span, held),
+		fmt.Sprintf("%s, the port opened no connection beside those it held (%v)", when, held),
 		"opened: %v; open now: %v", added, now)
 }
 

@@ -4,7 +4,7 @@ package rules
 // conversation itself, beside each op's effect. C01 owns them (conversation.go, inflight.go,
 // dropped.go, chopped.go).
 
-var rulesConversation = []Rule{SeqEcho, UnknownOp, SecondHello, AidUnsupported, AidIgnored, AidTTL, ClusterRefused, ValkeyIPv6, InFlight, Dropped, RedialPaced, Silent, Chopped, BadLine, BadLineInTurn, InputEnded, ConnectionsClosed, ConnectionsKept, RefusedClosed, RedialOnce}
+var rulesConversation = []Rule{SeqEcho, UnknownOp, SecondHello, AidUnsupported, AidIgnored, AidTTL, ClusterRefused, ValkeyIPv6, InFlight, Dropped, RedialPaced, Silent, Chopped, BadLine, BadLineInTurn, InputEnded, ConnectionsClosed, ConnectionsKept, LateReply, RefusedClosed, RedialOnce}
 
 var (
 	SeqEcho        = Rule{"seq-echo", `contracts/PROTOCOL.md Part B: "seq is echoed" — whatever the number the kit sends (not a count of the port's own), and "the reply to request n is the n-th line the port prints"`}
@@ -44,6 +44,10 @@ var ConnectionsClosed = Rule{"connections-closed", `contracts/PROTOCOL.md Part B
 
 // ConnectionsKept: a port closes no healthy connection of its own accord (sessionend.go).
 var ConnectionsKept = Rule{"connections-kept", `contracts/PROTOCOL.md Part B reconnect: "While the server answers, a port keeps the connections its session opened: it closes one only on a loss (B-282, B-290), a reconnect, the end of a park (its own lines) or close, never on a timer of its own"`}
+
+// LateReply: a reply late by less than 5 s is waited for, whatever the quiet before its request
+// (sessionend.go).
+var LateReply = Rule{"late-reply", `contracts/PROTOCOL.md Part B reconnect: "A late reply is no silence: until 5 s have passed since a request was sent on a connection, the server's silence on it is no loss, however long the connection was quiet before the request"`}
 
 // RefusedClosed: a connection whose handshake failed is closed, and a refused session keeps
 // none (dropped.go).

@@ -73,6 +73,8 @@ var goMutants = []Spec{
 		Go: seams(func(s *bus.Seams) { s.Park = claimAfterTimeout })},
 	{Name: "wake-taken-for-timeout", Contract: "C14", Rule: "park", Defect: "a parked consumer takes a popped wake token for a timed-out pop and parks again without claiming: work enqueued while it parks waits",
 		Go: seams(func(s *bus.Seams) { s.Park = wakeTakenForTimeout })},
+	{Name: "park-line-pinged", Contract: "C14", Rule: "park", Defect: "a parking line left quiet for 3 s after its pop answered (its worker away claiming and settling) gets a PING: a health check of the port's own on a line used for nothing but BLPOP (red team 56's go-park-line-health-ping)",
+		Go: seams(func(s *bus.Seams) { s.Park = pingedPark() })},
 	{Name: "pop-read-timeout-10s", Contract: "C14", Rule: "connections-kept", Defect: "the parking line reads with a fixed 10 s socket timeout, whatever its pop's: a pop longer than that is taken for a silent server and its line replaced mid-pop (make mutation's gap conn.go blockingTimeout, a pop's reply due at once)",
 		Go: seams(func(s *bus.Seams) { s.Park = shortReadPark })},
 	{Name: "socket-leaked-per-connect", Contract: "C14", Rule: "connections-closed", Defect: "every connection the bus opens comes with a second one, fenced the same way and never closed: a socket leaked per connect and per reconnect, as a redial that replaces a healthy socket and forgets the old one leaks it (make mutation's survivor conn.go publish, seed 97903)",
@@ -184,6 +186,26 @@ func keepingMinter(ctx context.Context, l ids.Leaser, opt ids.Options) (bus.Mint
 type keepLease struct{ ids.Leaser }
 
 func (keepLease) Release(context.Context, int, string) error { return nil }
+
+// pingedPark pops as the canon says, but a line left quiet 3 s after its pop answered (its
+// worker away claiming and settling) gets a PING, as from a watcher that checks every idle
+// connection.
+func pingedPark() func(ctx context.Context, c *connector.Conn, timeout time.Duration, cmd []any) (bool, error) {
+	var mu sync.Mutex
+	watch := map[*connector.Conn]*time.Timer{}
+	return func(ctx context.Context, c *connector.Conn, timeout time.Duration, cmd []any) (bool, error) {
+		mu.Lock()
+		if w := watch[c]; w != nil {
+			w.Stop()
+		}
+		mu.Unlock()
+		v, err := c.DoBlocking(ctx, timeout, cmd...)
+		mu.Lock()
+		watch[c] = time.AfterFunc(3*time.Second, func() { _, _ = c.Do(context.Background(), "PING") })
+		mu.Unlock()
+		return err == nil && !v.Null, err
+	}
+}
 
 // pollPark sends nothing while "parked": it sleeps 5 ms and reports a wake, so the worker
 // claims again: a poll.

@@ -18,6 +18,7 @@ var proofsC01toC07 = map[string][]string{
 	"cluster-undeclared-ignored":   {"B-37"},
 	"ipv6-brackets-kept":           {"B-291"},
 	"connections-recycled":         {"B-292"},
+	"late-reply-given-up":          {"B-303"},
 	"redial-goes-on":               {"B-300"},
 	"seq-past-2-53-served":         {"B-293"},
 	"unreadable-line-internal":     {"B-285"},

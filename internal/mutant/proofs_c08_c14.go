@@ -175,6 +175,7 @@ var proofsC08toC14 = map[string][]string{
 	"pop-read-timeout-10s":      {"B-292", "B-290"},
 	"park-maintains-while-idle": {"B-75", "§1.6-1", "§7-20"},
 	"poll-park":                 {"A10-3", "B-75", "§1.6-1", "§7-20"},
+	"park-line-pinged":          {"A10-3"},
 	// The pool parks before its first claim: a backlog whose token is gone waits (A10-5, A10-7).
 	"park-before-first-claim": {"A10-5", "A10-7"},
 	// A last look with claim_batch before each park: a claim no wake asked for, by a batch

@@ -20,6 +20,7 @@ var proofsPartB = map[string][]string{
 	"json-lax-key-queue":                                {"B-112"},
 	"json-absent-key-type":                              {"B-115"},
 	"json-empty-as-pending-key-type":                    {"B-114", "B-94", "B-44"},
+	"key-type-members":                                  {"B-44", "B-94", "§4.3-10"},
 	"json-absent-key-id":                                {"B-117"},
 	"json-lax-key-id":                                   {"B-116"},
 	"json-absent-key-lane":                              {"B-119"},

@@ -38,6 +38,9 @@ type sessionFront struct {
 	// has passed since the session opened or last reopened them: a port on a timer of its own.
 	recycle  time.Duration
 	recycled time.Time
+	// replyGrace gives an enqueue's reply this long: one later is taken for a lost connection,
+	// which the port replaces (a reconnect) before it answers INTERNAL.
+	replyGrace time.Duration
 	// parkDrainsUnreported completes one more job after a park, left out of its reply.
 	parkDrainsUnreported bool
 	// parkOvershoots completes one more job per consumer after a park and lists it.
@@ -49,6 +52,9 @@ type sessionFront struct {
 	brandFirst bool
 	// keyReads makes the key op read the server first, as a builder that checks a queue exists.
 	keyReads bool
+	// keyMembers answers the key types "name" and "prefix" with the queue's name and its keys'
+	// prefix, as a builder that takes any string member of its queue object for a type.
+	keyMembers bool
 	// clockStays ignores a clock op that returns to the real clock.
 	clockStays bool
 	// scaleKept returns to the real clock only when the scale is 1 too: a clock op with set_ms
@@ -133,9 +139,26 @@ func (f *sessionFront) Enqueue(ctx context.Context, a protocol.EnqueueArgs) (pro
 			f.spares, f.spareAt = append(f.spares, c), time.Now()
 		}
 	}
+	if f.replyGrace > 0 {
+		return f.enqueueWithin(ctx, a)
+	}
 	r, err := f.Driver.Enqueue(ctx, a)
 	if f.keepRefused && f.kept == nil && errors.Is(err, emqerr.Version) {
 		f.kept = f.dialHello(ctx)
+	}
+	return r, err
+}
+
+// enqueueWithin is Enqueue under replyGrace: a reply that has not come within it is a loss.
+func (f *sessionFront) enqueueWithin(ctx context.Context, a protocol.EnqueueArgs) (protocol.EnqueueResult, error) {
+	within, cancel := context.WithTimeout(ctx, f.replyGrace)
+	defer cancel()
+	r, err := f.Driver.Enqueue(within, a)
+	if err != nil && ctx.Err() == nil && errors.Is(within.Err(), context.DeadlineExceeded) {
+		if rerr := f.Driver.Reconnect(ctx); rerr != nil {
+			return r, rerr
+		}
+		return r, errors.New("no reply within the grace: the connection was taken for lost and replaced")
 	}
 	return r, err
 }
@@ -169,6 +192,12 @@ func (f *sessionFront) Key(ctx context.Context, a protocol.KeyArgs) (protocol.Ke
 		if _, err := f.Driver.Morgue(ctx, protocol.MorgueArgs{Queue: a.Queue, Limit: 1}); err != nil {
 			return protocol.KeyResult{}, err
 		}
+	}
+	if f.keyMembers && keys.ValidName(a.Queue) && (a.Type == "name" || a.Type == "prefix") {
+		if a.Type == "name" {
+			return protocol.KeyResult{Key: a.Queue}, nil
+		}
+		return protocol.KeyResult{Key: "emq:{" + a.Queue + "}:"}, nil
 	}
 	return f.Driver.Key(ctx, a)
 }
@@ -306,6 +335,8 @@ var sessionMutants = []Spec{
 		Go: sessionWrap(func(f *sessionFront) { f.parkOvershoots = true })},
 	{Name: "connections-recycled", Contract: "C01", Rule: "connections-kept", Defect: "the port reopens its connections on a timer of its own (every 2 s), while the server answers",
 		Go: sessionWrap(func(f *sessionFront) { f.recycle = 2 * time.Second })},
+	{Name: "late-reply-given-up", Contract: "C01", Rule: "late-reply", Defect: "the port gives an enqueue's reply 2 s: a later one is taken for a lost connection, which the port replaces before it answers INTERNAL (a health check that counts silence from the last reply, not from the request)",
+		Go: sessionWrap(func(f *sessionFront) { f.replyGrace = 2 * time.Second })},
 	{Name: "redial-goes-on", Contract: "C01", Rule: "redial-once", Defect: "the port dials one more connection every second while the server answers and keeps each one open, as a redial loop that goes on dialing once it has connected",
 		Go: sessionWrap(func(f *sessionFront) { f.spareEvery = time.Second })},
 	{Name: "refused-connection-kept", Contract: "C01", Rule: "refused-closed", Defect: "a connection whose fence was refused (another bundle deployed while the port was cut off) is left open: the refused session keeps a connection to the server",
@@ -318,6 +349,8 @@ var sessionMutants = []Spec{
 		Go: sessionWrap(func(f *sessionFront) { f.ignoreTTL = true })},
 	{Name: "brand-before-lane", Contract: "C04", Rule: "check-order", Defect: "an enqueue checks its id's brand before its lane name: a wrong-brand id into a bad lane is EMQKIND, not EMQKEY",
 		Go: sessionWrap(func(f *sessionFront) { f.brandFirst = true })},
+	{Name: "key-type-members", Contract: "C04", Rule: "key-builder", Defect: "the key op takes the string members of its queue object for types: type name answers the queue's name, type prefix its keys' prefix emq:{q}:, neither a key of the grammar (red team 56's node-key-type-own-property)",
+		Go: sessionWrap(func(f *sessionFront) { f.keyMembers = true })},
 	{Name: "key-reads-server", Contract: "C02", Rule: "key-ops-offline", Defect: "the key op reads the queue on the server before it builds the key",
 		Go: sessionWrap(func(f *sessionFront) { f.keyReads = true })},
 	{Name: "scale-kept-on-real", Contract: "C05", Rule: "clock-real", Defect: "a clock op with set_ms absent or 0 and a scale other than 1 starts a clock from the real time that advances 1 ms per scale real ms, instead of returning to the real clock",

@@ -95,7 +95,12 @@ func Inputs(f protocol.Field) []Input {
 	switch f.Kind {
 	case protocol.KindKeyType:
 		in = append(in, Input{"empty", Raw(""), RefuseKey, rules.FieldEmptyName})
-		for _, bad := range []string{"bogus", "Pending", "pendings", "minter", "bundle", "job "} {
+		// Near misses and the deployment's own kinds; then the names a key builder's object, map
+		// or class holds beside its types in common runtimes (its queue's name and key prefix,
+		// members every object inherits): a builder that tests "is this a member of mine" takes
+		// them for types, and every list written from the documents alone misses them.
+		for _, bad := range []string{"bogus", "Pending", "pendings", "minter", "bundle", "job ",
+			"name", "prefix", "queue", "Name", "Prefix", "constructor", "__proto__", "toString", "valueOf", "hasOwnProperty", "length"} {
 			in = append(in, Input{"the type " + strconv.Quote(bad), Raw(bad), RefuseKey, rules.KeyBuilder})
 		}
 	case protocol.KindName:
