@@ -298,21 +298,29 @@ func parkLineQuietWhileItsWorkerIsAway(t *T) {
 		q := t.q("orders")
 		m0 := t.mark()
 		a := protocol.ParkArgs{Queue: "orders", Consumers: 1, Jobs: 4, LeaseMS: workLease, ParkMS: 1000, TimeoutMS: 60000}
-		done := t.park(a)
-		t.waitBlocked(a.Consumers)
-		slow := map[string]bool{}
-		for _, c := range t.portClients() {
-			if c["cmd"] != "blpop" {
-				slow[c["addr"]] = true
-			}
-		}
-		r.Lag(func(addr string) bool { return slow[addr] }, time.Second)
+		done := t.parkBehindALaggingCommandLine(r, a)
 		ids := kitIDs(a.Jobs, 1<<50)
 		start := time.Now()
 		t.kitEnqueue("orders", ids)
 		t.completed(<-done, start, 45*time.Second, ids, "a consumer woken to four jobs, its command connection's replies 1 s late, completes them")
 		t.parkConnections(m0, q.Wake())
 	})
+}
+
+// parkBehindALaggingCommandLine starts the park a through relay r and, once its consumers are
+// blocked, makes every connection of the port but the parking lines hand the server's replies
+// on 1 s late.
+func (t *T) parkBehindALaggingCommandLine(r *chop.Relay, a protocol.ParkArgs) <-chan parked {
+	done := t.park(a)
+	t.waitBlocked(a.Consumers)
+	slow := map[string]bool{}
+	for _, c := range t.portClients() {
+		if c["cmd"] != "blpop" {
+			slow[c["addr"]] = true
+		}
+	}
+	r.Lag(func(addr string) bool { return slow[addr] }, time.Second)
+	return done
 }
 
 // wokenWhileAnEmptyClaimIsOut is C14's, on a standalone server only (a relay). A wake token with
@@ -327,15 +335,7 @@ func wokenWhileAnEmptyClaimIsOut(t *T) {
 	t.throughRelay(0, rules.Park, relayHello, func(r *chop.Relay) {
 		q := t.q("orders")
 		a := protocol.ParkArgs{Queue: "orders", Consumers: 2, Jobs: 1, LeaseMS: workLease, ParkMS: 1000, TimeoutMS: 12000}
-		done := t.park(a)
-		t.waitBlocked(a.Consumers)
-		slow := map[string]bool{}
-		for _, c := range t.portClients() {
-			if c["cmd"] != "blpop" {
-				slow[c["addr"]] = true
-			}
-		}
-		r.Lag(func(addr string) bool { return slow[addr] }, time.Second)
+		done := t.parkBehindALaggingCommandLine(r, a)
 		m := t.mark()
 		t.do("RPUSH", q.Wake(), "1") // a stale wake: no job behind it
 		claimed := func() bool {
