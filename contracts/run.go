@@ -33,14 +33,16 @@ type RunOptions struct {
 }
 
 // longClauses pick, longest first, the clauses that take longest, so that a run on several
-// lanes deals them out first and none is left running alone at the end: the outages, which wait
+// lanes deals them out first and none is left running alone at the end: the 32 s outage, then
+// the others, which wait
 // on the port's own timers (a silent line found lost, redials paced through a refusal, a park
 // answering a loss, a connect nobody answers given up, a lease lost on the minter's own timers),
 // a healthy session or a long pop held for seconds; each holds a lane while it uses little of a
 // core. Then the model-checked walks, the minter lease's waits on the server's clock, the
 // fields, the limits and the payload at their maximum, the server versions, park's timing.
 var longClauses = []*regexp.Regexp{
-	regexp.MustCompile(`falls?-silent|slow-then-silent|redials-|/dropped-|/park-answers-|/park-lines-|-kept$|/long-pop-|/unanswered-|/lease-lost-|/reconnect-after-lost-lease`),
+	regexp.MustCompile(`/redials-paced-while-refused$`), // its outage alone outlasts B-282's 30 s
+	regexp.MustCompile(`/park-line-quiet-|/woken-while-|falls?-silent|slow-then-silent|redials-|/dropped-|/park-answers-|/park-lines-|-kept$|/long-pop-|/unanswered-|/lease-lost-|/reconnect-after-lost-lease`),
 	regexp.MustCompile(`/walk-|/lease-|/fields$|-fields$|at-its-maximum|/largest-|/idle-|clock-back|sequence-overflow|cut-at-every-byte|versions-compared|/mint-bound-`),
 }
 
