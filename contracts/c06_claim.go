@@ -206,11 +206,9 @@ func serverErrorNotReloaded(t *T) {
 	_, err := t.D.Enqueue(t.ctx, protocol.EnqueueArgs{Queue: "orders", PayloadB64: b64("x")})
 	t.cover(rules.NoScript)
 	t.check(t.answeredInternal(err), rules.NoScript, "an enqueue whose script meets WRONGTYPE answers INTERNAL", "%v", err)
-	// By the law's table of the scripts admitted, not the kit's bundle: a run that admits edited
-	// scripts (-scripts) has the port send their SHA1s.
 	runs := 0
 	for _, l := range t.portLines(m) {
-		if l.Cmd() == "EVALSHA" && t.law.scripts[strings.ToLower(argAt(l, 1))].Name == lua.Enqueue {
+		if t.evalshaOf(l) == lua.Enqueue {
 			runs++
 		}
 	}

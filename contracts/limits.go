@@ -3,7 +3,6 @@ package contracts
 import (
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/echomq/kit/contracts/internal/wire"
@@ -126,9 +125,8 @@ func (t *T) leasedAsAsked(r parked, lease int64) {
 	t.cover(rules.FieldRange)
 	n := 0
 	for _, l := range t.portCommands(r.from) {
-		// By the law's table of the scripts admitted (an edited script has its own SHA1).
-		name := t.law.scripts[strings.ToLower(argAt(l, 1))].Name
-		if l.Cmd() != "EVALSHA" || (name != lua.Claim && name != lua.LaneClaim && name != lua.ClaimBatch) {
+		name := t.evalshaOf(l)
+		if name != lua.Claim && name != lua.LaneClaim && name != lua.ClaimBatch {
 			continue
 		}
 		n++

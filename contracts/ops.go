@@ -195,6 +195,16 @@ func (t *T) scoresShaped(k string, kind keys.Kind) {
 	}
 }
 
+// evalshaOf names the bundle script an EVALSHA line of the port runs, by the law's table of the
+// scripts admitted (an edited script has its own SHA1, and a run that admits edited scripts has
+// the port send theirs); "" for any other line.
+func (t *T) evalshaOf(l Line) string {
+	if l.Cmd() != "EVALSHA" {
+		return ""
+	}
+	return t.law.scripts[strings.ToLower(argAt(l, 1))].Name
+}
+
 // durationOnWire checks canon law 4 on the port's wire after from: every run of the script
 // carries the duration the harness asked for in its ARGV (never an instant), and the run that
 // executed (an EVALSHA answered NOSCRIPT shows no lua lines) read the server's TIME.
@@ -203,7 +213,7 @@ func (t *T) durationOnWire(from int, script string, ms int64) {
 	ran := false
 	t.cover(rules.Clock)
 	for i, l := range all {
-		if l.Client == "lua" || l.Cmd() != "EVALSHA" || t.law.scripts[strings.ToLower(argAt(l, 1))].Name != script {
+		if l.Client == "lua" || t.evalshaOf(l) != script {
 			continue
 		}
 		_, argv, _ := wire.EvalKeys(l.Args)

@@ -340,7 +340,7 @@ func wokenWhileAnEmptyClaimIsOut(t *T) {
 		t.do("RPUSH", q.Wake(), "1") // a stale wake: no job behind it
 		claimed := func() bool {
 			for _, l := range t.portCommands(m) {
-				if l.Cmd() == "EVALSHA" && t.law.scripts[strings.ToLower(argAt(l, 1))].Name == lua.Claim {
+				if t.evalshaOf(l) == lua.Claim {
 					return true
 				}
 			}
