@@ -34,8 +34,8 @@ func TestCatalogue(t *testing.T) {
 		if len(s.Edits) == 0 && s.Go == nil && !s.AllowEngine && s.Wire == nil {
 			t.Errorf("mutant %s changes nothing", s.Name)
 		}
-		if (s.Wire != nil) != (mutant.Stdio(s.Name).Reply != nil) {
-			t.Errorf("mutant %s: its stdio seam is set %v, want %v", s.Name, mutant.Stdio(s.Name).Reply != nil, s.Wire != nil)
+		if o := mutant.Stdio(s.Name); (s.Wire != nil) != (o.Reply != nil || o.Input != nil) {
+			t.Errorf("mutant %s: its stdio seam is set %v, want %v", s.Name, o.Reply != nil || o.Input != nil, s.Wire != nil)
 		}
 		// Every edit must match the canonical bundle exactly once: a bundle change that moves
 		// the text must break the catalogue, not silently turn a mutant into the reference.

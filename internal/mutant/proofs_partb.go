@@ -187,6 +187,7 @@ var proofsPartB = map[string][]string{
 	"stdio-ok-omitted":           {"B-21", "§6-1"}, // "prints a line that is not a valid reply"; canon §6: {"seq":N,"ok":true,"result":…}
 	"stdio-empty-result-null":    {"B-26"},         // "Results are JSON objects unless noted"
 	"stdio-close-exits-1":        {"B-24"},         // "After close the port exits with status 0"
+	"input-cut-line-awaited":     {"B-302"},        // "ends its session all the same"
 
 	// Older mutants that break a Part B sentence too.
 	"json-fraction-token":         {"B-87"},          // "1.5 is not one"

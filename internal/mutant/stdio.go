@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
+	"time"
 
 	"github.com/echomq/kit/internal/portserver"
 )
@@ -64,6 +66,29 @@ var stdioMutants = []Spec{
 				return [][]byte{reply}, nil
 			}
 		}},
+	{Name: "input-cut-line-awaited", Contract: "C01", Rule: "input-ended", Defect: "when the input ends inside a line, the port waits on for a newline that cannot come and never ends its session (the reference's portserver until red team 55)",
+		Wire: func(o *portserver.Options) {
+			o.Input = func(in io.Reader) io.Reader { return &newlineAwaited{r: in} }
+		}},
+}
+
+// newlineAwaited is a reader whose end, after bytes with no newline behind them, never comes.
+type newlineAwaited struct {
+	r    io.Reader
+	last byte
+}
+
+func (n *newlineAwaited) Read(p []byte) (int, error) {
+	k, err := n.r.Read(p)
+	if k > 0 {
+		n.last = p[k-1]
+	}
+	if err == io.EOF && n.last != 0 && n.last != '\n' {
+		for { // the wait for the rest of the line (a sleep, where select{} could be a deadlock)
+			time.Sleep(time.Hour)
+		}
+	}
+	return k, err
 }
 
 // replies is a wire mutant that rewrites each reply line on its own.

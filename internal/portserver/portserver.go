@@ -25,6 +25,8 @@ type Options struct {
 	// returns the lines to print instead; an error ends the session after they are printed
 	// (Serve returns it, and emq-port exits 1).
 	Reply func(req, reply []byte) ([][]byte, error)
+	// Input, when set, wraps the standard input before a line of it is read.
+	Input func(io.Reader) io.Reader
 }
 
 // ServeFactory starts one session from f and serves it.
@@ -50,6 +52,9 @@ func Serve(ctx context.Context, d drivers.Driver, in io.Reader, out io.Writer) e
 
 // ServeWith is Serve with opt's seams.
 func ServeWith(ctx context.Context, d drivers.Driver, in io.Reader, out io.Writer, opt Options) error {
+	if opt.Input != nil {
+		in = opt.Input(in)
+	}
 	lines, ended, stop := readLines(in)
 	defer stop()
 	w := bufio.NewWriter(out)
