@@ -305,7 +305,7 @@ func leaseRenewedAndLost(t *T) {
 	// refused (or, unrenewed, its lease runs out by its own clock): from then on it must
 	// not mint under that id, and must never take the lease back.
 	t.do("SET", k, harnessOwner, "PX", harnessLeaseMS)
-	time.Sleep(time.Duration(ttl+50) * time.Millisecond)
+	t.pause(time.Duration(ttl+50) * time.Millisecond)
 	owner := t.minterLeases()[w]
 	t.check(owner == harnessOwner, rules.LeaseLost, "a lost lease is not taken back: "+k+" still the other minter's", "it holds %q", owner)
 	from := t.mark()
@@ -354,7 +354,7 @@ func leaseRenewedAndLost(t *T) {
 		every[i] = i
 	}
 	t.takeWorkers(every)
-	time.Sleep(time.Duration(ttl+50) * time.Millisecond) // the port's last renewal was before the take
+	t.pause(time.Duration(ttl+50) * time.Millisecond) // the port's last renewal was before the take
 	_, err = t.D.Mint(t.ctx, protocol.MintArgs{N: 1})
 	t.check(t.answeredInternal(err), rules.LeaseLost, "with every worker id leased by another minter, a mint answers INTERNAL", "%v", err)
 	// Closing releases only the port's own lease: the other minter's stays.
@@ -384,7 +384,7 @@ func (t *T) oneLeaseAfterTheLoss(from int, ttl int64) {
 		return out
 	}
 	first := held()
-	time.Sleep(time.Duration(ttl*3/2) * time.Millisecond)
+	t.pause(time.Duration(ttl*3/2) * time.Millisecond)
 	var both []int
 	for x := range held() {
 		if first[x] {
@@ -420,7 +420,7 @@ func leaseLostAtARefusedRenewal(t *T) {
 	if !t.renewalTried(from, k, ttl) {
 		t.fail(rules.LeaseRenewed, fmt.Sprintf("the port renews its lease on %s every ttl/3 (%d ms)", k, ttl/3), "no renewal of it on the wire within the ttl after another minter took it")
 	}
-	time.Sleep(2 * time.Second)
+	t.pause(2 * time.Second)
 	m, err := t.D.Mint(t.ctx, protocol.MintArgs{N: 1})
 	if err != nil {
 		t.check(t.answeredInternal(err), rules.LeaseLost, fmt.Sprintf("after its renewal on worker %d was refused, a mint that fails answers INTERNAL", w), "%v", err)

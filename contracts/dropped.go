@@ -526,7 +526,7 @@ func redialsPacedWhileRefused(t *T) {
 		r.Refuse(true)
 		from, start := r.Refused(), time.Now()
 		t.killPortConnections()
-		time.Sleep(longOutage) // the outage's length: the bound below is computed from what it took
+		t.pause(longOutage) // the outage's length: the bound below is computed from what it took
 		n := r.Refused() - from
 		took := time.Since(start)
 		r.Refuse(false)
@@ -886,7 +886,7 @@ func serverSlowThenSilentUnderAPark(t *T) {
 		slow := notParked()
 		r.Lag(func(addr string) bool { return slow[addr] }, lag)
 		t.kitEnqueue("orders", kitIDs(1, 1<<50))
-		time.Sleep(spell) // the slow spell: the scenario's length, no bound on the port
+		t.pause(spell) // the slow spell: the scenario's length, no bound on the port
 		silenced := notParked()
 		isSilenced := func(addr string) bool { return silenced[addr] }
 		n := r.Silence(isSilenced)

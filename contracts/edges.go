@@ -181,11 +181,11 @@ func renewalsAnsweredLate(t *T) {
 		_, w, _ := ids.Split(t.validJob(first))
 		from := t.mark()
 		r.LagAll(lag)
-		time.Sleep(spell) // the scenario's length: the lease runs out by the port's clock within it
+		t.pause(spell) // the scenario's length: the lease runs out by the port's clock within it
 		r.LagAll(0)
 		// The late replies land (lag), then half a ttl: a renewal since (every ttl/3) had its OK
 		// on time, while the key a port renewed until then is still on the server.
-		time.Sleep(lag + ttl/2*time.Millisecond)
+		t.pause(lag + ttl/2*time.Millisecond)
 		t.cover(rules.LeaseOwnClock)
 		m, err := t.D.Mint(t.ctx, protocol.MintArgs{N: 5})
 		if err != nil {

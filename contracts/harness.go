@@ -279,6 +279,19 @@ func (t *T) sync() {
 	}
 }
 
+// pause waits d, a span of the situation the clause makes (an outage, a quiet spell, a lease
+// left to run out); a run that ends meanwhile (the clause's deadline, an interrupt, a fail-fast
+// stop) ends the clause there rather than when the span is over.
+func (t *T) pause(d time.Duration) {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+	case <-t.ctx.Done():
+		panic(stopClause{})
+	}
+}
+
 // mark is a position in the capture: lines after it are newer.
 func (t *T) mark() int {
 	t.sync()

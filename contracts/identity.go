@@ -325,7 +325,7 @@ func (t *T) mintsStill(w int, prev string) (string, string) {
 // median, read from the server's MONITOR times, stands a busy machine's late timer or two.
 func (t *T) renewalCadence(key string, ttl int64) bool {
 	m := t.mark()
-	time.Sleep(time.Duration(4*ttl) * time.Millisecond)
+	t.pause(time.Duration(4*ttl) * time.Millisecond)
 	var at []int64 // µs, the server's
 	for _, l := range t.portLines(m) {
 		if l.Cmd() == "SET" && argAt(l, 1) == key && slices.ContainsFunc(l.Args, func(a string) bool { return strings.EqualFold(a, "IFEQ") }) {

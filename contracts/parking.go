@@ -194,7 +194,7 @@ func longPopKeepsItsLine(t *T) {
 	a := protocol.ParkArgs{Queue: "orders", Consumers: 1, Jobs: 1, LeaseMS: workLease, ParkMS: park.Milliseconds(), TimeoutMS: 60000}
 	done := t.park(a)
 	line := t.waitBlocked(1)[0]
-	time.Sleep(11 * time.Second)
+	t.pause(11 * time.Second)
 	t.cover(rules.ConnectionsKept)
 	now := t.portClientIDs()
 	t.check(slices.Contains(now, line), rules.ConnectionsKept,

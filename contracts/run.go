@@ -102,8 +102,13 @@ func boolRank(first bool) int {
 }
 
 // onLanes runs the clauses on every lane at once: each lane takes the next clause as it comes
-// free. Once stop says so (a failure under FailFast), or ctx is cancelled, it deals no more.
+// free. Once stop says so (a failure under FailFast), or ctx is cancelled, it deals no more; a
+// stop also cuts short the clauses still running (a kill needs one failure, and a long clause
+// on another lane would hold the run for its whole length), and their verdicts are dropped:
+// they are NOT RUN, never a failure the stop caused.
 func onLanes(ctx context.Context, lanes []*Config, todo []planned, stop func() bool, done func(verdict.Clause)) {
+	stopped, halt := context.WithCancel(ctx)
+	defer halt()
 	next := make(chan planned)
 	go func() {
 		defer close(next)
@@ -113,7 +118,7 @@ func onLanes(ctx context.Context, lanes []*Config, todo []planned, stop func() b
 			}
 			select {
 			case next <- p:
-			case <-ctx.Done():
+			case <-stopped.Done():
 				return
 			}
 		}
@@ -122,8 +127,16 @@ func onLanes(ctx context.Context, lanes []*Config, todo []planned, stop func() b
 	for _, cfg := range lanes {
 		wg.Go(func() {
 			for p := range next {
-				if !stop() { // a clause dealt before another lane's failure stays unrun
-					done(runClause(ctx, cfg, p))
+				if stop() { // a clause dealt before another lane's failure stays unrun
+					continue
+				}
+				cl := runClause(stopped, cfg, p)
+				if stopped.Err() != nil && ctx.Err() == nil {
+					continue // ended after the stop: cut short by it
+				}
+				done(cl)
+				if stop() {
+					halt()
 				}
 			}
 		})

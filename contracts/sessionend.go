@@ -189,8 +189,8 @@ func (t *T) openBeside(keep []string) []string {
 func healthyConnectionsKept(t *T) {
 	before := t.portClientIDs()
 	t.check(len(before) > 0, rules.ConnectionsKept, "the session holds a connection to the server after hello", "none on the server (CLIENT LIST)")
-	time.Sleep(6 * time.Second) // the idle span is the situation made, not a wait for an event
-	t.lateReplyKept(before)     // the first request after it
+	t.pause(6 * time.Second) // the idle span is the situation made, not a wait for an event
+	t.lateReplyKept(before)  // the first request after it
 	t.heldStill(before, 0, false, "idle 6 s after the hello, then a late reply")
 	t.killPortConnections()
 	t.ok(t.afterDrop(nil), rules.Dropped, "a request after the server dropped every connection of the port")
@@ -257,7 +257,7 @@ func (t *T) heldStill(held []string, span time.Duration, busy bool, when string)
 		time.Sleep(100 * time.Millisecond)
 	}
 	if !busy {
-		time.Sleep(span) // the idle span is the situation made, not a wait for an event
+		t.pause(span) // the idle span is the situation made, not a wait for an event
 	}
 	round(n)
 	if span > 0 {
