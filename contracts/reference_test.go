@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/echomq/kit/contracts"
 	"github.com/echomq/kit/contracts/rules"
@@ -221,6 +222,7 @@ func TestMutantsAreKilled(t *testing.T) {
 		lua, killed        bool
 		status             verdict.Status
 		note               string
+		took               time.Duration
 	}
 	specs := mutant.Catalogue()
 	quoting := clausesByRule(t, shared(t))
@@ -249,7 +251,9 @@ func TestMutantsAreKilled(t *testing.T) {
 			if s.Wire != nil { // it breaks the port binary's stdio: emq-port runs it (EMQ_MUTANT)
 				args = append(args, "-port", bins["emq-port"])
 			}
+			start := time.Now()
 			r := selftest(t, nil, args...)
+			rows[i].took = time.Since(start)
 			st := r.status(s.Contract)
 			rows[i].status = st.Status
 			rows[i].killed = r.exit == 1 && st.Status == verdict.StatusFail
@@ -264,7 +268,8 @@ func TestMutantsAreKilled(t *testing.T) {
 	killed, lua := 0, 0
 	yn := map[bool]string{true: "yes", false: "NO"}
 	kind := map[bool]string{true: "Lua", false: "Go"}
-	fmt.Fprintf(&b, "%-34s %-6s %-4s %-30s %-6s %s\n", "mutant", "target", "kind", "rule", "killed", "target's verdict (on behaviour)")
+	fmt.Fprintf(&b, "%-34s %-6s %-4s %-30s %-6s %-7s %s\n", "mutant", "target", "kind", "rule", "killed", "took", "target's verdict (on behaviour)")
+	var total time.Duration
 	for _, r := range rows {
 		if r.killed {
 			killed++
@@ -272,9 +277,10 @@ func TestMutantsAreKilled(t *testing.T) {
 		if r.lua {
 			lua++
 		}
-		fmt.Fprintf(&b, "%-34s %-6s %-4s %-30s %-6s %s%s\n", r.name, r.target, kind[r.lua], r.rule, yn[r.killed], r.status, r.note)
+		total += r.took
+		fmt.Fprintf(&b, "%-34s %-6s %-4s %-30s %-6s %-7s %s%s\n", r.name, r.target, kind[r.lua], r.rule, yn[r.killed], r.took.Round(100*time.Millisecond), r.status, r.note)
 	}
-	fmt.Fprintf(&b, "killed on behaviour by their own contract: %d/%d (%d Lua with edited scripts admitted, %d Go)\n", killed, len(rows), lua, len(rows)-lua)
+	fmt.Fprintf(&b, "killed on behaviour by their own contract: %d/%d (%d Lua with edited scripts admitted, %d Go); runs took %s in all, two at a time\n", killed, len(rows), lua, len(rows)-lua, total.Round(time.Second))
 	t.Logf("mutant table:\n%s", b.String())
 	for _, r := range rows {
 		if !r.killed {
