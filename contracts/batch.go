@@ -234,6 +234,76 @@ func batchOpsAfterSlotMoved(t *T) {
 	t.zsetIs(q.Active(), nil, rules.ClusterOwner, "active on the slot's new owner after complete_batch")
 }
 
+// extendWhileItsSlotMigrates is C06's, on a Valkey Cluster only: a queue's slot is half way to
+// another primary — every key already moved, the slot still MIGRATING on its owner and IMPORTING
+// on the other — when the port extends a claimed job's lease. The owner answers ASK; the port sends
+// ASKING, then the call, to the importing primary (A4-5), which runs it: extend's keys, the row
+// and active, are all there. A port that takes ASK for MOVED sends the call there without
+// ASKING (the wire law's cluster-owner), one that ignores it fails the call. The map the port
+// read stays right: only the move's end, after the call, changes the owner, and the complete
+// after it follows the old owner's MOVED.
+func extendWhileItsSlotMigrates(t *T) {
+	name := t.queueOffPrimary("asked", 0)
+	q := t.q(name)
+	id := t.enqueue(name, "before the move") // the port knows the owner, its scripts are loaded there
+	c := t.claim(name, workLease)
+	t.check(c != nil && c.ID == id && c.Token == 1, rules.Claim, "the claim before the move: the job, token 1", "%+v", c)
+	slot := keys.Slot(q.Pending())
+	from, err := t.admin.StartMove(t.ctx, slot, 0)
+	if err != nil {
+		t.harness("%v", err)
+	}
+	t.law.SlotMoved(t.admin.Nodes[from].Label)
+	t.stops = append(t.stops, func() { // back where it was, the slot's keys with it
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if t.admin.PrimaryOf(slot) == from {
+			_ = t.admin.EndMove(ctx, slot, 0)
+		}
+		_, _ = t.admin.MoveSlot(ctx, slot, from)
+		dropMigrations(ctx, t.admin)
+	})
+	for _, c := range t.portClients() { // MIGRATE's connection carried the kit's RESTORE-ASKING
+		if c["cmd"] == "restore-asking" {
+			t.own = append(t.own, c["node"]+"|"+c["addr"])
+		}
+	}
+	const lease = 7 * workLease
+	before := t.now()
+	x, err := t.D.Extend(t.ctx, protocol.ExtendArgs{FenceArgs: fa(name, id, 1), LeaseMS: lease})
+	after := t.now()
+	t.ok(err, rules.ClusterOwner, "extend while the queue's slot is half way to another primary (its owner answers ASK: ASKING, then the call, on the other)")
+	if err := t.admin.EndMove(t.ctx, slot, 0); err != nil {
+		t.harness("%v", err)
+	}
+	t.law.OwnedUntil(slot, t.mark(), t.admin.Nodes[from].Label)
+	t.check(x.DeadlineMS >= before+lease && x.DeadlineMS <= after+lease, rules.ClusterOwner,
+		fmt.Sprintf("the deadline extend answered while the slot was half way: the importing primary's TIME + %d ms", lease), "%d, outside [%d, %d]", x.DeadlineMS, before+lease, after+lease)
+	t.leaseWithin(q.Active(), id, before, after, lease, rules.ClusterOwner)
+	t.ok(t.D.Complete(t.ctx, fa(name, id, 1)), rules.ClusterOwner, "complete once the move ended (the old owner answers MOVED)")
+	t.zsetIs(q.Active(), nil, rules.ClusterOwner, "active once the job completed on the slot's new owner")
+}
+
+// dropMigrations closes the connections MIGRATE left open between primaries (a source keeps
+// one 10 s for the next MIGRATE), so that no later clause takes one for a port's.
+func dropMigrations(ctx context.Context, a *admin) {
+	for _, nd := range a.Nodes {
+		v, err := nd.C.Do(ctx, "CLIENT", "LIST")
+		if err != nil {
+			continue
+		}
+		for _, l := range strings.Split(v.Text(), "\n") {
+			if strings.Contains(l, " cmd=restore-asking ") {
+				for _, kv := range strings.Fields(l) {
+					if id, ok := strings.CutPrefix(kv, "id="); ok {
+						_, _ = nd.C.Do(ctx, "CLIENT", "KILL", "ID", id)
+					}
+				}
+			}
+		}
+	}
+}
+
 // queueOffPrimary is the first queue name prefix0, prefix1, … whose slot the primary of index
 // primary (slot order) does not own.
 func (t *T) queueOffPrimary(prefix string, primary int) string {

@@ -30,6 +30,7 @@ var c06 = Contract{ID: "C06", Name: "claim",
 		{name: "server-error-not-reloaded", body: serverErrorNotReloaded},
 		{name: "batch-ops-after-script-flush", body: batchOpsAfterScriptFlush},
 		{name: "batch-ops-after-slot-moved", body: batchOpsAfterSlotMoved, only: clusterOnly},
+		{name: "extend-while-its-slot-migrates", body: extendWhileItsSlotMigrates, only: clusterOnly},
 		{name: "walk-plain", body: walkPlain.body},
 	},
 }

@@ -50,7 +50,7 @@ var traceProtocol = map[string][]string{
 	"A4-2":  {"wire-commands"},
 	"A4-3":  {"wire-fence-first"},
 	"A4-4":  {"wire-evalsha"},
-	"A4-5":  {"wire-evalsha"},
+	"A4-5":  {"wire-evalsha", "cluster-owner"},
 	"A4-6":  {"wire-commands"},
 	"A5-1":  {"wire-argv-id"},
 	"A5-3":  {"wire-declared-keys"},

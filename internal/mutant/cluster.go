@@ -3,10 +3,12 @@ package mutant
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"github.com/echomq/kit/drivers"
 	"github.com/echomq/kit/lua"
 	"github.com/echomq/kit/protocol"
+	"github.com/echomq/kit/reference/bus"
 	"github.com/echomq/kit/reference/connector"
 	"github.com/echomq/kit/reference/emqerr"
 	"github.com/echomq/kit/reference/keys"
@@ -24,6 +26,17 @@ var clusterMutants = []Spec{
 	{Name: "cluster-standalone-fallback", Contract: "C01", Rule: "cluster-server", Cluster: true,
 		Defect: "asked for cluster mode against a standalone server, the port falls back to a standalone session instead of refusing EMQSERVER",
 		Go:     front(func(d drivers.Driver) drivers.Driver { return standaloneFallback{d} })},
+	{Name: "asking-dropped", Contract: "C06", Rule: "cluster-owner", Cluster: true,
+		Defect: "in cluster mode a call an ASK redirected goes to the importing primary without ASKING before it (a PING in its place), as a router that takes ASK for MOVED sends it; the primary answers MOVED back to the slot's owner",
+		Go: func(opt *bus.Options) Wrap {
+			opt.Test.Hook = chain(opt.Test.Hook, func(args []any) []any {
+				if len(args) == 1 && strings.EqualFold(text(args[0]), "ASKING") {
+					return []any{"PING"}
+				}
+				return args
+			})
+			return nil
+		}},
 }
 
 // wrongNodeFront sends each enqueue's script call to a wrong primary before the bus sends it

@@ -203,5 +203,6 @@ var proofsPartB = map[string][]string{
 	"pause-ignored":               {"B-70"},          // pause is queue-wide
 	"lane-pause-keeps-ring":       {"B-71"},          // lane_pause takes the lane out of service
 	"cluster-wrong-node":          {"B-34", "B-241"}, // every call to the primary owning its slot
+	"asking-dropped":              {"A4-5"},          // "sends ASKING before a call an ASK redirected"
 	"cluster-standalone-fallback": {"B-243"},         // a standalone server refused EMQSERVER in a cluster run
 }

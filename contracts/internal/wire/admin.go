@@ -178,6 +178,18 @@ func (a *Admin) OwnerOf(slot uint16) string {
 // the old one holds, SETSLOT NODE on the new owner, the old, then the rest. From then on the
 // harness's commands on the slot go to the new owner. It returns the old owner's index.
 func (a *Admin) MoveSlot(ctx context.Context, slot uint16, to int) (int, error) {
+	from, err := a.StartMove(ctx, slot, to)
+	if err != nil || from == to {
+		return from, err
+	}
+	return from, a.EndMove(ctx, slot, to)
+}
+
+// StartMove takes slot half way to the primary of index to: IMPORTING there, MIGRATING on its
+// owner, every key of the slot migrated, the owner unchanged until EndMove. Its owner answers a
+// call on the slot ASK (every key is on the other primary), which runs it after ASKING. It
+// returns the owner's index.
+func (a *Admin) StartMove(ctx context.Context, slot uint16, to int) (int, error) {
 	if a.owner == nil {
 		return 0, errors.New("wire: move slot: not a cluster")
 	}
@@ -185,44 +197,43 @@ func (a *Admin) MoveSlot(ctx context.Context, slot uint16, to int) (int, error) 
 	if from == to {
 		return from, nil
 	}
-	ids := make([]string, len(a.Nodes))
-	for i, n := range a.Nodes {
-		v, err := n.C.Do(ctx, "CLUSTER", "MYID")
-		if err != nil {
-			return from, fmt.Errorf("wire: move slot %d: CLUSTER MYID on %s: %w", slot, n.Addr, err)
-		}
-		ids[i] = v.Text()
+	ids, err := a.nodeIDs(ctx)
+	if err != nil {
+		return from, fmt.Errorf("wire: move slot %d: %w", slot, err)
 	}
 	src, dst, s := a.Nodes[from], a.Nodes[to], strconv.Itoa(int(slot))
-	do := func(n *Node, args ...any) (resp.Value, error) {
-		v, err := n.C.Do(ctx, args...)
-		if err != nil {
-			return v, fmt.Errorf("wire: move slot %d: %v on %s: %w", slot, args[:min(len(args), 4)], n.Addr, err)
-		}
-		return v, nil
-	}
-	if _, err := do(dst, "CLUSTER", "SETSLOT", s, "IMPORTING", ids[from]); err != nil {
+	if _, err := moveStep(ctx, dst, slot, "CLUSTER", "SETSLOT", s, "IMPORTING", ids[from]); err != nil {
 		return from, err
 	}
-	if _, err := do(src, "CLUSTER", "SETSLOT", s, "MIGRATING", ids[to]); err != nil {
+	if _, err := moveStep(ctx, src, slot, "CLUSTER", "SETSLOT", s, "MIGRATING", ids[to]); err != nil {
 		return from, err
 	}
 	host, port, _ := net.SplitHostPort(dst.Addr)
 	for {
-		v, err := do(src, "CLUSTER", "GETKEYSINSLOT", s, "100")
+		v, err := moveStep(ctx, src, slot, "CLUSTER", "GETKEYSINSLOT", s, "100")
 		if err != nil {
 			return from, err
 		}
 		if len(v.Elems) == 0 {
-			break
+			return from, nil
 		}
 		args := []any{"MIGRATE", host, port, "", "0", "5000", "KEYS"}
 		for _, k := range v.Elems {
 			args = append(args, k.Text())
 		}
-		if _, err := do(src, args...); err != nil {
+		if _, err := moveStep(ctx, src, slot, args...); err != nil {
 			return from, err
 		}
+	}
+}
+
+// EndMove ends StartMove's move of slot: every primary assigns it to the one of index to, that
+// one first and its old owner next.
+func (a *Admin) EndMove(ctx context.Context, slot uint16, to int) error {
+	from := a.owner[slot]
+	ids, err := a.nodeIDs(ctx)
+	if err != nil {
+		return fmt.Errorf("wire: move slot %d: %w", slot, err)
 	}
 	order := []int{to, from}
 	for i := range a.Nodes {
@@ -231,12 +242,34 @@ func (a *Admin) MoveSlot(ctx context.Context, slot uint16, to int) (int, error) 
 		}
 	}
 	for _, i := range order {
-		if _, err := do(a.Nodes[i], "CLUSTER", "SETSLOT", s, "NODE", ids[to]); err != nil {
-			return from, err
+		if _, err := moveStep(ctx, a.Nodes[i], slot, "CLUSTER", "SETSLOT", strconv.Itoa(int(slot)), "NODE", ids[to]); err != nil {
+			return err
 		}
 	}
 	a.owner[slot] = to
-	return from, nil
+	return nil
+}
+
+// nodeIDs are the primaries' cluster node ids, in slot order.
+func (a *Admin) nodeIDs(ctx context.Context) ([]string, error) {
+	ids := make([]string, len(a.Nodes))
+	for i, n := range a.Nodes {
+		v, err := n.C.Do(ctx, "CLUSTER", "MYID")
+		if err != nil {
+			return nil, fmt.Errorf("CLUSTER MYID on %s: %w", n.Addr, err)
+		}
+		ids[i] = v.Text()
+	}
+	return ids, nil
+}
+
+// moveStep sends one command of a slot's move to n.
+func moveStep(ctx context.Context, n *Node, slot uint16, args ...any) (resp.Value, error) {
+	v, err := n.C.Do(ctx, args...)
+	if err != nil {
+		return v, fmt.Errorf("wire: move slot %d: %v on %s: %w", slot, args[:min(len(args), 4)], n.Addr, err)
+	}
+	return v, nil
 }
 
 // PrimaryOf is the index (in slot order) of the primary owning slot; 0 standalone.

@@ -62,9 +62,38 @@ type Law struct {
 	movedFrom map[string]bool                       // cluster: nodes the clause moved a slot away from
 }
 
-// clusterView is what the wire law knows of a cluster: which primary (Line.Node) owns a slot.
+// clusterView is what the wire law knows of a cluster: which primary (Line.Node) owns a slot,
+// and for a slot a clause moved, which one did before the move's end.
 type clusterView struct {
 	owner func(slot uint16) string
+	until map[uint16]earlier
+}
+
+// earlier is a slot's owner on the lines before seq.
+type earlier struct {
+	seq   int
+	owner string
+}
+
+// ownerAt is the owner of slot when line l ran.
+func (c *clusterView) ownerAt(slot uint16, l Line) string {
+	if e, ok := c.until[slot]; ok && l.Seq < e.seq {
+		return e.owner
+	}
+	return c.owner(slot)
+}
+
+// OwnedUntil tells the law that node (a MONITOR label) owned slot on every line before seq, the
+// capture's length when the clause ended a move of it: lines after the move's start (StartMove)
+// and before its end may reach the new owner only after ASKING.
+func (w *Law) OwnedUntil(slot uint16, seq int, node string) {
+	if w.cluster == nil {
+		return
+	}
+	if w.cluster.until == nil {
+		w.cluster.until = map[uint16]earlier{}
+	}
+	w.cluster.until[slot] = earlier{seq, node}
 }
 
 // fenceSlack is how much later than the command it precedes a fence on the {emq} owner may be
@@ -366,8 +395,9 @@ func (w *Law) redirectedFences(lines []Line, emqOwner string, owned map[int]bool
 }
 
 // SlotMoved tells RedirectsLeft that the clause moved a slot away from node (a MONITOR label)
-// after the port had read the slot map: the port learns of the move from that node's MOVED, one
-// for each of its calls that went there first.
+// after the port had read the slot map, or began to (StartMove): the port learns of the move
+// from that node's MOVED, or its ASK while the slot is half way, one for each of its calls that
+// went there first.
 func (w *Law) SlotMoved(node string) {
 	if w.movedFrom == nil {
 		w.movedFrom = map[string]bool{}
@@ -379,7 +409,7 @@ func (w *Law) SlotMoved(node string) {
 // CROSSSLOT and no ASK, and MOVED only on a node not owning the {emq} slot, at most once per
 // port connection to it (its handshake's fence, redirected to the owner); a connection that
 // only read the slot map (HELLO, CLUSTER) sent no fence. A node the clause moved a slot away
-// from (SlotMoved) may answer MOVED any number of times.
+// from (SlotMoved) may answer MOVED or ASK any number of times.
 func (w *Law) RedirectsLeft(lines []Line, stats map[string]map[string]int64) []Violation {
 	if w.cluster == nil {
 		return nil
@@ -409,7 +439,7 @@ func (w *Law) RedirectsLeft(lines []Line, stats map[string]map[string]int64) []V
 		if n := st["CROSSSLOT"]; n > 0 {
 			out = append(out, Violation{Rule: RuleClusterNoLeft, What: fmt.Sprintf("primary %s answered CROSSSLOT %d time(s): a call named keys of more than one slot", node, n)})
 		}
-		if n := st["ASK"]; n > 0 {
+		if n := st["ASK"]; n > 0 && !w.movedFrom[node] {
 			out = append(out, Violation{Rule: RuleClusterNoLeft, What: fmt.Sprintf("primary %s answered ASK %d time(s) with no slot moving: a call went to a node that does not own its slot", node, n)})
 		}
 		allowed := int64(used[node])
@@ -441,7 +471,7 @@ func (w *Law) command(l Line, asking bool) []Violation {
 	if w.cluster != nil && len(ks) > 0 {
 		if v := coLocated(ks); v != "" {
 			add(RuleClusterOneSlot, cmd+"'s keys "+v)
-		} else if owner := w.cluster.owner(keys.Slot(ks[0])); owner != l.Node && !asking {
+		} else if owner := w.cluster.ownerAt(keys.Slot(ks[0]), l); owner != l.Node && !asking {
 			add(RuleClusterOwner, fmt.Sprintf("%s on slot %d reached %s, which does not own it (%s does)", cmd, keys.Slot(ks[0]), l.Node, owner))
 		}
 	}
