@@ -2,6 +2,7 @@ package contracts
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/echomq/kit/contracts/internal/chop"
@@ -34,6 +35,17 @@ func repliesCutAtEveryByte(t *T) {
 				fmt.Sprintf("claim %s answers %s and its payload %q", what, e.ID, payload), "%s, payload %q", claimText(c), payloadOf(c))
 			t.ok(t.D.Complete(t.ctx, protocol.FenceArgs{Queue: "orders", ID: e.ID, Token: c.Token}), rules.Chopped, "complete "+what)
 		}
+		// A bulk longer than a reader's buffer, its CRLF split CR first (the relay cuts after a CR
+		// that ends a long run): a reader that meets the CR at the end of one read and takes the
+		// LF for read already loses a byte of the stream.
+		big := strings.Repeat("long bulk ", 32<<10)
+		e, err := t.D.Enqueue(t.ctx, protocol.EnqueueArgs{Queue: "orders", PayloadB64: b64(big)})
+		t.ok(err, rules.Chopped, "enqueue of a 320 KiB payload")
+		c, err := t.D.Claim(t.ctx, protocol.ClaimArgs{Queue: "orders", LeaseMS: workLease})
+		t.ok(err, rules.Chopped, "claim of a 320 KiB payload, its bulk's CRLF cut between CR and LF")
+		t.check(c != nil && c.ID == e.ID && c.PayloadB64 == b64(big), rules.Chopped,
+			fmt.Sprintf("claim of a 320 KiB payload, its bulk's CRLF cut between CR and LF, answers %s and its payload", e.ID), "%s, %d payload bytes", claimText(c), len(payloadOf(c)))
+		t.ok(t.D.Complete(t.ctx, protocol.FenceArgs{Queue: "orders", ID: e.ID, Token: c.Token}), rules.Chopped, "complete of the 320 KiB job")
 		m, err := t.D.Mint(t.ctx, protocol.MintArgs{N: 3})
 		t.ok(err, rules.Chopped, "mint n=3 through the relay")
 		t.check(len(m.IDs) == 1 && len(m.IDs[0]) == 3, rules.Chopped, "mint n=3 answers one list of 3 ids", "%v", m.IDs)

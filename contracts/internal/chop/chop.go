@@ -12,6 +12,7 @@
 package chop
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -411,7 +412,7 @@ func (r *Relay) pipe(dst, src net.Conn, cut bool, l *leg) {
 	}
 	silent := &l.silent
 	buf := make([]byte, 64<<10)
-	size := 0
+	var cuts cutter
 	for {
 		n, err := src.Read(buf)
 		b := buf[:n]
@@ -441,7 +442,7 @@ func (r *Relay) pipe(dst, src net.Conn, cut bool, l *leg) {
 			}
 			b = nil
 		}
-		for _, piece := range cutUp(b, &size) {
+		for _, piece := range cutUp(b, &cuts) {
 			if _, werr := dst.Write(piece); werr != nil {
 				return
 			}
@@ -462,19 +463,46 @@ func (r *Relay) pipe(dst, src net.Conn, cut bool, l *leg) {
 
 // cutUp splits one read from the server into the pieces the relay writes: its first cutSpan
 // bytes 1, 2, 3, 1, … bytes at a time (size carries the cycle on from the read before, so every
-// cut position comes up over a few replies), the rest whole.
-func cutUp(b []byte, size *int) [][]byte {
+// cut position comes up over a few replies), the rest whole but for one cut: after a CR that
+// ends a run of at least cutSpan bytes without one (run carries the run's length across reads),
+// so a bulk longer than any read buffer reaches the port with its CRLF split, CR first.
+func cutUp(b []byte, c *cutter) [][]byte {
 	var out [][]byte
-	for span := cutSpan; len(b) > 0; {
-		*size = *size%3 + 1
-		k := min(*size, len(b))
-		if span <= 0 {
-			k = len(b)
-		}
+	for span := cutSpan; len(b) > 0 && span > 0; {
+		c.size = c.size%3 + 1
+		k := min(c.size, len(b))
 		out = append(out, b[:k])
+		c.note(b[:k])
 		b, span = b[k:], span-k
 	}
+	for len(b) > 0 {
+		k := len(b)
+		for i, ch := range b {
+			if ch == '\r' && c.run+i >= cutSpan {
+				k = i + 1
+				break
+			}
+		}
+		out = append(out, b[:k])
+		c.note(b[:k])
+		b = b[k:]
+	}
 	return out
+}
+
+// cutter is what cutUp carries from one read to the next.
+type cutter struct {
+	size int // the last piece's size in the 1, 2, 3 cycle
+	run  int // bytes since the last CR
+}
+
+// note counts piece into the run since the last CR.
+func (c *cutter) note(piece []byte) {
+	if i := bytes.LastIndexByte(piece, '\r'); i >= 0 {
+		c.run = len(piece) - i - 1
+		return
+	}
+	c.run += len(piece)
 }
 
 // oweSince stamps at on l as the time a reply fell due while silent, unless an earlier one is

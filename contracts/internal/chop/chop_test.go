@@ -486,9 +486,9 @@ func TestCutSpanBoundsThePieces(t *testing.T) {
 // cutUp cuts a read's first cutSpan bytes 1, 2, 3, … at a time, carrying the cycle on, and
 // hands the rest on whole.
 func TestCutUp(t *testing.T) {
-	size := 0
+	var c cutter
 	b := bytes.Repeat([]byte("x"), cutSpan+100)
-	pieces := cutUp(b, &size)
+	pieces := cutUp(b, &c)
 	if got := bytes.Join(pieces, nil); !bytes.Equal(got, b) {
 		t.Fatalf("the pieces join to %d bytes, want %d", len(got), len(b))
 	}
@@ -500,9 +500,24 @@ func TestCutUp(t *testing.T) {
 	if cut := len(b) - len(pieces[len(pieces)-1]); cut < cutSpan || cut > cutSpan+2 {
 		t.Fatalf("%d bytes cut, want the first %d (a piece may end up to 2 past), the rest whole", cut, cutSpan)
 	}
-	next := cutUp([]byte("abcdef"), &size)
+	next := cutUp([]byte("abcdef"), &c)
 	if got := bytes.Join(next, nil); string(got) != "abcdef" || len(next) < 3 {
 		t.Fatalf("a short read cut into %q, want all of it cut", next)
+	}
+}
+
+// A long bulk's CRLF is split CR first, in whichever read it comes; CRs close together are not
+// (a reply of many short lines goes on whole past the first cutSpan bytes).
+func TestCutUpSplitsALongRunsCRLF(t *testing.T) {
+	var c cutter
+	read := append(bytes.Repeat([]byte("y"), cutSpan+1000), "\r\n:1\r\n:2\r\n"...)
+	pieces := cutUp(read, &c)
+	if got := bytes.Join(pieces, nil); !bytes.Equal(got, read) {
+		t.Fatalf("the pieces join to %q", got)
+	}
+	tail := pieces[len(pieces)-2:]
+	if !bytes.HasSuffix(tail[0], []byte("yyy\r")) || string(tail[1]) != "\n:1\r\n:2\r\n" {
+		t.Fatalf("the last pieces %q, want the read cut after the CR that ends the long run, and no more", tail)
 	}
 }
 
