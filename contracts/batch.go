@@ -211,14 +211,18 @@ func batchOpsAfterScriptFlush(t *T) {
 // batchOpsAfterSlotMoved is C06's, on a Valkey Cluster only: after hello the kit moves a queue's
 // slot to another primary, so the slot map the port read is stale. The port still sends every
 // call to the primary owning its keys' slot (B-35: it follows the old owner's MOVED), and the
-// batch ops work there as after a SCRIPT FLUSH: enqueue_batch, the first call on the slot (a
-// pipelined call whose redirected command is sent again alone), then claim_batch and
-// complete_batch.
+// batch ops work there, every primary's scripts flushed first: enqueue_batch, the first call on
+// the slot (a pipelined call whose redirected command is sent again alone, and meets NOSCRIPT),
+// then claim_batch and complete_batch.
 func batchOpsAfterSlotMoved(t *T) {
 	b := t.batcher()
 	name := t.queueOffPrimary("moved", 0)
 	q := t.q(name)
 	t.moveSlot(keys.Slot(q.Pending()), 0)
+	// No primary holds a script: the call the old owner redirects meets NOSCRIPT on the new one,
+	// where the port loads the script and sends the call again (a restarted primary, B-35 and
+	// NOSCRIPT together).
+	t.do("SCRIPT", "FLUSH")
 	jobs := []protocol.BatchJob{{PayloadB64: b64("a")}, {PayloadB64: b64("b")}}
 	e, err := b.EnqueueBatch(t.ctx, protocol.EnqueueBatchArgs{Queue: name, Jobs: jobs})
 	t.ok(err, rules.ClusterOwner, "enqueue_batch on a queue whose slot moved to another primary after hello")
