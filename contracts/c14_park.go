@@ -41,7 +41,7 @@ func (t *T) portClients() []map[string]string {
 // lines, each as id@node.
 func (t *T) waitBlocked(n int) (lines []string) {
 	t.cover(rules.Park)
-	for {
+	for i := 0; ; i++ {
 		lines = lines[:0]
 		for _, f := range t.portClients() {
 			if f["cmd"] == "blpop" && strings.Contains(f["flags"], "b") {
@@ -52,6 +52,14 @@ func (t *T) waitBlocked(n int) (lines []string) {
 		if got >= n {
 			return lines
 		}
+		// A port that polls never blocks: its claims pass C14's bound long before the park's
+		// timeout_ms ends the wait (a park of 120 s held a polling port's kill for 120 s).
+		if i%20 == 19 {
+			if claims, limit := t.claimsPast(t.parked); claims > limit {
+				t.fail(rules.Park, fmt.Sprintf("%d idle consumer(s) blocked in BLPOP on the wake key while the park runs, after at most %d claims (jobs + wakes + consumers): no polling", n, limit),
+					fmt.Sprintf("%d blocked after %d claims (CLIENT LIST)", got, claims))
+			}
+		}
 		select {
 		case <-t.parking:
 			t.fail(rules.Park, fmt.Sprintf("%d idle consumer(s) blocked in BLPOP on the wake key while the park runs", n), fmt.Sprintf("%d blocked when the park returned (CLIENT LIST)", got))
@@ -60,6 +68,12 @@ func (t *T) waitBlocked(n int) (lines []string) {
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
+}
+
+// parkCall is a park sent in the background: its arguments and the wire's mark when it was sent.
+type parkCall struct {
+	a    protocol.ParkArgs
+	from int
 }
 
 type parked struct {
@@ -76,6 +90,7 @@ func (t *T) park(a protocol.ParkArgs) <-chan parked {
 	finished := make(chan struct{})
 	t.parking = finished
 	from := t.mark()
+	t.parked = parkCall{a: a, from: from}
 	go func() {
 		defer t.recoverPanic()
 		defer close(finished)
@@ -106,6 +121,15 @@ func (t *T) idleWire(from int, wake string) {
 // its script ran: an EVALSHA answered NOSCRIPT (a server whose script cache is still empty, as
 // when the clause runs first) ran nothing and is sent again after SCRIPT LOAD (§5.3).
 func (t *T) noPolling(from int, a protocol.ParkArgs) {
+	claims, limit := t.claimsPast(parkCall{a: a, from: from})
+	t.check(claims <= limit, rules.Park, fmt.Sprintf("at most %d claims (jobs %d + wakes %d + consumers %d): no polling", limit, a.Jobs, limit-a.Jobs-a.Consumers, a.Consumers), "%d claims", claims)
+}
+
+// claimsPast counts the claims the port ran since p was sent, and their bound: the park's jobs,
+// its wakes (the BLPOPs sent so far) and one first look per consumer. The counts only grow, and a
+// claim that follows a wake follows its BLPOP, so the bound holds at every moment, not only at
+// the end.
+func (t *T) claimsPast(p parkCall) (claims, limit int) {
 	// By the scripts the port loaded, not the canon's SHA1s: a port running an edited claim
 	// script still claims with it.
 	claiming := func(sha string) bool {
@@ -116,13 +140,13 @@ func (t *T) noPolling(from int, a protocol.ParkArgs) {
 		return false
 	}
 	ran := map[int]bool{} // the EVALSHA lines whose script called the server
-	for _, l := range t.portLines(from) {
+	for _, l := range t.portLines(p.from) {
 		if l.Client == "lua" {
 			ran[l.Script] = true
 		}
 	}
-	claims, pops := 0, 0
-	for _, l := range t.portCommands(from) {
+	pops := 0
+	for _, l := range t.portCommands(p.from) {
 		switch {
 		case l.Cmd() == "EVALSHA" && claiming(argAt(l, 1)) && ran[l.Seq]:
 			claims++
@@ -130,8 +154,7 @@ func (t *T) noPolling(from int, a protocol.ParkArgs) {
 			pops++
 		}
 	}
-	limit := a.Jobs + pops + a.Consumers
-	t.check(claims <= limit, rules.Park, fmt.Sprintf("at most %d claims (jobs %d + wakes %d + consumers %d): no polling", limit, a.Jobs, pops, a.Consumers), "%d claims", claims)
+	return claims, p.a.Jobs + pops + p.a.Consumers
 }
 
 // c14 is contract C14: park.

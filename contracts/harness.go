@@ -58,6 +58,9 @@ type Config struct {
 	// Seed replays the model-checked walks (walk.go) from this seed; 0 is the fixed default,
 	// so a certification's transcript is deterministic.
 	Seed int64
+	// lastFailure is set by Run under FailFast: a failing clause is the run's last, so its close
+	// need not wait out a park still running (nothing runs after it to be disturbed).
+	lastFailure bool
 }
 
 // T is one clause's world: a flushed keyspace, a MONITOR capture, and a port session.
@@ -78,6 +81,9 @@ type T struct {
 	// parking is closed when a background park op has returned: the session is not closed
 	// under it.
 	parking chan struct{}
+	// parked is that park's arguments and the wire's mark when it was sent: waitBlocked counts
+	// its claims while it waits.
+	parked parkCall
 	// covered holds the ids of the rules the clause evaluated, pass or fail (TRACEABILITY.md).
 	covered map[string]bool
 	// rec is the clause's verdict, typed, as the runner reads it.
@@ -203,7 +209,7 @@ func (t *T) startWallClocked(offset time.Duration) (drivers.Driver, drivers.Wall
 // a clause that had not failed yet), the servers it started, the capture and the connections.
 // A failed clause keeps the port's wire trace.
 func (t *T) close(ctx context.Context, failed bool) {
-	if t.parking != nil {
+	if t.parking != nil && !(failed && t.cfg.lastFailure) {
 		select {
 		case <-t.parking:
 		case <-time.After(20 * time.Second):

@@ -27,8 +27,8 @@ type RunOptions struct {
 	// the run is never a certification (a mutation test needs one failure to kill).
 	FailFast bool
 	// First, if set, picks the clauses that run before the others (a mutation test runs the
-	// clauses that execute the mutated code first); nil on several lanes: the longest first
-	// (longClauses).
+	// clauses that execute the mutated code first), the short before the long (longClauses);
+	// nil on several lanes: the longest first.
 	First func(id string) bool
 }
 
@@ -72,11 +72,17 @@ func Run(ctx context.Context, lanes []*Config, opt RunOptions) (*verdict.Result,
 	rank := func(planned) int { return 0 }
 	switch {
 	case opt.First != nil:
-		rank = func(p planned) int { return boolRank(opt.First(p.id)) }
+		// The picked clauses shortest first: a kill needs one failure, and the short clauses
+		// that evaluate the same rule reach it before a long one holds the run for its length.
+		l := len(longClauses)
+		rank = func(p planned) int { return boolRank(opt.First(p.id))*(l+1) + l - longFirst(p.id) }
 	case len(lanes) > 1:
 		rank = func(p planned) int { return longFirst(p.id) }
 	}
 	slices.SortStableFunc(todo, func(a, b planned) int { return cmp.Compare(rank(a), rank(b)) })
+	if opt.FailFast {
+		lanes = lastFailures(lanes)
+	}
 	tally := verdict.NewTally(Headings(), idsOf(todo), opt.Known, opt.Progress)
 	start := time.Now()
 	if len(lanes) == 1 {
@@ -91,6 +97,18 @@ func Run(ctx context.Context, lanes []*Config, opt RunOptions) (*verdict.Result,
 	r.Filtered = len(todo) < len(all) || opt.FailFast
 	r.FailFast = opt.FailFast
 	return r, nil
+}
+
+// lastFailures copies the lanes' configs, marked so that a failing clause, the run's last under
+// FailFast, closes without waiting for a park it left running.
+func lastFailures(lanes []*Config) []*Config {
+	out := make([]*Config, len(lanes))
+	for i, c := range lanes {
+		cp := *c
+		cp.lastFailure = true
+		out[i] = &cp
+	}
+	return out
 }
 
 // boolRank puts the clauses opt.First picks before the others.
