@@ -168,17 +168,38 @@ func procStat(pid int) (statFields, bool) {
 // postgresCPU is the postmaster's CPU, its reaped children's, and its live children's.
 func postgresCPU(pid int) time.Duration { return treeCPU(pid) }
 
-// treeCPU is a process's CPU, its reaped children's, and its live children's (-1: unknown).
+// treeCPU is a process's CPU, its reaped children's, and its live children's (-1: unknown). A
+// child reaped while /proc is scanned would be counted in neither (a PostgreSQL backend ending
+// read as a negative share), so the scan is taken again until the reaped children's total is
+// the same on both sides of it.
 func treeCPU(pid int) time.Duration {
-	pm, ok := procStat(pid)
-	if !ok {
-		return -1
+	for range 5 {
+		before, ok := procStat(pid)
+		if !ok {
+			return -1
+		}
+		live, ok := childrenCPU(pid)
+		if !ok {
+			return -1
+		}
+		after, ok := procStat(pid)
+		if !ok {
+			return -1
+		}
+		if after.children == before.children {
+			return after.self + after.children + live
+		}
 	}
-	total := pm.self + pm.children
+	return -1
+}
+
+// childrenCPU sums the CPU of pid's live (and not yet reaped) children.
+func childrenCPU(pid int) (time.Duration, bool) {
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
-		return -1
+		return 0, false
 	}
+	var total time.Duration
 	for _, e := range ents {
 		child, err := strconv.Atoi(e.Name())
 		if err != nil || child == pid {
@@ -188,7 +209,7 @@ func treeCPU(pid int) time.Duration {
 			total += f.self
 		}
 	}
-	return total
+	return total, true
 }
 
 // machineBusy is the busy time of all cores from /proc/stat (everything but idle and iowait).

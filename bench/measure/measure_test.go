@@ -3,6 +3,7 @@ package measure
 import (
 	"context"
 	"os"
+	"os/exec"
 	"testing"
 	"time"
 
@@ -91,5 +92,40 @@ func TestSettlerWaitsForTheFloor(t *testing.T) {
 	s.Sample, n = script(0.9)
 	if share, _, _ := s.Settle(context.Background()); share != 0.9 || *n != 20 {
 		t.Fatalf("busy machine: %v after %d windows; want 0.9 after 20", share, *n)
+	}
+}
+
+// TestTreeCPUNeverGoesBack reads a process tree whose children end and are reaped while it is
+// read: every reading is at least the one before it (a reaped child is counted once, as the
+// parent's reaped children's CPU, never missed while the scan runs).
+func TestTreeCPUNeverGoesBack(t *testing.T) {
+	if _, ok := procStat(os.Getpid()); !ok {
+		t.Skip("no /proc")
+	}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			// A child that burns a little CPU and ends; Run reaps it.
+			_ = exec.Command("sh", "-c", "i=0; while [ $i -lt 30000 ]; do i=$((i+1)); done").Run()
+		}
+	}()
+	defer func() { close(stop); <-done }()
+	prev := time.Duration(-1)
+	for range 2000 {
+		d := treeCPU(os.Getpid())
+		if d < 0 {
+			continue // unknown: churn outlasted the retries, never a wrong figure
+		}
+		if d < prev {
+			t.Fatalf("the tree's CPU went back from %v to %v", prev, d)
+		}
+		prev = d
 	}
 }
