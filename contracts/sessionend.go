@@ -302,7 +302,7 @@ func (t *T) parkThenInputEnds(a protocol.ParkArgs, next drivers.RawRequest, job 
 		next,
 	}
 	finished := make(chan struct{})
-	t.parking = finished
+	t.parking, t.parked = finished, parkCall{a: a, from: t.mark()}
 	done := make(chan piped, 1)
 	go func() {
 		defer t.recoverPanic()

@@ -66,7 +66,7 @@ func parse(name string, args []string, stderr io.Writer, ext Extension) (flags, 
 	fs.StringVar(&f.label, "label", env("EMQ_LABEL"), "run only these contracts, e.g. C09 or C09,C10 [EMQ_LABEL]")
 	fs.StringVar(&f.focus, "focus", env("EMQ_FOCUS"), "run only clauses whose id matches this regular expression [EMQ_FOCUS]")
 	fs.BoolVar(&f.failFast, "fail-fast", false, "stop at the first failing clause and report it (a mutation test: a kill needs one failure); never a certification")
-	fs.StringVar(&f.first, "first", "", "run the clauses whose id matches this regular expression before the others")
+	fs.StringVar(&f.first, "first", "", "run the clauses whose id matches this regular expression before the others, the short before the long")
 	fs.BoolVar(&f.list, "list", false, "print the contracts and clauses without running")
 	fs.BoolVar(&f.version, "version", false, "print the kit's version, the bundle version and its digest")
 	fs.StringVar(&f.admitDir, "admit-scripts", "", "admit DIR/<name>.lua (a port's edited copy of lua/) as the bundle's scripts, and their bundle's digest, so that only behaviour is judged (never certifies)")
