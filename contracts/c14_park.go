@@ -84,13 +84,19 @@ type parked struct {
 	from      int // the wire's mark when the park was sent
 }
 
+// parkSent records a park about to be sent in the background: the channel its goroutine closes
+// when the park has returned (the session is not closed under it) and the wire's mark, from
+// which waitBlocked counts its claims.
+func (t *T) parkSent(a protocol.ParkArgs) (finished chan struct{}, from int) {
+	finished, from = make(chan struct{}), t.mark()
+	t.parking, t.parked = finished, parkCall{a: a, from: from}
+	return finished, from
+}
+
 // park runs the park op in the background.
 func (t *T) park(a protocol.ParkArgs) <-chan parked {
 	ch := make(chan parked, 1)
-	finished := make(chan struct{})
-	t.parking = finished
-	from := t.mark()
-	t.parked = parkCall{a: a, from: from}
+	finished, from := t.parkSent(a)
 	go func() {
 		defer t.recoverPanic()
 		defer close(finished)

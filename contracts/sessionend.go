@@ -301,8 +301,7 @@ func (t *T) parkThenInputEnds(a protocol.ParkArgs, next drivers.RawRequest, job 
 		request("park", "queue", a.Queue, "consumers", a.Consumers, "jobs", a.Jobs, "lease_ms", a.LeaseMS, "park_ms", a.ParkMS, "timeout_ms", a.TimeoutMS),
 		next,
 	}
-	finished := make(chan struct{})
-	t.parking, t.parked = finished, parkCall{a: a, from: t.mark()}
+	finished, _ := t.parkSent(a)
 	done := make(chan piped, 1)
 	go func() {
 		defer t.recoverPanic()
